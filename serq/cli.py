@@ -1,0 +1,91 @@
+"""The `serq` command: `serq check FILE...` (more subcommands as the pipeline grows).
+
+Exit status: 0 when every file is clean, 1 when any has an error, 2 on a usage
+error or a file that cannot be read. Whatever the input, the command reports
+diagnostics, never a Python traceback.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+
+from serq import __version__, api
+from serq.diagnostics import Diagnostic, Severity, print_diagnostics, to_json
+
+EXIT_OK = 0
+EXIT_ERRORS = 1
+EXIT_USAGE = 2
+
+
+def _parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="serq",
+        description="serQ: programs that describe LLM-serving deployments.",
+    )
+    parser.add_argument("--version", action="version", version=f"serq {__version__}")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    check = commands.add_parser(
+        "check",
+        help="report every syntax error of the given files",
+        description="Check serQ files and report every error found, with its position.",
+    )
+    check.add_argument("files", nargs="+", metavar="FILE", help="a .sq file")
+    check.add_argument("--json", action="store_true", help="print the diagnostics as a JSON list")
+    check.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="color the report (default: when the output is a terminal)",
+    )
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run the command line `argv` (default: `sys.argv[1:]`) and return the exit status."""
+    parser = _parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exit_:  # argparse exits 2 on a usage error, 0 on --help
+        return int(exit_.code or 0)
+    if args.command is None:
+        parser.print_help(sys.stderr)
+        return EXIT_USAGE
+    if args.command == "check":
+        return _check(args)
+    return EXIT_USAGE
+
+
+def _check(args: argparse.Namespace) -> int:
+    diagnostics: list[Diagnostic] = []
+    sources: dict[str, str] = {}
+    unreadable = False
+    for path in args.files:
+        loaded = api.read_source(path)
+        if isinstance(loaded, Diagnostic):
+            diagnostics.append(loaded)
+            unreadable = True
+            continue
+        sources[path] = loaded
+        diagnostics.extend(api.check_source(loaded, path))
+    if args.json:
+        print(json.dumps([to_json(d) for d in diagnostics], indent=2))
+    else:
+        color = {"auto": None, "always": True, "never": False}[args.color]
+        print_diagnostics(diagnostics, sources, file=sys.stderr, color=color)
+    if unreadable:
+        return EXIT_USAGE
+    if any(d.severity >= Severity.ERROR for d in diagnostics):
+        return EXIT_ERRORS
+    return EXIT_OK
+
+
+def entry() -> None:
+    """Console-script entry point: exit with `main()`'s status."""
+    sys.exit(main())
+
+
+if __name__ == "__main__":
+    entry()

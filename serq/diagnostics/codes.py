@@ -1,0 +1,50 @@
+"""Every diagnostic code, declared once as a module constant (in the manner of mypy's errorcodes).
+
+An id is `E-<name>` (error), `W-<name>` (warning) or `L-<name>` (lint), the name in kebab-case.
+Constructing a `Code` registers it in `ALL`; declaring the same id twice raises `ValueError`.
+To add a code, add a constant below with a one-line description and a category from `CATEGORIES`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+CATEGORIES = ("syntax", "expand", "link", "lint", "run", "io")
+
+ALL: dict[str, Code] = {}
+
+
+@dataclass(frozen=True)
+class Code:
+    """A stable diagnostic code: its `id`, a one-line `description` and the stage `category`."""
+
+    id: str
+    description: str
+    category: str
+
+    def __post_init__(self) -> None:
+        if self.id in ALL:
+            raise ValueError(f"diagnostic code {self.id!r} declared twice")
+        ALL[self.id] = self
+
+    def __str__(self) -> str:
+        return self.id
+
+
+def describe(code_id: str) -> str:
+    """Return the one-line description of the code whose id is `code_id`."""
+    try:
+        return ALL[code_id].description
+    except KeyError:
+        raise KeyError(f"unknown diagnostic code {code_id!r}") from None
+
+
+# syntax
+PARSE = Code(
+    "E-parse",
+    "the text is not serQ syntax: an unexpected token or character, or a missing one",
+    "syntax",
+)
+
+# io
+IO = Code("E-io", "a file could not be read", "io")

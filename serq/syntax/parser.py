@@ -1,0 +1,450 @@
+"""The error-recovering driver around Lark's LALR parser.
+
+Lark parses; this module decides what happens when it cannot. It feeds tokens
+from Lark's contextual lexer one at a time, and on an unexpected token or
+character it:
+
+1. reports one `E-parse` diagnostic at the offending token, saying in words
+   what was expected (`serq.syntax.expected`);
+2. pops the parser's stack back to the innermost list that accepts `ERROR`
+   (statements, items, pool or step options, workload clauses, queue members,
+   run settings);
+3. skips the text up to the next `;` or the end of a `{ … }` group at that
+   level (nothing, if the offending token can begin the list's next element
+   or close the list), and feeds one `ERROR` token that covers what was lost.
+
+At the end of the text it closes what is open (`}`, `;`, `)`), so a
+half-typed item still yields its complete parts. Every recovery consumes text
+or shrinks the stack, and a second failure at the same token skips it, so the
+loop always ends.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from lark import Lark, Token, Tree
+from lark.exceptions import UnexpectedCharacters, UnexpectedToken
+from lark.lexer import LineCounter
+
+from serq.diagnostics import Diagnostic, Edit, Fix, Label, LineIndex, codes
+from serq.syntax.expected import Words
+
+GRAMMAR_NAME = "serq.lark"
+START_SYMBOLS = ("program", "chunk", "fn_head")
+_CLOSERS = ("RBRACE", "SEMICOLON", "RPAR", "RSQB")
+_MAX_EOF_REPAIRS = 500
+
+
+def grammar_path() -> Path:
+    """Where `serq.lark` is: the repository's `grammar/`, or the copy installed in the package."""
+    source_tree = Path(__file__).resolve().parents[2] / "grammar" / GRAMMAR_NAME
+    if source_tree.is_file():
+        return source_tree
+    return Path(__file__).resolve().parent / GRAMMAR_NAME
+
+
+@lru_cache(maxsize=1)
+def grammar() -> Grammar:
+    """The project's one grammar, loaded once per process."""
+    return Grammar(grammar_path().read_text(encoding="utf-8"))
+
+
+class Grammar:
+    """The Lark parser for serQ with what recovery needs to know about its tables."""
+
+    def __init__(self, source: str) -> None:
+        options = dict(
+            parser="lalr",
+            lexer="contextual",
+            start=list(START_SYMBOLS),
+            propagate_positions=True,
+            maybe_placeholders=True,
+        )
+        try:
+            self.lark = Lark(source, cache=True, **options)
+        except OSError:  # no writable temp dir for Lark's cache: build the tables here
+            self.lark = Lark(source, **options)
+        frontend = self.lark.parser
+        self.lexer = frontend.lexer
+        self.states = frontend.parser.parser.parse_table.states
+        spellings = {
+            t.name: t.pattern.value for t in self.lark.terminals if t.pattern.type == "str"
+        }
+        self.words = Words(spellings, self._list_members())
+        self.keywords = frozenset(v for v in spellings.values() if re.fullmatch(r"[a-z_]+", v))
+
+    def _list_members(self) -> dict[str, set[str]]:
+        """For each list marker terminal, the terminals that begin an element of its list."""
+        members: dict[str, set[str]] = {}
+        for actions in self.states.values():
+            if "ERROR" not in actions:
+                continue
+            for marker in ("SET", "LET", "CAP", "BUDGET", "ARRIVE", "HORIZON", "NIC"):
+                if marker in actions:
+                    members.setdefault(marker, set()).update(
+                        n for n in actions if n not in ("RBRACE", "$END", "ERROR")
+                    )
+        return members
+
+
+@dataclass(slots=True)
+class RawParse:
+    """What the driver returns: Lark's tree (None if nothing could be built) and diagnostics."""
+
+    tree: Tree | None
+    diagnostics: list[Diagnostic]
+
+
+class _Eof(Exception):
+    """The end of the text being parsed; `found` is the token just past it, if any."""
+
+    def __init__(self, found: Token | None) -> None:
+        self.found = found
+
+
+def parse_range(
+    text: str,
+    file: str,
+    start: int,
+    end: int,
+    line: int,
+    column: int,
+    symbol: str,
+    lines: LineIndex,
+) -> RawParse:
+    """Parse `text[start:end]`, which begins at `line`:`column`, as `symbol`; never raises."""
+    return _Driver(grammar(), text, file, start, end, line, column, symbol, lines).run()
+
+
+class _Driver:
+    def __init__(
+        self,
+        g: Grammar,
+        text: str,
+        file: str,
+        start: int,
+        end: int,
+        line: int,
+        column: int,
+        symbol: str,
+        lines: LineIndex,
+    ) -> None:
+        self.g = g
+        self.text = text
+        self.file = file
+        self.end = end
+        self.lines = lines
+        self.diagnostics: list[Diagnostic] = []
+        self.ip = g.lark.parse_interactive(text, start=symbol)
+        self.state = self.ip.parser_state
+        self.lex_state = self.ip.lexer_thread.state
+        self._seek(start, line, column)
+        self.last_error = -1  # offset of the last token we recovered at
+        self.suppress = False  # an error was reported and no token has been read since
+        self.previous: Token | None = None  # the last token the parser accepted
+
+    # ------------------------------------------------------------- lexing
+
+    def _seek(self, offset: int, line: int | None = None, column: int | None = None) -> None:
+        if line is None or column is None:
+            line, column = self.lines.position(offset)
+        counter = LineCounter("\n")
+        counter.char_pos = offset
+        counter.line = line
+        counter.column = column
+        counter.line_start_pos = offset - column + 1
+        self.lex_state.line_ctr = counter
+
+    def _next_token(self) -> Token:
+        """The next token in the parser's current context.
+
+        Raises `_Eof` past the end and `UnexpectedCharacters` where no token begins."""
+        pos = self.lex_state.line_ctr.char_pos
+        if pos >= self.end:
+            raise _Eof(self._peek_root(pos) if pos < len(self.text) else None)
+        lexers = self.g.lexer.lexers
+        try:
+            token = lexers[self.state.position].next_token(self.lex_state, self.state)
+        except EOFError:
+            raise _Eof(None) from None
+        except UnexpectedCharacters as e:
+            if e.pos_in_stream >= self.end:
+                raise _Eof(self._peek_root(e.pos_in_stream)) from None
+            if self.text.startswith("/*", e.pos_in_stream):
+                raise  # an unterminated comment, not a `/`
+            # a token that is valid elsewhere (a keyword out of place, a stray `}`)
+            token = self.g.lexer.root_lexer.next_token(self.lex_state, self.state)
+        if token.start_pos >= self.end:
+            raise _Eof(token)
+        return token
+
+    def _peek_root(self, offset: int) -> Token | None:
+        saved = self.lex_state.line_ctr
+        try:
+            self._seek(offset)
+            return self.g.lexer.root_lexer.next_token(self.lex_state, self.state)
+        except (UnexpectedCharacters, EOFError):
+            return None
+        finally:
+            self.lex_state.line_ctr = saved
+
+    # ------------------------------------------------------------ driving
+
+    def run(self) -> RawParse:
+        while True:
+            try:
+                token = self._next_token()
+            except _Eof as eof:
+                return RawParse(self._finish(eof.found), self.diagnostics)
+            except UnexpectedCharacters as e:
+                self._bad_character(e)
+                continue
+            try:
+                self.state.feed_token(token)
+            except UnexpectedToken as e:
+                self._recover(token, self._really_expected(e.expected))
+            else:
+                self.suppress = False
+                self.previous = token
+
+    def _finish(self, found: Token | None) -> Tree | None:
+        """Feed the end of input, closing whatever is still open."""
+        reported = False
+        at = self._eof_offset()
+        for _ in range(_MAX_EOF_REPAIRS):
+            try:
+                return self.state.feed_token(self._synthetic("$END", at), True)
+            except UnexpectedToken as e:
+                expected = self._really_expected(e.expected)
+                if not reported and not self.suppress:
+                    self._report_at(found, at, expected)
+                reported = True
+                closer = next((c for c in _CLOSERS if c in expected), None)
+                if closer is not None:
+                    self._feed(self._synthetic(closer, at))
+                elif not self._pop_and_feed_error(at, at):
+                    return None
+        return None
+
+    def _eof_offset(self) -> int:
+        end = self.end
+        while end > 0 and self.text[end - 1] in " \t\r\n\f":
+            end -= 1
+        return end
+
+    def _feed(self, token: Token) -> None:
+        try:
+            self.state.feed_token(token)
+        except UnexpectedToken:
+            self._pop_and_feed_error(token.start_pos, token.start_pos)
+
+    # ----------------------------------------------------------- recovery
+
+    def _bad_character(self, e: UnexpectedCharacters) -> None:
+        """Report a character no token begins with, and step over it (a string: the line)."""
+        pos = e.pos_in_stream
+        char = self.text[pos]
+        if char == '"':
+            message, stop = "unterminated string", self._line_end(pos)
+        elif self.text.startswith("/*", pos):
+            message, stop = "unterminated comment", self.end
+        else:
+            message, stop = f"unexpected character `{char}`", pos + 1
+        if not self.suppress:
+            span = self.lines.span(self.file, pos, pos + 1)
+            self.diagnostics.append(Diagnostic.error(codes.PARSE, span, message))
+        self.suppress = True
+        self._seek(stop)
+
+    def _line_end(self, pos: int) -> int:
+        nl = self.text.find("\n", pos, self.end)
+        return self.end if nl < 0 else nl
+
+    def _recover(self, token: Token, expected: set[str]) -> None:
+        if token.start_pos == self.last_error:
+            # recovered here already and still stuck: the token itself must go
+            self._skip_and_resync(token.start_pos, token.end_pos)
+            return
+        self.last_error = token.start_pos
+        if not self.suppress:
+            self._report_at(token, token.start_pos, expected)
+        self.suppress = True
+        if self._resumes_at(token):
+            self._seek(token.start_pos, token.line, token.column)
+            self._pop_and_feed_error(self._partial_start(token.start_pos), token.start_pos)
+            return
+        self._skip_and_resync(token.start_pos, token.start_pos)
+
+    def _really_expected(self, candidates: set[str]) -> set[str]:
+        """The terminals that the parser would shift here, after the reductions each implies.
+
+        LALR merges lookaheads, so the failing state lists terminals that
+        reductions would then refuse; trying each on a copy keeps the true ones."""
+        kept = set()
+        for name in candidates:
+            if name in ("ERROR", "$END"):
+                if name == "$END":
+                    kept.add(name)
+                continue
+            probe = self.state.copy(deepcopy_values=False)
+            try:
+                probe.feed_token(self._synthetic(name, 0))
+            except UnexpectedToken:
+                continue
+            except Exception:  # a reduction callback choking on the dummy: count it as accepted
+                pass
+            kept.add(name)
+        return kept or set(candidates)
+
+    def _report_at(self, token: Token | None, at: int, expected: set[str]) -> None:
+        words = self.g.words
+        message = f"expected {words.expected(expected)}, found {words.found(token)}"
+        if token is not None and token.end_pos is not None:
+            span = self.lines.span(self.file, token.start_pos, token.end_pos)
+        else:
+            span = self.lines.span(self.file, at, at)
+        extra = {}
+        previous = self.previous
+        if (
+            "SEMICOLON" in expected
+            and previous is not None
+            and (token is None or token.start_pos >= self.end or token.line > previous.end_line)
+        ):
+            # the classic: a `;` forgotten at the end of a line
+            after = self.lines.span(self.file, previous.end_pos, previous.end_pos)
+            extra = dict(
+                labels=(Label(after, "`;` may be missing here"),),
+                fix=Fix("insert `;`", (Edit(after, ";"),)),
+            )
+        self.diagnostics.append(Diagnostic.error(codes.PARSE, span, message, **extra))
+
+    def _resumes_at(self, token: Token) -> bool:
+        """Whether `token` is accepted once the broken element is replaced by ERROR."""
+        probe = self.state.copy()
+        if not _pop_to_error_state(self.g.states, probe):
+            return False
+        try:
+            probe.feed_token(self._synthetic("ERROR", token.start_pos))
+        except UnexpectedToken:
+            return False
+        if token.type not in self.g.states[probe.position] and not self._accepts(probe, token):
+            return False
+        return True
+
+    @staticmethod
+    def _accepts(state, token: Token) -> bool:
+        try:
+            state.copy().feed_token(token)
+        except UnexpectedToken:
+            return False
+        return True
+
+    def _skip_and_resync(self, begin: int, at_least: int) -> None:
+        """Skip from `begin` to the next synchronising point, then stand an ERROR for it."""
+        stop = _sync_point(self.text, begin, self.end)
+        stop = max(stop, min(at_least, self.end))
+        self._seek(stop)
+        self._pop_and_feed_error(self._partial_start(begin), stop)
+
+    def _partial_start(self, begin: int) -> int:
+        """Where the element being discarded began: its first token on the stack, or `begin`."""
+        start = begin
+        stack = self.state.state_stack
+        values = self.state.value_stack
+        depth = _error_depth(self.g.states, stack)
+        if depth is None:
+            return start
+        for value in values[depth:]:
+            pos = _start_of(value)
+            if pos is not None:
+                return min(pos, start)
+        return start
+
+    def _pop_and_feed_error(self, start: int, stop: int) -> bool:
+        """Pop to the innermost list and feed one ERROR covering `start`..`stop`."""
+        if not _pop_to_error_state(self.g.states, self.state):
+            return False
+        token = self._synthetic("ERROR", start, max(start, stop))
+        try:
+            self.state.feed_token(token)
+        except UnexpectedToken:
+            return False
+        return True
+
+    def _synthetic(self, kind: str, start: int, stop: int | None = None) -> Token:
+        stop = start if stop is None else stop
+        line, column = self.lines.position(start)
+        end_line, end_column = self.lines.position(stop)
+        return Token(kind, self.text[start:stop], start, line, column, end_line, end_column, stop)
+
+
+def _error_depth(states, stack: list[int]) -> int | None:
+    """The height of the stack above which the innermost list's element lies."""
+    for depth in range(len(stack) - 1, -1, -1):
+        if "ERROR" in states[stack[depth]]:
+            return depth
+    return None
+
+
+def _pop_to_error_state(states, parser_state) -> bool:
+    depth = _error_depth(states, parser_state.state_stack)
+    if depth is None:
+        return False
+    del parser_state.state_stack[depth + 1 :]
+    del parser_state.value_stack[depth:]
+    return True
+
+
+def _start_of(value) -> int | None:
+    if isinstance(value, Token):
+        return value.start_pos
+    if isinstance(value, Tree):
+        meta = value.meta
+        if not meta.empty:
+            return meta.start_pos
+        for child in value.children:
+            pos = _start_of(child)
+            if pos is not None:
+                return pos
+    return None
+
+
+_SKIP = re.compile(r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|"[^"\n]*"?|[{}()\[\];]')
+_FOLLOW_GROUP = re.compile(r"(?:\s|//[^\n]*|/\*[\s\S]*?\*/)*(else\b|cache\b|lease\b|;)")
+
+
+def _sync_point(text: str, begin: int, end: int) -> int:
+    """The offset where parsing resumes after an error at `begin`.
+
+    Past the next `;` at this level, before a `}` that closes an enclosing
+    block, or past a `{ … }` group opened here (and its `else`, `cache` or
+    `lease` tail)."""
+    depth = 0
+    pos = begin
+    while True:
+        m = _SKIP.search(text, pos, end)
+        if m is None:
+            return end
+        tok = m.group()
+        pos = m.end()
+        if tok in ("(", "[", "{"):
+            depth += 1
+        elif tok in (")", "]"):
+            depth = max(0, depth - 1)
+        elif tok == "}":
+            if depth == 0:
+                return m.start()
+            depth -= 1
+            if depth == 0:
+                follow = _FOLLOW_GROUP.match(text, pos, end)
+                if follow is None:
+                    return pos
+                if follow.group(1) == ";":
+                    return follow.end()
+                pos = follow.start(1)
+        elif tok == ";" and depth == 0:
+            return pos

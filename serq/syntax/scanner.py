@@ -1,0 +1,149 @@
+"""The item scanner: cuts a file into top-level items without parsing them.
+
+The incremental parser parses each item on its own and caches it by its text,
+so the cut must be cheap and must not depend on the items being valid. One
+regular expression finds what matters (comments, strings, braces, `;`, and
+the item keywords that begin a line); brace depth does the rest:
+
+- at the top level an item ends at a `;`, or at the `}` that closes its first
+  brace (a `;` right after that `}` belongs to the item: `stage s : step {…};`);
+- `fn main() {` is a chunk of its own, the items inside it are cut the same
+  way one level down, and the `}` that closes it is a chunk too;
+- editing leaves braces open, so a line that begins with a keyword that only
+  ever starts an item (`let use def stage workload server gauge fn`), no more
+  indented than the current item's first line, starts a new item even inside
+  an open brace. No valid program has such a line inside an item.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+ITEM = "item"
+FN_HEAD = "fn_head"
+FN_CLOSE = "fn_close"
+
+_ITEM_ONLY = ("let", "use", "def", "stage", "workload", "server", "gauge", "fn")
+
+_TOKENS = re.compile(
+    r"""
+      (?P<comment>//[^\n]*|/\*[\s\S]*?(?:\*/|\Z))
+    | (?P<string>"[^"\n]*"?)
+    | (?P<lead>(?<![^\n])[ \t]*(?:LEAD)\b)
+    | (?P<word>[A-Za-z_][A-Za-z0-9_]*|[0-9][0-9.eE+-]*)
+    | (?P<punct>[{};])
+    | (?P<other>[^\s])
+    """.replace("LEAD", "|".join(_ITEM_ONLY)),
+    re.VERBOSE,
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Chunk:
+    """One top-level piece of a file: `text[start:end]`, beginning at `line`:`column`."""
+
+    kind: str
+    start: int
+    end: int
+    line: int
+    column: int
+
+
+def scan(text: str) -> list[Chunk]:
+    """Cut `text` into chunks: items, and the head and close of a `fn main` wrapper."""
+    chunks: list[Chunk] = []
+    base = 0  # brace depth of the item list we are in: 0, or 1 inside fn main
+    depth = 0
+    start = -1  # start of the current item, -1 between items
+    start_column = 0
+    fn_head = False  # the current chunk is `fn NAME() {` so far
+    line_starts = _LineStarts(text)
+
+    def close(end: int, kind: str = ITEM) -> None:
+        nonlocal start
+        line, column = line_starts.position(start)
+        chunks.append(Chunk(kind, start, end, line, column))
+        start = -1
+
+    pending_semicolon = False  # an item closed its braces; a `;` right after is still its own
+    for m in _TOKENS.finditer(text):
+        group = m.lastgroup
+        if group == "comment":
+            continue
+        if group == "lead":
+            word_start = m.end() - len(m.group().lstrip())
+            if start >= 0 and not pending_semicolon:
+                _, column = line_starts.position(word_start)
+                if column <= start_column and depth >= base:
+                    close(_trim_end(text, word_start))
+                    depth = base
+            pos, value = word_start, m.group().strip()
+        else:
+            pos, value = m.start(), m.group()
+        if pending_semicolon:
+            pending_semicolon = False
+            if value == ";" and start >= 0:
+                close(pos + 1)
+                continue
+            if start >= 0:
+                close(_trim_end(text, pos))
+        if start < 0:
+            if value == "}" and base == 1 and depth == 1:
+                start = pos
+                close(pos + 1, FN_CLOSE)
+                base = depth = 0
+                continue
+            start = pos
+            start_column = line_starts.position(pos)[1]
+            fn_head = value == "fn" and depth == 0
+        if value == "{":
+            depth += 1
+            if fn_head and base == 0:
+                close(pos + 1, FN_HEAD)
+                base = 1
+                fn_head = False
+            continue
+        if value == "}":
+            if depth > base:
+                depth -= 1
+                if depth == base:
+                    pending_semicolon = True
+            else:  # a stray `}` at the item level ends the item it is in
+                close(pos + 1)
+            continue
+        if value == ";" and depth == base and not fn_head:
+            close(pos + 1)
+            continue
+    if start >= 0:
+        close(_trim_end(text, len(text)))
+    return chunks
+
+
+def _trim_end(text: str, end: int) -> int:
+    """Move `end` back over white space, so a chunk ends at its last character."""
+    while end > 0 and text[end - 1] in " \t\r\n\f":
+        end -= 1
+    return end
+
+
+class _LineStarts:
+    """Line and column of an offset, for offsets asked in increasing order."""
+
+    __slots__ = ("text", "line", "line_start", "pos")
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.line = 1
+        self.line_start = 0
+        self.pos = 0
+
+    def position(self, offset: int) -> tuple[int, int]:
+        if offset < self.pos:  # rare: asked backwards; recount from the top
+            self.line, self.line_start, self.pos = 1, 0, 0
+        count = self.text.count("\n", self.pos, offset)
+        if count:
+            self.line += count
+            self.line_start = self.text.rindex("\n", self.pos, offset) + 1
+        self.pos = offset
+        return self.line, offset - self.line_start + 1

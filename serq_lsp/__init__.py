@@ -1,0 +1,1 @@
+"""serq-lsp: the serQ language server (pygls), a thin layer over `serq.api`."""
