@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-CATEGORIES = ("syntax", "expand", "link", "lint", "run", "io")
+CATEGORIES = ("syntax", "expand", "link", "lint", "run", "io", "internal")
 
 ALL: dict[str, Code] = {}
 
@@ -48,3 +48,8 @@ PARSE = Code(
 
 # io
 IO = Code("E-io", "a file could not be read", "io")
+INTERNAL = Code(
+    "E-internal",
+    "serq itself failed on this input (a bug in serq, not in the program); please report it",
+    "internal",
+)

@@ -18,8 +18,9 @@ from serq.syntax import ast
 class Builder:
     """Builds AST nodes for one file; collects the few errors the grammar leaves to it."""
 
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, text: str = "") -> None:
         self.file = file
+        self.text = text
         self.diagnostics: list[Diagnostic] = []
         self._rules: dict[str, Callable[[Tree], object]] = {
             name[2:]: getattr(self, name) for name in dir(self) if name.startswith("r_")
@@ -55,7 +56,7 @@ class Builder:
 
     def token(self, token: Token):
         if token.type == "NUMBER":
-            return ast.Number(float(token), str(token), self.span(token))
+            return ast.Number(float(token.replace("_", "")), str(token), self.span(token))
         if token.type == "NAME":
             return ast.Name(self.ident(token), self.span(token))
         raise AssertionError(f"no AST for token {token.type}")
@@ -90,7 +91,7 @@ class Builder:
         return ast.Use(str(path)[1:-1], self.span(path), self.span(t))
 
     def r_def_expr(self, t: Tree) -> ast.DefExpr:
-        name, params, body = t.children
+        name, params, body = t.children  # `= expr;` and `{ expr }` alike
         return ast.DefExpr(self.ident(name), self.names(params), self.build(body), self.span(t))
 
     def r_def_block(self, t: Tree) -> ast.DefBlock:
@@ -107,7 +108,7 @@ class Builder:
         return None if node is None else self.build(node.children[0])
 
     def r_stage_item(self, t: Tree) -> ast.Stage:
-        name, size, kind = t.children
+        name, size, kind = t.children[:3]
         return ast.Stage(self.ident(name), self.size(size), self.build(kind), self.span(t))
 
     def r_workload_item(self, t: Tree) -> ast.Workload:
@@ -269,6 +270,9 @@ class Builder:
         kind, latency = t.children
         return ast.QueueServe(self.build(kind), self.build(latency), self.span(t))
 
+    def r_queue_serve_step(self, t: Tree) -> ast.QueueServe:
+        return ast.QueueServe(self.build(t.children[0]), None, self.span(t))
+
     def r_queue_nic(self, t: Tree) -> ast.QueueNic:
         return ast.QueueNic(self.build(t.children[0]), self.span(t))
 
@@ -360,6 +364,11 @@ class Builder:
             self.span(t),
         )
 
+    def r_run_own(self, t: Tree) -> ast.Run:
+        """`run ( work )` in a queue entry: the queue's own stage."""
+        work, growing = t.children
+        return ast.Run((), None, self.build(work), self.growing(growing), self.span(t))
+
     def r_branch(self, t: Tree) -> ast.Branch:
         test, then, otherwise = t.children
         return ast.Branch(
@@ -390,11 +399,10 @@ class Builder:
 
     def r_call(self, t: Tree):
         target, args, source, to = t.children
-        ref = self.ref(target)
         arguments = self.exprs(args)
-        part = ref.parts[0]
-        if len(ref.parts) == 1 and part.index is None and source is None and to is None:
-            return ast.DefCall(part.ident, arguments, self.span(t))
+        if isinstance(target, Token) and source is None and to is None:
+            return ast.DefCall(self.ident(target), arguments, self.span(t))
+        ref = self.entry_ref(target)
         call_to = None
         if to is not None:
             pool, amount = to.children
@@ -406,6 +414,36 @@ class Builder:
             call_to,
             self.span(t),
         )
+
+    def entry_ref(self, node: Tree | Token) -> ast.Ref:
+        """The target of an entry call: `Q.verb`, `Q[i].verb` (or a bare name with `from`/`to`)."""
+        if isinstance(node, Token):
+            span = self.span(node)
+            return ast.Ref((ast.RefPart(self.ident(node), None, span),), span)
+        first, *rest = node.children
+        index = None
+        head_span = self.span(first)
+        if node.data == "ref_indexed":
+            index, *rest = rest
+            close = self.text.find("]", self.span(index).end) + 1 if self.text else 0
+            if close > 0:
+                head_span = Span(
+                    self.file,
+                    first.start_pos,
+                    close,
+                    first.line,
+                    first.column,
+                    *self._position(close),
+                )
+        parts = [ast.RefPart(self.ident(first), self.build(index), head_span)]
+        for part in rest:
+            name, part_index = part.children
+            parts.append(ast.RefPart(self.ident(name), self.build(part_index), self.span(part)))
+        return ast.Ref(tuple(parts), self.span(node))
+
+    def _position(self, offset: int) -> tuple[int, int]:
+        line = self.text.count("\n", 0, offset) + 1
+        return line, offset - (self.text.rfind("\n", 0, offset) + 1) + 1
 
     def target(self, node: Tree | None) -> tuple[object, tuple[ast.Ref, ...]]:
         if node is None:
@@ -440,7 +478,8 @@ class Builder:
         """A reference in a statement: always a `Ref`, even when it is one bare name."""
         parts = []
         for part in t.children:
-            name, index = part.children
+            name, *index = part.children
+            index = index[0] if index else None
             parts.append(ast.RefPart(self.ident(name), self.build(index), self.span(part)))
         return ast.Ref(tuple(parts), self.span(t))
 
@@ -487,6 +526,9 @@ class Builder:
             self.build(body),
             self.span(t),
         )
+
+    def r_count(self, t: Tree):
+        return self.build(t.children[0])  # `( expr )`
 
     def r_count_name(self, t: Tree) -> ast.Name:
         return self.token(t.children[0])

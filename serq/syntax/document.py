@@ -9,6 +9,7 @@ the other chunks are found by their text and only moved to their new place
 
 from __future__ import annotations
 
+import re
 from collections import OrderedDict
 from dataclasses import dataclass, fields, is_dataclass
 
@@ -20,6 +21,7 @@ from serq.syntax.build import Builder
 from serq.syntax.parser import parse_range
 from serq.syntax.scanner import FN_CLOSE, FN_HEAD, Chunk, scan
 
+_FIRST_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9][0-9A-Za-z_.]*|\S")
 _OUTSIDE_MAIN = (ast.Let, ast.Use, ast.DefExpr, ast.DefBlock, ast.ErrorItem)
 
 
@@ -80,9 +82,11 @@ def parse(text: str, file: str = "<input>", cache: ItemCache | None = None) -> P
     head: Span | None = None
     main_close: Span | None = None
     for i, chunk in enumerate(chunks):
-        following = (
-            text[chunks[i + 1].start : chunks[i + 1].start + 16] if i + 1 < len(chunks) else ""
-        )
+        # what an error at the chunk's end depends on: the token after it, or the file's tail
+        if i + 1 < len(chunks):
+            following = _FIRST_TOKEN.match(text, chunks[i + 1].start).group()
+        else:
+            following = text[chunk.end :]
         parsed = _parse_chunk(text, file, chunk, following, lines, cache)
         diagnostics.extend(parsed.diagnostics)
         if chunk.kind == FN_HEAD:
@@ -176,7 +180,7 @@ def _parse_chunk(
         raw = parse_range(
             text, file, chunk.start, chunk.end, chunk.line, chunk.column, symbol, lines
         )
-        builder = Builder(file)
+        builder = Builder(file, text)
         nodes: tuple = ()
         if raw.tree is not None:
             if symbol == "fn_head":
@@ -200,7 +204,7 @@ def parse_whole(text: str, file: str = "<input>") -> ParseResult:
     The item-wise `parse` is the parser; this is its cross-check in tests."""
     lines = LineIndex(text)
     raw = parse_range(text, file, 0, len(text), 1, 1, "program", lines)
-    builder = Builder(file)
+    builder = Builder(file, text)
     outer: list = []
     main = None
     if raw.tree is not None:

@@ -29,6 +29,7 @@ from pathlib import Path
 from lark import Lark, Token, Tree
 from lark.exceptions import UnexpectedCharacters, UnexpectedToken
 from lark.lexer import LineCounter
+from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
 from serq.diagnostics import Diagnostic, Edit, Fix, Label, LineIndex, codes
 from serq.syntax.expected import Words
@@ -64,18 +65,22 @@ class Grammar:
             propagate_positions=True,
             maybe_placeholders=True,
         )
+        # Every state's lexer also knows NAME and BAD_NUMBER: `capacity` is then a
+        # name everywhere (not `cap` + `acity` where no name fits), and a
+        # malformed number is one token wherever it stands.
+        options["postlex"] = _AlwaysAccept()
         try:
             self.lark = Lark(source, cache=True, **options)
         except OSError:  # no writable temp dir for Lark's cache: build the tables here
             self.lark = Lark(source, **options)
         frontend = self.lark.parser
-        self.lexer = frontend.lexer
+        self.lexer = getattr(frontend.lexer, "lexer", frontend.lexer)  # under the post-lexer
         self.states = frontend.parser.parser.parse_table.states
         spellings = {
             t.name: t.pattern.value for t in self.lark.terminals if t.pattern.type == "str"
         }
         self.words = Words(spellings, self._list_members())
-        self.keywords = frozenset(v for v in spellings.values() if re.fullmatch(r"[a-z_]+", v))
+        self.keywords = {v: n for n, v in spellings.items() if _WORD.fullmatch(v)}
 
     def _list_members(self) -> dict[str, set[str]]:
         """For each list marker terminal, the terminals that begin an element of its list."""
@@ -89,6 +94,26 @@ class Grammar:
                         n for n in actions if n not in ("RBRACE", "$END", "ERROR")
                     )
         return members
+
+
+class _NoTrees(dict):
+    """Parser callbacks that build nothing, for probe states."""
+
+    def __missing__(self, key):
+        return _nothing
+
+
+def _nothing(children):
+    return None
+
+
+class _AlwaysAccept:
+    """A no-op post-lexer whose only job is to have Lark add terminals to every state's lexer."""
+
+    always_accept = ("NAME", "BAD_NUMBER")
+
+    def process(self, stream):
+        return stream
 
 
 @dataclass(slots=True)
@@ -146,6 +171,7 @@ class _Driver:
         self.last_error = -1  # offset of the last token we recovered at
         self.suppress = False  # an error was reported and no token has been read since
         self.previous: Token | None = None  # the last token the parser accepted
+        self._probe_conf: ParseConf | None = None
 
     # ------------------------------------------------------------- lexing
 
@@ -206,7 +232,11 @@ class _Driver:
             try:
                 self.state.feed_token(token)
             except UnexpectedToken as e:
-                self._recover(token, self._really_expected(e.expected))
+                token = self._as_name(token)
+                if token is None:
+                    self._recover(e.token, self._really_expected(e.expected))
+                    continue
+                self.state.feed_token(token)
             else:
                 self.suppress = False
                 self.previous = token
@@ -214,7 +244,7 @@ class _Driver:
     def _finish(self, found: Token | None) -> Tree | None:
         """Feed the end of input, closing whatever is still open."""
         reported = False
-        at = self._eof_offset()
+        at = self._eof_offset() if found is not None else len(self.text)
         for _ in range(_MAX_EOF_REPAIRS):
             try:
                 return self.state.feed_token(self._synthetic("$END", at), True)
@@ -265,6 +295,9 @@ class _Driver:
         return self.end if nl < 0 else nl
 
     def _recover(self, token: Token, expected: set[str]) -> None:
+        keyword = self.g.keywords.get(token.value) if token.type == "NAME" else None
+        if keyword is not None:  # a keyword out of place, read as a name: judge it as the keyword
+            token = Token.new_borrow_pos(keyword, token.value, token)
         if token.start_pos == self.last_error:
             # recovered here already and still stuck: the token itself must go
             self._skip_and_resync(token.start_pos, token.end_pos)
@@ -279,6 +312,35 @@ class _Driver:
             return
         self._skip_and_resync(token.start_pos, token.start_pos)
 
+    def _probe(self) -> ParserState:
+        """A copy of the parser's state that builds nothing: for asking what it would accept.
+
+        Lark's tree callbacks extend child lists in place, so a probe must not
+        run them on values it shares with the real parse."""
+        state = self.state
+        conf = self._probe_conf
+        if conf is None:
+            conf = ParseConf(state.parse_conf.parse_table, _NoTrees(), state.parse_conf.start)
+            self._probe_conf = conf
+        return ParserState(
+            conf, state.lexer, list(state.state_stack), [None] * len(state.value_stack)
+        )
+
+    def _as_name(self, token: Token) -> Token | None:
+        """A keyword the parser refused, as the NAME it also spells, if a NAME fits here.
+
+        The contextual lexer reads a word as a keyword when the parser's state
+        has that keyword among its lookaheads; LALR merges lookaheads, so a
+        state can list a keyword that the reductions then refuse (`decode`
+        after an entry's `}` in a queue, where an entry named `decode` is
+        meant). Such a word is the name it spells."""
+        if token.type == "NAME" or not _WORD.fullmatch(token.value):
+            return None
+        name = Token.new_borrow_pos("NAME", token.value, token)
+        if not self._accepts(self._probe(), name):
+            return None
+        return name
+
     def _really_expected(self, candidates: set[str]) -> set[str]:
         """The terminals that the parser would shift here, after the reductions each implies.
 
@@ -290,19 +352,18 @@ class _Driver:
                 if name == "$END":
                     kept.add(name)
                 continue
-            probe = self.state.copy(deepcopy_values=False)
             try:
-                probe.feed_token(self._synthetic(name, 0))
+                self._probe().feed_token(self._synthetic(name, 0))
             except UnexpectedToken:
                 continue
-            except Exception:  # a reduction callback choking on the dummy: count it as accepted
-                pass
             kept.add(name)
         return kept or set(candidates)
 
     def _report_at(self, token: Token | None, at: int, expected: set[str]) -> None:
         words = self.g.words
         message = f"expected {words.expected(expected)}, found {words.found(token)}"
+        if token is not None and token.type == "BAD_NUMBER":
+            message = f"malformed number `{token.value}`"
         if token is not None and token.end_pos is not None:
             span = self.lines.span(self.file, token.start_pos, token.end_pos)
         else:
@@ -323,22 +384,30 @@ class _Driver:
         self.diagnostics.append(Diagnostic.error(codes.PARSE, span, message, **extra))
 
     def _resumes_at(self, token: Token) -> bool:
-        """Whether `token` is accepted once the broken element is replaced by ERROR."""
-        probe = self.state.copy()
+        """Whether `token` is accepted once the broken element is replaced by ERROR.
+
+        A name resumes only at the start of a line: in the middle of one it is
+        more likely the rest of the broken element than a new one."""
+        if token.type == "NAME" and not self._starts_line(token):
+            return False
+        probe = self._probe()
         if not _pop_to_error_state(self.g.states, probe):
             return False
         try:
             probe.feed_token(self._synthetic("ERROR", token.start_pos))
         except UnexpectedToken:
             return False
-        if token.type not in self.g.states[probe.position] and not self._accepts(probe, token):
-            return False
-        return True
+        return self._accepts(probe, token)
+
+    def _starts_line(self, token: Token) -> bool:
+        line_start = self.text.rfind("\n", 0, token.start_pos) + 1
+        return not self.text[line_start : token.start_pos].strip()
 
     @staticmethod
-    def _accepts(state, token: Token) -> bool:
+    def _accepts(state: ParserState, token: Token) -> bool:
+        """Whether `state` (a probe, which this call uses up) shifts `token`."""
         try:
-            state.copy().feed_token(token)
+            state.feed_token(token)
         except UnexpectedToken:
             return False
         return True
@@ -413,6 +482,7 @@ def _start_of(value) -> int | None:
     return None
 
 
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SKIP = re.compile(r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|"[^"\n]*"?|[{}()\[\];]')
 _FOLLOW_GROUP = re.compile(r"(?:\s|//[^\n]*|/\*[\s\S]*?\*/)*(else\b|cache\b|lease\b|;)")
 

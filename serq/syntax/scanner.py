@@ -28,7 +28,7 @@ _ITEM_ONLY = ("let", "use", "def", "stage", "workload", "server", "gauge", "fn")
 
 _TOKENS = re.compile(
     r"""
-      (?P<comment>//[^\n]*|/\*[\s\S]*?(?:\*/|\Z))
+      (?P<comment>//[^\n]*|/\*[\s\S]*?\*/)
     | (?P<string>"[^"\n]*"?)
     | (?P<lead>(?<![^\n])[ \t]*(?:LEAD)\b)
     | (?P<word>[A-Za-z_][A-Za-z0-9_]*|[0-9][0-9.eE+-]*)
