@@ -138,7 +138,7 @@ def _dialect_errors(outer: list, main: ast.FnMain) -> list[Diagnostic]:
             errors.append(
                 Diagnostic.error(
                     codes.PARSE,
-                    _head_span(item),
+                    item.span,
                     "declarations belong before `fn main()`",
                     labels=(Label(main.head, "the program's `fn main`"),),
                 )
@@ -147,17 +147,12 @@ def _dialect_errors(outer: list, main: ast.FnMain) -> list[Diagnostic]:
             errors.append(
                 Diagnostic.error(
                     codes.PARSE,
-                    _head_span(item),
+                    item.span,
                     "executable declarations belong inside `fn main() { … }`",
                     help="only `use`, `def` and `let` may stand outside `fn main`",
                 )
             )
     return errors
-
-
-def _head_span(item) -> Span:
-    span = item.span
-    return span
 
 
 def _parse_chunk(
