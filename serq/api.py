@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from serq.diagnostics import Diagnostic, Span, codes
-from serq.syntax import ItemCache, ParseResult, parse
+from serq.diagnostics import Diagnostic, Severity, Span, codes
+from serq.syntax import ItemCache, ParseResult, ast, parse
 
 
 def read_source(path: str) -> str | Diagnostic:
@@ -37,3 +37,41 @@ def check_source(
 ) -> list[Diagnostic]:
     """Every diagnostic of the program `text`: for now its syntax errors."""
     return list(parse_source(text, path, cache).diagnostics)
+
+
+def expand_source(
+    text: str, path: str = "<input>", cache: ItemCache | None = None
+) -> tuple[ast.Module | None, list[Diagnostic]]:
+    """The kernel of the program `text` (the contents of `path`) and every diagnostic so far.
+
+    The kernel is None when `text` has syntax errors, which the expander does not
+    read past, or when serq itself failed (an `E-internal` diagnostic says so)."""
+    parsed = parse_source(text, path, cache)
+    diagnostics = list(parsed.diagnostics)
+    if any(d.severity >= Severity.ERROR for d in diagnostics):
+        return None, diagnostics
+    try:
+        from serq.expand import expand  # the expander loads only when a command needs it
+
+        expansion = expand(parsed.module)
+    except Exception as error:  # a bug in serq, not in the program: say so, never raise
+        return None, [*diagnostics, _internal(path, "expanding", error)]
+    return expansion.kernel, [*diagnostics, *expansion.diagnostics]
+
+
+def format_kernel(kernel: ast.Module, path: str = "<input>") -> str | Diagnostic:
+    """The text of `kernel` (expanded from `path`), or an `E-internal` diagnostic if that fails."""
+    try:
+        from serq.expand.printer import print_module
+
+        return print_module(kernel)
+    except Exception as error:  # a bug in serq, not in the program
+        return _internal(path, "printing the kernel of", error)
+
+
+def _internal(path: str, stage: str, error: Exception) -> Diagnostic:
+    return Diagnostic.error(
+        codes.INTERNAL,
+        Span.point(path, 0, 1, 1),
+        f"serq failed while {stage} `{path}`: {type(error).__name__}: {error}",
+    )

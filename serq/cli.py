@@ -1,4 +1,4 @@
-"""The `serq` command: `serq check FILE...` (more subcommands as the pipeline grows).
+"""The `serq` command: `serq check FILE...`, `serq expand FILE` (more as the pipeline grows).
 
 Exit status: 0 when every file is clean, 1 when any has an error, 2 on a usage
 error or a file that cannot be read. Whatever the input, the command reports
@@ -40,6 +40,23 @@ def _parser() -> argparse.ArgumentParser:
         default="auto",
         help="color the report (default: when the output is a terminal)",
     )
+    expand = commands.add_parser(
+        "expand",
+        help="print the kernel program a file's sugar expands to",
+        description="Expand a serQ file's sugar and print the kernel program it stands for.",
+    )
+    expand.add_argument("file", metavar="FILE", help="a .sq file")
+    expand.add_argument(
+        "--json",
+        action="store_true",
+        help='print {"kernel": TEXT or null, "diagnostics": [...]} on stdout',
+    )
+    expand.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="color the report (default: when the output is a terminal)",
+    )
     return parser
 
 
@@ -55,6 +72,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return EXIT_USAGE
     if args.command == "check":
         return _check(args)
+    if args.command == "expand":
+        return _expand(args)
     return EXIT_USAGE
 
 
@@ -76,6 +95,41 @@ def _check(args: argparse.Namespace) -> int:
         color = {"auto": None, "always": True, "never": False}[args.color]
         print_diagnostics(diagnostics, sources, file=sys.stderr, color=color)
     if unreadable:
+        return EXIT_USAGE
+    if any(d.severity >= Severity.ERROR for d in diagnostics):
+        return EXIT_ERRORS
+    return EXIT_OK
+
+
+def _expand(args: argparse.Namespace) -> int:
+    path = args.file
+    loaded = api.read_source(path)
+    kernel_text: str | None = None
+    if isinstance(loaded, Diagnostic):
+        diagnostics, sources = [loaded], {}
+    else:
+        kernel, diagnostics = api.expand_source(loaded, path)
+        sources = {path: loaded}
+        if kernel is not None:
+            printed = api.format_kernel(kernel, path)
+            if isinstance(printed, Diagnostic):
+                diagnostics.append(printed)
+            else:
+                kernel_text = printed
+    if args.json:
+        report = {"kernel": kernel_text, "diagnostics": [to_json(d) for d in diagnostics]}
+        print(json.dumps(report, indent=2))
+    else:
+        for d in diagnostics:  # an expansion error may lie in a `use`d library
+            if d.span.file not in sources:
+                library = api.read_source(d.span.file)
+                if isinstance(library, str):
+                    sources[d.span.file] = library
+        color = {"auto": None, "always": True, "never": False}[args.color]
+        print_diagnostics(diagnostics, sources, file=sys.stderr, color=color)
+        if kernel_text is not None:
+            sys.stdout.write(kernel_text)
+    if isinstance(loaded, Diagnostic):
         return EXIT_USAGE
     if any(d.severity >= Severity.ERROR for d in diagnostics):
         return EXIT_ERRORS

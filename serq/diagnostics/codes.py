@@ -53,3 +53,42 @@ INTERNAL = Code(
     "serq itself failed on this input (a bug in serq, not in the program); please report it",
     "internal",
 )
+
+# expand: the sugar's own rules, reported on the surface form
+USE = Code(
+    "E-use", "a `use`d file is missing, unreadable, or uses itself through a cycle", "expand"
+)
+DEF = Code(
+    "E-def",
+    "a `def` call names no definition, has the wrong number of arguments, or recurses",
+    "expand",
+)
+SERVING = Code(
+    "E-serving-stage",
+    "a serving form (`prefill`, `decode`, `tool`, `transfer`) has no stage, or several, to run on",
+    "expand",
+)
+SIDES = Code(
+    "E-sides",
+    "the two sides break their ownership rules: a word used on the wrong side, both forms "
+    "in one program, a session without a server or a server never requested",
+    "expand",
+)
+QUEUE = Code(
+    "E-queue",
+    "a queue, entry call, gateway request, `from`, `mark`, `self` or pull relation is malformed",
+    "expand",
+)
+ADMISSION = Code(
+    "E-admission",
+    "an `at admission` binding draws, reads a later binding, or reads live state the body uses",
+    "expand",
+)
+AGGREGATE = Code(
+    "E-aggregate",
+    "an aggregate's count is not a constant, or its index reuses a name of the program",
+    "expand",
+)
+DIALECT = Code(
+    "E-dialect", "a form the program's dialect (`fn main` or not) does not have", "expand"
+)

@@ -46,6 +46,12 @@ class Builder:
     def ident(self, token: Token) -> ast.Ident:
         return ast.Ident(str(token), self.span(token))
 
+    def declared(self, node: Token | Tree) -> ast.Ident:
+        """A declared name, `kv` or the kernel's dotted `P.kv`: one Ident spanning all of it."""
+        if isinstance(node, Token):
+            return self.ident(node)
+        return ast.Ident(".".join(str(t) for t in node.children), self.span(node))
+
     def build(self, node):
         """The AST node for a subtree; None stays None."""
         if node is None:
@@ -101,7 +107,10 @@ class Builder:
     def r_pool_item(self, t: Tree) -> ast.Pool:
         name, size, *options = t.children
         return ast.Pool(
-            self.ident(name), self.size(size), tuple(self.build(o) for o in options), self.span(t)
+            self.declared(name),
+            self.size(size),
+            tuple(self.build(o) for o in options),
+            self.span(t),
         )
 
     def size(self, node: Tree | None):
@@ -109,7 +118,7 @@ class Builder:
 
     def r_stage_item(self, t: Tree) -> ast.Stage:
         name, size, kind = t.children[:3]
-        return ast.Stage(self.ident(name), self.size(size), self.build(kind), self.span(t))
+        return ast.Stage(self.declared(name), self.size(size), self.build(kind), self.span(t))
 
     def r_workload_item(self, t: Tree) -> ast.Workload:
         return ast.Workload(tuple(self.build(c) for c in t.children), self.span(t))
@@ -180,7 +189,7 @@ class Builder:
 
     def _targeted(key: str):  # noqa: N805
         def rule(self, t: Tree) -> ast.Option:
-            return self.option(t, key, target=self.ident(t.children[0]))
+            return self.option(t, key, target=self.declared(t.children[0]))
 
         return rule
 
@@ -209,7 +218,11 @@ class Builder:
     def r_spill(self, t: Tree) -> ast.Spill:
         pool, stage, amount, when = t.children
         return ast.Spill(
-            self.ident(pool), self.ident(stage), self.build(amount), self.build(when), self.span(t)
+            self.declared(pool),
+            self.declared(stage),
+            self.build(amount),
+            self.build(when),
+            self.span(t),
         )
 
     # --------------------------------------------------------- stage kinds
@@ -300,11 +313,11 @@ class Builder:
 
     def r_set(self, t: Tree) -> ast.Set:
         name, value = t.children
-        return ast.Set(self.ident(name), self.build(value), self.span(t))
+        return ast.Set(self.declared(name), self.build(value), self.span(t))
 
     def r_observe(self, t: Tree) -> ast.Observe:
         name, value = t.children
-        return ast.Observe(self.ident(name), self.build(value), self.span(t))
+        return ast.Observe(self.declared(name), self.build(value), self.span(t))
 
     def r_hold(self, t: Tree) -> ast.Hold:
         *pools, reuse, at_admission, body, cache, lease = t.children
@@ -389,7 +402,7 @@ class Builder:
 
     def r_choose(self, t: Tree) -> ast.Choose:
         name, count, keys = t.children
-        return ast.Choose(self.ident(name), self.build(count), self.exprs(keys), self.span(t))
+        return ast.Choose(self.declared(name), self.build(count), self.exprs(keys), self.span(t))
 
     def r_end(self, t: Tree) -> ast.End:
         return ast.End(self.span(t))

@@ -1,0 +1,154 @@
+"""`def`: a call of a definition is its body with the arguments in place of the parameters.
+
+An expression definition (`def f(x) = e;`, or `def f(x) { e }` in the `fn main`
+dialect) is called in an expression, a statement definition (`def g(x) { ... }`)
+as a statement. Names in a body other than the parameters are the program's:
+the body is substituted, not closed over. A parameter may also stand for a pool
+or stage (`def serve(s, w) { run s (w); }`): a reference through it takes the
+argument's name.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any
+
+from serq.diagnostics import Label, codes
+from serq.expand.context import Context
+from serq.expand.walk import map_fields
+from serq.syntax import ast
+
+Defs = dict[str, "ast.DefExpr | ast.DefBlock"]
+
+
+def expand_defs(items: list[ast.Item], ctx: Context) -> list[ast.Item]:
+    """Drop the definitions and inline every call of one, in every other item."""
+    defs: Defs = {}
+    for item in items:
+        if isinstance(item, (ast.DefExpr, ast.DefBlock)):
+            first = defs.get(item.name.name)
+            if first is not None:
+                ctx.error(
+                    codes.DEF,
+                    item.name.span,
+                    f"`{item.name.name}` is defined twice",
+                    labels=(Label(first.name.span, "first defined here"),),
+                )
+                continue
+            defs[item.name.name] = item
+    expander = _Expander(defs, ctx)
+    return [
+        expander.node(item, ())
+        for item in items
+        if not isinstance(item, (ast.DefExpr, ast.DefBlock))
+    ]
+
+
+class _Expander:
+    def __init__(self, defs: Defs, ctx: Context) -> None:
+        self.defs = defs
+        self.ctx = ctx
+
+    def node(self, node: Any, stack: tuple[str, ...]) -> Any:
+        """`node` with every call of a definition inlined; `stack` is the definitions being
+        expanded around it (a call of one of them is a recursion)."""
+
+        def visit(n: Any) -> Any:
+            if isinstance(n, ast.Block):
+                body: list[ast.Stmt] = []
+                for s in n.body:
+                    if isinstance(s, ast.DefCall):
+                        body.extend(self._stmt(s, stack))
+                    else:
+                        body.append(visit(s))
+                return replace(n, body=tuple(body))
+            n = map_fields(n, visit)
+            return self._expr(n, stack) if isinstance(n, ast.Call) else n
+
+        return visit(node)
+
+    def _lookup(self, name: ast.Ident, stack: tuple[str, ...], n_args: int, want: type) -> Any:
+        d = self.defs.get(name.name)
+        if d is None:
+            return None
+        if name.name in stack:
+            self.ctx.error(
+                codes.DEF,
+                name.span,
+                f"`{name.name}` calls itself: a definition cannot recurse",
+                notes=(" -> ".join((*stack, name.name)),),
+            )
+            return False
+        if not isinstance(d, want):
+            kind = "statements" if isinstance(d, ast.DefBlock) else "an expression"
+            where = "a statement" if want is ast.DefBlock else "an expression"
+            self.ctx.error(
+                codes.DEF,
+                name.span,
+                f"`{name.name}` names {kind}, called here as {where}",
+                labels=(Label(d.name.span, "defined here"),),
+            )
+            return False
+        if len(d.params) != n_args:
+            self.ctx.error(
+                codes.DEF,
+                name.span,
+                f"`{name.name}` takes {len(d.params)} argument(s), given {n_args}",
+                labels=(Label(d.name.span, "defined here"),),
+            )
+            return False
+        return d
+
+    def _expr(self, e: ast.Expr, stack: tuple[str, ...]) -> ast.Expr:
+        if not isinstance(e, ast.Call):
+            return e
+        d = self._lookup(e.func, stack, len(e.args), ast.DefExpr)
+        if not d:
+            return e
+        body = bind(d.body, d.params, e.args)
+        result = self.node(body, (*stack, d.name.name))
+        self.ctx.origin(e.span, "def call", (result,))
+        return result
+
+    def _stmt(self, s: ast.DefCall, stack: tuple[str, ...]) -> list[ast.Stmt]:
+        d = self._lookup(s.name, stack, len(s.args), ast.DefBlock)
+        if d is None:
+            self.ctx.error(codes.DEF, s.name.span, f"no definition named `{s.name.name}`")
+            return []
+        if d is False:
+            return []
+        args = tuple(self.node(a, stack) for a in s.args)
+        body = bind(d.body, d.params, args)
+        result = list(self.node(body, (*stack, d.name.name)).body)
+        self.ctx.origin(s.span, "def call", result)
+        return result
+
+
+def bind(body: Any, params: tuple[ast.Ident, ...], args: tuple[ast.Expr, ...]) -> Any:
+    """`body` with each parameter replaced by its argument, in expressions and in references."""
+    values = {p.name: a for p, a in zip(params, args, strict=True)}
+    if not values:
+        return body
+
+    def visit(n: Any) -> Any:
+        if isinstance(n, ast.Name) and n.ident.name in values:
+            return values[n.ident.name]
+        n = map_fields(n, visit)
+        if isinstance(n, ast.Ref) and n.parts[0].ident.name in values:
+            return _through(n, values[n.parts[0].ident.name])
+        return n
+
+    return visit(body)
+
+
+def _through(ref: ast.Ref, arg: ast.Expr) -> ast.Ref:
+    """`p[i].x` where the parameter `p` is given the pool, stage or queue `arg`."""
+    first = ref.parts[0]
+    if isinstance(arg, ast.Name):
+        head = (replace(first, ident=replace(arg.ident, span=first.ident.span)),)
+    elif isinstance(arg, ast.Ref) and (first.index is None or arg.parts[-1].index is None):
+        last = arg.parts[-1]
+        head = (*arg.parts[:-1], replace(last, index=first.index or last.index))
+    else:
+        return ref
+    return replace(ref, parts=(*head, *ref.parts[1:]))

@@ -1,0 +1,99 @@
+"""The first pass: `use` brings in a library's definitions, and `fn main() { }` comes off.
+
+A library (the file a `use` names, relative to the using file) holds only `def`
+and `use` items; its own `use`s are resolved next to it. A file used twice is
+read once; a file that uses itself through a chain is a cycle, reported at the
+`use` that closes it.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+
+from serq.diagnostics import Label, codes
+from serq.expand.context import Context
+from serq.syntax import ParseResult, ast, parse
+
+# A loader reads and parses a file: its parse, or the reason it could not be read.
+Loader = Callable[[str], "ParseResult | str"]
+
+
+def read_file(path: str) -> ParseResult | str:
+    """Read and parse `path`; the reason as a string when it cannot be read."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+    except (OSError, UnicodeDecodeError) as e:
+        return e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+    return parse(text, path)
+
+
+def flatten(module: ast.Module, ctx: Context, load: Loader = read_file) -> list[ast.Item]:
+    """The program's items with `fn main` unwrapped and every used library's definitions in
+    place of its `use`; the `use` items themselves are gone."""
+    ctx.fn_main = module.main is not None
+    seen: set[str] = set()
+    return _items(module.all_items(), module.file, ctx, load, seen, [_key(module.file)], True)
+
+
+def _key(path: str) -> str:
+    return os.path.normcase(os.path.abspath(path))
+
+
+def _items(
+    items: tuple[ast.Item, ...],
+    file: str,
+    ctx: Context,
+    load: Loader,
+    seen: set[str],
+    chain: list[str],
+    top: bool,
+) -> list[ast.Item]:
+    out: list[ast.Item] = []
+    for item in items:
+        if isinstance(item, ast.Use):
+            out.extend(_use(item, file, ctx, load, seen, chain))
+        elif top or isinstance(item, (ast.DefExpr, ast.DefBlock, ast.ErrorItem)):
+            out.append(item)
+        else:
+            ctx.error(
+                codes.USE,
+                item.span,
+                "a library holds only `def` and `use` items",
+                help="move this item into the program that uses the library",
+            )
+    return out
+
+
+def _use(
+    item: ast.Use, file: str, ctx: Context, load: Loader, seen: set[str], chain: list[str]
+) -> list[ast.Item]:
+    base = os.path.dirname(file) if file and not file.startswith("<") else "."
+    path = os.path.join(base, item.path)
+    key = _key(path)
+    if key in chain:
+        ctx.error(
+            codes.USE,
+            item.span,
+            f"`{item.path}` uses itself: a cycle of `use`",
+            notes=tuple(f"through {p}" for p in chain[chain.index(key) :]),
+        )
+        return []
+    if key in seen:
+        return []
+    seen.add(key)
+    result = load(path)
+    if isinstance(result, str):
+        ctx.error(
+            codes.USE,
+            item.path_span,
+            f"cannot read `{item.path}`: {result}",
+            labels=(Label(item.path_span, f"looked for {path}"),),
+        )
+        return []
+    ctx.diagnostics.extend(result.diagnostics)
+    loaded = result.module
+    if loaded.main is not None:
+        ctx.error(codes.USE, item.span, f"`{item.path}` has `fn main`: a library cannot")
+    return _items(loaded.all_items(), path, ctx, load, seen, [*chain, key], False)

@@ -1,0 +1,152 @@
+"""Generic traversal of the frozen AST: rebuild a tree with its expressions or statements rewritten.
+
+Every AST node is a frozen dataclass, so a rewrite builds new nodes and shares
+the untouched ones. `map_exprs` applies a function to every expression
+bottom-up; `map_blocks` lets a function replace each statement by any number
+of statements, in every block at any depth. Both walk any node (an item, a
+statement, an expression) by its fields, so a new node class needs no code here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import fields, is_dataclass, replace
+from typing import Any
+
+from serq.diagnostics import Span
+from serq.syntax import ast
+
+EXPR_TYPES = (
+    ast.Number,
+    ast.Name,
+    ast.Ref,
+    ast.Unary,
+    ast.Binary,
+    ast.Conditional,
+    ast.Call,
+    ast.Draw,
+    ast.Aggregate,
+)
+STMT_TYPES = (
+    ast.Turn,
+    ast.Request,
+    ast.Set,
+    ast.Observe,
+    ast.Hold,
+    ast.Grow,
+    ast.Drop,
+    ast.Release,
+    ast.Load,
+    ast.Run,
+    ast.Branch,
+    ast.BranchWith,
+    ast.Loop,
+    ast.Choose,
+    ast.End,
+    ast.Mark,
+    ast.EntryCall,
+    ast.DefCall,
+    ast.Serving,
+    ast.Transfer,
+    ast.ErrorStmt,
+)
+
+
+def _is_node(value: Any) -> bool:
+    return is_dataclass(value) and not isinstance(value, (Span, type))
+
+
+def map_fields(node: Any, f: Callable[[Any], Any]) -> Any:
+    """Return `node` with `f` applied to each child node (tuples of nodes element-wise)."""
+    changes = {}
+    for fld in fields(node):
+        if fld.name == "span":
+            continue
+        value = getattr(node, fld.name)
+        if isinstance(value, tuple):
+            new = tuple(f(v) if _is_node(v) else v for v in value)
+            if any(a is not b for a, b in zip(new, value, strict=True)):
+                changes[fld.name] = new
+        elif _is_node(value):
+            new = f(value)
+            if new is not value:
+                changes[fld.name] = new
+    return replace(node, **changes) if changes else node
+
+
+def map_exprs(node: Any, f: Callable[[ast.Expr], ast.Expr]) -> Any:
+    """Rewrite every expression under `node` bottom-up with `f` (children first)."""
+
+    def visit(n: Any) -> Any:
+        n = map_fields(n, visit)
+        return f(n) if isinstance(n, EXPR_TYPES) else n
+
+    return visit(node)
+
+
+def map_blocks(node: Any, f: Callable[[ast.Stmt], list[ast.Stmt] | None]) -> Any:
+    """Rewrite statements: `f(stmt)` returns the statements to put in its place (taken as
+    they are), or None to keep it and visit the blocks inside it."""
+
+    def visit(n: Any) -> Any:
+        if isinstance(n, ast.Block):
+            return replace(n, body=tuple(_stmts(n.body)))
+        return map_fields(n, visit)
+
+    def _stmts(stmts: tuple[ast.Stmt, ...]) -> Iterator[ast.Stmt]:
+        for s in stmts:
+            out = f(s)
+            if out is None:
+                yield map_fields(s, visit)
+            else:
+                yield from out
+
+    return visit(node)
+
+
+def walk(node: Any) -> Iterator[Any]:
+    """Every node under `node`, `node` first, in source order."""
+    yield node
+    for fld in fields(node):
+        if fld.name == "span":
+            continue
+        value = getattr(node, fld.name)
+        if isinstance(value, tuple):
+            for v in value:
+                if _is_node(v):
+                    yield from walk(v)
+        elif _is_node(value):
+            yield from walk(value)
+
+
+def names_read(node: Any) -> set[str]:
+    """The bare names an expression (or any node) reads."""
+    return {n.ident.name for n in walk(node) if isinstance(n, ast.Name)}
+
+
+def has_draw(node: Any) -> bool:
+    """Whether an expression draws (`~dist(...)`) anywhere."""
+    return any(isinstance(n, ast.Draw) for n in walk(node))
+
+
+def substitute(node: Any, values: dict[str, ast.Expr]) -> Any:
+    """Replace each bare name in `values` by its expression (a parameter by its argument)."""
+    if not values:
+        return node
+
+    def f(e: ast.Expr) -> ast.Expr:
+        if isinstance(e, ast.Name) and e.ident.name in values:
+            return values[e.ident.name]
+        return e
+
+    return map_exprs(node, f)
+
+
+def respan(node: Any, span: Span) -> Any:
+    """Give `node` and every node under it the origin `span`."""
+
+    def visit(n: Any) -> Any:
+        n = map_fields(n, visit)
+        return replace(n, span=span) if hasattr(n, "span") else n
+
+    return visit(node)

@@ -1,0 +1,52 @@
+"""The names the language supplies: context variables, built-in attributes, functions."""
+
+from __future__ import annotations
+
+# Each context variable exists at one place (spec §2, Expressions); `now` everywhere.
+CONTEXT_VARS = frozenset(
+    {
+        "now",
+        "size",
+        "age",
+        "last",
+        "waiting",
+        "present",
+        "residents",
+        "decoders",
+        "kv_decode",
+        "kv_prefill",
+        "tokens",
+        "prefilled",
+        "attention",
+        "decoding",
+        "admission",
+        "remaining",
+        "waited",
+    }
+)
+
+# Attributes every session has; the trace ones exist with a trace.
+BUILTIN_ATTRS = frozenset({"serial", "turn_no", "cached", "computed"})
+TRACE_ATTRS = frozenset({"new", "out", "think", "more", "forced"})
+
+# Functions of numbers, and observables of the deployment's state (live state).
+MATH_FUNCS = frozenset({"min", "max", "abs", "floor", "ceil", "sqrt", "exp", "ln", "pow"})
+OBSERVABLES = frozenset(
+    {
+        "queue",
+        "busy",
+        "work",
+        "used",
+        "free",
+        "cachedin",
+        "holders",
+        "queued",
+        "budget_left",
+        "blocksize",
+        "price",
+        "est_lambda",
+        "est_rho",
+        "est_wait",
+    }
+)
+DISTRIBUTIONS = frozenset({"exp", "det", "uniform", "erlang", "h2", "bernoulli"})
