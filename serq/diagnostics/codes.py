@@ -92,3 +92,55 @@ AGGREGATE = Code(
 DIALECT = Code(
     "E-dialect", "a form the program's dialect (`fn main` or not) does not have", "expand"
 )
+
+# link: names
+UNKNOWN_NAME = Code(
+    "E-unknown-name",
+    "a name that nothing declares: no attribute, let, pool, stage or function",
+    "link",
+)
+NAME_CLASH = Code(
+    "E-name-clash",
+    "two things share one name: an attribute, a let, a context variable, a pool, a stage, "
+    "a queue, a definition or a binding",
+    "link",
+)
+WRONG_KIND = Code(
+    "E-wrong-kind", "a name used as what it is not: a pool where a stage goes, and so on", "link"
+)
+ARITY = Code(
+    "E-arity", "a function or distribution called with the wrong number of arguments", "link"
+)
+INDEX = Code(
+    "E-index",
+    "an array indexed wrongly: a missing index, a scalar indexed, a constant index out of range",
+    "link",
+)
+# link: the rules of the spec
+MOMENT = Code("E-moment", "a context variable read outside the one place it exists", "link")
+HIDDEN = Code(
+    "E-hidden", "a hidden attribute read where the scheduler decides, or hidden wrongly", "link"
+)
+CONSTANT = Code(
+    "E-constant",
+    "a constant position (let, cap, block, fifo count, rate, run block) that is not "
+    "a constant, or is NaN",
+    "link",
+)
+STRUCTURE = Code(
+    "E-structure",
+    "a structural rule: step modes, multi-stage runs and share, gauges, family sizes, serve, "
+    "draws in keys, transfers and `from`",
+    "link",
+)
+# lint (reported as errors)
+LINT_SET_HEADER = Code(
+    "L-set-in-header",
+    "a `set` that reads live state is then read in a hold's header: use `at admission`",
+    "lint",
+)
+LINT_GUARD = Code(
+    "L-constant-guard",
+    "a branch guard that is a constant strictly between 0 and 1: use `branch with`",
+    "lint",
+)

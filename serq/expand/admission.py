@@ -16,7 +16,15 @@ from typing import Any
 
 from serq.diagnostics import Label, Span, codes
 from serq.expand.context import Context
-from serq.expand.walk import has_draw, map_blocks, map_exprs, map_fields, substitute, walk
+from serq.expand.walk import (
+    has_draw,
+    map_blocks,
+    map_exprs,
+    map_fields,
+    substitute,
+    walk,
+    walk_children,
+)
 from serq.syntax import ast
 from serq.vocabulary import BUILTIN_ATTRS, CONTEXT_VARS, OBSERVABLES, TRACE_ATTRS
 
@@ -35,21 +43,43 @@ def program_names(items: list[ast.Item]) -> dict[str, Span]:
     return names
 
 
+def _outside_reads(items: list[ast.Item]) -> dict[str, ast.Name]:
+    """The first read of each name outside every hold that binds it (its clause included)."""
+    reads: dict[str, ast.Name] = {}
+
+    def visit(n: Any, bound: frozenset[str]) -> None:
+        if isinstance(n, ast.Hold) and n.bindings:
+            bound = bound | {b.name.name for b in n.bindings}
+        if isinstance(n, ast.Name) and n.name not in bound:
+            reads.setdefault(n.name, n)
+        for child in walk_children(n):
+            visit(child, bound)
+
+    for item in items:
+        visit(item, frozenset())
+    return reads
+
+
 def expand_statements(items: list[ast.Item], ctx: Context) -> list[ast.Item]:
     """Rewrite `at admission`, `branch with` and aggregates in every item."""
     names = program_names(items)
+    outside = _outside_reads(items)
     out = []
     for item in items:
         item = _aggregates(item, names, ctx)
-        out.append(map_blocks(item, lambda s: _stmt(s, names, ctx)))
+        out.append(map_blocks(item, lambda s: _stmt(s, names, outside, ctx)))
     return out
 
 
-def _stmt(s: ast.Stmt, names: dict[str, Span], ctx: Context) -> list[ast.Stmt] | None:
+def _stmt(
+    s: ast.Stmt, names: dict[str, Span], outside: dict[str, ast.Name], ctx: Context
+) -> list[ast.Stmt] | None:
     if isinstance(s, ast.BranchWith):
-        then = map_blocks(s.then, lambda x: _stmt(x, names, ctx))
+        then = map_blocks(s.then, lambda x: _stmt(x, names, outside, ctx))
         otherwise = (
-            map_blocks(s.otherwise, lambda x: _stmt(x, names, ctx)) if s.otherwise else None
+            map_blocks(s.otherwise, lambda x: _stmt(x, names, outside, ctx))
+            if s.otherwise
+            else None
         )
         p = s.probability
         draw = ast.Draw(ast.Ident("bernoulli", s.span), (p,), s.span)
@@ -57,8 +87,8 @@ def _stmt(s: ast.Stmt, names: dict[str, Span], ctx: Context) -> list[ast.Stmt] |
         ctx.origin(s.span, "branch with", (out,))
         return [out]
     if isinstance(s, ast.Hold) and s.bindings:
-        hold = map_fields(s, lambda n: map_blocks(n, lambda x: _stmt(x, names, ctx)))
-        out = _admission(hold, names, ctx)
+        hold = map_fields(s, lambda n: map_blocks(n, lambda x: _stmt(x, names, outside, ctx)))
+        out = _admission(hold, names, outside, ctx)
         ctx.origin(s.at_admission or s.span, "at admission", (out,))
         return [out]
     return None
@@ -74,11 +104,16 @@ def _live(e: ast.Expr) -> ast.Expr | None:
     return None
 
 
-def _admission(hold: ast.Hold, names: dict[str, Span], ctx: Context) -> ast.Hold:
+def _admission(
+    hold: ast.Hold, names: dict[str, Span], outside: dict[str, ast.Name], ctx: Context
+) -> ast.Hold:
     values: dict[str, ast.Expr] = {}
     later = {b.name.name for b in hold.bindings}
     sets: list[ast.Stmt] = []
-    body_reads = {n.name: n for n in walk(hold.body) if isinstance(n, ast.Name)}
+    body_reads: dict[str, ast.Name] = {}
+    for n in walk(hold.body):
+        if isinstance(n, ast.Name):
+            body_reads.setdefault(n.name, n)
     for b in hold.bindings:
         name = b.name.name
         later.discard(name)
@@ -114,6 +149,15 @@ def _admission(hold: ast.Hold, names: dict[str, Span], ctx: Context) -> ast.Hold
                 help="the body reads `cached`, the units the admission consumed",
             )
             continue
+        if name in outside:
+            ctx.error(
+                codes.ADMISSION,
+                outside[name].span,
+                f"`{name}` is read outside the hold that binds it",
+                labels=(Label(b.name.span, "bound here, and set for the body"),),
+                help="a binding the body reads is the hold's own: read it only inside",
+            )
+            continue
         clash = _clash(name, names, ctx)
         if clash is not None:
             ctx.error(
@@ -134,8 +178,19 @@ def _admission(hold: ast.Hold, names: dict[str, Span], ctx: Context) -> ast.Hold
         for p in hold.pools
     )
     reuse = substitute(hold.reuse, values) if hold.reuse is not None else None
+    cache = substitute(hold.cache, values) if hold.cache is not None else None
+    lease = substitute(hold.lease, values) if hold.lease is not None else None
     body = replace(hold.body, body=(*sets, *hold.body.body))
-    return replace(hold, pools=pools, reuse=reuse, bindings=(), at_admission=None, body=body)
+    return replace(
+        hold,
+        pools=pools,
+        reuse=reuse,
+        cache=cache,
+        lease=lease,
+        bindings=(),
+        at_admission=None,
+        body=body,
+    )
 
 
 def _clash(name: str, names: dict[str, Span], ctx: Context) -> str | None:
@@ -185,19 +240,14 @@ def _write_out(e: ast.Aggregate, names: dict[str, Span], ctx: Context) -> ast.Ex
             "constant expression",
         )
         return e
-    if not (math.isfinite(n) and n == int(n) and n >= (0 if e.func == "sum" else 1)):
-        least = "0" if e.func == "sum" else "1"
+    if not (math.isfinite(n) and n == int(n) and n >= 1):
         ctx.error(
             codes.AGGREGATE,
             e.count.span,
-            f"an aggregate's count is a whole number of at least {least}, not {n:g}",
+            f"an aggregate's count is a whole number of at least 1, not {n:g}",
         )
         return e
-    terms = [
-        substitute(e.body, {var: ast.Number(float(k), str(k), e.span)}) for k in range(int(n))
-    ]
-    if not terms:
-        return ast.Number(0.0, "0", e.span)
+    terms = [substitute(e.body, {var: ast.Number(float(k), str(k), e.span)}) for k in range(int(n))]
     acc = terms[0]
     for t in terms[1:]:
         if e.func == "sum":

@@ -15,7 +15,7 @@ from typing import Any
 
 from serq.diagnostics import Label, codes
 from serq.expand.context import Context
-from serq.expand.walk import map_fields
+from serq.expand.walk import map_fields, walk
 from serq.syntax import ast
 
 Defs = dict[str, "ast.DefExpr | ast.DefBlock"]
@@ -36,7 +36,10 @@ def expand_defs(items: list[ast.Item], ctx: Context) -> list[ast.Item]:
                 )
                 continue
             defs[item.name.name] = item
-    expander = _Expander(defs, ctx)
+    for d in defs.values():
+        _check_params(d, ctx)
+    recursive = _recursive(defs, ctx)
+    expander = _Expander(defs, ctx, recursive)
     return [
         expander.node(item, ())
         for item in items
@@ -45,9 +48,10 @@ def expand_defs(items: list[ast.Item], ctx: Context) -> list[ast.Item]:
 
 
 class _Expander:
-    def __init__(self, defs: Defs, ctx: Context) -> None:
+    def __init__(self, defs: Defs, ctx: Context, recursive: set[str]) -> None:
         self.defs = defs
         self.ctx = ctx
+        self.recursive = recursive
 
     def node(self, node: Any, stack: tuple[str, ...]) -> Any:
         """`node` with every call of a definition inlined; `stack` is the definitions being
@@ -71,6 +75,8 @@ class _Expander:
         d = self.defs.get(name.name)
         if d is None:
             return None
+        if name.name in self.recursive:
+            return False
         if name.name in stack:
             self.ctx.error(
                 codes.DEF,
@@ -152,3 +158,75 @@ def _through(ref: ast.Ref, arg: ast.Expr) -> ast.Ref:
     else:
         return ref
     return replace(ref, parts=(*head, *ref.parts[1:]))
+
+
+def _calls(d: ast.DefExpr | ast.DefBlock, defs: Defs) -> list[ast.Ident]:
+    """The definitions `d`'s body calls, in order."""
+    out = []
+    for n in walk(d.body):
+        if isinstance(n, ast.DefCall) and n.name.name in defs:
+            out.append(n.name)
+        elif isinstance(n, ast.Call) and n.func.name in defs:
+            out.append(n.func)
+    return out
+
+
+def _cycle(start: str, graph: dict[str, list[str]]) -> list[str] | None:
+    """A path of calls from `start` back to itself, if there is one."""
+    path: list[str] = []
+    seen: set[str] = set()
+
+    def reach(name: str) -> bool:
+        for callee in graph[name]:
+            if callee == start:
+                return True
+            if callee not in seen:
+                seen.add(callee)
+                path.append(callee)
+                if reach(callee):
+                    return True
+                path.pop()
+        return False
+
+    return [start, *path] if reach(start) else None
+
+
+def _recursive(defs: Defs, ctx: Context) -> set[str]:
+    """The definitions on a cycle of calls, each cycle reported once at its first member."""
+    graph = {name: [c.name for c in _calls(d, defs)] for name, d in defs.items()}
+    on_cycle: set[str] = set()
+    for start, d in defs.items():
+        path = _cycle(start, graph)
+        if path is None:
+            continue
+        if not on_cycle.intersection(path):
+            ctx.error(
+                codes.DEF,
+                d.name.span,
+                f"`{start}` calls itself: a definition cannot recurse",
+                notes=(" -> ".join((*path, start)),),
+            )
+        on_cycle.update(path)
+    return on_cycle
+
+
+def _check_params(d: ast.DefExpr | ast.DefBlock, ctx: Context) -> None:
+    """A parameter is substituted, so the body may not assign, bind or index with its name."""
+    params = {p.name for p in d.params}
+    for n in walk(d.body):
+        if isinstance(n, (ast.Set, ast.Choose)):
+            target = n.target
+        elif isinstance(n, ast.Binding):
+            target = n.name
+        elif isinstance(n, ast.Aggregate):
+            target = n.var
+        else:
+            continue
+        if target.name in params:
+            ctx.error(
+                codes.DEF,
+                target.span,
+                f"`{target.name}` is a parameter of `{d.name.name}`, and the body names "
+                "with it what it assigns or binds",
+                help="give the parameter or the assigned name another name",
+            )

@@ -26,19 +26,24 @@ def collapse(ref: ast.Ref) -> ast.Ref:
     if len(indexed) > 1:
         return ref
     first, last = ref.parts[0].ident, ref.parts[-1].ident
-    span = replace(
-        first.span,
-        end=last.span.end,
-        end_line=last.span.end_line,
-        end_column=last.span.end_column,
-    ) if first.span.file == last.span.file and first.span.start <= last.span.end else first.span
+    span = (
+        replace(
+            first.span,
+            end=last.span.end,
+            end_line=last.span.end_line,
+            end_column=last.span.end_column,
+        )
+        if first.span.file == last.span.file and first.span.start <= last.span.end
+        else first.span
+    )
     ident = ast.Ident(ref.dotted, span)
     index = indexed[0].index if indexed else None
     return replace(ref, parts=(ast.RefPart(ident, index, ref.span),))
 
 
 def normalize(node: Any, resources: set[str]) -> Any:
-    """Collapse every reference, and read a dotted one naming no pool or stage as an attribute."""
+    """Collapse every reference; in an expression, one without an index is a name, as the
+    parser reads `used(kv)` (a dotted one naming no pool or stage is an attribute)."""
 
     def visit(n: Any, resource_position: bool) -> Any:
         changes = {}
@@ -57,15 +62,10 @@ def normalize(node: Any, resources: set[str]) -> Any:
                     changes[fld.name] = new
         if changes:
             n = replace(n, **changes)
-        if isinstance(n, ast.Ref) and len(n.parts) > 1:
+        if isinstance(n, ast.Ref):
             n = collapse(n)
             part = n.parts[0]
-            if (
-                not resource_position
-                and len(n.parts) == 1
-                and part.index is None
-                and part.ident.name not in resources
-            ):
+            if not resource_position and len(n.parts) == 1 and part.index is None:
                 return ast.Name(part.ident, n.span)
         return n
 

@@ -27,18 +27,26 @@ _ROLE_NAMES = {
 
 def expand_serving(items: list[ast.Item], ctx: Context) -> list[ast.Item]:
     """Rewrite every serving form into the kernel `run` (and `load`, `release`) it stands for."""
-    stages: dict[str, ast.Stage] = {}
+    every: dict[str, ast.Stage] = {}
+    for item in items:
+        if isinstance(item, ast.Stage):
+            every.setdefault(item.name.name, item)
+    above: dict[str, ast.Stage] = {}
     out: list[ast.Item] = []
     for item in items:
         if isinstance(item, ast.Stage):
-            stages.setdefault(item.name.name, item)
-        out.append(map_blocks(item, lambda s, above=dict(stages): _stmt(s, above, ctx)))
+            above.setdefault(item.name.name, item)
+        out.append(map_blocks(item, lambda s, found=dict(above): _stmt(s, found, every, ctx)))
     return out
 
 
-def _stmt(s: ast.Stmt, stages: dict[str, ast.Stage], ctx: Context) -> list[ast.Stmt] | None:
+def _stmt(
+    s: ast.Stmt, stages: dict[str, ast.Stage], every: dict[str, ast.Stage], ctx: Context
+) -> list[ast.Stmt] | None:
+    """`stages` are those declared above the form, where it looks for one; `every` stage
+    is where an `on STAGE` is found, for its kind."""
     if isinstance(s, ast.Serving):
-        result = _serving(s, stages, ctx)
+        result = _serving(s, stages, every, ctx)
     elif isinstance(s, ast.Transfer):
         result = _transfer(s, stages, ctx)
     elif isinstance(s, ast.Run) and not s.stages:
@@ -86,7 +94,7 @@ def _find(
                 form.span,
                 f"{len(found)} stages could run this `{verb}`: "
                 + ", ".join(f"`{s.name.name}`" for s in found),
-                labels=tuple(Label(s.name.span, "this step engine") for s in found),
+                labels=tuple(Label(s.name.span, f"`{s.name.name}` qualifies") for s in found),
                 help=f"say which with `{verb} on STAGE ...`",
             )
         return None
@@ -105,22 +113,20 @@ def _cost(ref: ast.Ref, work: ast.Expr, ctx: Context) -> ast.Expr:
 
 
 def _serving(
-    s: ast.Serving, stages: dict[str, ast.Stage], ctx: Context
+    s: ast.Serving, stages: dict[str, ast.Stage], every: dict[str, ast.Stage], ctx: Context
 ) -> list[ast.Stmt] | None:
     refs = _find(s, s.verb, stages, ctx)
     if refs is None:
         return None
     mode = None
     if len(refs) == 1 and s.verb in ("prefill", "decode"):
-        if _is_step(stages.get(refs[0].dotted)):
+        if _is_step(every.get(refs[0].dotted)):
             mode = s.verb
     work = _cost(refs[0], s.work, ctx) if len(refs) == 1 else s.work
     return [ast.Run(refs, mode, work, s.growing, s.span)]
 
 
-def _transfer(
-    s: ast.Transfer, stages: dict[str, ast.Stage], ctx: Context
-) -> list[ast.Stmt] | None:
+def _transfer(s: ast.Transfer, stages: dict[str, ast.Stage], ctx: Context) -> list[ast.Stmt] | None:
     refs = _find(s, "transfer", stages, ctx)
     if refs is None:
         return None

@@ -49,23 +49,23 @@ def expand_sides(items: list[ast.Item], ctx: Context) -> list[ast.Item]:
     if body is None:
         return [i for i in items if not isinstance(i, ast.Server)]
     span = wsession.span if wsession is not None else server.span  # type: ignore[union-attr]
-    session = ast.Session(body, span)
-    ctx.origin(span, "session", (session,))
+    session: ast.Session | None = ast.Session(body, span)
+    ctx.origin(span, "session", (session,))  # type: ignore[arg-type]
+    # The session takes the server's place (the server's forms find the stages declared
+    # above it), or the workload's when there is no server.
+    anchor = ast.Server if server is not None else ast.Workload
     out: list[ast.Item] = []
-    placed = False
     for item in items:
-        if isinstance(item, ast.Server):
-            continue
         if isinstance(item, ast.Workload):
             clauses = tuple(c for c in item.clauses if not isinstance(c, ast.WorkloadSession))
-            out.append(replace(item, clauses=clauses))
-            if not placed:
-                out.append(session)
-                placed = True
-            continue
-        out.append(item)
-    if not placed:
-        out.append(session)
+            item = replace(item, clauses=clauses)
+        if isinstance(item, anchor) and session is not None:
+            if isinstance(item, ast.Workload):
+                out.append(item)
+            out.append(session)
+            session = None
+        elif not isinstance(item, ast.Server):
+            out.append(item)
     return out
 
 
@@ -73,9 +73,7 @@ def _head(node: ast.Server | ast.Session | ast.WorkloadSession) -> Span:
     """The keyword of a session or server block: where a diagnostic about the block points."""
     s = node.span
     word = "server" if isinstance(node, ast.Server) else "session"
-    return replace(
-        s, end=s.start + len(word), end_line=s.line, end_column=s.column + len(word)
-    )
+    return replace(s, end=s.start + len(word), end_line=s.line, end_column=s.column + len(word))
 
 
 def _once(ctx: Context, nodes: list, what: str) -> None:

@@ -104,6 +104,18 @@ def map_blocks(node: Any, f: Callable[[ast.Stmt], list[ast.Stmt] | None]) -> Any
     return visit(node)
 
 
+def walk_children(node: Any) -> Iterator[Any]:
+    """The direct child nodes of `node`, in source order."""
+    for fld in fields(node):
+        if fld.name == "span":
+            continue
+        value = getattr(node, fld.name)
+        if isinstance(value, tuple):
+            yield from (v for v in value if _is_node(v))
+        elif _is_node(value):
+            yield value
+
+
 def walk(node: Any) -> Iterator[Any]:
     """Every node under `node`, `node` first, in source order."""
     yield node
