@@ -7,9 +7,13 @@ diagnostics; none raises on bad input.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from serq.diagnostics import Diagnostic, Severity, Span, codes
 from serq.syntax import ItemCache, ParseResult, ast, parse
+
+if TYPE_CHECKING:
+    from serq.ir import Program
 
 
 def read_source(path: str) -> str | Diagnostic:
@@ -35,8 +39,8 @@ def parse_source(text: str, path: str = "<input>", cache: ItemCache | None = Non
 def check_source(
     text: str, path: str = "<input>", cache: ItemCache | None = None
 ) -> list[Diagnostic]:
-    """Every diagnostic of the program `text`: for now its syntax errors."""
-    return list(parse_source(text, path, cache).diagnostics)
+    """Every diagnostic of the program `text`: syntax, then expansion, then link errors."""
+    return link_source(text, path, cache)[1]
 
 
 def expand_source(
@@ -59,6 +63,25 @@ def expand_source(
     return expansion.kernel, [*diagnostics, *expansion.diagnostics]
 
 
+def link_source(
+    text: str, path: str = "<input>", cache: ItemCache | None = None
+) -> tuple[Program | None, list[Diagnostic]]:
+    """The IR of the program `text` (the contents of `path`) and every diagnostic so far.
+
+    The program is None when any phase found an error: the linker does not run on a
+    program with syntax or expansion errors, and it reports every error of its own."""
+    kernel, diagnostics = expand_source(text, path, cache)
+    if kernel is None or any(d.severity >= Severity.ERROR for d in diagnostics):
+        return None, diagnostics
+    try:
+        from serq.link import link  # the linker loads only when a command needs it
+
+        linked = link(kernel)
+    except Exception as error:  # a bug in serq, not in the program: say so, never raise
+        return None, [*diagnostics, _internal(path, "linking", error)]
+    return linked.program, [*diagnostics, *linked.diagnostics]
+
+
 def format_kernel(kernel: ast.Module, path: str = "<input>") -> str | Diagnostic:
     """The text of `kernel` (expanded from `path`), or an `E-internal` diagnostic if that fails."""
     try:
@@ -67,6 +90,30 @@ def format_kernel(kernel: ast.Module, path: str = "<input>") -> str | Diagnostic
         return print_module(kernel)
     except Exception as error:  # a bug in serq, not in the program
         return _internal(path, "printing the kernel of", error)
+
+
+def format_ir(
+    program: Program,
+    path: str = "<input>",
+    *,
+    horizon: float | None = None,
+    arrivals: int | None = None,
+    compact: bool = False,
+) -> str | Diagnostic:
+    """The JSON of `program` (linked from `path`), with the run's `horizon` and `arrivals`
+    overridden when given, or an `E-internal` diagnostic if that fails."""
+    try:
+        from dataclasses import replace
+
+        from serq import ir
+
+        if horizon is not None:
+            program = replace(program, horizon=horizon)
+        if arrivals is not None:
+            program = replace(program, arrivals=arrivals)
+        return ir.to_json(program, indent=None if compact else 2)
+    except Exception as error:  # a bug in serq, not in the program
+        return _internal(path, "printing the IR of", error)
 
 
 def _internal(path: str, stage: str, error: Exception) -> Diagnostic:

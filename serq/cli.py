@@ -1,4 +1,5 @@
-"""The `serq` command: `serq check FILE...`, `serq expand FILE` (more as the pipeline grows).
+"""The `serq` command: `serq check FILE...`, `serq expand FILE`, `serq ir FILE` (more as the
+pipeline grows).
 
 Exit status: 0 when every file is clean, 1 when any has an error, 2 on a usage
 error or a file that cannot be read. Whatever the input, the command reports
@@ -57,6 +58,24 @@ def _parser() -> argparse.ArgumentParser:
         default="auto",
         help="color the report (default: when the output is a terminal)",
     )
+    ir = commands.add_parser(
+        "ir",
+        help="print the IR a file links to, as JSON",
+        description="Parse, expand and link a serQ file and print its IR as JSON on stdout; "
+        "diagnostics go to stderr.",
+    )
+    ir.add_argument("file", metavar="FILE", help="a .sq file")
+    ir.add_argument("--horizon", type=_number, metavar="T", help="override the run block's horizon")
+    ir.add_argument(
+        "--arrivals", type=_count, metavar="N", help="override the run block's arrivals"
+    )
+    ir.add_argument("--compact", action="store_true", help="print the JSON on one line")
+    ir.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="color the report (default: when the output is a terminal)",
+    )
     return parser
 
 
@@ -74,6 +93,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _check(args)
     if args.command == "expand":
         return _expand(args)
+    if args.command == "ir":
+        return _ir(args)
     return EXIT_USAGE
 
 
@@ -134,6 +155,60 @@ def _expand(args: argparse.Namespace) -> int:
     if any(d.severity >= Severity.ERROR for d in diagnostics):
         return EXIT_ERRORS
     return EXIT_OK
+
+
+def _ir(args: argparse.Namespace) -> int:
+    path = args.file
+    loaded = api.read_source(path)
+    if isinstance(loaded, Diagnostic):
+        print_diagnostics([loaded], {}, file=sys.stderr, color=_color(args))
+        return EXIT_USAGE
+    program, diagnostics = api.link_source(loaded, path)
+    text: str | None = None
+    if program is not None:
+        printed = api.format_ir(
+            program, path, horizon=args.horizon, arrivals=args.arrivals, compact=args.compact
+        )
+        if isinstance(printed, Diagnostic):
+            diagnostics.append(printed)
+        else:
+            text = printed
+    sources = {path: loaded}
+    for d in diagnostics:  # an error may lie in a `use`d library
+        if d.span.file not in sources:
+            library = api.read_source(d.span.file)
+            if isinstance(library, str):
+                sources[d.span.file] = library
+    print_diagnostics(diagnostics, sources, file=sys.stderr, color=_color(args))
+    if text is not None:
+        sys.stdout.write(text + "\n")
+    if any(d.severity >= Severity.ERROR for d in diagnostics):
+        return EXIT_ERRORS
+    return EXIT_OK
+
+
+def _color(args: argparse.Namespace) -> bool | None:
+    return {"auto": None, "always": True, "never": False}[args.color]
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value != value or value <= 0:
+        raise argparse.ArgumentTypeError(f"not a positive number: {text!r}")
+    return value
+
+
+def _count(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}")
+    return value
 
 
 def entry() -> None:

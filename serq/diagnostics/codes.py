@@ -141,6 +141,7 @@ LINT_SET_HEADER = Code(
 )
 LINT_GUARD = Code(
     "L-constant-guard",
-    "a branch guard that is a constant strictly between 0 and 1: use `branch with`",
+    "a constant branch guard that is not 0 or 1 (one strictly between is a draw: use "
+    "`branch with`)",
     "lint",
 )

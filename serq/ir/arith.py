@@ -1,0 +1,137 @@
+"""The arithmetic of serQ expressions, defined once for the linker's folding and the simulator.
+
+Values are IEEE doubles, as in the reference: a division by zero is an infinity (0/0 is
+NaN), an overflow is an infinity, a function outside its domain is NaN; no operation
+raises. Comparisons and `!`, `&&`, `||` give 0 or 1, and a non-zero operand is true.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+from serq.ir.expr import Binary, Call, Cond, Expr, Num, Unary
+
+INF = math.inf
+
+
+def divide(a: float, b: float) -> float:
+    """a / b under IEEE rules: x/0 is ±inf, 0/0 and NaN/0 are NaN."""
+    if b == 0:
+        if a == 0 or math.isnan(a):
+            return math.nan
+        return math.copysign(INF, a) * math.copysign(1.0, b)
+    return a / b
+
+
+def power(a: float, b: float) -> float:
+    """a ^ b as C's pow: an overflow is inf, a negative base to a fraction is NaN."""
+    try:
+        r = math.pow(a, b)
+    except OverflowError:
+        return INF if a > 0 or b == math.floor(b) and int(b) % 2 == 0 else -INF
+    except ValueError:  # a negative base to a non-integer, or 0 to a negative power
+        return INF if a == 0 else math.nan
+    return r
+
+
+def _mul(a: float, b: float) -> float:
+    return a * b  # float multiplication never raises; inf * 0 is NaN
+
+
+def _exp(x: float) -> float:
+    try:
+        return math.exp(x)
+    except OverflowError:
+        return INF
+
+
+def _ln(x: float) -> float:
+    if x > 0:
+        return math.log(x)
+    return -INF if x == 0 else math.nan
+
+
+def _sqrt(x: float) -> float:
+    return math.sqrt(x) if x >= 0 or math.isnan(x) else math.nan
+
+
+def _floor(x: float) -> float:
+    return float(math.floor(x)) if math.isfinite(x) else x
+
+
+def _ceil(x: float) -> float:
+    return float(math.ceil(x)) if math.isfinite(x) else x
+
+
+def _min(a: float, b: float) -> float:
+    return b if math.isnan(a) else a if math.isnan(b) else min(a, b)  # Rust's f64::min
+
+
+def _max(a: float, b: float) -> float:
+    return b if math.isnan(a) else a if math.isnan(b) else max(a, b)
+
+
+BINARY: dict[str, Callable[[float, float], float]] = {
+    "+": lambda a, b: a + b,
+    "-": lambda a, b: a - b,
+    "*": _mul,
+    "/": divide,
+    "^": power,
+    "==": lambda a, b: float(a == b),
+    "!=": lambda a, b: float(a != b),
+    "<": lambda a, b: float(a < b),
+    "<=": lambda a, b: float(a <= b),
+    ">": lambda a, b: float(a > b),
+    ">=": lambda a, b: float(a >= b),
+    "&&": lambda a, b: float(a != 0 and b != 0),
+    "||": lambda a, b: float(a != 0 or b != 0),
+}
+UNARY: dict[str, Callable[[float], float]] = {
+    "-": lambda a: -a,
+    "!": lambda a: float(a == 0),
+}
+# name -> (arity, function)
+FUNCTIONS: dict[str, tuple[int, Callable[..., float]]] = {
+    "min": (2, _min),
+    "max": (2, _max),
+    "abs": (1, abs),
+    "floor": (1, _floor),
+    "ceil": (1, _ceil),
+    "sqrt": (1, _sqrt),
+    "exp": (1, _exp),
+    "ln": (1, _ln),
+    "pow": (2, power),
+}
+# distribution -> arity
+DISTRIBUTIONS: dict[str, int] = {
+    "exp": 1,
+    "det": 1,
+    "uniform": 2,
+    "erlang": 2,
+    "h2": 2,
+    "bernoulli": 1,
+}
+
+
+def fold(expr: Expr) -> float | None:
+    """The value of `expr` when it reads only numbers and functions of numbers, else None."""
+    if isinstance(expr, Num):
+        return expr.value
+    if isinstance(expr, Unary):
+        v = fold(expr.operand)
+        return None if v is None else UNARY[expr.op](v)
+    if isinstance(expr, Binary):
+        a, b = fold(expr.left), fold(expr.right)
+        return None if a is None or b is None else BINARY[expr.op](a, b)
+    if isinstance(expr, Cond):
+        t = fold(expr.test)
+        if t is None:
+            return None
+        return fold(expr.then if t != 0 else expr.otherwise)
+    if isinstance(expr, Call):
+        args = [fold(a) for a in expr.args]
+        if any(a is None for a in args):
+            return None
+        return float(FUNCTIONS[expr.func][1](*args))
+    return None

@@ -1,0 +1,67 @@
+"""The moment table: each context variable is read only at the one place it exists.
+
+`now` exists everywhere but an arrival gap (a `renewal` reads only constants and
+draws); the others at one place each (spec §2, Expressions;
+the reference breaks the ties of the prose):
+
+- `size`, `age`, `last`, `waiting`: eviction keys and spill clauses;
+- `waited`: a pool's queue keys;
+- `present`: a ps stage's capacity;
+- `residents`, `decoders`, `kv_decode`, `kv_prefill`: a step stage's budget,
+  chunk, cost and serve keys;
+- `tokens`, `prefilled`, `attention`: a step stage's cost;
+- `decoding`, `admission`, `remaining`: a step stage's serve keys.
+
+Constant positions (lets, `cap`, sizes, the run block, ...) are the constant
+rule's, and `now` in a gauge is the gauge rule's, so neither is reported here.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from serq.diagnostics import Diagnostic, codes
+from serq.link.checks.places import Place, names, sites
+from serq.syntax import ast
+from serq.vocabulary import CONTEXT_VARS
+
+_TOTALS = frozenset({"residents", "decoders", "kv_decode", "kv_prefill"})
+
+# Where each context variable other than `now` exists, in the words of a message.
+HOMES: dict[str, tuple[Place, ...]] = {
+    **{v: (Place.EVICT,) for v in ("size", "age", "last", "waiting")},
+    "waited": (Place.QUEUE,),
+    "present": (Place.PS,),
+    **{v: (Place.BUDGET, Place.COST, Place.SERVE) for v in _TOTALS},
+    **{v: (Place.COST,) for v in ("tokens", "prefilled", "attention")},
+    **{v: (Place.SERVE,) for v in ("decoding", "admission", "remaining")},
+}
+assert set(HOMES) | {"now"} == CONTEXT_VARS
+
+
+def check(kernel: ast.Module) -> Iterator[Diagnostic]:
+    """E-moment for every context variable of `kernel` read outside its place."""
+    for site in sites(kernel):
+        if site.place is Place.CONSTANT:
+            continue
+        for n in names(site.expr):
+            if n.name == "now" and site.place is Place.ARRIVAL:
+                yield Diagnostic.error(
+                    codes.MOMENT,
+                    n.span,
+                    "`now` is read in an arrival gap, which is drawn with no session: "
+                    "a gap reads only constants and draws",
+                )
+                continue
+            homes = HOMES.get(n.name)
+            if homes is None or site.place in homes:
+                continue
+            where = " or ".join(h.value for h in homes)
+            yield Diagnostic.error(
+                codes.MOMENT,
+                n.span,
+                f"`{n.name}` is read in {site.place.value}, but it exists only in {where}",
+                notes=(f"in {site.owner}",),
+                help="a context variable is read only at the one place it exists; "
+                "`now` is the one read everywhere",
+            )

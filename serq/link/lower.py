@@ -1,0 +1,460 @@
+"""Lowering: a kernel program and its `Scope` to the IR `Program`.
+
+Input: a kernel (no sugar left) whose names `resolve.declare` has collected; the
+references are resolved by `expressions.Resolver`. Output: the
+program, or None when any error was found, with every error reported in one pass (a
+failed part is replaced by a placeholder so the rest is still checked).
+
+What lowering checks itself is what the IR cannot exist without: the constant positions
+(cap, block, a family's size, a fifo's servers, the arrival rate or population, the run
+block) fold to numbers, whole where the IR counts; families named by `admit via`,
+`memory` and `spill` join member for member or one for all; one session. The rules of
+the spec that the IR could express but forbids (moments, hidden, lints, structure) are
+`serq.link.checks`'.
+
+Invariants of the result: `init`, `turn` and `session` are blocks 0, 1 and 2, and the
+other blocks follow in the order a depth-first walk meets them (an absent `else` is an
+empty block); attribute slots are the built-ins, then the order assignments are met in
+that walk; every member id is in range; no `Num` is NaN.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import replace
+
+from serq import ir
+from serq.diagnostics import Label, Span, codes
+from serq.link.expressions import Resolver
+from serq.link.resolve import Family, Scope
+from serq.syntax import ast
+
+_MODES = {None: "plain", "prefill": "prefill", "decode": "decode"}
+_KERNEL_ITEMS = (
+    ast.Let,
+    ast.Pool,
+    ast.Stage,
+    ast.Workload,
+    ast.Session,
+    ast.RunSettings,
+    ast.Share,
+    ast.Gauge,
+    ast.ErrorItem,
+)
+_SEED_MAX = 2**64 - 1
+
+
+def lower(kernel: ast.Module, scope: Scope) -> ir.Program | None:
+    """The IR of `kernel` over `scope`, or None when an error (reported in `scope`) was found."""
+    return _Lowering(kernel, scope).program()
+
+
+class _Lowering:
+    def __init__(self, kernel: ast.Module, scope: Scope) -> None:
+        self.kernel = kernel
+        self.scope = scope
+        self.r = Resolver(scope)
+        self.blocks: list[tuple[ir.Stmt, ...] | None] = []
+        self.broken = False  # the parser skipped text: no program, but keep checking
+
+    def error(self, code: codes.Code, span: Span, message: str, **kw) -> None:
+        self.r.fail(code, span, message, **kw)
+
+    # ----------------------------------------------------------------- program
+
+    def program(self) -> ir.Program | None:
+        items = self.kernel.items
+        self.broken = any(isinstance(i, ast.ErrorItem) for i in items)
+        for item in items:
+            self.leftover(item)
+        pools = tuple(m for i in items if isinstance(i, ast.Pool) for m in self.pool(i))
+        stages = tuple(m for i in items if isinstance(i, ast.Stage) for m in self.stage(i))
+        workloads = [i for i in items if isinstance(i, ast.Workload)]
+        arrival, trace, hidden = self.workload(workloads)
+        init = self.reserve()
+        turn = self.reserve()
+        session = self.reserve()
+        self.fill(init, _clause_statements(workloads, ast.Init))
+        self.fill(turn, _clause_statements(workloads, ast.TurnBlock))
+        sessions = [i for i in items if isinstance(i, ast.Session)]
+        for extra in sessions[1:]:
+            self.error(
+                codes.STRUCTURE,
+                extra.span,
+                "a program has one session",
+                labels=(Label(sessions[0].span, "the first session"),),
+            )
+        self.fill(session, list(sessions[0].body.body) if sessions else [])
+        horizon, warmup, seed, arrivals = self.run_settings(items)
+        shares = [i.policy for i in items if isinstance(i, ast.Share)]
+        gauges = tuple(
+            ir.Gauge(i.name.name, self.r.expr(i.value), i.span)
+            for i in items
+            if isinstance(i, ast.Gauge)
+        )
+        if self.r.failed or self.broken or self.scope.diagnostics:
+            return None
+        return ir.Program(
+            attrs=tuple(self.scope.attrs),
+            hidden=hidden,
+            observes=tuple(self.scope.observes),
+            pools=pools,
+            stages=stages,
+            arrival=arrival,
+            trace=trace,
+            init=init,
+            turn=turn,
+            session=session,
+            blocks=self.table(),
+            horizon=horizon,
+            warmup=warmup,
+            seed=seed,
+            arrivals=arrivals,
+            share=shares[-1] if shares else None,
+            gauges=gauges,
+        )
+
+    def leftover(self, item: ast.Item) -> None:
+        """Report an item the kernel should not hold any more (a bug of the expander)."""
+        if not isinstance(item, _KERNEL_ITEMS):
+            self.error(
+                codes.INTERNAL,
+                item.span,
+                f"the kernel still holds a `{type(item).__name__}` (a bug in serq's expander)",
+            )
+
+    # ------------------------------------------------------------ pools, stages
+
+    def pool(self, item: ast.Pool) -> list[ir.Pool]:
+        family = self.scope.pools[item.name.name]
+        if family.item is not item:  # a duplicate, reported by `declare`
+            return []
+        name = item.name.name
+        cap, evict, preempt, queue = math.inf, ir.Lru(), "none", ir.By(())
+        spill: tuple[Family, Family, ir.Expr, ir.Expr, Span] | None = None
+        admit: Family | None = None
+        for option in item.options:
+            if isinstance(option, ast.Spill):
+                to = self.family(option.pool, "pool", family, "spill")
+                via = self.family(option.stage, "stage", family, "spill")
+                work, when = self.r.expr(option.amount), self.r.expr(option.when)
+                if to is not None and via is not None:
+                    spill = (to, via, work, when, option.span)
+                continue
+            if not isinstance(option, ast.Option):
+                self.broken = True
+                continue
+            key = option.key
+            if key == "cap" and option.value is not None:
+                value = self.r.constant(option.value, f"the cap of pool `{name}`")
+                cap = math.inf if value is None else value
+            elif key == "block":
+                pass  # folded by `declare` (Family.block)
+            elif key == "evict lru":
+                evict = ir.Lru()
+            elif key == "evict by":
+                evict = ir.By(tuple(self.r.expr(k) for k in option.keys))
+            elif key in ("preempt none", "preempt lifo"):
+                preempt = key.split()[1]
+            elif key == "queue fifo":
+                queue = ir.By(())
+            elif key == "queue by":
+                queue = ir.By(tuple(self.r.expr(k) for k in option.keys))
+            elif key == "admit via" and option.target is not None:
+                admit = self.family(option.target, "stage", family, "admit via")
+            else:
+                self.unexpected(option, f"pool `{name}`")
+        members = []
+        for i in range(family.count):
+            spilled = None
+            if spill is not None:
+                to, via, work, when, span = spill
+                spilled = ir.Spill(self.member(to, i), self.member(via, i), work, when, span)
+            members.append(
+                ir.Pool(
+                    name=name,
+                    index=i if family.array else None,
+                    cap=cap,
+                    block=family.block,
+                    evict=evict,
+                    preempt=preempt,
+                    queue=queue,
+                    spill=spilled,
+                    admit_via=None if admit is None else self.member(admit, i),
+                    origin=item.name.span,
+                )
+            )
+        return members
+
+    def stage(self, item: ast.Stage) -> list[ir.Stage]:
+        family = self.scope.stages[item.name.name]
+        if family.item is not item:
+            return []
+        name = item.name.name
+        kind = item.kind
+        lowered: ir.Fifo | ir.Ps | ir.Delay | ir.Step
+        memory: Family | None = None
+        if isinstance(kind, ast.Fifo):
+            servers = 1
+            if kind.servers is not None:
+                what = f"the servers of fifo stage `{name}`"
+                servers = self.r.whole(kind.servers, what, low=1) or 1
+            lowered = ir.Fifo(servers)
+        elif isinstance(kind, ast.Ps):
+            lowered = ir.Ps(self.r.expr(kind.capacity))
+        elif isinstance(kind, ast.Delay):
+            lowered = ir.Delay()
+        else:
+            lowered, memory = self.step(kind, family)
+        members = []
+        for i in range(family.count):
+            if isinstance(lowered, ir.Step) and memory is not None:
+                lowered = replace(lowered, memory=self.member(memory, i))
+            members.append(ir.Stage(name, i if family.array else None, lowered, item.name.span))
+        return members
+
+    def step(self, kind: ast.Step, family: Family) -> tuple[ir.Step, Family | None]:
+        name = family.name
+        budget: ir.Expr | None = None
+        cost: ir.Expr | None = None
+        chunk: ir.Expr | None = None
+        serve: ir.By | ir.ExclusivePrefill = ir.By(())
+        memory: Family | None = None
+        for option in kind.options:
+            if not isinstance(option, ast.Option):
+                self.broken = True
+                continue
+            key, value = option.key, option.value
+            if key == "budget" and value is not None:
+                budget = self.r.expr(value)
+            elif key == "cost" and value is not None:
+                cost = self.r.expr(value)
+            elif key == "chunk" and value is not None:
+                chunk = self.r.expr(value)
+            elif key == "serve admission":
+                serve = ir.By(())
+            elif key == "serve by":
+                serve = ir.By(tuple(self.r.expr(k) for k in option.keys))
+            elif key == "serve decode first":
+                decoding_last = ir.Cond(ir.Ctx("decoding"), ir.Num(0.0), ir.Num(1.0))
+                serve = ir.By((decoding_last,))
+            elif key == "serve exclusive prefill":
+                serve = ir.ExclusivePrefill()
+            elif key == "memory" and option.target is not None:
+                memory = self.family(option.target, "pool", family, "memory")
+            else:
+                self.unexpected(option, f"step stage `{name}`")
+        if cost is None:
+            self.error(
+                codes.STRUCTURE,
+                family.span,
+                f"step stage `{name}` has no `cost`",
+                help="write `cost EXPR;` in its `step { }`: the time of an iteration",
+            )
+        budget = budget or ir.Num(math.inf)  # no budget: no limit on an iteration's tokens
+        step = ir.Step(budget, cost or ir.Num(0.0), chunk, serve, None)
+        return step, memory
+
+    def family(self, ident: ast.Ident, kind: str, owner: Family, option: str) -> Family | None:
+        """The family `ident` names in `owner`'s `option`, if it joins `owner`'s members one
+        for one or one for all."""
+        target = self.r.family(ident, kind)
+        if target is None:
+            return None
+        if target.count not in (1, owner.count):
+            self.error(
+                codes.STRUCTURE,
+                ident.span,
+                f"`{option}` names a family of {target.count}, and {owner.kind} "
+                f"`{owner.name}` is a family of {owner.count}",
+                labels=(
+                    Label(target.span, f"{target.count} members"),
+                    Label(owner.span, f"{owner.count} members"),
+                ),
+                help="join families one for one (equal sizes), or one for all (a family of one)",
+            )
+            return None
+        return target
+
+    @staticmethod
+    def member(family: Family, i: int) -> int:
+        return family.base + (i if family.count > 1 else 0)
+
+    def unexpected(self, option: ast.Option, where: str) -> None:
+        self.error(codes.INTERNAL, option.span, f"`{option.key}` is no option of {where}")
+
+    # ---------------------------------------------------------------- workload
+
+    def workload(
+        self, workloads: list[ast.Workload]
+    ) -> tuple[ir.Arrival | None, ir.Trace | None, tuple[int, ...]]:
+        arrival: ir.Arrival | None = None
+        trace: ir.Trace | None = None
+        hidden: dict[int, None] = {}
+        for workload in workloads:
+            for clause in workload.clauses:
+                if isinstance(clause, ast.Arrive):
+                    arrival = self.arrival(clause)
+                elif isinstance(clause, ast.Trace):
+                    trace = ir.Trace(clause.path, clause.ordered, clause.span)
+                elif isinstance(clause, ast.Hidden):
+                    # a name no statement assigns is `serq.link.checks`' (E-hidden)
+                    slots = (self.scope.attrs.get(n.name) for n in clause.names)
+                    hidden.update(dict.fromkeys(s for s in slots if s is not None))
+                elif isinstance(clause, ast.ErrorOption):
+                    self.broken = True
+                elif not isinstance(clause, (ast.Init, ast.TurnBlock)):
+                    self.error(
+                        codes.INTERNAL,
+                        clause.span,
+                        f"the kernel's workload still holds a `{type(clause).__name__}` "
+                        "(a bug in serq's expander)",
+                    )
+        return arrival, trace, tuple(hidden)
+
+    def arrival(self, clause: ast.Arrive) -> ir.Arrival | None:
+        process, arg, span = clause.process, clause.arg, clause.span
+        if process == "none" or arg is None:
+            return None
+        if process == "poisson":
+            rate = self.r.constant(arg, "the poisson rate")
+            return ir.Poisson(0.0 if rate is None else rate, span)
+        if process == "renewal":
+            return ir.Renewal(self.r.expr(arg, constant=True, draws=True), span)
+        population = self.r.whole(arg, f"the {process} population", low=0, high=10**9) or 0
+        if process == "closed":
+            return ir.Closed(population, span)
+        return ir.Batch(population, span)
+
+    def run_settings(
+        self, items: tuple[ast.Item, ...]
+    ) -> tuple[float | None, float, int, int | None]:
+        """horizon, warmup, seed and arrivals of the run blocks (a repeated one: the last)."""
+        horizon: float | None = None
+        warmup, seed, arrivals = 0.0, 1, None
+        for item in items:
+            if not isinstance(item, ast.RunSettings):
+                continue
+            for setting in item.settings:
+                if not isinstance(setting, ast.Option) or setting.value is None:
+                    self.broken = True
+                    continue
+                key, value = setting.key, setting.value
+                if key == "horizon":
+                    horizon = self.r.constant(value, "the horizon")
+                elif key == "warmup":
+                    warmup = self.r.constant(value, "the warmup") or 0.0
+                elif key == "seed":
+                    seed = self.r.whole(value, "the seed", low=0, high=_SEED_MAX) or 0
+                elif key == "arrivals":
+                    arrivals = self.r.whole(value, "the arrivals", low=0, high=10**12)
+                else:
+                    self.unexpected(setting, "the run block")
+        return horizon, warmup, seed, arrivals
+
+    # --------------------------------------------------------------- statements
+
+    def table(self) -> tuple[tuple[ir.Stmt, ...], ...]:
+        """The block table, every reserved block filled."""
+        blocks = tuple(b for b in self.blocks if b is not None)
+        assert len(blocks) == len(self.blocks), "a reserved block was never filled"
+        return blocks
+
+    def reserve(self) -> int:
+        self.blocks.append(None)
+        return len(self.blocks) - 1
+
+    def fill(self, block: int, stmts: list[ast.Stmt]) -> None:
+        self.blocks[block] = tuple(s for s in (self.stmt(s) for s in stmts) if s is not None)
+
+    def block(self, body: ast.Block | None) -> int:
+        block = self.reserve()
+        self.fill(block, list(body.body) if body is not None else [])
+        return block
+
+    def stmt(self, s: ast.Stmt) -> ir.Stmt | None:
+        r = self.r
+        span = s.span
+        if isinstance(s, ast.Turn):
+            return ir.Turn(span)
+        if isinstance(s, ast.Set):
+            return ir.Set(self.scope.attrs[s.target.name], r.expr(s.value), span)
+        if isinstance(s, ast.Observe):
+            return ir.Observe(self.scope.observes[s.target.name], r.expr(s.value), span)
+        if isinstance(s, ast.Hold):
+            return self.hold(s)
+        if isinstance(s, ast.Grow):
+            return self.with_pool(s.pool, lambda p: ir.Grow(p, r.expr(s.amount), span))
+        if isinstance(s, ast.Drop):
+            return self.with_pool(s.pool, lambda p: ir.Drop(p, span))
+        if isinstance(s, ast.Release):
+            return self.with_pool(s.pool, lambda p: ir.Release(p, span))
+        if isinstance(s, ast.Load):
+            return self.with_pool(s.pool, lambda p: ir.Load(p, r.expr(s.amount), span))
+        if isinstance(s, ast.Run):
+            return self.run(s)
+        if isinstance(s, ast.Branch):
+            test = r.expr(s.test)
+            return ir.Branch(test, self.block(s.then), self.block(s.otherwise), span)
+        if isinstance(s, ast.Loop):
+            return ir.Loop(self.block(s.body), span)
+        if isinstance(s, ast.Choose):
+            count = r.expr(s.count)
+            keys = tuple(r.expr(k) for k in s.keys)
+            return ir.Choose(self.scope.attrs[s.target.name], count, keys, span)
+        if isinstance(s, ast.End):
+            return ir.End(span)
+        if isinstance(s, ast.ErrorStmt):
+            self.broken = True
+            return None
+        self.error(
+            codes.INTERNAL,
+            span,
+            f"the kernel still holds a `{type(s).__name__}` statement (a bug in serq's expander)",
+        )
+        return None
+
+    def with_pool(self, ref: ast.Ref, make: Callable[[ir.Ref], ir.Stmt]) -> ir.Stmt | None:
+        """The statement `make` builds on the pool `ref` names (its other parts resolved
+        even when the pool fails, for their errors)."""
+        pool = self.r.resource(ref, "pool")
+        stmt = make(pool or _NO_REF)
+        return stmt if pool is not None else None
+
+    def hold(self, s: ast.Hold) -> ir.Hold:
+        pools = []
+        for hp in s.pools:
+            pool = self.r.resource(hp.pool, "pool")
+            units = self.r.expr(hp.units)
+            reserve = None if hp.reserve is None else self.r.expr(hp.reserve)
+            pools.append(ir.HoldPool(pool or _NO_REF, units, reserve, hp.span))
+        reuse = None if s.reuse is None else self.r.expr(s.reuse)
+        body = self.block(s.body)
+        cache = None if s.cache is None else self.r.expr(s.cache)
+        lease = None
+        if s.lease is not None:
+            pool = self.r.resource(s.lease.pool, "pool")
+            duration = self.r.expr(s.lease.duration)
+            lease = ir.Lease(pool or _NO_REF, duration, s.lease.span)
+        return ir.Hold(tuple(pools), reuse, body, cache, lease, s.span)
+
+    def run(self, s: ast.Run) -> ir.Run:
+        stages = tuple(self.r.resource(ref, "stage") for ref in s.stages)
+        if not stages:
+            self.error(codes.STRUCTURE, s.span, "`run` names no stage")
+        work = self.r.expr(s.work)
+        growing = None if s.growing is None else self.r.resource(s.growing, "pool")
+        mode = _MODES.get(s.mode)
+        if mode is None:
+            self.error(codes.INTERNAL, s.span, f"`run` with the mode `{s.mode}`")
+            mode = "plain"
+        return ir.Run(tuple(st or _NO_REF for st in stages), mode, work, growing, s.span)
+
+
+def _clause_statements(workloads: list[ast.Workload], kind: type) -> list[ast.Stmt]:
+    return [s for w in workloads for c in w.clauses if isinstance(c, kind) for s in c.body.body]
+
+
+# A placeholder for a reference that failed (the program is not built then).
+_NO_REF = ir.Ref("pool", 0, 1, None, Span("<none>", 0, 0, 1, 1, 1, 1))
