@@ -783,3 +783,24 @@ Node = Union[
     FnMain,
     Module,
 ]
+
+# The surface forms that never reach the kernel (spec §2: they are sugar, and
+# `serq.expand` rewrites each away).
+SUGAR = (
+    Serving,
+    Transfer,
+    Request,
+    Queue,
+    Pull,
+    BranchWith,
+    DefCall,
+    DefExpr,
+    DefBlock,
+    Use,
+    Server,
+    WorkloadSession,
+    Aggregate,
+    EntryCall,
+    Mark,
+    FnMain,
+)

@@ -30,25 +30,7 @@ from serq.expand import Expansion, expand
 from serq.expand.walk import walk
 from serq.syntax import ParseResult, ast, parse
 
-# Surface forms that never reach the kernel (spec §2: "They are sugar").
-SUGAR = (
-    ast.Serving,
-    ast.Transfer,
-    ast.Request,
-    ast.Queue,
-    ast.Pull,
-    ast.BranchWith,
-    ast.DefCall,
-    ast.DefExpr,
-    ast.DefBlock,
-    ast.Use,
-    ast.Server,
-    ast.WorkloadSession,
-    ast.Aggregate,
-    ast.EntryCall,
-    ast.Mark,
-    ast.FnMain,
-)
+SUGAR = ast.SUGAR
 
 
 def _sugar_left(module: ast.Module) -> list[str]:

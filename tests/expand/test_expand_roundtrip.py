@@ -28,24 +28,7 @@ PROGRAMS = sorted(
         *(ROOT / "examples").glob("*.sq"),
     ]
 )
-SUGAR = (
-    ast.Serving,
-    ast.Transfer,
-    ast.Request,
-    ast.Queue,
-    ast.Pull,
-    ast.BranchWith,
-    ast.DefCall,
-    ast.DefExpr,
-    ast.DefBlock,
-    ast.Use,
-    ast.Server,
-    ast.WorkloadSession,
-    ast.Aggregate,
-    ast.EntryCall,
-    ast.Mark,
-    ast.FnMain,
-)
+SUGAR = ast.SUGAR
 
 
 def shape(node):
