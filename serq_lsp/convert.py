@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import os
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
 from lsprotocol import types
 
 from serq.diagnostics import Diagnostic, LineIndex, Severity, Span
+from serq.syntax import ast
+
+if TYPE_CHECKING:
+    from serq_lsp.analysis import Analysis
 
 _SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
@@ -41,3 +49,27 @@ def lsp_diagnostic(diag: Diagnostic, lines: LineIndex, uri: str) -> types.Diagno
         source="serq",
         related_information=related or None,
     )
+
+
+def lsp_diagnostics(analysis: Analysis, uri: str) -> list[types.Diagnostic]:
+    """Every diagnostic of `analysis` for the document at `uri`; one found in a `use`d file is
+    shown on the `use` that brought it in, its place in that file in the message."""
+    out = []
+    for diag in analysis.diagnostics:
+        if diag.span.file != analysis.path:
+            diag = _moved_to_use(diag, analysis)
+        out.append(lsp_diagnostic(diag, analysis.lines, uri))
+    return out
+
+
+def _moved_to_use(diag: Diagnostic, analysis: Analysis) -> Diagnostic:
+    uses = [i for i in analysis.module.all_items() if isinstance(i, ast.Use)]
+    file = os.path.abspath(diag.span.file)
+    base = os.path.dirname(analysis.path)
+    chosen = next(
+        (u for u in uses if os.path.abspath(os.path.join(base, u.path)) == file),
+        uses[0] if uses else None,
+    )
+    span = chosen.span if chosen else Span.point(analysis.path, 0, 1, 1)
+    where = f"{diag.span.file}:{diag.span.line}:{diag.span.column}"
+    return replace(diag, span=span, message=f"in {where}: {diag.message}", labels=())

@@ -1,6 +1,7 @@
 """The serQ language server: `serq-lsp` over stdio, `serq-lsp --tcp` for debugging.
 
-Features live one per module; this module builds the server and starts it.
+Features live one per module, each with a `register(server)`; this module builds the
+server, registers them and starts it.
 """
 
 from __future__ import annotations
@@ -8,60 +9,42 @@ from __future__ import annotations
 import argparse
 import logging
 
-from lsprotocol import types
-from pygls.lsp.server import LanguageServer
+from serq import __version__
+from serq_lsp import (
+    commands,
+    completion,
+    diagnostics,
+    folding,
+    hover,
+    navigation,
+    semantic_tokens,
+    signature,
+    symbols,
+)
+from serq_lsp.state import SerqServer
 
-from serq import __version__, api
-from serq.diagnostics import LineIndex
-from serq.syntax import ItemCache
-from serq_lsp.convert import lsp_diagnostic
-
-
-class SerqServer(LanguageServer):
-    """A language server that keeps one item cache for every document it parses."""
-
-    def __init__(self) -> None:
-        super().__init__("serq-lsp", __version__)
-        self.items = ItemCache()
-
-    def publish(self, uri: str) -> None:
-        """Check the document at `uri` and push its diagnostics."""
-        document = self.workspace.get_text_document(uri)
-        text = document.source
-        path = document.path or uri
-        diagnostics = api.check_source(text, path, self.items)
-        lines = LineIndex(text)
-        self.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(
-                uri=uri,
-                version=document.version,
-                diagnostics=[lsp_diagnostic(d, lines, uri) for d in diagnostics],
-            )
-        )
+FEATURES = (
+    diagnostics,
+    hover,
+    navigation,
+    symbols,
+    semantic_tokens,
+    completion,
+    signature,
+    folding,
+    commands,
+)
 
 
-server = SerqServer()
+def build_server() -> SerqServer:
+    """A server with every feature registered."""
+    server = SerqServer()
+    for feature in FEATURES:
+        feature.register(server)
+    return server
 
 
-@server.feature(types.TEXT_DOCUMENT_DID_OPEN)
-def did_open(ls: SerqServer, params: types.DidOpenTextDocumentParams) -> None:
-    ls.publish(params.text_document.uri)
-
-
-@server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
-def did_change(ls: SerqServer, params: types.DidChangeTextDocumentParams) -> None:
-    ls.publish(params.text_document.uri)
-
-
-@server.feature(types.TEXT_DOCUMENT_DID_SAVE)
-def did_save(ls: SerqServer, params: types.DidSaveTextDocumentParams) -> None:
-    ls.publish(params.text_document.uri)
-
-
-@server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
-def did_close(ls: SerqServer, params: types.DidCloseTextDocumentParams) -> None:
-    uri = params.text_document.uri
-    ls.text_document_publish_diagnostics(types.PublishDiagnosticsParams(uri=uri, diagnostics=[]))
+server = build_server()
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -1,0 +1,165 @@
+"""Runs from the editor: code lenses Run, Show IR and Show kernel, and their commands.
+
+Show kernel and Show IR answer at once from the front end. Run starts `serq run FILE --json`
+in a worker process (never in the server), with a timeout; cancelling the request, or the
+command `serq.cancelRun`, kills the worker. Every answer is markdown.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import sys
+import tempfile
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcInternalError
+
+from serq import api
+from serq.diagnostics import Diagnostic
+from serq_lsp.guard import guarded
+from serq_lsp.state import SerqServer
+
+RUN, SHOW_IR, SHOW_KERNEL, CANCEL = "serq.run", "serq.showIR", "serq.showKernel", "serq.cancelRun"
+TIMEOUT = 120.0  # seconds a run may take; the command's second argument overrides it
+# The worker: `{file}` is replaced by the program's path; `initializationOptions.runCommand`.
+RUN_COMMAND = [sys.executable, "-m", "serq.cli", "run", "{file}", "--json"]
+
+
+def register(server: SerqServer) -> None:
+    """Add the code lenses and the commands to `server`."""
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS)
+    @guarded
+    def code_lens(ls: SerqServer, params: types.CodeLensParams):
+        uri = params.text_document.uri
+        analysis = ls.analysis(uri)
+        items = analysis.module.all_items()
+        if not items:
+            return []
+        start = types.Position(line=items[0].span.line - 1, character=0)
+        where = types.Range(start=start, end=start)
+        return [
+            types.CodeLens(range=where, command=types.Command(title=t, command=c, arguments=[uri]))
+            for t, c in (("Run", RUN), ("Show IR", SHOW_IR), ("Show kernel", SHOW_KERNEL))
+        ]
+
+    @server.command(SHOW_KERNEL)
+    @guarded
+    def show_kernel(ls: SerqServer, uri: str) -> str:
+        document = ls.workspace.get_text_document(uri)
+        kernel, diagnostics = api.expand_source(document.source, document.path or uri, ls.items)
+        if kernel is None:
+            return _failed("the kernel", diagnostics)
+        text = api.format_kernel(kernel, document.path or uri)
+        if isinstance(text, Diagnostic):
+            return _failed("the kernel", [text])
+        return f"```serq\n{text}\n```"
+
+    @server.command(SHOW_IR)
+    @guarded
+    def show_ir(ls: SerqServer, uri: str) -> str:
+        document = ls.workspace.get_text_document(uri)
+        program, diagnostics = api.link_source(document.source, document.path or uri, ls.items)
+        if program is None:
+            return _failed("the IR", diagnostics)
+        text = api.format_ir(program, document.path or uri)
+        if isinstance(text, Diagnostic):
+            return _failed("the IR", [text])
+        return f"```json\n{text}\n```"
+
+    @server.command(RUN)
+    async def run(ls: SerqServer, uri: str, *options) -> str:
+        timeout = float(options[0]) if options else TIMEOUT
+        document = ls.workspace.get_text_document(uri)
+        return await run_program(ls, uri, document.source, document.path, timeout)
+
+    @server.command(CANCEL)
+    def cancel(ls: SerqServer, uri: str) -> bool:
+        worker = ls.runs.get(uri)
+        if worker is None:
+            return False
+        worker.kill()  # type: ignore[attr-defined]
+        return True
+
+
+def _failed(what: str, diagnostics) -> str:
+    lines = [f"- `{d.code}` line {d.span.line}: {d.message}" for d in diagnostics]
+    return f"**No {what}**: the program has errors.\n\n" + "\n".join(lines)
+
+
+async def run_program(ls: SerqServer, uri: str, text: str, path: str | None, timeout: float) -> str:
+    """Run `text` (the program at `path`) in a worker process; its report as markdown."""
+    if uri in ls.runs:
+        raise JsonRpcInternalError("a run of this program is already going on")
+    temporary = None
+    if not path or not os.path.exists(path) or open(path, encoding="utf-8").read() != text:
+        folder = os.path.dirname(path) if path and os.path.isdir(os.path.dirname(path)) else None
+        handle, temporary = tempfile.mkstemp(suffix=".sq", prefix=".serq-run-", dir=folder)
+        with os.fdopen(handle, "w", encoding="utf-8") as f:
+            f.write(text)
+    program = temporary or path
+    command = [part.replace("{file}", program) for part in ls.run_command or RUN_COMMAND]
+    worker = await asyncio.create_subprocess_exec(
+        *command,
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+        cwd=os.path.dirname(program) or None,
+    )
+    ls.runs[uri] = worker
+    _kill_on_cancel(ls, worker)
+    try:
+        out, err = await asyncio.wait_for(worker.communicate(), timeout)
+    except asyncio.TimeoutError:
+        worker.kill()
+        message = f"the run took longer than {timeout:g} s and was stopped"
+        raise JsonRpcInternalError(message) from None
+    except asyncio.CancelledError:
+        worker.kill()
+        raise
+    finally:
+        ls.runs.pop(uri, None)
+        if temporary:
+            os.unlink(temporary)
+    if worker.returncode != 0:
+        message = err.decode(errors="replace").strip()
+        if "invalid choice: 'run'" in message:
+            raise JsonRpcInternalError(
+                "this serq has no `serq run` command yet: the simulator is not installed"
+            )
+        if worker.returncode < 0:
+            raise JsonRpcInternalError("the run was cancelled")
+        raise JsonRpcInternalError(f"the run failed ({worker.returncode}): {message[-2000:]}")
+    return report_markdown(out.decode(errors="replace"))
+
+
+def _kill_on_cancel(ls: SerqServer, worker: asyncio.subprocess.Process) -> None:
+    """Kill `worker` when the client cancels the request that started it (`$/cancelRequest`
+    cancels the request's future, not the coroutine pygls runs the command in)."""
+    request = ls.protocol._request_futures.get(ls.protocol.msg_id)  # noqa: SLF001
+    if request is None:
+        return
+
+    def on_done(future) -> None:
+        if future.cancelled() and worker.returncode is None:
+            worker.kill()
+
+    request.add_done_callback(on_done)
+
+
+def report_markdown(output: str) -> str:
+    """A run's `--json` report as markdown: a section per top-level field."""
+    try:
+        report = json.loads(output)
+    except ValueError:
+        return f"```text\n{output.strip()}\n```"
+    if not isinstance(report, dict):
+        return f"```json\n{json.dumps(report, indent=2)}\n```"
+    parts = ["# Run report"]
+    for key, value in report.items():
+        if isinstance(value, (dict, list)):
+            parts.append(f"## {key}\n```json\n{json.dumps(value, indent=2)}\n```")
+        else:
+            parts.append(f"- **{key}**: {value}")
+    return "\n\n".join(parts)

@@ -1,0 +1,204 @@
+"""Completion: the keywords valid where the cursor is, the names in scope there, and the
+context variables readable at that place (the moment table's homes)."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from serq.expand.walk import walk
+from serq.syntax import ast
+from serq_lsp import words
+from serq_lsp.analysis import Analysis
+from serq_lsp.guard import guarded
+from serq_lsp.state import SerqServer
+
+ITEMS = (
+    "let",
+    "use",
+    "def",
+    "pool",
+    "stage",
+    "queue",
+    "workload",
+    "session",
+    "server",
+    "run",
+    "gauge",
+    "fn",
+)
+STATEMENTS = (
+    "set",
+    "observe",
+    "hold",
+    "run",
+    "branch",
+    "loop",
+    "choose",
+    "end",
+    "mark",
+    "request",
+    "turn",
+    "grow",
+    "drop",
+    "release",
+    "load",
+    "prefill",
+    "decode",
+    "tool",
+    "transfer",
+)
+POOL_OPTIONS = ("cap", "block", "evict", "preempt", "admit", "queue", "spill")
+STEP_OPTIONS = ("budget", "cost", "chunk", "serve", "memory")
+CLAUSES = ("arrive", "trace", "init", "turn", "session", "hidden")
+SETTINGS = ("horizon", "warmup", "seed", "arrivals")
+MEMBERS = ("pool", "serve", "nic")
+STAGE_KINDS = ("fifo", "ps", "delay", "step")
+
+# Option keys whose expressions read context variables, and which ones (the moment table).
+_PLACE_VARIABLES = {
+    "cost": (
+        "residents",
+        "decoders",
+        "kv_decode",
+        "kv_prefill",
+        "tokens",
+        "prefilled",
+        "attention",
+    ),
+    "budget": ("residents", "decoders", "kv_decode", "kv_prefill"),
+    "chunk": ("residents", "decoders", "kv_decode", "kv_prefill"),
+    "serve by": (
+        "residents",
+        "decoders",
+        "kv_decode",
+        "kv_prefill",
+        "decoding",
+        "admission",
+        "remaining",
+    ),
+    "evict by": ("size", "age", "last", "waiting"),
+    "queue by": ("waited",),
+}
+_KINDS = {
+    "let": types.CompletionItemKind.Constant,
+    "def": types.CompletionItemKind.Function,
+    "pool": types.CompletionItemKind.Struct,
+    "stage": types.CompletionItemKind.Class,
+    "queue": types.CompletionItemKind.Module,
+    "attribute": types.CompletionItemKind.Field,
+    "entry": types.CompletionItemKind.Method,
+}
+
+
+def register(server: SerqServer) -> None:
+    """Add completion to `server`."""
+
+    @server.feature(
+        types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=["."])
+    )
+    @guarded
+    def completion(ls: SerqServer, params: types.CompletionParams):
+        analysis = ls.analysis(params.text_document.uri)
+        offset = analysis.offset(params.position.line, params.position.character)
+        return types.CompletionList(is_incomplete=False, items=complete(analysis, offset))
+
+
+def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:
+    """The completions at `offset` of `analysis`' document."""
+    path = _path(analysis.module, offset)
+    keywords, expression = _keywords(path)
+    items = [
+        types.CompletionItem(
+            label=k, kind=types.CompletionItemKind.Keyword, detail=words.KEYWORDS.get(k)
+        )
+        for k in keywords
+    ]
+    if expression or not keywords:
+        items += _names(analysis, path)
+        for name in _context_variables(path):
+            items.append(
+                types.CompletionItem(
+                    label=name,
+                    kind=types.CompletionItemKind.Variable,
+                    detail=f"context variable: {words.CONTEXT_MEANINGS[name]}",
+                )
+            )
+        items += [
+            types.CompletionItem(
+                label=f, kind=types.CompletionItemKind.Function, detail=words.signature(p, f)
+            )
+            for f, (p, _) in words.FUNCTIONS.items()
+        ]
+    return items
+
+
+def _path(module: ast.Module, offset: int) -> list:
+    """The nodes around `offset`, outermost first."""
+    path: list = []
+    nodes = list(module.all_items())
+    while nodes:
+        inner = [n for n in nodes if hasattr(n, "span") and n.span.start < offset <= n.span.end]
+        if not inner:
+            break
+        node = inner[0]
+        path.append(node)
+        nodes = [c for c in walk(node) if c is not node and hasattr(c, "span")]
+        nodes = [c for c in nodes if c.span != node.span]
+    return path
+
+
+def _keywords(path: list) -> tuple[tuple[str, ...], bool]:
+    """The keywords that may start what is written at the innermost block of `path`, and
+    whether an expression may stand there too."""
+    expression = any(isinstance(n, ast.Option) or type(n).__name__ in _EXPR for n in path)
+    if any(isinstance(n, (ast.Set, ast.Observe)) for n in path):
+        expression = True
+    if expression:
+        return (), True
+    for node in reversed(path):
+        if isinstance(node, ast.Block):
+            return STATEMENTS, False
+        if isinstance(node, (ast.Pool, ast.QueuePool)):
+            return POOL_OPTIONS, False
+        if isinstance(node, ast.Step):
+            return STEP_OPTIONS, False
+        if isinstance(node, ast.Workload):
+            return CLAUSES, False
+        if isinstance(node, ast.RunSettings):
+            return SETTINGS, False
+        if isinstance(node, ast.Queue):
+            return MEMBERS, False
+        if isinstance(node, ast.Stage):
+            return STAGE_KINDS, False
+    return ITEMS, False
+
+
+_EXPR = {"Binary", "Unary", "Call", "Conditional", "Number", "Name", "Ref", "Draw", "Aggregate"}
+
+
+def _context_variables(path: list) -> tuple[str, ...]:
+    for node in reversed(path):
+        if isinstance(node, ast.Option) and node.key in _PLACE_VARIABLES:
+            return ("now", *_PLACE_VARIABLES[node.key])
+        if isinstance(node, ast.Ps):
+            return ("now", "present")
+        if isinstance(node, ast.Spill):
+            return ("now", *_PLACE_VARIABLES["evict by"])
+    return ("now",)
+
+
+def _names(analysis: Analysis, path: list) -> list[types.CompletionItem]:
+    enclosing = {id(n) for n in path}
+    out = []
+    for occ in analysis.index.symbols():
+        if occ.kind in ("parameter", "binding") and id(occ.node) not in enclosing:
+            continue
+        name = occ.key[1].split(":")[-1]
+        out.append(
+            types.CompletionItem(
+                label=name,
+                kind=_KINDS.get(occ.kind, types.CompletionItemKind.Variable),
+                detail=occ.kind,
+            )
+        )
+    return out

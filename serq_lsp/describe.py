@@ -1,0 +1,199 @@
+"""What a name is, in markdown: the text hover shows for a declaration or a reference."""
+
+from __future__ import annotations
+
+import math
+
+from serq.expand.printer import print_node
+from serq.syntax import ast
+from serq_lsp import words
+from serq_lsp.analysis import Analysis
+from serq_lsp.index import Key, Occurrence
+
+
+def describe(analysis: Analysis, key: Key) -> str | None:
+    """Markdown describing the name `key` of `analysis`' document, or None if nothing is known."""
+    namespace, name = key
+    if namespace == "context":
+        meaning = words.CONTEXT_MEANINGS.get(name, "")
+        return (
+            f"**context variable** `{name}`: {meaning}.\n\n"
+            f"May be read in {words.context_homes(name)}."
+        )
+    if namespace == "builtin":
+        return f"**built-in attribute** `{name}`: {words.BUILTIN_MEANINGS.get(name, '')}."
+    if namespace == "func" and name in words.FUNCTIONS:
+        params, meaning = words.FUNCTIONS[name]
+        return _code(words.signature(params, name)) + f"\n\nbuilt-in function: {meaning}."
+    if namespace == "dist" and name in words.DISTRIBUTIONS:
+        params, meaning = words.DISTRIBUTIONS[name]
+        return _code(words.signature(params, name, "~")) + f"\n\ndistribution: {meaning}."
+    if namespace == "file":
+        return f"library file `{name}`"
+    declarations = analysis.index.declarations(key)
+    if not declarations:
+        return None
+    first = declarations[0]
+    return _DESCRIBERS.get(first.kind, _generic)(analysis, first, declarations)
+
+
+def _code(text: str) -> str:
+    return f"```serq\n{text}\n```"
+
+
+def _number(value: float | None) -> str:
+    if value is None or math.isnan(value):
+        return "not a constant"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return str(int(value)) if value == int(value) else repr(value)
+
+
+def _let(analysis: Analysis, decl: Occurrence, _: list[Occurrence]) -> str:
+    item: ast.Let = decl.node
+    value = _fold(analysis, item.name.name)
+    return _code(print_node(item)) + f"\n\n`let` constant, folded value **{_number(value)}**"
+
+
+def _fold(analysis: Analysis, name: str) -> float | None:
+    if analysis.linked is not None:
+        return analysis.linked.scope.lets.get(name)
+    from serq.expand.context import NotConstant, evaluate
+
+    env: dict[str, float] = {}
+    for item in analysis.module.all_items():
+        if isinstance(item, ast.Let):
+            try:
+                env.setdefault(item.name.name, evaluate(item.value, env))
+            except NotConstant:
+                pass
+    return env.get(name)
+
+
+def _def(analysis: Analysis, decl: Occurrence, _: list[Occurrence]) -> str:
+    item = decl.node
+    params = ", ".join(p.name for p in item.params)
+    head = f"def {item.name.name}({params})"
+    if isinstance(item, ast.DefExpr):
+        return _code(f"{head} = {print_node(item.body)};") + "\n\n`def` of an expression"
+    return _code(head) + "\n\n`def` of statements, written out in place at each call"
+
+
+def _pool(analysis: Analysis, decl: Occurrence, _: list[Occurrence]) -> str:
+    text = _code(print_node(decl.node))
+    if decl.container:
+        text += f"\n\npool of queue `{decl.container}`, `{decl.key[1]}` in the kernel"
+    return text + _family(analysis, decl.key[1], "pool")
+
+
+def _stage(analysis: Analysis, decl: Occurrence, _: list[Occurrence]) -> str:
+    node = decl.node
+    if isinstance(node, ast.QueueNic):
+        return (
+            _code(print_node(node)) + f"\n\nthe NIC of queue `{decl.container}`: "
+            f"stage `{decl.key[1]}` in the kernel"
+        )
+    kind = type(node.kind).__name__.lower()
+    return _code(print_node(node)) + f"\n\n{kind} stage" + _family(analysis, decl.key[1], "stage")
+
+
+def _family(analysis: Analysis, name: str, kind: str) -> str:
+    if analysis.linked is None:
+        return ""
+    family = analysis.linked.scope.family(kind).get(name)
+    if family is None or not family.array:
+        return ""
+    return f", a family of {family.count}"
+
+
+def _queue(analysis: Analysis, decl: Occurrence, _: list[Occurrence]) -> str:
+    q: ast.Queue = decl.node
+    size = f"[{print_node(q.size)}]" if q.size is not None else ""
+    roles = f" : {', '.join(r.name for r in q.roles)}" if q.roles else ""
+    lines = [f"queue {q.name.name}{size}{roles} {{"]
+    for m in q.members:
+        if isinstance(m, ast.QueuePool):
+            lines.append(
+                "  " + print_node(m).splitlines()[0].rstrip(" {") + " { … }"
+                if "\n" in print_node(m)
+                else "  " + print_node(m)
+            )
+        elif isinstance(m, (ast.QueueServe, ast.QueueNic)):
+            lines.extend("  " + line for line in print_node(m).splitlines())
+        elif isinstance(m, ast.Entry):
+            params = f" ({', '.join(p.name for p in m.params)})" if m.params else ""
+            source = f" from {m.source.name}" if m.source else ""
+            lines.append(f"  {m.verb.name}{params}{source} {{ … }}")
+    lines.append("}")
+    return (
+        _code("\n".join(lines))
+        + "\n\nqueue with roles "
+        + (", ".join(f"`{r.name}`" for r in q.roles) or "none")
+    )
+
+
+def _entry(analysis: Analysis, decl: Occurrence, all_decls: list[Occurrence]) -> str:
+    heads = []
+    for d in all_decls:
+        e: ast.Entry = d.node
+        params = f" ({', '.join(p.name for p in e.params)})" if e.params else ""
+        source = f" from {e.source.name}" if e.source else ""
+        heads.append(f"{e.verb.name}{params}{source}")
+    return _code("\n".join(heads)) + f"\n\nentry of queue `{decl.container}`"
+
+
+def _attribute(analysis: Analysis, decl: Occurrence, all_decls: list[Occurrence]) -> str:
+    name = decl.key[1]
+    sites = ", ".join(f"line {d.span.line}" for d in all_decls)
+    hidden = name in _hidden(analysis.module)
+    text = f"**session attribute** `{name}`" + (" (hidden from the scheduler)" if hidden else "")
+    return (
+        text
+        + f"\n\nset at {sites}:\n"
+        + _code("\n".join(print_node(d.node).splitlines()[0] for d in all_decls[:5]))
+    )
+
+
+def _hidden(module: ast.Module) -> set[str]:
+    names = set()
+    for item in module.all_items():
+        if isinstance(item, ast.Workload):
+            for clause in item.clauses:
+                if isinstance(clause, ast.Hidden):
+                    names.update(i.name for i in clause.names)
+    return names
+
+
+def _generic(analysis: Analysis, decl: Occurrence, all_decls: list[Occurrence]) -> str:
+    node = decl.node
+    what = {
+        "statistic": "observed statistic",
+        "gauge": "gauge",
+        "mark": f"mark, read by the caller as `{decl.key[1]}`",
+        "parameter": "parameter",
+        "binding": "binding",
+    }.get(decl.kind, decl.kind)
+    if decl.kind == "binding" and isinstance(node, ast.Binding):
+        return _code(f"{node.name.name} = {print_node(node.value)}") + (
+            "\n\n`at admission` binding: read when the hold is admitted"
+        )
+    if decl.kind == "parameter":
+        owner = getattr(getattr(node, "name", None), "name", None) or getattr(
+            getattr(node, "verb", None), "name", ""
+        )
+        return f"**parameter** `{decl.key[1].split(':', 1)[1]}` of `{owner}`"
+    text = f"**{what}** `{decl.key[1].split(':')[-1]}`"
+    if decl.kind in ("statistic", "gauge", "mark"):
+        text += "\n\n" + _code(print_node(node).splitlines()[0])
+    return text
+
+
+_DESCRIBERS = {
+    "let": _let,
+    "def": _def,
+    "pool": _pool,
+    "stage": _stage,
+    "queue": _queue,
+    "entry": _entry,
+    "attribute": _attribute,
+}

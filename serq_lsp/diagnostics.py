@@ -1,0 +1,59 @@
+"""Diagnostics: pushed after open, change (debounced) and save, and pulled on request."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from serq_lsp.convert import lsp_diagnostics
+from serq_lsp.guard import guarded
+from serq_lsp.state import SerqServer
+
+
+def register(server: SerqServer) -> None:
+    """Add the document-sync and diagnostic features to `server`."""
+
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: SerqServer, params: types.InitializeParams) -> None:
+        options = params.initialization_options
+        if isinstance(options, dict) and isinstance(options.get("debounce"), (int, float)):
+            ls.debounce = max(0.0, float(options["debounce"]))
+        if isinstance(options, dict) and isinstance(options.get("runCommand"), list):
+            ls.run_command = [str(part) for part in options["runCommand"]]
+
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: SerqServer, params: types.DidOpenTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: SerqServer, params: types.DidChangeTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: SerqServer, params: types.DidSaveTextDocumentParams) -> None:
+        ls.schedule(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    def did_close(ls: SerqServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.forget(uri)
+        ls.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
+        )
+
+    @server.feature(
+        types.TEXT_DOCUMENT_DIAGNOSTIC,
+        types.DiagnosticOptions(
+            identifier="serq", inter_file_dependencies=True, workspace_diagnostics=False
+        ),
+    )
+    @guarded
+    def pull(ls: SerqServer, params: types.DocumentDiagnosticParams):
+        uri = params.text_document.uri
+        document = ls.workspace.get_text_document(uri)
+        analysis = ls.analysis(uri)
+        result_id = f"{uri}@{document.version}#{analysis.serial}"
+        if params.previous_result_id == result_id:
+            return types.UnchangedDocumentDiagnosticReport(result_id=result_id)
+        return types.FullDocumentDiagnosticReport(
+            items=lsp_diagnostics(analysis, uri), result_id=result_id
+        )

@@ -1,0 +1,56 @@
+"""Folding ranges: every item, queue member and block that spans lines, and block comments."""
+
+from __future__ import annotations
+
+import re
+
+from lsprotocol import types
+
+from serq.expand.walk import walk
+from serq.syntax import ast
+from serq_lsp.analysis import Analysis
+from serq_lsp.guard import guarded
+from serq_lsp.state import SerqServer
+
+_FOLDED = (
+    ast.Block,
+    ast.Pool,
+    ast.Queue,
+    ast.QueuePool,
+    ast.Entry,
+    ast.Workload,
+    ast.Step,
+    ast.RunSettings,
+    ast.FnMain,
+)
+_COMMENT = re.compile(r"/\*(?:.|\n)*?\*/")
+
+
+def register(server: SerqServer) -> None:
+    """Add folding ranges to `server`."""
+
+    @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
+    @guarded
+    def folding_ranges(ls: SerqServer, params: types.FoldingRangeParams):
+        return ranges(ls.analysis(params.text_document.uri))
+
+
+def ranges(analysis: Analysis) -> list[types.FoldingRange]:
+    """The folding ranges of `analysis`' document, one per start line."""
+    found: dict[int, int] = {}
+    roots = [analysis.module.main] if analysis.module.main else []
+    for root in [*analysis.module.items, *roots]:
+        for node in walk(root):
+            if isinstance(node, _FOLDED) and node.span.end_line > node.span.line:
+                start, end = node.span.line - 1, node.span.end_line - 1
+                found[start] = max(found.get(start, end), end)
+    out = [types.FoldingRange(start_line=s, end_line=e) for s, e in sorted(found.items())]
+    for match in _COMMENT.finditer(analysis.text):
+        s, e = analysis.lines.position(match.start())[0], analysis.lines.position(match.end())[0]
+        if e > s:
+            out.append(
+                types.FoldingRange(
+                    start_line=s - 1, end_line=e - 1, kind=types.FoldingRangeKind.Comment
+                )
+            )
+    return out

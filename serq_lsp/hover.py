@@ -1,0 +1,105 @@
+"""Hover: the kernel a sugar form becomes, what a name is, what a keyword means."""
+
+from __future__ import annotations
+
+import re
+
+from lsprotocol import types
+
+from serq.expand.printer import print_node
+from serq_lsp import words
+from serq_lsp.analysis import Analysis
+from serq_lsp.convert import lsp_range
+from serq_lsp.describe import describe
+from serq_lsp.guard import guarded
+from serq_lsp.state import SerqServer
+
+# The origin kinds a hover shows the kernel of, anywhere in the form; the others (a whole
+# session, a queue, a pull) only on their first word.
+SUGAR = frozenset(
+    {
+        "prefill",
+        "decode",
+        "tool",
+        "transfer",
+        "request",
+        "gateway request",
+        "entry call",
+        "at admission",
+        "branch with",
+        "def call",
+        "aggregate",
+        "turn",
+    }
+)
+_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def register(server: SerqServer) -> None:
+    """Add hover to `server`."""
+
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    @guarded
+    def hover(ls: SerqServer, params: types.HoverParams) -> types.Hover | None:
+        analysis = ls.analysis(params.text_document.uri)
+        offset = analysis.offset(params.position.line, params.position.character)
+        return hover_at(analysis, offset)
+
+
+def hover_at(analysis: Analysis, offset: int) -> types.Hover | None:
+    """The hover at code-point `offset` of `analysis`' document, or None."""
+    parts: list[str] = []
+    span = None
+    occurrence = analysis.index.at(offset)
+    if occurrence is not None:
+        text = describe(analysis, occurrence.key)
+        if text:
+            parts.append(text)
+            span = occurrence.span
+    else:
+        word = word_at(analysis.text, offset)
+        if word is not None and word[0] in words.KEYWORDS:
+            parts.append(f"**{word[0]}**: {words.KEYWORDS[word[0]]}")
+    kernel = kernel_at(analysis, offset)
+    if kernel is not None:
+        kind, text, origin_span = kernel
+        parts.append(f"{kind} expands to:\n```serq\n{text}\n```")
+        span = span or origin_span
+    if not parts:
+        return None
+    content = types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts))
+    return types.Hover(contents=content, range=lsp_range(span, analysis.lines) if span else None)
+
+
+def word_at(text: str, offset: int) -> tuple[str, int] | None:
+    """The word around `offset` and its start, or None."""
+    start = offset
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+        start -= 1
+    match = _WORD.match(text, start)
+    if match is None or match.end() < offset:
+        return None
+    return match.group(), start
+
+
+def kernel_at(analysis: Analysis, offset: int):
+    """The innermost sugar form at `offset`: (kind, its kernel text, its span), or None."""
+    if analysis.expansion is None:
+        return None
+    best = None
+    for origin in analysis.expansion.origins:
+        span = origin.span
+        if span.file != analysis.path or not span.start <= offset <= span.end:
+            continue
+        if origin.kind not in SUGAR:
+            word = word_at(analysis.text, offset)
+            if word is None or word[1] != span.start:
+                continue
+        if not origin.nodes:
+            continue
+        if best is None or span.end - span.start < best.span.end - best.span.start:
+            best = origin
+    if best is None:
+        return None
+    text = "\n".join(print_node(node) for node in best.nodes).strip()
+    return (best.kind, text, best.span) if text else None
