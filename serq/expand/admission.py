@@ -21,6 +21,7 @@ from serq.expand.walk import (
     map_blocks,
     map_exprs,
     map_fields,
+    statements,
     substitute,
     walk,
     walk_children,
@@ -35,7 +36,7 @@ def program_names(items: list[ast.Item]) -> dict[str, Span]:
     for item in items:
         if isinstance(item, (ast.Let, ast.Pool, ast.Stage, ast.Gauge)):
             names.setdefault(item.name.name, item.name.span)
-        for n in walk(item):
+        for n in statements(item):
             if isinstance(n, (ast.Set, ast.Choose)):
                 names.setdefault(n.target.name, n.target.span)
             elif isinstance(n, ast.Observe):

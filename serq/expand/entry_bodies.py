@@ -11,13 +11,14 @@ besides its own (spec §2, Queues: "An entry sees its own").
 
 from __future__ import annotations
 
-from dataclasses import fields, is_dataclass, replace
+from dataclasses import replace
 from typing import Any
 
 from serq.diagnostics import Span, codes
 from serq.expand.queue_declarations import Declarations, Queue, Source, long_ref, own_attrs
 from serq.expand.transfers import latency_runs, pull_read
-from serq.expand.walk import EXPR_TYPES
+from serq.expand.walk import EXPR_TYPES, child_fields
+from serq.expand.walk import is_node as _is_node
 from serq.syntax import ast
 from serq.vocabulary import CONTEXT_VARS, OBSERVABLES
 
@@ -28,10 +29,6 @@ _ENTRY_READS = frozenset({"cached", "computed", "inf"}) | CONTEXT_VARS
 
 # Fields of statements and clauses that hold a pool or stage.
 _RESOURCE_FIELDS = frozenset({"pool", "stages", "growing", "on", "source", "dest", "target"})
-
-
-def _is_node(value: Any) -> bool:
-    return is_dataclass(value) and not isinstance(value, (Span, type))
 
 
 class Rewrite:
@@ -100,11 +97,9 @@ class Rewrite:
         is_expr = isinstance(n, EXPR_TYPES)
         observable = isinstance(n, ast.Call) and n.func.name in OBSERVABLES
         changes = {}
-        for fld in fields(n):
-            if fld.name == "span":
-                continue
-            value = getattr(n, fld.name)
-            res = "stmt" if not is_expr and fld.name in _RESOURCE_FIELDS else ""
+        for fname in child_fields(n):
+            value = getattr(n, fname)
+            res = "stmt" if not is_expr and fname in _RESOURCE_FIELDS else ""
             if isinstance(value, tuple):
                 new = tuple(
                     self.visit(
@@ -118,11 +113,11 @@ class Rewrite:
                     for k, v in enumerate(value)
                 )
                 if any(a is not b for a, b in zip(new, value, strict=True)):
-                    changes[fld.name] = new
+                    changes[fname] = new
             elif _is_node(value):
                 new = self.visit(value, index and is_expr, res)
                 if new is not value:
-                    changes[fld.name] = new
+                    changes[fname] = new
         return replace(n, **changes) if changes else n
 
     def name(self, n: ast.Name, index: bool, resource: str) -> ast.Expr:

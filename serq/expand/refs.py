@@ -8,10 +8,11 @@ read in an expression, is an attribute (`D.first_token`, set by a `mark`).
 
 from __future__ import annotations
 
-from dataclasses import fields, replace
+from dataclasses import replace
 from typing import Any
 
-from serq.expand.walk import _is_node
+from serq.expand.walk import child_fields
+from serq.expand.walk import is_node as _is_node
 from serq.syntax import ast
 
 # Fields that hold a pool or stage, where a reference is never an attribute.
@@ -47,19 +48,17 @@ def normalize(node: Any, resources: set[str]) -> Any:
 
     def visit(n: Any, resource_position: bool) -> Any:
         changes = {}
-        for fld in fields(n):
-            if fld.name == "span":
-                continue
-            value = getattr(n, fld.name)
-            res = fld.name in _RESOURCE_FIELDS
+        for fname in child_fields(n):
+            value = getattr(n, fname)
+            res = fname in _RESOURCE_FIELDS
             if isinstance(value, tuple):
                 new = tuple(visit(v, res) if _is_node(v) else v for v in value)
                 if any(a is not b for a, b in zip(new, value, strict=True)):
-                    changes[fld.name] = new
+                    changes[fname] = new
             elif _is_node(value):
                 new = visit(value, res)
                 if new is not value:
-                    changes[fld.name] = new
+                    changes[fname] = new
         if changes:
             n = replace(n, **changes)
         if isinstance(n, ast.Ref):

@@ -52,25 +52,54 @@ STMT_TYPES = (
 )
 
 
-def _is_node(value: Any) -> bool:
-    return is_dataclass(value) and not isinstance(value, (Span, type))
+def _node_classes() -> frozenset[type]:
+    return frozenset(
+        cls
+        for cls in vars(ast).values()
+        if isinstance(cls, type) and is_dataclass(cls) and cls.__module__ == ast.__name__
+    )
+
+
+_NODES = _node_classes()
+_EXPR_SET = frozenset(EXPR_TYPES)
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {
+    cls: tuple(f.name for f in fields(cls) if f.name != "span") for cls in _NODES
+}
+
+
+def is_node(value: Any) -> bool:
+    """Whether `value` is an AST node (not a span, a string, a number or None)."""
+    return type(value) in _NODES
+
+
+_is_node = is_node
+
+
+def child_fields(node: Any) -> tuple[str, ...]:
+    """The names of `node`'s fields other than its span, in declaration order."""
+    return _CHILD_FIELDS[type(node)]
 
 
 def map_fields(node: Any, f: Callable[[Any], Any]) -> Any:
     """Return `node` with `f` applied to each child node (tuples of nodes element-wise)."""
-    changes = {}
-    for fld in fields(node):
-        if fld.name == "span":
-            continue
-        value = getattr(node, fld.name)
-        if isinstance(value, tuple):
-            new = tuple(f(v) if _is_node(v) else v for v in value)
-            if any(a is not b for a, b in zip(new, value, strict=True)):
-                changes[fld.name] = new
-        elif _is_node(value):
+    changes = None
+    nodes = _NODES
+    for name in _CHILD_FIELDS[type(node)]:
+        value = getattr(node, name)
+        if type(value) is tuple:
+            new = tuple(f(v) if type(v) in nodes else v for v in value)
+            for a, b in zip(new, value, strict=True):
+                if a is not b:
+                    if changes is None:
+                        changes = {}
+                    changes[name] = new
+                    break
+        elif type(value) in nodes:
             new = f(value)
             if new is not value:
-                changes[fld.name] = new
+                if changes is None:
+                    changes = {}
+                changes[name] = new
     return replace(node, **changes) if changes else node
 
 
@@ -106,29 +135,51 @@ def map_blocks(node: Any, f: Callable[[ast.Stmt], list[ast.Stmt] | None]) -> Any
 
 def walk_children(node: Any) -> Iterator[Any]:
     """The direct child nodes of `node`, in source order."""
-    for fld in fields(node):
-        if fld.name == "span":
-            continue
-        value = getattr(node, fld.name)
-        if isinstance(value, tuple):
-            yield from (v for v in value if _is_node(v))
-        elif _is_node(value):
+    nodes = _NODES
+    for name in _CHILD_FIELDS[type(node)]:
+        value = getattr(node, name)
+        if type(value) is tuple:
+            yield from (v for v in value if type(v) in nodes)
+        elif type(value) in nodes:
             yield value
 
 
 def walk(node: Any) -> Iterator[Any]:
     """Every node under `node`, `node` first, in source order."""
-    yield node
-    for fld in fields(node):
-        if fld.name == "span":
-            continue
-        value = getattr(node, fld.name)
-        if isinstance(value, tuple):
-            for v in value:
-                if _is_node(v):
-                    yield from walk(v)
-        elif _is_node(value):
-            yield from walk(value)
+    stack = [node]
+    nodes = _NODES
+    pop, push = stack.pop, stack.append
+    while stack:
+        n = pop()
+        yield n
+        children = []
+        for name in _CHILD_FIELDS[type(n)]:
+            value = getattr(n, name)
+            if type(value) is tuple:
+                children.extend(v for v in value if type(v) in nodes)
+            elif type(value) in nodes:
+                children.append(value)
+        for child in reversed(children):
+            push(child)
+
+
+def statements(node: Any) -> Iterator[Any]:
+    """Every node under `node` that is not inside an expression: items, clauses, blocks,
+    statements (a faster `walk` for what only statements hold, such as `set` targets)."""
+    stack = [node]
+    nodes = _NODES
+    exprs = _EXPR_SET
+    while stack:
+        n = stack.pop()
+        yield n
+        children = []
+        for name in _CHILD_FIELDS[type(n)]:
+            value = getattr(n, name)
+            if type(value) is tuple:
+                children.extend(v for v in value if type(v) in nodes and type(v) not in exprs)
+            elif type(value) in nodes and type(value) not in exprs:
+                children.append(value)
+        stack.extend(reversed(children))
 
 
 def names_read(node: Any) -> set[str]:

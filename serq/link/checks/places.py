@@ -14,6 +14,7 @@ import enum
 from collections.abc import Iterator
 from dataclasses import dataclass
 
+from serq.expand.walk import statements as _outside_expressions
 from serq.expand.walk import walk
 from serq.syntax import ast
 from serq.vocabulary import BUILTIN_ATTRS, TRACE_ATTRS
@@ -235,7 +236,7 @@ def attributes(kernel: ast.Module) -> set[str]:
     the built-in ones (the trace's included)."""
     out = set(BUILTIN_ATTRS) | set(TRACE_ATTRS)
     for item in kernel.items:
-        for n in walk(item):
+        for n in _outside_expressions(item):
             if isinstance(n, (ast.Set, ast.Choose)):
                 out.add(n.target.name)
     return out
