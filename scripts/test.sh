@@ -14,5 +14,24 @@ if [ ! -f "$side/pyserq/__init__.py" ]; then
 fi
 export PYSERQ_014_PATH="$PWD/$side"
 
+# The VS Code extension's tests (tests/editors runs `npm test`): Node.js and
+# npm (Debian's, when the machine has none), then the locked npm packages,
+# installed again only when package-lock.json changes. Without Node the
+# extension's tests skip, saying why; in CI that is an error.
+if ! command -v node >/dev/null || ! command -v npm >/dev/null; then
+  if ! { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq nodejs npm >/dev/null; }; then
+    echo "scripts/test.sh: could not install nodejs and npm" >&2
+    [ "${CI:-}" != true ] || exit 1
+  fi
+fi
+if command -v npm >/dev/null; then
+  lock_hash=$(sha256sum editors/vscode/package-lock.json | cut -d' ' -f1)
+  stamp=editors/vscode/node_modules/.serq-lock-sha256
+  if [ "$(cat "$stamp" 2>/dev/null)" != "$lock_hash" ]; then
+    (cd editors/vscode && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+    echo "$lock_hash" >"$stamp"
+  fi
+fi
+
 ruff check .
 python3 -m pytest "$@"
