@@ -6,6 +6,9 @@ diagnostics; none raises on bad input.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Mapping
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -44,33 +47,45 @@ def check_source(
 
 
 def expand_source(
-    text: str, path: str = "<input>", cache: ItemCache | None = None
+    text: str,
+    path: str = "<input>",
+    cache: ItemCache | None = None,
+    sets: Mapping[str, str | float] | None = None,
 ) -> tuple[ast.Module | None, list[Diagnostic]]:
-    """The kernel of the program `text` (the contents of `path`) and every diagnostic so far.
+    """The kernel of the program `text` (the contents of `path`), with the `let` constants
+    named in `sets` given those values (see `override_lets`), and every diagnostic so far.
 
     The kernel is None when `text` has syntax errors, which the expander does not
     read past, or when serq itself failed (an `E-internal` diagnostic says so)."""
     parsed = parse_source(text, path, cache)
     diagnostics = list(parsed.diagnostics)
+    module = parsed.module
+    if sets:
+        module, overridden = override_lets(module, sets)
+        diagnostics.extend(overridden)
     if any(d.severity >= Severity.ERROR for d in diagnostics):
         return None, diagnostics
     try:
         from serq.expand import expand  # the expander loads only when a command needs it
 
-        expansion = expand(parsed.module)
+        expansion = expand(module)
     except Exception as error:  # a bug in serq, not in the program: say so, never raise
         return None, [*diagnostics, _internal(path, "expanding", error)]
     return expansion.kernel, [*diagnostics, *expansion.diagnostics]
 
 
 def link_source(
-    text: str, path: str = "<input>", cache: ItemCache | None = None
+    text: str,
+    path: str = "<input>",
+    cache: ItemCache | None = None,
+    sets: Mapping[str, str | float] | None = None,
 ) -> tuple[Program | None, list[Diagnostic]]:
-    """The IR of the program `text` (the contents of `path`) and every diagnostic so far.
+    """The IR of the program `text` (the contents of `path`), with the `let` overrides
+    `sets`, and every diagnostic so far.
 
     The program is None when any phase found an error: the linker does not run on a
     program with syntax or expansion errors, and it reports every error of its own."""
-    kernel, diagnostics = expand_source(text, path, cache)
+    kernel, diagnostics = expand_source(text, path, cache, sets)
     if kernel is None or any(d.severity >= Severity.ERROR for d in diagnostics):
         return None, diagnostics
     try:
@@ -80,6 +95,70 @@ def link_source(
     except Exception as error:  # a bug in serq, not in the program: say so, never raise
         return None, [*diagnostics, _internal(path, "linking", error)]
     return linked.program, [*diagnostics, *linked.diagnostics]
+
+
+def set_source(name: str, value: str | float) -> tuple[str, str]:
+    """The file name and text `override_lets` parses `--set name=value` from (its
+    diagnostics point into it: give it to the renderer with the program's own text)."""
+    if isinstance(value, bool):
+        value = int(value)
+    text = value if isinstance(value, str) else repr(value)
+    return f"<--set {name}>", f"let {name} = {text};"
+
+
+def override_lets(
+    module: ast.Module, sets: Mapping[str, str | float]
+) -> tuple[ast.Module, list[Diagnostic]]:
+    """`module` with the value of each `let NAME` named in `sets` replaced by the value
+    given there (an expression's text or a number), and the diagnostics of the values
+    that cannot be: a name no `let` declares, text that is not one expression, NaN.
+
+    This is `serq run --set NAME=VALUE`: the value is parsed as the `let` would be and
+    replaces the declared one before expansion, so it is folded wherever the let is."""
+    declared = [item.name.name for item in module.all_items() if isinstance(item, ast.Let)]
+    values: dict[str, ast.Expr] = {}
+    diagnostics: list[Diagnostic] = []
+    for name, value in sets.items():
+        file, text = set_source(name, value)
+        start = Span(file, 0, len(text), 1, 1, 1, len(text) + 1)
+        if isinstance(value, float) and math.isnan(value):
+            diagnostics.append(
+                Diagnostic.error(codes.CONSTANT, start, f"--set {name}: the value is NaN")
+            )
+            continue
+        parsed = parse(text, file)
+        items = parsed.module.items
+        if parsed.diagnostics or len(items) != 1 or not isinstance(items[0], ast.Let):
+            diagnostics.extend(parsed.diagnostics)
+            if not parsed.diagnostics:
+                message = f"--set {name}: `{value}` is not one expression"
+                diagnostics.append(Diagnostic.error(codes.PARSE, start, message))
+            continue
+        if name not in declared:
+            known = ", ".join(dict.fromkeys(declared)) or "none (the program has no `let`)"
+            diagnostics.append(
+                Diagnostic.error(
+                    codes.UNKNOWN_NAME,
+                    items[0].name.span,
+                    f"unknown --set constant `{name}`",
+                    help=f"--set overrides a declared `let`; available constants: {known}",
+                )
+            )
+            continue
+        values[name] = items[0].value
+
+    def override(items: tuple[ast.Item, ...]) -> tuple[ast.Item, ...]:
+        return tuple(
+            replace(item, value=values[item.name.name])
+            if isinstance(item, ast.Let) and item.name.name in values
+            else item
+            for item in items
+        )
+
+    main = module.main
+    if main is not None:
+        main = replace(main, items=override(main.items))
+    return replace(module, items=override(module.items), main=main), diagnostics
 
 
 def format_kernel(kernel: ast.Module, path: str = "<input>") -> str | Diagnostic:

@@ -1,5 +1,4 @@
-"""The `serq` command: `serq check FILE...`, `serq expand FILE`, `serq ir FILE` (more as the
-pipeline grows).
+"""The `serq` command: `serq check FILE...`, `serq expand FILE`, `serq ir FILE`, `serq run FILE`.
 
 Exit status: 0 when every file is clean, 1 when any has an error, 2 on a usage
 error or a file that cannot be read. Whatever the input, the command reports
@@ -11,10 +10,15 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import time
 from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
 
 from serq import __version__, api
 from serq.diagnostics import Diagnostic, Severity, print_diagnostics, to_json
+
+if TYPE_CHECKING:
+    from serq.report import Report
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
@@ -76,6 +80,38 @@ def _parser() -> argparse.ArgumentParser:
         default="auto",
         help="color the report (default: when the output is a terminal)",
     )
+    run = commands.add_parser(
+        "run",
+        help="simulate a program and print its report",
+        description="Parse, expand, link and simulate a serQ file; print the report on "
+        "stdout (rich tables, or JSON with --json); diagnostics go to stderr.",
+    )
+    run.add_argument("file", metavar="FILE", help="a .sq file")
+    run.add_argument("--seed", type=_count, metavar="N", help="override the run block's seed")
+    run.add_argument("--horizon", type=_number, metavar="T", help="override the horizon")
+    run.add_argument("--warmup", type=_time, metavar="T", help="override the warm-up")
+    run.add_argument("--arrivals", type=_count, metavar="N", help="override the arrivals")
+    run.add_argument(
+        "--set",
+        type=_assignment,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="give the `let NAME` the value VALUE (an expression; repeatable)",
+    )
+    run.add_argument("--json", action="store_true", help="print the report as JSON")
+    run.add_argument(
+        "--dump",
+        metavar="DIR",
+        help="write the samples (DIR/observe/NAME.csv) and gauge change points "
+        "(DIR/gauge/NAME.csv)",
+    )
+    run.add_argument(
+        "--color",
+        choices=("auto", "always", "never"),
+        default="auto",
+        help="color the report (default: when the output is a terminal)",
+    )
     return parser
 
 
@@ -95,6 +131,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _expand(args)
     if args.command == "ir":
         return _ir(args)
+    if args.command == "run":
+        return _run(args)
     return EXIT_USAGE
 
 
@@ -187,6 +225,107 @@ def _ir(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _run(args: argparse.Namespace) -> int:
+    from serq.sim import api as sim_api  # the simulator loads only when a program runs
+
+    path = args.file
+    loaded = api.read_source(path)
+    if isinstance(loaded, Diagnostic):
+        print_diagnostics([loaded], {}, file=sys.stderr, color=_color(args))
+        return EXIT_USAGE
+    sets = dict(args.set)
+    compiled, diagnostics = sim_api.compile_program(
+        loaded,
+        path,
+        seed=args.seed,
+        horizon=args.horizon,
+        warmup=args.warmup,
+        arrivals=args.arrivals,
+        sets=sets,
+    )
+    report = None
+    if compiled is not None:
+        bar = _ProgressBar(compiled.program.horizon)
+        try:
+            report, ran = sim_api.execute(compiled, progress=bar if bar.enabled else None)
+        finally:
+            bar.close()
+        diagnostics = [*diagnostics, *ran]
+    sources = sim_api.sources(path, loaded, sets, diagnostics)
+    print_diagnostics(diagnostics, sources, file=sys.stderr, color=_color(args))
+    if report is None:
+        return EXIT_ERRORS
+    if args.json:
+        print(report.json(indent=2))
+    else:
+        from rich.console import Console
+
+        from serq.report import render_text
+
+        color = _color(args)
+        render_text(report, Console(file=sys.stdout, force_terminal=color, no_color=color is False))
+    if args.dump is not None:
+        return _dump(report, args)
+    return EXIT_OK
+
+
+def _dump(report: Report, args: argparse.Namespace) -> int:
+    from serq.diagnostics import Span, codes
+    from serq.report import write_dump
+
+    try:
+        write_dump(report, args.dump)
+    except OSError as error:
+        message = f"cannot write the dump to `{args.dump}`: {error.strerror or error}"
+        failed = Diagnostic.error(codes.IO, Span.point(args.dump, 0, 1, 1), message)
+        print_diagnostics([failed], {}, file=sys.stderr, color=_color(args))
+        return EXIT_USAGE
+    return EXIT_OK
+
+
+class _ProgressBar:
+    """A progress bar on stderr for runs that last, driven by `Recorder.progress`: shown
+    when stderr is a terminal and the run has taken half a second, gone when it ends."""
+
+    DELAY = 0.5  # seconds before the bar appears
+    PERIOD = 0.1  # seconds between redraws
+
+    def __init__(self, horizon: float) -> None:
+        self.horizon = horizon
+        self.enabled = bool(getattr(sys.stderr, "isatty", lambda: False)())
+        self._start = time.monotonic()
+        self._next = self._start + self.DELAY
+        self._bar: Any = None
+        self._task: Any = None
+
+    def __call__(self, now: float) -> None:
+        clock = time.monotonic()
+        if clock < self._next:
+            return
+        self._next = clock + self.PERIOD
+        if self._bar is None:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                Progress,
+                TaskProgressColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
+
+            columns = (TextColumn("simulating"), BarColumn(), TaskProgressColumn())
+            console = Console(file=sys.stderr)
+            self._bar = Progress(*columns, TimeElapsedColumn(), console=console, transient=True)
+            done = min(now, self.horizon)
+            self._task = self._bar.add_task("", total=self.horizon, completed=done)
+            self._bar.start()
+        self._bar.update(self._task, completed=min(now, self.horizon))
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+
+
 def _color(args: argparse.Namespace) -> bool | None:
     return {"auto": None, "always": True, "never": False}[args.color]
 
@@ -199,6 +338,23 @@ def _number(text: str) -> float:
     if value != value or value <= 0:
         raise argparse.ArgumentTypeError(f"not a positive number: {text!r}")
     return value
+
+
+def _time(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r}") from None
+    if value != value or value < 0 or value == float("inf"):
+        raise argparse.ArgumentTypeError(f"not a time ≥ 0: {text!r}")
+    return value
+
+
+def _assignment(text: str) -> tuple[str, str]:
+    name, sep, value = text.partition("=")
+    if not sep or not name.strip() or not value.strip():
+        raise argparse.ArgumentTypeError(f"not NAME=VALUE: {text!r}")
+    return name.strip(), value.strip()
 
 
 def _count(text: str) -> int:

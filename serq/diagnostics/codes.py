@@ -145,3 +145,5 @@ LINT_GUARD = Code(
     "`branch with`)",
     "lint",
 )
+# run
+RUNTIME = Code("E-run", "the program failed while it ran: ...", "run")

@@ -1,0 +1,45 @@
+"""`serq run --dump DIR`: every sample and every gauge change point as CSV.
+
+`DIR/observe/NAME.csv` has a header `time,session,turn,value` and one line per sample
+taken after warm-up; `DIR/gauge/NAME.csv` has `time,value` and one line per change
+point of the gauge over the whole run (the value holds until the next line). Numbers are
+written so that they read back exactly.
+"""
+
+from __future__ import annotations
+
+import csv
+from collections.abc import Iterable
+from pathlib import Path
+
+from serq.report.model import Report
+
+OBSERVE_HEADER = ("time", "session", "turn", "value")
+GAUGE_HEADER = ("time", "value")
+
+
+def write_dump(report: Report, directory: str | Path) -> list[Path]:
+    """Write the CSV files of `report` under `directory` (created if missing) and return
+    their paths. Raises `OSError` when a file cannot be written."""
+    root = Path(directory)
+    written = []
+    for name, o in report.observes.items():
+        rows = zip(o.times, o.sessions, o.turns, o.samples, strict=True)
+        written.append(_write(root / "observe" / f"{name}.csv", OBSERVE_HEADER, rows))
+    for name, g in report.gauges.items():
+        rows = zip(g.times, g.values, strict=True)
+        written.append(_write(root / "gauge" / f"{name}.csv", GAUGE_HEADER, rows))
+    return written
+
+
+def _write(path: Path, header: tuple[str, ...], rows: Iterable[tuple]) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w", encoding="utf-8", newline="") as f:
+        out = csv.writer(f, lineterminator="\n")
+        out.writerow(header)
+        out.writerows(tuple(_cell(v) for v in row) for row in rows)
+    return path
+
+
+def _cell(value: float | int) -> str:
+    return repr(value) if isinstance(value, float) else str(value)

@@ -1,0 +1,141 @@
+"""What a run reports: the `Report` and its rows, shaped like the reference's (`pyserq`).
+
+The attribute names are the reference's, so a notebook written against `pyserq.Report`
+reads this one: `report.observe("sojourn").mean`, `report.stage("server").utilization`,
+`report.pools[0].evicted_units`. A value that does not exist (the mean of no samples,
+a step statistic of a fifo stage) is NaN; `serq.report.codec` writes it as null.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True, slots=True)
+class Observe:
+    """One `observe` statistic: its summary and its samples (after warm-up) with the time,
+    session (serial) and turn of each."""
+
+    name: str
+    count: int
+    mean: float
+    ci: float  # batch-means 95 % half-width; inf below 40 samples
+    cv2: float
+    p99: float
+    samples: tuple[float, ...] = field(default=(), repr=False)
+    times: tuple[float, ...] = field(default=(), repr=False)
+    sessions: tuple[int, ...] = field(default=(), repr=False)
+    turns: tuple[int, ...] = field(default=(), repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class Gauge:
+    """One `gauge`: its time average over [warmup, end] with a batch-means 95 % half-width,
+    the least and greatest value held for a positive time, and its change points."""
+
+    name: str
+    mean: float
+    ci: float
+    min: float
+    max: float
+    times: tuple[float, ...] = field(default=(), repr=False)
+    values: tuple[float, ...] = field(default=(), repr=False)
+
+
+@dataclass(frozen=True, slots=True)
+class StageRow:
+    """One stage member: time averages over [warmup, end], the jobs completed after
+    warm-up and, for a step stage, its iterations (NaN or 0 elsewhere)."""
+
+    name: str
+    index: int | None
+    mean_number: float
+    utilization: float
+    completed: int
+    throughput: float
+    mean_wait: float
+    mean_service: float
+    iterations: int = 0
+    prefill_only: float = 0.0
+    decode_only: float = 0.0
+    mixed: float = 0.0
+    mean_decodes: float = 0.0
+    mean_decode_batch: float = float("nan")
+    mean_decode_step: float = float("nan")
+    mean_itl: float = float("nan")
+    itl_p50: float = float("nan")
+    itl_p99: float = float("nan")
+
+
+@dataclass(frozen=True, slots=True)
+class PoolRow:
+    """One pool member: time averages over [warmup, end], the mean queue wait of the
+    admissions after warm-up, and the run's counts of admissions and events."""
+
+    name: str
+    index: int | None
+    mean_used: float
+    mean_cached: float
+    mean_queue: float
+    mean_holders: float
+    mean_wait: float
+    admissions: int
+    evicted_entries: int
+    evicted_units: float
+    preemptions: int
+    spills: int
+    rejected: int
+    stuck: int
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A run's report. `horizon` is the configured deadline and `end` the time the run
+    stopped; averages and rates are over [warmup, end]. `notes` are remarks on the run
+    (an observed test that never held)."""
+
+    serq_version: str
+    horizon: float
+    end: float
+    warmup: float
+    seed: int
+    events: int
+    arrivals: int
+    ended: int
+    turns: int
+    mean_live: float
+    observes: dict[str, Observe] = field(default_factory=dict)
+    gauges: dict[str, Gauge] = field(default_factory=dict)
+    stages: tuple[StageRow, ...] = ()
+    pools: tuple[PoolRow, ...] = ()
+    notes: tuple[str, ...] = ()
+
+    def observe(self, name: str) -> Observe | None:
+        """The observation `name`, or None."""
+        return self.observes.get(name)
+
+    def gauge(self, name: str) -> Gauge | None:
+        """The gauge `name`, or None."""
+        return self.gauges.get(name)
+
+    def stage(self, name: str) -> StageRow | None:
+        """The first stage member named `name`, or None."""
+        return next((row for row in self.stages if row.name == name), None)
+
+    def pool(self, name: str) -> PoolRow | None:
+        """The first pool member named `name`, or None."""
+        return next((row for row in self.pools if row.name == name), None)
+
+    def stages_named(self, name: str) -> list[StageRow]:
+        """Every member of the stage `name`, in index order."""
+        return [row for row in self.stages if row.name == name]
+
+    def pools_named(self, name: str) -> list[PoolRow]:
+        """Every member of the pool `name`, in index order."""
+        return [row for row in self.pools if row.name == name]
+
+    def json(self, indent: int | None = None) -> str:
+        """The summary as JSON (`serq run --json`), versioned by `codec.SCHEMA`."""
+        from serq.report.codec import to_json
+
+        return to_json(self, indent=indent)

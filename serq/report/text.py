@@ -1,0 +1,152 @@
+"""The report for a terminal: a header line and rich tables, one per kind of statistic.
+
+`render_text(report, console)` prints; `report_text(report, width)` returns the plain
+text (snapshots, tests). A number that does not exist prints as `-`, an infinite one as
+`inf`; a step stage's iteration columns and the pools' event counts have tables of their
+own, shown when the program has any. A note on an observation is printed under the
+observations, the others at the end.
+"""
+
+from __future__ import annotations
+
+import math
+
+from rich import box
+from rich.console import Console
+from rich.table import Table
+
+from serq.report.model import PoolRow, Report, StageRow
+
+
+def render_text(report: Report, console: Console) -> None:
+    """Print `report` on `console`."""
+    console.print(_header(report), highlight=False)
+    sections: list[Table | str] = []
+    if report.observes:
+        sections.append(_observes(report))
+    observed = [note for note in report.notes if note.startswith("observe ")]
+    sections.extend(f"[bold cyan]note[/]: {note}" for note in observed)
+    if report.gauges:
+        sections.append(_gauges(report))
+    if report.stages:
+        sections.append(_stages(report.stages))
+        steps = [row for row in report.stages if row.iterations]
+        if steps:
+            sections.append(_steps(steps))
+    if report.pools:
+        sections.append(_pools(report.pools))
+        sections.append(_pool_events(report.pools))
+    sections.extend(f"[bold cyan]note[/]: {n}" for n in report.notes if n not in observed)
+    for section in sections:
+        if isinstance(section, Table):
+            console.print()
+        console.print(section, highlight=False)
+
+
+def report_text(report: Report, width: int = 100) -> str:
+    """The plain text `render_text` prints on a console `width` columns wide."""
+    console = Console(width=width, no_color=True, record=True, file=_Null())
+    render_text(report, console)
+    return console.export_text()
+
+
+def number(value: float | int) -> str:
+    """`value` in a table cell: whole numbers as such, about four significant digits
+    otherwise, `-` for NaN."""
+    if isinstance(value, int):
+        return str(value)
+    if math.isnan(value):
+        return "-"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    if value.is_integer() and abs(value) < 1e15:
+        return str(int(value))
+    magnitude = abs(value)
+    if 1000 <= magnitude < 1e6:
+        return f"{value:.1f}"
+    return f"{value:.4g}"
+
+
+def _header(r: Report) -> str:
+    run = f"horizon {number(r.horizon)}  end {number(r.end)}  warmup {number(r.warmup)}"
+    counts = f"events {r.events}  arrivals {r.arrivals}  ended {r.ended}  turns {r.turns}"
+    return f"{run}  seed {r.seed}\n{counts}  mean live {number(r.mean_live)}"
+
+
+def _table(*columns: str) -> Table:
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
+    first, *rest = columns
+    table.add_column(first, style="bold", no_wrap=True)
+    for column in rest:
+        table.add_column(column, justify="right", no_wrap=True)
+    return table
+
+
+def _observes(r: Report) -> Table:
+    table = _table("observe", "count", "mean", "±95%", "cv2", "p99")
+    for name, o in r.observes.items():
+        table.add_row(name, str(o.count), *map(number, (o.mean, o.ci, o.cv2, o.p99)))
+    return table
+
+
+def _gauges(r: Report) -> Table:
+    table = _table("gauge", "mean", "±95%", "min", "max")
+    for name, g in r.gauges.items():
+        table.add_row(name, *map(number, (g.mean, g.ci, g.min, g.max)))
+    return table
+
+
+def _member(row: StageRow | PoolRow) -> str:
+    return row.name if row.index is None else f"{row.name}[{row.index}]"
+
+
+def _stages(rows: tuple[StageRow, ...]) -> Table:
+    table = _table("stage", "present", "util", "completed", "throughput", "wait", "service")
+    for s in rows:
+        cells = (s.mean_number, s.utilization, s.completed, s.throughput)
+        table.add_row(_member(s), *map(number, cells), *map(number, (s.mean_wait, s.mean_service)))
+    return table
+
+
+def _steps(rows: list[StageRow]) -> Table:
+    table = _table(
+        "step stage",
+        "iterations",
+        "prefill only",
+        "decode only",
+        "mixed",
+        "decodes",
+        "batch",
+        "step",
+    )
+    for s in rows:
+        fractions = (s.prefill_only, s.decode_only, s.mixed)
+        means = (s.mean_decodes, s.mean_decode_batch, s.mean_decode_step)
+        table.add_row(_member(s), str(s.iterations), *map(number, fractions + means))
+    return table
+
+
+def _pools(rows: tuple[PoolRow, ...]) -> Table:
+    table = _table("pool", "used", "cached", "queue", "holders", "wait", "admissions")
+    for p in rows:
+        means = (p.mean_used, p.mean_cached, p.mean_queue, p.mean_holders, p.mean_wait)
+        table.add_row(_member(p), *map(number, means), str(p.admissions))
+    return table
+
+
+def _pool_events(rows: tuple[PoolRow, ...]) -> Table:
+    table = _table("pool", "evicted", "evicted units", "preemptions", "spills", "rejected", "stuck")
+    for p in rows:
+        counts = (p.evicted_entries, p.evicted_units, p.preemptions, p.spills, p.rejected, p.stuck)
+        table.add_row(_member(p), *map(number, counts))
+    return table
+
+
+class _Null:
+    """A file that discards what is written (the recording console keeps the text)."""
+
+    def write(self, text: str) -> int:
+        return len(text)
+
+    def flush(self) -> None:
+        pass

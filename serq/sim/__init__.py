@@ -1,0 +1,136 @@
+"""The simulator: run a linked program (`serq.ir.Program`) as a discrete-event simulation.
+
+`simulate(program, recorder=...)` builds the runtime (`world.World`: pools, stages, the
+compiled statements, the workload) and runs the event loop (`core.Engine`) to the horizon,
+telling `recorder` (`recording.Recorder`) every change the statistics measure. It returns
+an `Outcome`; a run-time failure of the program (a branch guard that is not 0 or 1, a bad
+arrival gap, an unreadable trace, an `arrivals` limit that does not drain) is an `E-run`
+diagnostic in `Outcome.errors` at the IR origin, and the run stops there.
+
+The step engine (step stages, `admit via`, `budget_left`) is `step.py`. Not simulated yet
+(each a run-time diagnostic): runs over several stages (flows, `share`), and the
+observables `price`, `est_*`.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+from serq import ir
+from serq.diagnostics import Diagnostic, Span, codes
+from serq.sim.errors import SimError
+from serq.sim.recording import NullRecorder, Recorder
+from serq.sim.world import World
+
+__all__ = ["simulate", "Outcome", "SimError", "Recorder", "NullRecorder"]
+
+
+@dataclass
+class Outcome:
+    """What a run did: `end` is when it stopped (the horizon, or the time an `arrivals`
+    limit drained), `events` the events fired, `arrivals` the sessions that arrived, and
+    `ended` and `turns` the session ends and turns at or after the warm-up."""
+
+    end: float
+    horizon: float
+    warmup: float
+    seed: int
+    events: int = 0
+    arrivals: int = 0
+    ended: int = 0
+    turns: int = 0
+    errors: list[Diagnostic] = field(default_factory=list)
+
+
+def simulate(
+    program: ir.Program,
+    *,
+    recorder: Recorder,
+    seed: int | None = None,
+    horizon: float | None = None,
+    warmup: float | None = None,
+    arrivals: int | None = None,
+    base_dir: str = ".",
+    check_invariants: bool = False,
+) -> Outcome:
+    """Run `program`, reporting to `recorder`; `seed`, `horizon`, `warmup` and `arrivals`
+    override the program's run block, `base_dir` is where a relative trace is read."""
+    seed = program.seed if seed is None else seed
+    horizon = program.horizon if horizon is None else horizon
+    warmup = program.warmup if warmup is None else warmup
+    limit = program.arrivals if arrivals is None else arrivals
+    where = _fallback_span(program)
+    outcome = Outcome(end=0.0, horizon=horizon or 0.0, warmup=warmup, seed=seed)
+    if horizon is None or not horizon >= 0:
+        outcome.errors.append(_error(where, "the run has no horizon (run { horizon T; })"))
+        return outcome
+    world: World | None = None
+    try:
+        if limit is not None and not isinstance(program.arrival, ir.Poisson | ir.Renewal):
+            raise SimError(
+                _arrival_origin(program), "`arrivals` applies only to poisson or renewal workloads"
+            )
+        world = World(program, recorder, seed, warmup, limit, base_dir, check_invariants)
+        world.run(horizon)
+        outcome.end = horizon
+        if limit is not None:
+            outcome.end = _drain_end(world, program, horizon, warmup, limit)
+    except SimError as error:
+        outcome.errors.append(error.diagnostic(where))
+        if world is not None:
+            outcome.end = world.engine.now
+    if world is not None:
+        outcome.events = world.engine.events
+        outcome.arrivals = world.arrivals
+        outcome.ended = world.ended
+        outcome.turns = world.turns
+    return outcome
+
+
+def _drain_end(world: World, program: ir.Program, horizon: float, warmup: float, n: int) -> float:
+    origin = _arrival_origin(program)
+    if world.arrivals < n:
+        raise SimError(
+            origin,
+            f"horizon {_num(horizon)} reached before the requested arrivals: "
+            f"got {world.arrivals}, requested {n}",
+        )
+    if world.drained_at is None:
+        raise SimError(
+            origin,
+            f"horizon {_num(horizon)} reached before the {n} arrivals drained "
+            f"({world.live} sessions still live)",
+        )
+    if world.drained_at <= warmup:
+        raise SimError(
+            origin,
+            f"the arrivals drained at {_num(world.drained_at)}, before or at warmup "
+            f"{_num(warmup)}: no measurement interval",
+        )
+    return world.drained_at
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if math.isfinite(x) and x == int(x) else repr(x)
+
+
+def _error(span: Span, message: str) -> Diagnostic:
+    return Diagnostic.error(codes.RUNTIME, span, message)
+
+
+def _arrival_origin(program: ir.Program) -> Span | None:
+    return None if program.arrival is None else program.arrival.origin
+
+
+def _fallback_span(program: ir.Program) -> Span:
+    """A span to blame when a failure has no construct of its own: the workload's arrival,
+    else the first statement, pool or stage."""
+    if program.arrival is not None:
+        return program.arrival.origin
+    for block in program.blocks:
+        for stmt in block:
+            return stmt.origin
+    for item in (*program.pools, *program.stages):
+        return item.origin
+    return Span.point("<program>", 0, 1, 1)

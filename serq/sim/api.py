@@ -1,0 +1,179 @@
+"""Compile and run from Python: `serq.compile(...)` and `serq.run(program)`.
+
+The pair mirrors the reference's `pyserq.compile` / `pyserq.run`, so a notebook can
+switch between them: `compile` reads a file (or takes text), links it with the run's
+overrides and raises `ValueError` with the rendered diagnostics when it cannot;
+`run` simulates and returns a `serq.report.Report`. The command line uses the
+non-raising halves, `compile_program` and `execute`, which return diagnostics instead.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+
+from serq import api, ir
+from serq.diagnostics import Diagnostic, Severity, Span, codes, render_full
+from serq.report.model import Report
+from serq.sim.recorder import StatsRecorder
+
+
+@dataclass(frozen=True, slots=True)
+class Compiled:
+    """A linked program ready to run: its IR with the run's settings (`horizon`, `warmup`,
+    `seed`, `arrivals`) overridden as asked, the directory a relative trace is read
+    against, and the warnings of compiling it."""
+
+    program: ir.Program
+    base_dir: str = "."
+    path: str | None = None
+    diagnostics: tuple[Diagnostic, ...] = ()
+
+    def to_json(self, indent: int | None = 2) -> str:
+        """The IR as JSON (`serq ir`)."""
+        return ir.to_json(self.program, indent=indent)
+
+    @classmethod
+    def from_json(cls, text: str, base_dir: str = ".") -> Compiled:
+        """A program from its IR JSON; a relative trace is read against `base_dir`."""
+        return cls(ir.from_json(text), base_dir)
+
+
+def compile_program(
+    text: str,
+    path: str = "<input>",
+    *,
+    seed: int | None = None,
+    horizon: float | None = None,
+    warmup: float | None = None,
+    arrivals: int | None = None,
+    sets: Mapping[str, str | float] | None = None,
+) -> tuple[Compiled | None, list[Diagnostic]]:
+    """The program `text` (the contents of `path`) linked with the `let` overrides `sets`
+    and the run settings given (None keeps the program's), and every diagnostic; the
+    program is None when there is an error."""
+    program, diagnostics = api.link_source(text, path, sets=sets)
+    if program is None or any(d.severity >= Severity.ERROR for d in diagnostics):
+        return None, diagnostics
+    settings = {"seed": seed, "horizon": horizon, "warmup": warmup, "arrivals": arrivals}
+    program = replace(program, **{k: v for k, v in settings.items() if v is not None})
+    problem = _settings_problem(program)
+    if problem is not None:
+        message, help_ = problem
+        where = Span.point(path, 0, 1, 1)
+        return None, [*diagnostics, Diagnostic.error(codes.CONSTANT, where, message, help=help_)]
+    base = os.path.dirname(path) if path and not path.startswith("<") else "."
+    return Compiled(program, base or ".", path, tuple(diagnostics)), diagnostics
+
+
+def execute(
+    compiled: Compiled, *, progress: Callable[[float], None] | None = None
+) -> tuple[Report | None, list[Diagnostic]]:
+    """Run `compiled` and return its report and the run's diagnostics; the report is None
+    when the run failed. `progress` is called with the clock now and then."""
+    from serq.sim import simulate  # the simulator loads only when a program runs
+
+    program = compiled.program
+    recorder = StatsRecorder(program, program.warmup, progress)
+    try:
+        outcome = simulate(program, recorder=recorder, base_dir=compiled.base_dir)
+        diagnostics = list(outcome.errors)
+        if any(d.severity >= Severity.ERROR for d in diagnostics):
+            return None, diagnostics
+        return recorder.finish(outcome), diagnostics
+    except Exception as error:  # a bug in serq, not in the program: say so, never raise
+        where = Span.point(compiled.path or "<input>", 0, 1, 1)
+        message = f"serq failed while running the program: {type(error).__name__}: {error}"
+        return None, [Diagnostic.error(codes.INTERNAL, where, message)]
+
+
+def compile(
+    path: str | None = None,
+    *,
+    source: str | None = None,
+    seed: int | None = None,
+    horizon: float | None = None,
+    warmup: float | None = None,
+    arrivals: int | None = None,
+    sets: Mapping[str, str | float] | None = None,
+) -> Compiled:
+    """The program file `path`, or the program text `source`, linked with the overrides
+    of `serq run` (`sets`: `let` values by name, as numbers or expression text).
+
+    Raises:
+        ValueError: the file cannot be read or the program has errors; the message is
+        the diagnostics as `serq check` renders them."""
+    if (path is None) == (source is None):
+        raise ValueError("compile takes a path or a source, not both and not neither")
+    if source is None:
+        loaded = api.read_source(path)
+        if isinstance(loaded, Diagnostic):
+            raise ValueError(render_full(loaded))
+        text, file = loaded, path
+    else:
+        text, file = source, "<input>"
+    compiled, diagnostics = compile_program(
+        text, file, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals, sets=sets
+    )
+    if compiled is None:
+        raise ValueError(render(diagnostics, sources(file, text, sets, diagnostics)))
+    return compiled
+
+
+def run(program: Compiled, *, progress: Callable[[float], None] | None = None) -> Report:
+    """Run `program` (from `compile`) and return its report.
+
+    Raises:
+        ValueError: the run failed (a guard that is not 0 or 1, arrivals not drained by
+        the horizon, ...); the message is the rendered diagnostics."""
+    report, diagnostics = execute(program, progress=progress)
+    if report is None:
+        path = program.path or "<input>"
+        text = api.read_source(path) if program.path else None
+        known = sources(path, text, None, diagnostics) if isinstance(text, str) else {}
+        raise ValueError(render(diagnostics, known))
+    return report
+
+
+def sources(
+    path: str,
+    text: str | None,
+    sets: Mapping[str, str | float] | None,
+    diagnostics: Iterable[Diagnostic],
+) -> dict[str, str]:
+    """The texts the renderer needs for `diagnostics`: the program's, the `--set` values'
+    and any library a diagnostic points into."""
+    known = {} if text is None else {path: text}
+    for name, value in (sets or {}).items():
+        file, set_text = api.set_source(name, value)
+        known[file] = set_text
+    for d in diagnostics:
+        if d.span.file not in known and not d.span.file.startswith("<"):
+            library = api.read_source(d.span.file)
+            if isinstance(library, str):
+                known[d.span.file] = library
+    return known
+
+
+def render(diagnostics: Iterable[Diagnostic], known: Mapping[str, str]) -> str:
+    """`diagnostics` in full, without color, one after another."""
+    ordered = sorted(diagnostics, key=Diagnostic.sort_key)
+    return "\n\n".join(render_full(d, known.get(d.span.file), sources=known) for d in ordered)
+
+
+def _settings_problem(program: ir.Program) -> tuple[str, str] | None:
+    """What is wrong with the run settings of `program`: a message and a help, or None."""
+    if program.horizon is None:
+        return "the run has no horizon", "give one: `run { horizon T; }` or --horizon T"
+    if not program.horizon > 0:
+        return f"the horizon is {program.horizon}", "the horizon is a positive time"
+    if not (0 <= program.warmup < program.horizon) or math.isnan(program.warmup):
+        return (
+            f"warmup {program.warmup} is not below the horizon {program.horizon}",
+            "the measured interval is [warmup, horizon]: the warm-up must be shorter",
+        )
+    if program.seed < 0 or (program.arrivals is not None and program.arrivals < 0):
+        return "a negative seed or count of arrivals", "seeds and counts are whole numbers ≥ 0"
+    return None

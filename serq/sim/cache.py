@@ -1,0 +1,162 @@
+"""A pool's cache: the prefixes sessions left behind, and their eviction.
+
+An entry is a number of units with its release time and release order, and an owner: the
+session whose prefix it is, or None for a dead entry (the unusable rest of an entry its
+session consumed part of). A session has at most one live entry per pool, which
+`cachedin` reads. Entries are kept in release order, which is the LRU order; `evict by`
+orders by its keys and then release order, re-evaluated before every entry or block.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from itertools import count
+from typing import Any
+
+from serq.sim.core import Engine
+from serq.sim.session import QUEUED
+
+_EPS = 1e-9
+
+
+class Entry:
+    """Cached units of one prefix."""
+
+    __slots__ = ("owner", "units", "released", "order")
+
+    def __init__(self, owner: Any, units: float, released: float, order: int) -> None:
+        self.owner = owner
+        self.units = units
+        self.released = released
+        self.order = order
+
+
+class Cache:
+    """The entries of one pool member; `total` is their units. `keys` empty is LRU;
+    `block` None evicts whole entries, else one block at a time from an entry's tail.
+    `on_evict(entry, units)` is told of every eviction (for spills)."""
+
+    __slots__ = (
+        "engine",
+        "keys",
+        "block",
+        "entries",
+        "live",
+        "total",
+        "blank",
+        "_order",
+        "on_evict",
+    )
+
+    def __init__(
+        self, engine: Engine, keys: Sequence[Callable[[Any], float]] | None, block: float | None
+    ) -> None:
+        self.engine = engine
+        self.keys = tuple(keys or ())
+        self.block = block
+        self.entries: dict[int, Entry] = {}
+        self.live: dict[Any, Entry] = {}
+        self.total = 0.0
+        self.blank: list[Any] = []  # the attributes a dead entry's keys read (all 0)
+        self._order = count().__next__
+        self.on_evict: Callable[[Entry, float, bool], None] | None = None
+
+    def cachedin(self, session: Any) -> float:
+        """The units of `session`'s live entry (0 without one)."""
+        entry = self.live.get(session)
+        return entry.units if entry is not None else 0.0
+
+    def put(self, session: Any, units: float) -> None:
+        """Cache `units` as `session`'s live entry, replacing the one it had."""
+        self.drop(session)
+        if units <= 0:
+            return
+        entry = Entry(session, units, self.engine.now, self._order())
+        self.entries[entry.order] = entry
+        self.live[session] = entry
+        self.total += units
+
+    def put_dead(self, units: float) -> None:
+        """Cache `units` as a dead entry (a spilled piece of a dead prefix)."""
+        if units > 0:
+            entry = Entry(None, units, self.engine.now, self._order())
+            self.entries[entry.order] = entry
+            self.total += units
+
+    def drop(self, session: Any) -> None:
+        """Discard `session`'s live entry."""
+        entry = self.live.pop(session, None)
+        if entry is not None:
+            del self.entries[entry.order]
+            self.total -= entry.units
+
+    def consume(self, session: Any, reuse: float) -> float:
+        """Take at most `reuse` units of `session`'s live entry, in whole blocks; the rest
+        stays, dead. Returns the units taken."""
+        entry = self.live.pop(session, None)
+        if entry is None:
+            return 0.0
+        taken = entry.units if reuse >= entry.units else max(reuse, 0.0)
+        b = self.block
+        if b is not None and taken < entry.units:
+            taken = math.floor(taken / b) * b  # a hit is whole blocks
+        self.total -= taken
+        entry.units -= taken
+        entry.owner = None
+        if entry.units <= 0:
+            del self.entries[entry.order]
+        return taken
+
+    def evict_to(self, limit: float) -> tuple[int, float]:
+        """Evict until the total is at most `limit`; returns (entries removed, units)."""
+        removed = 0
+        units = 0.0
+        entries = self.entries
+        while self.total > limit + _EPS and entries:
+            entry = self._victim()
+            take = entry.units
+            if self.block is not None and take > self.block:
+                take = self.block
+            whole = take >= entry.units
+            if self.on_evict is not None:
+                self.on_evict(entry, take, whole)
+            entry.units -= take
+            self.total -= take
+            units += take
+            if whole:
+                removed += 1
+                del entries[entry.order]
+                if entry.owner is not None:
+                    del self.live[entry.owner]
+        if not entries:
+            self.total = 0.0
+        return removed, units
+
+    def _victim(self) -> Entry:
+        """The next entry to evict; the keys read the entry's context variables and its
+        owner's attributes."""
+        if not self.keys:
+            return next(iter(self.entries.values()))  # fast path: release order is LRU
+        engine = self.engine
+        now = engine.now
+        best: Entry | None = None
+        best_key: tuple[float, ...] = ()
+        for entry in self.entries.values():
+            self.context(entry, now)
+            owner = entry.owner
+            a = owner.attrs if owner is not None else self.blank
+            key = tuple(k(a) for k in self.keys)
+            if best is None or key < best_key:
+                best, best_key = entry, key
+        assert best is not None
+        return best
+
+    def context(self, entry: Entry, now: float) -> None:
+        """Set the context variables `size`, `age`, `last`, `waiting` for `entry`."""
+        engine = self.engine
+        engine.size = entry.units
+        engine.age = now - entry.released
+        engine.last = entry.released
+        owner = entry.owner
+        engine.waiting = 1.0 if owner is not None and owner.state == QUEUED else 0.0

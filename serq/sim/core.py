@@ -1,0 +1,107 @@
+"""The event loop: a clock, a heap of scheduled actions, and the instant boundaries.
+
+An event is `(time, seq, action, arg)`; `seq` breaks ties, so events at one instant fire
+in the order they were scheduled and actions are never compared. After every event the
+loop calls `settle` (the world runs its ready sessions and retries its pools), and when
+the clock is about to move it calls `end_instant` (gauges read the state the instant's
+last event left). The core knows no pools, stages or sessions. The engine also carries
+the context variables an expression reads (`now`, `present`, `size`, ...), so compiled
+expressions find them with one attribute load.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from heapq import heappop, heappush
+from itertools import count
+from typing import Any
+
+Action = Callable[[Any], None]
+PROGRESS_EVERY = 1 << 16
+
+
+class Engine:
+    """The clock and the event heap of one run."""
+
+    __slots__ = (
+        "now",
+        "current_seq",
+        "events",
+        "stopped",
+        "_heap",
+        "_seq",
+        # context variables read by compiled expressions
+        "present",
+        "size",
+        "age",
+        "last",
+        "waiting",
+        "waited",
+        # a step stage's
+        "residents",
+        "decoders",
+        "kv_decode",
+        "kv_prefill",
+        "tokens",
+        "prefilled",
+        "attention",
+        "decoding",
+        "admission",
+        "remaining",
+    )
+
+    def __init__(self) -> None:
+        self.now = 0.0
+        self.current_seq = -1
+        self.events = 0
+        self.stopped = False
+        self._heap: list[tuple[float, int, Action, Any]] = []
+        self._seq = count().__next__
+        self.present = self.size = self.age = self.last = self.waiting = self.waited = 0.0
+        self.residents = self.decoders = self.kv_decode = self.kv_prefill = 0.0
+        self.tokens = self.prefilled = self.attention = 0.0
+        self.decoding = self.admission = self.remaining = 0.0
+
+    def schedule(self, time: float, action: Action, arg: Any = None) -> int:
+        """Call `action(arg)` at `time` (not before now); returns the event's sequence number."""
+        seq = self._seq()
+        heappush(self._heap, (time, seq, action, arg))
+        return seq
+
+    def peek(self) -> float:
+        """The time of the next event, or inf when none is scheduled."""
+        return self._heap[0][0] if self._heap else float("inf")
+
+    def stop(self) -> None:
+        """End the run after the current event."""
+        self.stopped = True
+
+    def run(
+        self,
+        until: float,
+        settle: Callable[[], None],
+        end_instant: Callable[[float], None],
+        progress: Callable[[float], None],
+    ) -> None:
+        """Fire every event up to and including time `until`, settling after each."""
+        heap = self._heap
+        tick = PROGRESS_EVERY
+        fired = 0
+        now = self.now
+        while heap and not self.stopped:
+            time = heap[0][0]
+            if time > until:
+                break
+            if time != now:
+                end_instant(now)
+                self.now = now = time
+            _, self.current_seq, action, arg = heappop(heap)
+            action(arg)
+            settle()
+            fired += 1
+            tick -= 1
+            if not tick:
+                tick = PROGRESS_EVERY
+                progress(time)
+        self.events += fired
+        end_instant(self.now)

@@ -1,0 +1,226 @@
+"""Compile IR expressions into Python functions of a session's attribute list.
+
+Each expression becomes one generated `lambda a: ...` (Python source, compiled once), so
+evaluating it walks no tree and looks up no name: attributes are `a[slot]`, context
+variables are attributes of the engine, pools and stages are bound objects. The
+arithmetic is `serq.ir.arith`'s (IEEE division, C's pow, Rust's min/max, comparisons to
+0/1), so the simulator computes what the linker folds. `a[len(attrs)]` holds the session
+itself, for observables such as `cachedin` that belong to it. An expression without a
+session (a gauge, a ps capacity, an arrival gap) reads a blank list: zeros, and no session;
+an eviction key or a spill clause reads the entry owner's attributes.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from serq.diagnostics import Span
+from serq.ir import arith
+from serq.ir.expr import (
+    Attr,
+    Binary,
+    Call,
+    Cond,
+    Cost,
+    Ctx,
+    Draw,
+    Expr,
+    Num,
+    Observable,
+    Ref,
+    Unary,
+)
+from serq.sim import draws
+from serq.sim.errors import SimError
+
+Fn = Callable[[Any], float]
+
+_COMPARE = {"==", "!=", "<", "<=", ">", ">="}
+_PLAIN = {"+", "-", "*"}
+_CONTEXT = {"now", "present", "size", "age", "last", "waiting", "waited"}
+_CONTEXT |= {"residents", "decoders", "kv_decode", "kv_prefill", "tokens", "prefilled"}
+_CONTEXT |= {"attention", "decoding", "admission", "remaining"}
+_SPLIT_DEPTH = 40  # a deeper subexpression becomes a function of its own (Python's nesting limit)
+
+
+def member(
+    items: Sequence[Any], base: int, count: int, value: float, origin: Span, what: str = ""
+) -> Any:
+    """Member `value` of the family at `items[base : base + count]`, or a SimError. An
+    index converts as the reference's does: toward zero, negative and NaN to 0."""
+    if value >= 1.0:
+        i = int(value) if value < 1.8446744073709552e19 else 18446744073709551615
+    else:
+        i = 0
+    if i < count:
+        return items[base + i]
+    raise SimError(origin, f"{what}index {i} out of range (count {count})")
+
+
+def arith_repr(value: float) -> str:
+    """`value` as the language writes it (3, 2.5, inf, NaN)."""
+    if value != value:
+        return "NaN"
+    if math.isinf(value):
+        return "inf" if value > 0 else "-inf"
+    return str(int(value)) if value == math.floor(value) and abs(value) < 1e15 else repr(value)
+
+
+def _not_simulated(origin: Span, what: str) -> float:
+    raise SimError(origin, f"`{what}` is not simulated yet")
+
+
+class ExprCompiler:
+    """Compiles expressions against one run: its `engine` (context variables), its runtime
+    `pools` and `stages` (member lists) and `session_slot`, the index of the session in an
+    attribute list."""
+
+    def __init__(
+        self, engine: Any, pools: Sequence[Any], stages: Sequence[Any], session_slot: int
+    ) -> None:
+        self.session_slot = session_slot
+        self.ns: dict[str, Any] = {
+            "E": engine,
+            "POOLS": pools,
+            "STAGES": stages,
+            "_INF": math.inf,
+            "_div": arith.divide,
+            "_pow": arith.power,
+            "_member": member,
+            "_not_simulated": _not_simulated,
+        }
+        for name, (_, fn) in arith.FUNCTIONS.items():
+            self.ns[f"_f_{name}"] = fn
+        for name, fn in draws.SAMPLERS.items():
+            self.ns[f"_d_{name}"] = fn
+        self._names: dict[int, str] = {}
+        self._stream: random.Random | None = None
+
+    def compile(self, expr: Expr, stream: random.Random | None = None) -> Fn:
+        """A function `f(a)` giving the value of `expr`; draws use `stream`."""
+        self._stream = stream
+        code, _ = self._code(expr)
+        return self._lambda(code)
+
+    def resolver(self, ref: Ref) -> Callable[[Any], Any]:
+        """A function `f(a)` giving the pool or stage member `ref` names."""
+        items = self.ns["POOLS"] if ref.kind == "pool" else self.ns["STAGES"]
+        if ref.index is None or isinstance(ref.index, Num):
+            obj = items[ref.base + (0 if ref.index is None else int(ref.index.value))]
+            return lambda a: obj
+        code, _ = self._ref(ref, in_statement=True)
+        return self._lambda(code)
+
+    # ------------------------------------------------------------------ internals
+
+    def _bind(self, obj: Any, prefix: str) -> str:
+        key = id(obj)
+        name = self._names.get(key)
+        if name is None:
+            name = f"{prefix}{len(self._names)}"
+            self._names[key] = name
+            self.ns[name] = obj
+            self.ns[f"_keep_{name}"] = obj  # keeps id(obj) unique while bound
+        return name
+
+    def _lambda(self, code: str) -> Fn:
+        return eval(f"lambda a: {code}", self.ns)  # noqa: S307 - our own generated code
+
+    def _code(self, e: Expr) -> tuple[str, int]:
+        code, depth = self._node(e)
+        if depth > _SPLIT_DEPTH:
+            name = self._bind(self._lambda(code), "_sub")
+            return f"{name}(a)", 1
+        return code, depth
+
+    def _node(self, e: Expr) -> tuple[str, int]:  # noqa: C901 - one case per IR node
+        if isinstance(e, Num):
+            v = e.value
+            if math.isinf(v):
+                return ("_INF" if v > 0 else "(-_INF)"), 1
+            return (repr(v) if v >= 0 else f"({v!r})"), 1
+        if isinstance(e, Attr):
+            return f"a[{e.slot}]", 1
+        if isinstance(e, Ctx):
+            if e.name in _CONTEXT:
+                return f"E.{e.name}", 1
+            return f"_not_simulated(None, {e.name!r})", 1
+        if isinstance(e, Unary):
+            x, d = self._code(e.operand)
+            if e.op == "-":
+                return f"(-{x})", d + 1
+            return f"(1.0 if {x} == 0 else 0.0)", d + 1
+        if isinstance(e, Binary):
+            (x, dx), (y, dy) = self._code(e.left), self._code(e.right)
+            d = max(dx, dy) + 1
+            op = e.op
+            if op in _PLAIN:
+                return f"({x} {op} {y})", d
+            if op == "/":
+                return f"_div({x}, {y})", d
+            if op == "^":
+                return f"_pow({x}, {y})", d
+            if op in _COMPARE:
+                return f"(1.0 if {x} {op} {y} else 0.0)", d
+            both = "&" if op == "&&" else "|"  # both operands are evaluated, as in arith
+            return f"(1.0 if ({x} != 0) {both} ({y} != 0) else 0.0)", d + 1
+        if isinstance(e, Cond):
+            (c, dc), (t, dt), (o, do) = (self._code(x) for x in (e.test, e.then, e.otherwise))
+            return f"({t} if {c} != 0 else {o})", max(dc, dt, do) + 1
+        if isinstance(e, Call):
+            args = [self._code(x) for x in e.args]
+            inner = ", ".join(c for c, _ in args)
+            return f"_f_{e.func}({inner})", max((d for _, d in args), default=0) + 1
+        if isinstance(e, Cost):
+            return self._code(e.value)
+        if isinstance(e, Draw):
+            stream = self._stream or random.Random(0)
+            u = self._bind(stream.random, "_U")
+            args = [self._code(x) for x in e.args]
+            inner = "".join(f", {c}" for c, _ in args)
+            return f"_d_{e.dist}({u}{inner})", max((d for _, d in args), default=0) + 1
+        if isinstance(e, Observable):
+            return self._observable(e)
+        raise TypeError(f"not an expression: {e!r}")
+
+    def _ref(self, ref: Ref, in_statement: bool = False) -> tuple[str, int]:
+        """Code for the member a reference names (`in_statement`: a statement's target,
+        whose bad index the message calls a pool or stage index)."""
+        items = "POOLS" if ref.kind == "pool" else "STAGES"
+        if ref.index is None:
+            return f"{items}[{ref.base}]", 1
+        if isinstance(ref.index, Num):
+            return f"{items}[{ref.base + int(ref.index.value)}]", 1
+        idx, d = self._code(ref.index)
+        origin = self._bind(ref.origin, "_O")
+        what = f"{ref.kind} " if in_statement else ""
+        return f"_member({items}, {ref.base}, {ref.count}, {idx}, {origin}, {what!r})", d + 1
+
+    def _observable(self, e: Observable) -> tuple[str, int]:
+        target, d = self._ref(e.target)
+        f = e.func
+        if f == "used":
+            return f"{target}.allocated", d
+        if f == "free":
+            return f"({target}.cap - {target}.allocated)", d
+        if f == "holders":
+            return f"{target}.holders_count()", d
+        if f == "queued":
+            return f"{target}.queued_count()", d
+        if f == "cachedin":
+            return f"{target}.cachedin(a[{self.session_slot}])", d
+        if f == "blocksize":
+            return f"{target}.blocksize()", d
+        if f == "queue":
+            return f"float({target}.present)", d
+        if f == "busy":
+            return f"{target}.busy_count()", d
+        if f == "work":
+            return f"{target}.work_left()", d
+        if f == "budget_left":
+            return f"{target}.budget_left()", d
+        origin = self._bind(e.origin, "_O")
+        return f"_not_simulated({origin}, {f!r})", d

@@ -1,0 +1,296 @@
+"""Flows: `run a, b (w)`, one job holding several ps stages at once (spec §3, Stages).
+
+A flow's work goes down at one rate at all its stages. The rates are set by the program's
+share from the stages' capacities φ, and recomputed whenever a flow starts or ends:
+
+- `share maxmin` fills progressively: every unfrozen flow's rate rises together until some
+  stage's capacity is used up; the flows through it freeze there, the others go on.
+- `share bottleneck` gives each flow min over its stages s of φ_s / n_s (n_s the flows at
+  s), leaving unused what that does not use at the other stages.
+
+Every member of a stage array that some multi-stage run names is a `FlowStage` for the
+whole run, so a single-stage run (or a spill) there is a flow of one stage. One
+`FlowNetwork` holds every flow of the program. Like a ps stage, it does not schedule its
+next completion at each change: it joins the world's pending ps stages and reschedules
+after the settle, with the rates of the state the instant left (then it reports each
+stage's utilisation, Σ rate / φ). One flow completes per event, the earliest to finish,
+ties in start order; it completes at every one of its stages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from itertools import count
+from typing import Any
+
+from serq import ir
+from serq.sim.errors import SimError
+from serq.sim.session import AT_STAGE
+from serq.sim.stages import INF, PsStage, StageBase
+
+_SATURATED = 1e-12  # relative slack under which a stage counts as full (maxmin)
+_DONE = 1e-12  # relative work left under which a flow counts as finished
+
+
+class Flow:
+    """One job's flow: its stages, its work left and its rate."""
+
+    __slots__ = ("job", "stages", "left", "rate", "seq")
+
+    def __init__(self, job: Any, stages: tuple[FlowStage, ...], work: float, seq: int):
+        self.job = job
+        self.stages = stages
+        self.left = work
+        self.rate = 0.0
+        self.seq = seq
+
+
+def maxmin_rates(flows: list[Flow], stages: list[FlowStage]) -> None:
+    """Set every flow's rate by progressive filling over the capacities of `stages`."""
+    residual = {st: st.capacity for st in stages}
+    users: dict[FlowStage, int] = {st: 0 for st in stages}
+    for f in flows:
+        f.rate = 0.0
+        for st in f.stages:
+            users[st] += 1
+    live = set(flows)
+    level = 0.0
+    while live:
+        step = INF
+        for st, n in users.items():
+            if n:
+                inc = residual[st] / n
+                if inc < step:
+                    step = inc
+        if step == INF:  # pragma: no cover - every flow has a stage
+            break
+        level += step
+        full = set()
+        for st, n in users.items():
+            if n:
+                residual[st] -= step * n
+                if residual[st] <= _SATURATED * st.capacity:
+                    full.add(st)
+        frozen = [f for f in live if any(st in full for st in f.stages)]
+        for f in frozen:
+            f.rate = level
+            live.discard(f)
+            for st in f.stages:
+                users[st] -= 1
+
+
+def bottleneck_rates(flows: list[Flow], stages: list[FlowStage]) -> None:
+    """Set every flow's rate to its equal share at its tightest stage."""
+    for f in flows:
+        f.rate = min(st.capacity / st.present for st in f.stages)
+
+
+SHARES: dict[str, Callable[[list[Flow], list[FlowStage]], None]] = {
+    "maxmin": maxmin_rates,
+    "bottleneck": bottleneck_rates,
+}
+
+
+class FlowNetwork:
+    """Every flow of one run over its flow stages; joins `pending` like a ps stage."""
+
+    __slots__ = (
+        "engine",
+        "share",
+        "stages",
+        "flows",
+        "index",
+        "dirty",
+        "pending",
+        "t_last",
+        "version",
+        "_order",
+    )
+
+    def __init__(self, engine: Any, share: Callable, pending: list[Any]):
+        self.engine = engine
+        self.share = share
+        self.stages: list[FlowStage] = []
+        self.flows: dict[Any, Flow] = {}  # by job, in start order
+        self.index = 0  # its place among the pending ps stages: its first stage's
+        self.dirty = False
+        self.pending = pending
+        self.t_last = 0.0
+        self.version = 0
+        self._order = count().__next__
+
+    def advance(self, now: float) -> None:
+        """Take the work done since the last change off every flow."""
+        dt = now - self.t_last
+        if dt:
+            for f in self.flows.values():
+                f.left -= f.rate * dt
+            self.t_last = now
+
+    def _changed(self) -> None:
+        if not self.dirty:
+            self.dirty = True
+            self.pending.append(self)
+
+    def start(self, job: Any, stages: tuple[FlowStage, ...], work: float) -> None:
+        """`job` starts a flow of `work` over `stages` now."""
+        now = self.engine.now
+        self.advance(now)
+        job.at = stages[0]
+        job.work = work
+        job.arrived = job.started = now
+        self.flows[job] = Flow(job, stages, work, self._order())
+        for st in stages:
+            st.present += 1
+        self._changed()
+
+    def cancel(self, job: Any) -> None:
+        """Take `job`'s flow away unfinished."""
+        self.advance(self.engine.now)
+        job.at = None
+        f = self.flows.pop(job)
+        for st in f.stages:
+            st.present -= 1
+        self._changed()
+
+    def reschedule(self) -> None:
+        """Recompute the rates, report the stages and schedule the next completion."""
+        self.dirty = False
+        now = self.engine.now
+        self.advance(now)
+        flows = list(self.flows.values())
+        if flows:
+            self.share(flows, self.stages)
+        for st in self.stages:
+            st.rate_sum = 0.0
+        for f in flows:
+            for st in f.stages:
+                st.rate_sum += f.rate
+        record = self.stages[0].recorder.stage_state
+        for st in self.stages:
+            record(st.index, now, st.present, st.rate_sum / st.capacity)
+        self.version += 1
+        best = None
+        best_dt = INF
+        for f in flows:
+            if f.rate > 0:
+                dt = f.left / f.rate
+                if dt < best_dt:  # ties: the earlier start, first in `flows`
+                    best, best_dt = f, dt
+        if best is not None:
+            if best_dt < 0.0:
+                best_dt = 0.0
+            self.engine.schedule(now + best_dt, self._done, (self.version, best))
+
+    def _done(self, arg: tuple[int, Flow]) -> None:
+        version, f = arg
+        if version != self.version:
+            return
+        now = self.engine.now
+        self.advance(now)
+        job = f.job
+        del self.flows[job]
+        for st in f.stages:
+            st.present -= 1
+        self._changed()
+        job.at = None
+        for st in f.stages:
+            st.recorder.stage_done(st.index, now, 0.0, now - job.started)
+        f.stages[0].wake(job)
+
+    def work_left(self, stage: FlowStage) -> float:
+        """The work the flows at `stage` have left now."""
+        dt = self.engine.now - self.t_last
+        total = -0.0
+        for f in self.flows.values():
+            if stage in f.stages:
+                total += f.left - f.rate * dt
+        return total
+
+
+class FlowStage(StageBase):
+    """A ps(φ) stage member of an array held by a multi-stage run: every job on it is a
+    flow of the network (a single-stage run, a flow of one stage)."""
+
+    __slots__ = ("network", "capacity", "rate_sum")
+
+    def __init__(self, ps: PsStage, network: FlowNetwork, capacity: float):
+        super().__init__(ps.index, ps.engine, ps.recorder, ps.wake)
+        self.network = network
+        self.capacity = capacity
+        self.rate_sum = 0.0
+
+    def arrive(self, job, work):
+        self.network.start(job, (self,), work)
+
+    def cancel(self, job):
+        self.network.cancel(job)
+
+    def busy_count(self):
+        return float(self.present)
+
+    def work_left(self):
+        return self.network.work_left(self)
+
+
+def flow_families(program: ir.Program) -> list[tuple[int, int]]:
+    """The stage arrays (first member, members) some multi-stage run of `program` names."""
+    families: dict[int, int] = {}
+    for block in program.blocks:
+        for stmt in block:
+            if isinstance(stmt, ir.Run) and len(stmt.stages) > 1:
+                for ref in stmt.stages:
+                    families[ref.base] = ref.count
+    return sorted(families.items())
+
+
+def install(program: ir.Program, stages: list[StageBase], pending: list[Any]) -> None:
+    """Replace, in `stages`, every member of an array held by a multi-stage run with a
+    `FlowStage` of one network (nothing when the program has no such run).
+
+    Raises:
+        SimError: a member is not ps(φ) with a constant φ above 0, or the program
+            declares no share.
+    """
+    families = flow_families(program)
+    if not families:
+        return
+    if program.share not in SHARES:
+        raise SimError(
+            program.stages[families[0][0]].origin,
+            "a program with runs over several stages must declare its share",
+        )
+    network: FlowNetwork | None = None
+    for base, n in families:
+        for k in range(base, base + n):
+            ps = stages[k]
+            phi = ps.phi_const if isinstance(ps, PsStage) else None
+            if phi is None or not phi > 0 or phi == INF:
+                raise SimError(
+                    program.stages[k].origin,
+                    f"stage `{program.stages[k].name}` is held by a flow: it must be ps(φ) "
+                    "with a constant φ above 0",
+                )
+            if network is None:
+                network = FlowNetwork(ps.engine, SHARES[program.share], pending)
+                network.index = k
+            st = FlowStage(ps, network, phi)
+            network.stages.append(st)
+            stages[k] = st
+
+
+def compile_flow_run(stmt: ir.Run, work: Callable[[Any], float], exprs: Any) -> Callable:
+    """The step of `run a, b, ... (w)`: a flow over the named stages, started now."""
+    resolvers = tuple(exprs.resolver(ref) for ref in stmt.stages)
+
+    def run_flow(s: Any) -> bool:
+        a = s.attrs
+        w = work(a)
+        if not w > 0:  # a run of zero work completes at once
+            return True
+        stages = tuple(r(a) for r in resolvers)
+        s.state = AT_STAGE
+        stages[0].network.start(s, stages, w)
+        return False
+
+    return run_flow

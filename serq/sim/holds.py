@@ -1,0 +1,364 @@
+"""What happens to a hold: it joins a queue, is admitted, grows, is preempted, is released.
+
+`HoldSpec` is a compiled `hold` statement; a `HoldRun` is one execution of it, first a
+waiter in its first pool's queue, then the active hold with one `HoldPart` per pool.
+`Holds` carries out the pool semantics of spec §3 on them: admission when every pool has
+room for max(units, reserve) next to the allocation (cached prefixes are evicted, never
+block), consumption of the session's own prefix under `cache`, release with min(ℓ,
+computed) cached, leases, loads, growth with `preempt none` (wait, in stall order) or
+`preempt lifo` (abort the most recently admitted holder's scope and re-queue it at the
+head), and rejection of a request that can never fit.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import Any
+
+from serq.diagnostics import Span
+from serq.ir import SLOT
+from serq.sim.errors import SimError
+from serq.sim.exprs import arith_repr
+from serq.sim.pools import GrowWait, HoldPart, Pool
+from serq.sim.session import GROWING, HOLD, QUEUED, READY, Frame, Session
+
+INF = math.inf
+CACHED = SLOT["cached"]
+COMPUTED = SLOT["computed"]
+
+Fn = Callable[[Any], float]
+Resolver = Callable[[Any], Pool]
+
+
+class HoldSpec:
+    """A compiled `hold`: per pool a resolver (attrs -> pool member), units and reserve;
+    the hold's reuse, cache and lease; its body (compiled statements)."""
+
+    __slots__ = ("resolvers", "units", "reserves", "reuse", "cache", "lease", "body", "origin")
+
+    def __init__(
+        self,
+        resolvers: tuple[Resolver, ...],
+        units: tuple[Fn, ...],
+        reserves: tuple[Fn | None, ...],
+        reuse: Fn | None,
+        cache: Fn | None,
+        lease: tuple[Resolver, Fn] | None,
+        origin: Span,
+    ) -> None:
+        self.resolvers = resolvers
+        self.units = units
+        self.reserves = reserves
+        self.reuse = reuse
+        self.cache = cache
+        self.lease = lease
+        self.body: tuple = ()
+        self.origin = origin
+
+
+class HoldRun:
+    """One execution of a hold: waiting at `pools[0]`, then holding `parts`."""
+
+    __slots__ = (
+        "spec",
+        "session",
+        "pools",
+        "parts",
+        "joined",
+        "join_seq",
+        "units_now",
+        "positioned",
+    )
+
+    def __init__(self, spec: HoldSpec, session: Session, pools: list[Pool]) -> None:
+        self.spec = spec
+        self.session = session
+        self.pools = pools
+        self.parts: list[HoldPart] = []
+        self.joined = 0.0
+        self.join_seq = 0
+        self.units_now: list[float] = []
+        self.positioned = False  # a load moved a position of this hold
+
+
+class Holds:
+    """The hold machinery of one run; `world` supplies the engine, the recorder, the ready
+    queue and session control (`end_session`, `cancel_wait`, `retry_pools`)."""
+
+    def __init__(self, world: Any) -> None:
+        self.world = world
+        self.engine = world.engine
+        self.recorder = world.recorder
+
+    # ------------------------------------------------------------ joining, admission
+
+    def join(self, s: Session, spec: HoldSpec, at_front: bool = False) -> bool:
+        """Execute hold `spec` for `s`: join its first pool's queue, or be rejected."""
+        a = s.attrs
+        pools = [resolve(a) for resolve in spec.resolvers]
+        for i, pool in enumerate(pools):
+            need = pool.round_up(spec.units[i](a))
+            reserve = spec.reserves[i]
+            if reserve is not None:
+                need = max(need, pool.round_up(reserve(a)))
+            if need > pool.cap:
+                self.recorder.pool_count(pool.index, "rejected")
+                self.world.end_session(s)
+                return False
+        run = HoldRun(spec, s, pools)
+        s.state = QUEUED
+        s.where = pools[0]
+        s.waiter = run
+        pools[0].join(run, at_front)
+        return False
+
+    def try_admit(self, pool: Pool) -> bool:
+        """Admit the heads of `pool`'s queue while they fit; True if any was."""
+        admitted = False
+        while True:
+            run = pool.head()
+            if run is None or not self._fits(run):
+                return admitted
+            self._admit(run)
+            admitted = True
+
+    def _fits(self, run: HoldRun) -> bool:
+        spec = run.spec
+        a = run.session.attrs
+        units = []
+        for i, pool in enumerate(run.pools):
+            u = pool.round_up(spec.units[i](a))
+            need = u
+            reserve = spec.reserves[i]
+            if reserve is not None:
+                need = max(u, pool.round_up(reserve(a)))
+            if pool.allocated + need > pool.cap:
+                return False
+            units.append(u)
+        run.units_now = units
+        return True
+
+    def _admit(self, run: HoldRun) -> None:
+        s = run.session
+        a = s.attrs
+        spec = run.spec
+        now = self.engine.now
+        first = run.pools[0]
+        first.leave(run)
+        caching = spec.cache is not None
+        reuse = INF
+        if caching and spec.reuse is not None:
+            reuse = spec.reuse(a)
+        consumed = 0.0
+        parts = []
+        for pool, units in zip(run.pools, run.units_now, strict=True):
+            part = HoldPart(pool, run)
+            if caching:
+                part.consumed = pool.cache.consume(s, reuse)
+                consumed = max(consumed, part.consumed)
+            pool.add_holder(part, units)
+            parts.append(part)
+        recorder = self.recorder
+        for pool in run.pools:
+            pool.evict(recorder)
+        run.parts = parts
+        a[CACHED] = consumed
+        recorder.pool_admitted(first.index, now, now - run.joined)
+        for pool in run.pools[1:]:
+            recorder.pool_count(pool.index, "admissions")
+        s.frames.append(Frame(spec.body, HOLD, run))
+        s.state = READY
+        s.where = s.waiter = None
+        self.world.ready.append(s)
+
+    # ------------------------------------------------------------ release, lease
+
+    def close(self, s: Session, run: HoldRun) -> None:
+        """The end of `run`'s scope: release (or lease) what it still holds."""
+        spec = run.spec
+        lease_pool = spec.lease[0](s.attrs) if spec.lease is not None else None
+        for part in run.parts:
+            if part.released:
+                continue
+            if part.pool is lease_pool:
+                self._lease(s, part, spec.lease[1](s.attrs))
+            else:
+                self.release_part(s, part)
+        s.attrs[COMPUTED] = 0.0
+        s.last_preempt = None  # the hold completed: a later preemption starts afresh
+        self.world.retry_pools()
+
+    def release_part(self, s: Session, part: HoldPart) -> None:
+        """Give `part` back, caching min(ℓ, computed) rounded down to blocks under `cache`."""
+        pool = part.pool
+        computed = part.computed()
+        pool.remove_holder(part)
+        cache = part.run.spec.cache
+        if cache is not None:
+            amount = pool.round_down(min(cache(s.attrs), computed))
+            if amount > 0:
+                pool.cache.put(s, amount)
+                pool.evict(self.recorder)
+
+    def _lease(self, s: Session, part: HoldPart, duration: float) -> None:
+        part.leased = True
+        s.leases.setdefault(part.pool, []).append(part)
+        if duration < INF:
+            self.engine.schedule(self.engine.now + duration, self._lease_expired, part)
+
+    def _lease_expired(self, part: HoldPart) -> None:
+        if part.leased and not part.released:
+            self.end_lease(part.run.session, part)
+
+    def end_lease(self, s: Session, part: HoldPart) -> None:
+        """End lease `part`: its allocation goes and its hold's cache applies."""
+        part.leased = False
+        leases = s.leases.get(part.pool)
+        if leases is not None and part in leases:
+            leases.remove(part)
+            if not leases:
+                del s.leases[part.pool]
+        self.release_part(s, part)
+
+    def release(self, s: Session, pool: Pool) -> None:
+        """`release pool`: the innermost enclosing hold's allocation there, else a lease."""
+        part = innermost(s, pool)
+        if part is not None:
+            self.release_part(s, part)
+        else:
+            leases = s.leases.get(pool)
+            if not leases:
+                return
+            self.end_lease(s, leases[0])  # the oldest lease first
+        self.world.retry_pools()
+
+    def release_all(self, s: Session) -> None:
+        """The session ends: every hold, innermost first, then every lease."""
+        for frame in reversed(s.frames):
+            if frame.kind == HOLD:
+                for part in frame.hold.parts:
+                    if not part.released:
+                        self.release_part(s, part)
+        for leases in list(s.leases.values()):
+            for part in list(leases):
+                self.end_lease(s, part)
+
+    # ------------------------------------------------------------ load, grow, preempt
+
+    def load(self, s: Session, pool: Pool, amount: float, origin: Span, text: str) -> None:
+        """`load pool (amount)`: the innermost hold's position advances by `amount`."""
+        part = innermost(s, pool)
+        if part is None:
+            raise SimError(origin, f"`load {pool.name}` outside a hold of `{pool.name}`")
+        position = part.consumed if part.position is None else part.position
+        if position + amount > part.alloc:
+            raise SimError(
+                origin,
+                f"`{text}`: the hold has {arith_repr(part.alloc)} allocated and "
+                f"{arith_repr(position)} computed; a load must fit the allocation (grow first)",
+            )
+        part.position = position + amount
+        part.run.positioned = True
+
+    def grow(self, s: Session, pool: Pool, amount: float, origin: Span) -> bool:
+        """`grow pool (amount)`; False when the session waits or was preempted."""
+        part = innermost(s, pool)
+        if part is None:
+            raise SimError(origin, f"grow outside a hold of pool `{pool.name}`")
+        delta = pool.round_up(part.alloc + amount) - part.alloc
+        if pool.allocated + delta <= pool.cap:  # stalled growers do not stop one that fits
+            self._apply_grow(pool, part, delta)
+            return True
+        if not pool.lifo:
+            self._stall(s, pool, part, amount)
+            return False
+        preempted = False
+        while pool.allocated + delta > pool.cap:
+            victim = pool.victim(innermost)
+            if victim is None:
+                break
+            self.preempt(victim.run, pool)
+            preempted = True
+            if victim.run.session is s:
+                self.world.retry_pools()
+                return False
+        if pool.allocated + delta > pool.cap:
+            self._stall(s, pool, part, amount)
+            return False
+        self._apply_grow(pool, part, delta)
+        if preempted:
+            self.world.retry_pools()
+        return True
+
+    def _apply_grow(self, pool: Pool, part: HoldPart, delta: float) -> None:
+        part.alloc += delta
+        pool.allocated += delta
+        pool.dirty = True
+        pool.evict(self.recorder)
+
+    def _stall(self, s: Session, pool: Pool, part: HoldPart, amount: float) -> None:
+        wait = GrowWait(s, part, amount)
+        pool.growers.append(wait)
+        s.state = GROWING
+        s.where = pool
+        s.waiter = wait
+
+    def try_growers(self, pool: Pool) -> bool:
+        """Grow the stalled growers of `pool` in stall order while the head fits."""
+        grown = False
+        growers = pool.growers
+        while growers:
+            wait = growers[0]
+            part = wait.part
+            delta = pool.round_up(part.alloc + wait.amount) - part.alloc
+            if pool.allocated + delta > pool.cap:
+                break
+            growers.popleft()
+            self._apply_grow(pool, part, delta)
+            s = wait.session
+            s.state = READY
+            s.where = s.waiter = None
+            self.world.ready.append(s)
+            grown = True
+        return grown
+
+    def preempt(self, run: HoldRun, pool: Pool) -> None:
+        """Abort `run`'s scope for a growth at `pool`: release it with its computed prefix
+        cached and re-queue its session at the head to execute the hold again."""
+        s = run.session
+        recorder = self.recorder
+        recorder.pool_count(pool.index, "preemptions")
+        computed = position = 0.0
+        for part in run.parts:
+            if part.pool is pool:
+                computed = part.computed()
+                position = 0.0 if part.position is None else part.position
+        # stuck: preempted again without passing the position of the previous preemption
+        # (a hold that no load moved is at 0), counted once per session
+        if s.last_preempt is not None and position <= s.last_preempt and not s.stuck:
+            s.stuck = True
+            recorder.pool_count(pool.index, "stuck")
+        s.last_preempt = position
+        self.world.cancel_wait(s)
+        frames = s.frames
+        while frames:
+            frame = frames.pop()
+            if frame.kind == HOLD:
+                for part in frame.hold.parts:
+                    if not part.released:
+                        self.release_part(s, part)
+                if frame.hold is run:
+                    break
+        s.attrs[COMPUTED] = computed
+        self.join(s, run.spec, at_front=True)
+
+
+def innermost(s: Session, pool: Pool) -> HoldPart | None:
+    """The innermost enclosing hold's unreleased part on `pool`."""
+    for frame in reversed(s.frames):
+        if frame.kind == HOLD:
+            for part in frame.hold.parts:
+                if part.pool is pool and not part.released:
+                    return part
+    return None

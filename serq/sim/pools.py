@@ -1,0 +1,230 @@
+"""Pools: counted resources with a cache, an admission queue and growers.
+
+A `Pool` is one pool member's state: its capacity and block, the units allocated to its
+holders (`HoldPart`s, in admission order), its `Cache`, its admission queue (`HoldRun`s
+waiting, a preempted one in `front` ahead of the rest) and its growers (`GrowWait`s, in
+stall order). What happens to a hold (admission, release, preemption) is `holds.py`'s;
+this module keeps the numbers and chooses who is next.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from serq.ir import Pool as IRPool
+from serq.sim.cache import Cache
+from serq.sim.core import Engine
+
+
+class HoldPart:
+    """A hold's allocation on one pool: `alloc` units, `position` the computed position a
+    load reached (None while nothing advanced it), `seq` its admission number."""
+
+    __slots__ = ("pool", "alloc", "position", "run", "seq", "leased", "released", "consumed")
+
+    def __init__(self, pool: Pool, run: Any) -> None:
+        self.pool = pool
+        self.run = run
+        self.alloc = 0.0
+        self.position: float | None = None
+        self.seq = 0
+        self.leased = False
+        self.released = False
+        self.consumed = 0.0
+
+    def computed(self) -> float:
+        """The computed prefix: once a load moved any position of the hold, this part's
+        position (which starts at the prefix it consumed), else its allocation."""
+        if not self.run.positioned:
+            return self.alloc
+        return self.consumed if self.position is None else self.position
+
+
+class GrowWait:
+    """A session waiting to grow `part` by `amount` units."""
+
+    __slots__ = ("session", "part", "amount")
+
+    def __init__(self, session: Any, part: HoldPart, amount: float) -> None:
+        self.session = session
+        self.part = part
+        self.amount = amount
+
+
+class Pool:
+    """One pool member at run time."""
+
+    __slots__ = (
+        "index",
+        "name",
+        "cap",
+        "block",
+        "lifo",
+        "keys",
+        "engine",
+        "allocated",
+        "cache",
+        "holders",
+        "sessions",
+        "n_holders",
+        "queue",
+        "front",
+        "growers",
+        "dirty",
+        "spill",
+        "origin",
+        "_adm_seq",
+        "_join_seq",
+    )
+
+    def __init__(
+        self,
+        index: int,
+        pool: IRPool,
+        engine: Engine,
+        queue_keys: Sequence[Callable[[Any], float]],
+        evict_keys: Sequence[Callable[[Any], float]] | None,
+    ) -> None:
+        self.index = index
+        self.name = pool.name if pool.index is None else f"{pool.name}[{pool.index}]"
+        self.cap = pool.cap
+        self.block = pool.block if pool.block else None
+        self.lifo = pool.preempt == "lifo"
+        self.keys = tuple(queue_keys)
+        self.engine = engine
+        self.allocated = 0.0
+        self.cache = Cache(engine, evict_keys, self.block)
+        self.holders: dict[HoldPart, None] = {}
+        # The holders as the observables and the victim choice see them (as the reference
+        # keeps them): a session's admissions, counted, in the order of its latest; any
+        # release by the session takes all of them out.
+        self.sessions: dict[Any, int] = {}
+        self.n_holders = 0
+        self.queue: deque[Any] = deque()
+        self.front: deque[Any] = deque()
+        self.growers: deque[GrowWait] = deque()
+        self.dirty = False
+        self.spill: Any = None
+        self.origin = pool.origin
+        self._adm_seq = 0
+        self._join_seq = 0
+
+    # observables
+    def cachedin(self, session: Any) -> float:
+        return self.cache.cachedin(session)
+
+    def holders_count(self) -> float:
+        return float(self.n_holders)
+
+    def queued_count(self) -> float:
+        return float(len(self.queue) + len(self.front))
+
+    def blocksize(self) -> float:
+        return self.block or 0.0
+
+    def round_up(self, units: float) -> float:
+        """`units` rounded up to whole blocks."""
+        b = self.block
+        if b is None or not math.isfinite(units):
+            return units
+        return math.ceil(units / b) * b
+
+    def round_down(self, units: float) -> float:
+        """`units` rounded down to whole blocks."""
+        b = self.block
+        if b is None or not math.isfinite(units):
+            return units
+        return math.floor(units / b) * b
+
+    # the queue
+    def join(self, run: Any, at_front: bool) -> None:
+        """Queue `run` (a `HoldRun`), at the head when it was preempted."""
+        run.joined = self.engine.now
+        self._join_seq += 1
+        run.join_seq = self._join_seq
+        if at_front:
+            self.front.appendleft(run)
+        else:
+            self.queue.append(run)
+        self.dirty = True
+
+    def leave(self, run: Any) -> None:
+        """Take `run` out of the queue (admitted or cancelled)."""
+        if self.front and self.front[0] is run:
+            self.front.popleft()
+        elif self.queue and self.queue[0] is run:
+            self.queue.popleft()
+        elif run in self.front:
+            self.front.remove(run)
+        else:
+            self.queue.remove(run)
+        self.dirty = True
+
+    def head(self) -> Any:
+        """The waiting hold to try next: a preempted one, else by the keys, else the first."""
+        if self.front:
+            return self.front[0]
+        queue = self.queue
+        if not queue:
+            return None
+        keys = self.keys
+        if not keys:
+            return queue[0]
+        engine = self.engine
+        now = engine.now
+        best = None
+        best_key: tuple[float, ...] = ()
+        for run in queue:  # join order breaks ties: the first of equal keys stays
+            engine.waited = now - run.joined
+            a = run.session.attrs
+            key = tuple(k(a) for k in keys)
+            if best is None or key < best_key:
+                best, best_key = run, key
+        return best
+
+    # holders
+    def add_holder(self, part: HoldPart, units: float) -> None:
+        """Allocate `units` to `part`, the newest holder."""
+        self._adm_seq += 1
+        part.seq = self._adm_seq
+        part.alloc = units
+        self.allocated += units
+        self.holders[part] = None
+        session = part.run.session
+        sessions = self.sessions
+        n = sessions.pop(session, 0)
+        sessions[session] = n + 1
+        self.n_holders += 1
+        self.dirty = True
+
+    def remove_holder(self, part: HoldPart) -> None:
+        """Give `part`'s allocation back."""
+        self.allocated -= part.alloc
+        del self.holders[part]
+        if not self.holders:
+            self.allocated = 0.0  # no drift survives an empty pool
+        self.n_holders -= self.sessions.pop(part.run.session, 0)
+        part.released = True
+        self.dirty = True
+
+    def victim(self, innermost: Callable[[Any, Pool], HoldPart | None]) -> HoldPart | None:
+        """The most recently admitted holder's innermost hold here that is not a lease."""
+        for session in reversed(self.sessions):
+            part = innermost(session, self)
+            if part is not None:
+                return part
+        return None
+
+    def evict(self, recorder: Any) -> None:
+        """Evict cached entries until the allocation and the cache fit the capacity."""
+        cache = self.cache
+        if self.allocated + cache.total > self.cap:
+            removed, units = cache.evict_to(self.cap - self.allocated)
+            if units:
+                self.dirty = True
+                if removed:
+                    recorder.pool_count(self.index, "evicted_entries", removed)
+                recorder.pool_count(self.index, "evicted_units", units)

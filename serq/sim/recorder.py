@@ -1,0 +1,369 @@
+"""`StatsRecorder`: the `Recorder` that turns a run's calls into a `serq.report.Report`.
+
+Time averages are integrals of piecewise-constant levels over [warmup, end], cut at the
+warm-up: a level set before it counts only from the warm-up on. Samples and completions
+count from the warm-up on (a time equal to it included); the counts of admissions,
+pool events and iterations are the whole run's, as the reference reports them. A stage's
+utilisation is its time-average `busy`, except that a fifo(c) stage is busy while any
+job is present (the reference's utilisation; `busy` there is in service / c). A step
+stage's iteration runs until its next one starts or until no job is present (the
+interface says when an iteration starts, not when it ends).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+import serq
+from serq import ir
+from serq.report import stats
+from serq.report.model import Gauge, Observe, PoolRow, Report, StageRow
+
+if TYPE_CHECKING:
+    from serq.ir import Program
+    from serq.sim import Outcome
+
+TESTS = ("==", "!=", "<", "<=", ">", ">=", "&&", "||")
+NOTE_MIN_SAMPLES = 40  # a test observed as 0 this many times or more is noted
+POOL_COUNTS = ("evicted_entries", "evicted_units", "preemptions", "spills", "rejected", "stuck")
+NAN = math.nan
+
+
+class _Level:
+    """A quantity constant between changes, and its integral from the warm-up on."""
+
+    __slots__ = ("value", "since", "area")
+
+    def __init__(self, warmup: float) -> None:
+        self.value = 0.0
+        self.since = warmup  # integrated up to here; nothing before the warm-up
+        self.area = 0.0
+
+    def set(self, now: float, value: float) -> None:
+        if now > self.since:
+            self.area += self.value * (now - self.since)
+            self.since = now
+        self.value = value
+
+
+class _Stage:
+    __slots__ = (
+        "present",
+        "busy",
+        "completed",
+        "wait",
+        "service",
+        "iterations",
+        "kinds",
+        "decodes",
+        "started",
+        "carried",
+        "batches",
+        "batch_decodes",
+        "batch_time",
+        "fifo",
+    )
+
+    def __init__(self, warmup: float, fifo: bool) -> None:
+        self.fifo = fifo  # busy while a job is present, whatever the servers
+        self.present = _Level(warmup)
+        self.busy = _Level(warmup)
+        self.completed = 0
+        self.wait = 0.0
+        self.service = 0.0
+        self.iterations = 0
+        self.kinds = (_Level(warmup), _Level(warmup), _Level(warmup))  # prefill, decode, mixed
+        self.decodes = _Level(warmup)
+        self.started: float | None = None  # the running iteration's start, and its decodes
+        self.carried = 0
+        self.batches = 0  # iterations with decodes started after warm-up, ended
+        self.batch_decodes = 0.0
+        self.batch_time = 0.0
+
+
+class _Pool:
+    __slots__ = ("used", "cached", "queued", "holders", "admissions", "waits", "wait", "counts")
+
+    def __init__(self, warmup: float) -> None:
+        self.used = _Level(warmup)
+        self.cached = _Level(warmup)
+        self.queued = _Level(warmup)
+        self.holders = _Level(warmup)
+        self.admissions = 0
+        self.waits = 0
+        self.wait = 0.0
+        self.counts = dict.fromkeys(POOL_COUNTS, 0.0)
+
+
+class StatsRecorder:
+    """Keeps what the report of `program` needs, measured from `warmup` on; `progress`,
+    if given, is called with the clock now and then."""
+
+    def __init__(
+        self, program: Program, warmup: float, progress: Callable[[float], None] | None = None
+    ) -> None:
+        self.program = program
+        self.warmup = warmup
+        self._progress = progress
+        # per observe: the times, sessions, turns and values of its samples
+        self._samples = [([], [], [], []) for _ in program.observes]
+        self._stages = [_Stage(warmup, isinstance(s.kind, ir.Fifo)) for s in program.stages]
+        self._pools = [_Pool(warmup) for _ in program.pools]
+        self._gauge_points = [([], []) for _ in program.gauges]  # times, values: change points
+        self._last_gauges: tuple[float, ...] | None = None
+        self._live = _Level(warmup)
+
+    # ------------------------------------------------------------ the Recorder calls
+
+    def observe(self, stat: int, now: float, session: int, turn: int, value: float) -> None:
+        if now >= self.warmup:
+            times, sessions, turns, values = self._samples[stat]
+            times.append(now)
+            sessions.append(session)
+            turns.append(turn)
+            values.append(value)
+
+    def stage_state(self, stage: int, now: float, present: int, busy: float) -> None:
+        s = self._stages[stage]
+        s.present.set(now, present)
+        s.busy.set(now, (1.0 if present else 0.0) if s.fifo else busy)
+        if present == 0 and s.started is not None:
+            self._end_iteration(s, now)
+
+    def stage_done(self, stage: int, now: float, wait: float, service: float) -> None:
+        if now >= self.warmup:
+            s = self._stages[stage]
+            s.completed += 1
+            s.wait += wait
+            s.service += service
+
+    def pool_state(
+        self, pool: int, now: float, used: float, cached: float, queued: int, holders: int
+    ) -> None:
+        p = self._pools[pool]
+        p.used.set(now, used)
+        p.cached.set(now, cached)
+        p.queued.set(now, queued)
+        p.holders.set(now, holders)
+
+    def pool_admitted(self, pool: int, now: float, waited: float) -> None:
+        p = self._pools[pool]
+        p.admissions += 1
+        if now >= self.warmup and not math.isnan(waited):  # NaN: admitted, did not queue here
+            p.waits += 1
+            p.wait += waited
+
+    def pool_count(self, pool: int, what: str, amount: float = 1) -> None:
+        if what == "admissions":  # to a pool of a hold other than its first (no queue wait)
+            self._pools[pool].admissions += int(amount)
+        else:
+            self._pools[pool].counts[what] += amount
+
+    def iteration(self, stage: int, now: float, prefills: int, decodes: int, tokens: float) -> None:
+        s = self._stages[stage]
+        if s.started is not None:
+            self._end_iteration(s, now)
+        s.iterations += 1
+        kind = (
+            prefills > 0 and decodes == 0,
+            prefills == 0 and decodes > 0,
+            prefills > 0 < decodes,
+        )
+        for level, on in zip(s.kinds, kind, strict=True):
+            level.set(now, 1.0 if on else 0.0)
+        s.decodes.set(now, decodes)
+        s.started = now
+        s.carried = decodes
+
+    def gauges(self, now: float, values: tuple[float, ...]) -> None:
+        if values == self._last_gauges:
+            return
+        last = self._last_gauges
+        self._last_gauges = values
+        for i, value in enumerate(values):
+            if last is not None and last[i] == value:
+                continue
+            times, held = self._gauge_points[i]
+            if times and times[-1] == now:  # the same instant again: its last state counts
+                held[-1] = value
+                if len(held) > 1 and held[-2] == value:
+                    times.pop()
+                    held.pop()
+            else:
+                times.append(now)
+                held.append(value)
+
+    def arrival(self, now: float, session: int) -> None:
+        self._live.set(now, self._live.value + 1)
+
+    def session_ended(self, now: float, session: int) -> None:
+        self._live.set(now, self._live.value - 1)
+
+    def turn(self, now: float, session: int) -> None:
+        pass
+
+    def progress(self, now: float) -> None:
+        if self._progress is not None:
+            self._progress(now)
+
+    # ------------------------------------------------------------------ the report
+
+    def finish(self, outcome: Outcome) -> Report:
+        """The report of the run that ended with `outcome` (its end, horizon, seed and
+        counts of events, arrivals, ended sessions and turns)."""
+        end = outcome.end
+        span = end - self.warmup
+
+        def average(level: _Level) -> float:
+            level.set(end, level.value)
+            return level.area / span if span > 0 else NAN
+
+        observes = {
+            name: _observe(name, *self._samples[i]) for i, name in enumerate(self.program.observes)
+        }
+        gauges = {
+            g.name: _gauge(g.name, *self._gauge_points[i], self.warmup, end)
+            for i, g in enumerate(self.program.gauges)
+        }
+        stages = tuple(
+            self._stage_row(member, self._stages[i], end, average)
+            for i, member in enumerate(self.program.stages)
+        )
+        pools = tuple(
+            _pool_row(member, self._pools[i], average)
+            for i, member in enumerate(self.program.pools)
+        )
+        return Report(
+            serq_version=serq.__version__,
+            horizon=outcome.horizon,
+            end=end,
+            warmup=self.warmup,
+            seed=outcome.seed,
+            events=outcome.events,
+            arrivals=outcome.arrivals,
+            ended=outcome.ended,
+            turns=outcome.turns,
+            mean_live=average(self._live),
+            observes=observes,
+            gauges=gauges,
+            stages=stages,
+            pools=pools,
+            notes=(*_notes(self.program, observes), *_livelocks(pools)),
+        )
+
+    def _end_iteration(self, s: _Stage, now: float) -> None:
+        if s.carried > 0 and s.started >= self.warmup:
+            s.batches += 1
+            s.batch_decodes += s.carried
+            s.batch_time += now - s.started
+        for level in s.kinds:
+            level.set(now, 0.0)
+        s.decodes.set(now, 0.0)
+        s.started = None
+
+    def _stage_row(
+        self, member: ir.Stage, s: _Stage, end: float, average: Callable[[_Level], float]
+    ) -> StageRow:
+        span = end - self.warmup
+        done = s.completed
+        step = isinstance(member.kind, ir.Step)
+        return StageRow(
+            name=member.name,
+            index=member.index,
+            mean_number=average(s.present),
+            utilization=average(s.busy),
+            completed=done,
+            throughput=done / span if span > 0 else NAN,
+            mean_wait=s.wait / done if done else NAN,
+            mean_service=s.service / done if done else NAN,
+            iterations=s.iterations,
+            prefill_only=average(s.kinds[0]) if step else 0.0,
+            decode_only=average(s.kinds[1]) if step else 0.0,
+            mixed=average(s.kinds[2]) if step else 0.0,
+            mean_decodes=average(s.decodes) if step else 0.0,
+            mean_decode_batch=s.batch_decodes / s.batches if s.batches else NAN,
+            mean_decode_step=s.batch_time / s.batches if s.batches else NAN,
+        )
+
+
+def _observe(name: str, times: list, sessions: list, turns: list, values: list) -> Observe:
+    return Observe(
+        name=name,
+        count=len(values),
+        mean=stats.mean(values),
+        ci=stats.sample_ci(values),
+        cv2=stats.cv2(values),
+        p99=stats.percentile(values, 0.99),
+        samples=tuple(values),
+        times=tuple(times),
+        sessions=tuple(sessions),
+        turns=tuple(turns),
+    )
+
+
+def _gauge(name: str, times: list, values: list, warmup: float, end: float) -> Gauge:
+    least, greatest = stats.held_range(times, values, warmup, end)
+    return Gauge(
+        name=name,
+        mean=stats.time_average(times, values, warmup, end),
+        ci=stats.window_ci(times, values, warmup, end),
+        min=least,
+        max=greatest,
+        times=tuple(times),
+        values=tuple(values),
+    )
+
+
+def _pool_row(member: ir.Pool, p: _Pool, average: Callable[[_Level], float]) -> PoolRow:
+    counts = p.counts
+    return PoolRow(
+        name=member.name,
+        index=member.index,
+        mean_used=average(p.used),
+        mean_cached=average(p.cached),
+        mean_queue=average(p.queued),
+        mean_holders=average(p.holders),
+        mean_wait=p.wait / p.waits if p.waits else NAN,
+        admissions=p.admissions,
+        evicted_entries=int(counts["evicted_entries"]),
+        evicted_units=counts["evicted_units"],
+        preemptions=int(counts["preemptions"]),
+        spills=int(counts["spills"]),
+        rejected=int(counts["rejected"]),
+        stuck=int(counts["stuck"]),
+    )
+
+
+def is_test(expr: ir.Expr) -> bool:
+    """Whether `expr`'s outermost operator is a comparison, `&&`, `||` or `!`."""
+    return (isinstance(expr, ir.Binary) and expr.op in TESTS) or (
+        isinstance(expr, ir.Unary) and expr.op == "!"
+    )
+
+
+def _livelocks(pools: tuple[PoolRow, ...]) -> list[str]:
+    """A note for each pool with sessions stuck: preempted again without progress."""
+    return [
+        f"pool {row.name if row.index is None else f'{row.name}[{row.index}]'}: {row.stuck} "
+        f"session{'s' if row.stuck != 1 else ''} preempted again without progress "
+        "(a livelock: a hold that can never grow to what its body needs)"
+        for row in pools
+        if row.stuck
+    ]
+
+
+def _notes(program: Program, observes: dict[str, Observe]) -> list[str]:
+    """A note for each observed test that was 0 in every one of 40 or more samples."""
+    tests: dict[int, bool] = {}
+    for block in program.blocks:
+        for stmt in block:
+            if isinstance(stmt, ir.Observe):
+                tests[stmt.stat] = tests.get(stmt.stat, True) and is_test(stmt.value)
+    notes = []
+    for stat, name in enumerate(program.observes):
+        o = observes[name]
+        if tests.get(stat) and o.count >= NOTE_MIN_SAMPLES and not any(o.samples):
+            notes.append(f"observe {name} is constant 0 over {o.count} samples")
+    return notes

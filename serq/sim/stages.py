@@ -1,0 +1,328 @@
+"""Stages: where time passes. One class per stage kind, all with one interface.
+
+A job is whatever `run` put there: a session, or an anonymous spill job. A stage keeps the
+job's `work`, `arrived` and `started` times on the job itself (its slots), schedules the
+job's completion on the engine and, when the job is done, reports it and hands it back
+through `wake`. `cancel` takes a job away (a preempted session). The step engine is
+`serq.sim.step`.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Callable
+from heapq import heapify, heappop, heappush
+from itertools import count
+from typing import Any
+
+from serq.ir import Delay, Fifo, Ps, Stage, Step
+from serq.sim.core import Engine
+from serq.sim.errors import SimError
+
+INF = float("inf")
+
+
+class StageBase:
+    """What every stage kind offers: `arrive`, `cancel` and the observables `present`
+    (`queue(s)`: the jobs there), `busy_count()` (in service) and `work_left()`."""
+
+    __slots__ = ("index", "engine", "recorder", "wake", "present")
+
+    def __init__(self, index: int, engine: Engine, recorder: Any, wake: Callable[[Any], None]):
+        self.index = index
+        self.engine = engine
+        self.recorder = recorder
+        self.wake = wake
+        self.present = 0
+
+    def arrive(self, job: Any, work: float) -> None:
+        """Job `job` starts `work` units of work here now."""
+        raise NotImplementedError
+
+    def cancel(self, job: Any) -> None:
+        """Take `job` away unfinished (its session was preempted)."""
+        raise NotImplementedError
+
+    def busy_count(self) -> float:
+        """The jobs in service."""
+        raise NotImplementedError
+
+    def work_left(self) -> float:
+        """The work the jobs here have left."""
+        raise NotImplementedError
+
+    def _finish(self, job: Any, now: float) -> None:
+        job.at = None
+        self.recorder.stage_done(self.index, now, job.started - job.arrived, now - job.started)
+        self.wake(job)
+
+
+class FifoStage(StageBase):
+    """fifo(c): c servers, jobs in arrival order, each at rate 1."""
+
+    __slots__ = ("servers", "in_service", "waiting", "serving")
+
+    def __init__(self, index, engine, recorder, wake, servers: int):
+        super().__init__(index, engine, recorder, wake)
+        self.servers = servers
+        self.in_service = 0
+        self.waiting: deque[Any] = deque()
+        self.serving: dict[Any, None] = {}
+
+    def arrive(self, job, work):
+        engine = self.engine
+        now = engine.now
+        job.at = self
+        job.work = work
+        job.arrived = now
+        self.present += 1
+        if self.in_service < self.servers:
+            self.in_service += 1
+            job.started = now
+            self.serving[job] = None
+            job.job_seq = engine.schedule(now + work, self._done, job)
+        else:
+            self.waiting.append(job)
+        self.recorder.stage_state(self.index, now, self.present, self.in_service / self.servers)
+
+    def _done(self, job):
+        engine = self.engine
+        if job.job_seq != engine.current_seq:
+            return  # cancelled
+        now = engine.now
+        del self.serving[job]
+        self.present -= 1
+        self._start_next(now)
+        self.recorder.stage_state(self.index, now, self.present, self.in_service / self.servers)
+        self._finish(job, now)
+
+    def _start_next(self, now: float) -> None:
+        if self.waiting:
+            nxt = self.waiting.popleft()
+            nxt.started = now
+            self.serving[nxt] = None
+            nxt.job_seq = self.engine.schedule(now + nxt.work, self._done, nxt)
+        else:
+            self.in_service -= 1
+
+    def cancel(self, job):
+        now = self.engine.now
+        job.at = None
+        self.present -= 1
+        if job in self.serving:
+            del self.serving[job]
+            job.job_seq = -1
+            self._start_next(now)
+        else:
+            self.waiting.remove(job)
+        self.recorder.stage_state(self.index, now, self.present, self.in_service / self.servers)
+
+    def busy_count(self):
+        return float(self.in_service)
+
+    def work_left(self):
+        now = self.engine.now
+        total = -0.0
+        for job in self.serving:
+            total += job.work - (now - job.started)
+        for job in self.waiting:
+            total += job.work
+        return total
+
+
+class DelayStage(StageBase):
+    """delay: every job on its own at rate 1, no waiting."""
+
+    __slots__ = ("jobs",)
+
+    def __init__(self, index, engine, recorder, wake):
+        super().__init__(index, engine, recorder, wake)
+        self.jobs: dict[Any, None] = {}
+
+    def arrive(self, job, work):
+        engine = self.engine
+        now = engine.now
+        job.at = self
+        job.work = work
+        job.arrived = job.started = now
+        self.jobs[job] = None
+        self.present += 1
+        job.job_seq = engine.schedule(now + work, self._done, job)
+        self.recorder.stage_state(self.index, now, self.present, 1.0)
+
+    def _done(self, job):
+        engine = self.engine
+        if job.job_seq != engine.current_seq:
+            return
+        now = engine.now
+        del self.jobs[job]
+        self.present -= 1
+        self.recorder.stage_state(self.index, now, self.present, 1.0 if self.present else 0.0)
+        self._finish(job, now)
+
+    def cancel(self, job):
+        job.at = None
+        job.job_seq = -1
+        del self.jobs[job]
+        self.present -= 1
+        now = self.engine.now
+        self.recorder.stage_state(self.index, now, self.present, 1.0 if self.present else 0.0)
+
+    def busy_count(self):
+        return float(self.present)
+
+    def work_left(self):
+        now = self.engine.now
+        total = -0.0
+        for job in self.jobs:
+            total += job.work - (now - job.started)
+        return total
+
+
+class PsStage(StageBase):
+    """ps(φ): every job at once, each at φ(present)/present, kept exact with virtual time:
+    a job's finish tag is the virtual time at its start plus its work, the virtual time
+    grows at the per-job rate, and the smallest tag finishes first (ties in start order).
+
+    A change (an arrival, a completion, a cancel) does not schedule the next completion at
+    once: the stage joins `pending`, and the world reschedules every pending ps stage after
+    the settle, in stage order (so equal-time completions of two ps stages alternate as the
+    reference's do)."""
+
+    __slots__ = (
+        "phi",
+        "phi_const",
+        "vtime",
+        "t_last",
+        "rate",
+        "heap",
+        "version",
+        "pending",
+        "dirty",
+        "blank",
+        "_order",
+    )
+
+    def __init__(self, index, engine, recorder, wake, phi: Callable[[Any], float], pending):
+        super().__init__(index, engine, recorder, wake)
+        self.pending: list[PsStage] = pending
+        self.blank: list[Any] = []  # the attributes a capacity reads: it has no session
+        self.dirty = False
+        self.phi = phi
+        self.phi_const: float | None = None
+        self.vtime = 0.0
+        self.t_last = 0.0
+        self.rate = 0.0
+        self.heap: list[tuple[float, int, Any]] = []
+        self.version = 0
+        self._order = count().__next__
+
+    def _rate(self, n: int) -> float:
+        if not n:
+            return 0.0
+        c = self.phi_const
+        if c is None:
+            self.engine.present = float(n)
+            c = self.phi(self.blank)
+        return c / n
+
+    def _advance(self, now: float) -> None:
+        if now != self.t_last:
+            if self.present:
+                self.vtime += (now - self.t_last) * self.rate
+            self.t_last = now
+
+    def _changed(self) -> None:
+        if not self.dirty:
+            self.dirty = True
+            self.pending.append(self)
+
+    def reschedule(self) -> None:
+        """Schedule the next completion from the stage's state now (after a settle)."""
+        self.dirty = False
+        now = self.engine.now
+        self.version += 1
+        heap = self.heap
+        if heap and self.rate > 0:
+            dt = (heap[0][0] - self.vtime) / self.rate
+            if dt < 0.0:
+                dt = 0.0
+            if dt < INF:
+                self.engine.schedule(now + dt, self._done, self.version)
+
+    def arrive(self, job, work):
+        now = self.engine.now
+        self._advance(now)
+        job.at = self
+        job.work = work
+        job.arrived = job.started = now
+        job.tag = self.vtime + work
+        heappush(self.heap, (job.tag, self._order(), job))
+        self.present += 1
+        self.rate = self._rate(self.present)
+        self._changed()
+        self.recorder.stage_state(self.index, now, self.present, 1.0)
+
+    def _done(self, version):
+        if version != self.version:
+            return
+        now = self.engine.now
+        self._advance(now)
+        tag, _, job = heappop(self.heap)
+        if tag > self.vtime:
+            self.vtime = tag  # the finished job's work is done, whatever the rounding
+        self.present -= 1
+        self.rate = self._rate(self.present)
+        self._changed()
+        self.recorder.stage_state(self.index, now, self.present, 1.0 if self.present else 0.0)
+        self._finish(job, now)
+
+    def cancel(self, job):
+        now = self.engine.now
+        self._advance(now)
+        job.at = None
+        self.heap = [item for item in self.heap if item[2] is not job]
+        heapify(self.heap)
+        self.present -= 1
+        self.rate = self._rate(self.present)
+        self._changed()
+        self.recorder.stage_state(self.index, now, self.present, 1.0 if self.present else 0.0)
+
+    def busy_count(self):
+        return float(self.present)
+
+    def work_left(self):
+        now = self.engine.now
+        v = self.vtime + ((now - self.t_last) * self.rate if self.present else 0.0)
+        total = -0.0
+        for tag, _, _ in sorted(self.heap, key=lambda item: item[1]):
+            total += tag - v  # in start order (the reference sums in a hash order)
+        return total
+
+
+def build_stage(
+    stage: Stage,
+    index: int,
+    engine: Engine,
+    recorder: Any,
+    wake: Callable[[Any], None],
+    compile_capacity: Callable[[Any], tuple[Callable[[Any], float], float | None]],
+    pending: list[PsStage],
+) -> StageBase:
+    """The runtime stage for IR stage member `stage` (number `index`); a ps stage joins
+    `pending` when it must reschedule."""
+    kind = stage.kind
+    if isinstance(kind, Fifo):
+        return FifoStage(index, engine, recorder, wake, kind.servers)
+    if isinstance(kind, Delay):
+        return DelayStage(index, engine, recorder, wake)
+    if isinstance(kind, Ps):
+        phi, const = compile_capacity(kind.capacity)
+        ps = PsStage(index, engine, recorder, wake, phi, pending)
+        ps.phi_const = const
+        return ps
+    if isinstance(kind, Step):
+        from serq.sim.step import StepStage  # the step engine builds on this module
+
+        return StepStage(stage, index, engine, recorder, wake, compile_capacity)
+    raise SimError(stage.origin, f"unknown stage kind (stage `{stage.name}`)")

@@ -1,0 +1,564 @@
+"""The step engine: `stage E : step { budget B; cost C; chunk c; serve ...; memory POOL; }`.
+
+A step stage runs iterations, vLLM's scheduler steps (spec §3 "Stages", §7). An idle
+stage with residents, or with a waiting queue it serves (`admit via E`), starts one when
+the world settles and no other event is pending at the instant (`World.settle` calls
+`start_iterations`). Planning an iteration (`StepStage._plan`):
+
+1. the residents, in the serve order (the keys ascending, ties in admission order), each
+   take one token when decoding and up to `chunk` when prefilling, until the budget is
+   spent; a growing run first grows its hold to the position it will reach, block by
+   block, preempting the engine's most recently admitted resident (`preempt lifo`); a
+   resident that preempts itself ends the residents' part of the plan;
+2. unless something was preempted, the stage admits the heads of the queues it serves,
+   in pool declaration order, while budget is left (`budget_left(E)` is what is left);
+   an admitted session runs at once, and its run here takes its share of this iteration;
+   the first head that does not fit stops the admissions;
+3. the iteration lasts C; its tokens apply when it ends. An iteration that schedules no
+   token is none, unless it preempted.
+
+`serve exclusive prefill` is `_plan_exclusive`. The plan is one function of the residents
+and the queues, so a later fast-forward (design/step-fast-forward.md) can check a plan's
+shape and repeat it; nothing here assumes iterations are stepped one at a time outside
+`_start` and `_end`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from serq import ir
+from serq.ir import SLOT
+from serq.sim.errors import SimError
+from serq.sim.holds import innermost
+from serq.sim.session import AT_STAGE, READY
+from serq.sim.stages import StageBase
+
+Fn = Callable[[Any], float]
+INF = float("inf")
+COMPUTED = SLOT["computed"]
+
+
+class Resident:
+    """A job at a step stage: its session, its run's mode and tokens left, the hold part it
+    grows (or None), its admission number and the tokens the planned iteration gives it."""
+
+    __slots__ = (
+        "session",
+        "decoding",
+        "remaining",
+        "part",
+        "grows",
+        "admission",
+        "tokens",
+        "order",
+    )
+
+    def __init__(
+        self, session: Any, decoding: bool, remaining: float, part: Any, grows: bool
+    ) -> None:
+        self.session = session
+        self.grows = grows
+        self.decoding = decoding
+        self.remaining = remaining
+        self.part = part
+        self.admission = 0
+        self.tokens = 0.0
+        self.order = 0
+
+    def position(self) -> float:
+        """The position K of the resident's KV (0 without a hold part)."""
+        part = self.part
+        if part is None:
+            return 0.0
+        return part.consumed if part.position is None else part.position
+
+
+class StepStage(StageBase):
+    """One step stage member; `bind` gives it the world, its memory and the pools it
+    serves once they exist."""
+
+    __slots__ = (
+        "name",
+        "origin",
+        "budget",
+        "cost",
+        "chunk",
+        "keys",
+        "exclusive",
+        "memory_index",
+        "memory",
+        "served",
+        "world",
+        "holds",
+        "blank",
+        "residents",
+        "by_session",
+        "busy",
+        "planning",
+        "left",
+        "scheduled",
+        "preempted",
+        "admitting",
+        "_chunk",
+        "_order",
+    )
+
+    def __init__(
+        self,
+        stage: ir.Stage,
+        index: int,
+        engine: Any,
+        recorder: Any,
+        wake: Callable[[Any], None],
+        compile_expr: Callable[[ir.Expr], tuple[Fn, float | None]],
+    ) -> None:
+        super().__init__(index, engine, recorder, wake)
+        kind = stage.kind
+        assert isinstance(kind, ir.Step)
+        self.name = stage.name if stage.index is None else f"{stage.name}[{stage.index}]"
+        self.origin = stage.origin
+        self.budget = compile_expr(kind.budget)[0]
+        self.cost = compile_expr(kind.cost)[0]
+        self.chunk = None if kind.chunk is None else compile_expr(kind.chunk)[0]
+        self.exclusive = isinstance(kind.serve, ir.ExclusivePrefill)
+        keys = () if self.exclusive else kind.serve.keys
+        self.keys = tuple(compile_expr(k)[0] for k in keys)
+        self.memory_index = kind.memory
+        self.memory: Any = None
+        self.served: list[Any] = []
+        self.world: Any = None
+        self.holds: Any = None
+        self.blank: list[Any] = []
+        self.residents: list[Resident] = []  # in arrival order
+        self.by_session: dict[Any, Resident] = {}
+        self.busy = False  # an iteration is running
+        self.planning = False
+        self.left = 0.0  # the budget left while planning
+        self.scheduled: list[Resident] = []
+        self.preempted = False
+        self.admitting = False
+        self._chunk = INF
+        self._order = 0
+
+    def bind(self, world: Any) -> None:
+        """Attach the world, the memory pool and the pools whose queues this stage serves."""
+        self.world = world
+        self.holds = world.holds
+        self.blank = world.blank
+        if self.memory_index is not None:
+            self.memory = world.pools[self.memory_index]
+        self.served = [
+            world.pools[i]
+            for i, pool in enumerate(world.program.pools)
+            if pool.admit_via == self.index
+        ]
+
+    # ------------------------------------------------------------------ observables
+
+    def busy_count(self) -> float:
+        return float(len(self.residents))
+
+    def work_left(self) -> float:
+        total = -0.0
+        for r in self.residents:
+            total += r.remaining
+        return total
+
+    def budget_left(self) -> float:
+        """The budget the planned iteration has left (the whole budget outside a plan)."""
+        if self.planning:
+            return self.left
+        self._context()
+        return self.budget(self.blank)
+
+    def wants(self) -> bool:
+        """Whether an idle stage has anything to plan: residents or a waiting queue."""
+        if self.residents:
+            return True
+        for pool in self.served:
+            if pool.queue or pool.front:
+                return True
+        return False
+
+    # ------------------------------------------------------------------ jobs
+
+    def arrive_run(self, s: Any, work: float, decoding: bool, growing: Any) -> None:
+        """Session `s` starts a run of `work` tokens here (decoding or prefilling),
+        growing its innermost hold on pool `growing` (or None)."""
+        part = None
+        if growing is not None:
+            part = innermost(s, growing)
+            if part is None:
+                raise SimError(self.origin, f"a run growing `{growing.name}` outside its hold")
+            if part.position is None:
+                part.position = part.consumed
+            part.run.positioned = True
+        elif self.memory is not None:
+            part = innermost(s, self.memory)
+        r = Resident(s, decoding, work, part, growing is not None)
+        self._order += 1
+        r.order = self._order
+        r.admission = self._admission(s, part)
+        now = self.engine.now
+        s.state = AT_STAGE
+        s.at = self
+        s.arrived = s.started = now  # the reference counts no wait at a step stage
+        self.residents.append(r)
+        self.by_session[s] = r
+        self.present += 1
+        self.recorder.stage_state(self.index, now, self.present, 1.0)
+        if self.planning and self.admitting:
+            self._take(r, admitted=True)
+
+    def arrive(self, job: Any, work: float) -> None:
+        self.arrive_run(job, work, False, None)
+
+    def _admission(self, s: Any, part: Any) -> float:
+        """The resident's admission number: its latest admission to the memory pool."""
+        memory = self.memory
+        if memory is not None:
+            held = part if part is not None and part.pool is memory else innermost(s, memory)
+            if held is not None:
+                return float(held.seq)
+        return float(self._order) + 1e15  # no hold on the memory: after every holder
+
+    def cancel(self, job: Any) -> None:
+        r = self.by_session.pop(job)
+        self.residents.remove(r)
+        if r.tokens:
+            self.left += r.tokens
+            r.tokens = 0.0
+            self.scheduled.remove(r)
+        job.at = None
+        self.present -= 1
+        self.recorder.stage_state(
+            self.index, self.engine.now, self.present, 1.0 if self.present else 0.0
+        )
+
+    # ------------------------------------------------------------------ iterations
+
+    def _context(self) -> None:
+        """Set the totals `residents decoders kv_decode kv_prefill` of the residents."""
+        engine = self.engine
+        decoders = 0
+        kv_decode = kv_prefill = 0.0
+        for r in self.residents:
+            if r.decoding:
+                decoders += 1
+                kv_decode += r.position()
+            else:
+                kv_prefill += r.position()
+        engine.residents = float(len(self.residents))
+        engine.decoders = float(decoders)
+        engine.kv_decode = kv_decode
+        engine.kv_prefill = kv_prefill
+
+    def start(self) -> bool:
+        """Plan and start an iteration now; False when it schedules nothing (no iteration)."""
+        engine = self.engine
+        self._context()
+        blank = self.blank
+        budget = self.budget(blank)
+        chunk = INF if self.chunk is None else self.chunk(blank)
+        self.planning = True
+        self.left = budget
+        self.scheduled = []
+        self.preempted = False
+        try:
+            if self.exclusive:
+                self._plan_exclusive(budget, chunk)
+            else:
+                self._plan(chunk)
+        finally:
+            self.planning = self.admitting = False
+        scheduled = self.scheduled
+        if not scheduled and not self.preempted:
+            return False
+        now = engine.now
+        tokens = prefilled = attention = 0.0
+        prefills = decodes = 0
+        for r in scheduled:
+            t = r.tokens
+            tokens += t
+            if r.decoding:
+                decodes += 1
+            else:
+                prefills += 1
+                prefilled += t
+                attention += t * (r.position() + t / 2)
+        self._context()
+        engine.decoders = float(decodes)
+        engine.tokens = tokens
+        engine.prefilled = prefilled
+        engine.attention = attention
+        c = self.cost(blank)
+        self.busy = True
+        self.recorder.iteration(self.index, now, prefills, decodes, tokens)
+        engine.schedule(now + c, self._end, scheduled)
+        return True
+
+    def _serve_order(self) -> list[Resident]:
+        residents = self.residents
+        keys = self.keys
+        if not keys:
+            return sorted(residents, key=_by_admission)
+        engine = self.engine
+        self._context()
+        keyed = []
+        for r in residents:
+            engine.decoding = 1.0 if r.decoding else 0.0
+            engine.admission = r.admission
+            engine.remaining = r.remaining
+            a = r.session.attrs
+            keyed.append((tuple(k(a) for k in keys), r.admission, r.order, r))
+        keyed.sort(key=_first_three)
+        return [item[3] for item in keyed]
+
+    def _plan(self, chunk: float) -> None:
+        for r in self._serve_order():
+            if self.left <= 0:
+                break
+            if r.session not in self.by_session:
+                continue  # preempted earlier in this plan
+            t = self._tokens(r, chunk)
+            if t <= 0:
+                continue
+            if not self._grow(r, t, preempt=True):
+                if r.session not in self.by_session:
+                    break  # it preempted itself: vLLM stops scheduling the running list
+                continue
+            r.tokens = t
+            self.left -= t
+            self.scheduled.append(r)
+        if not self.preempted:
+            self.admitting = True
+            self._chunk = chunk
+            self._admit_all(chunk)
+
+    def _tokens(self, r: Resident, chunk: float) -> float:
+        if r.decoding:
+            t = 1.0 if r.remaining >= 1.0 else r.remaining
+        else:
+            t = chunk if chunk < r.remaining else r.remaining
+        return t if t <= self.left else self.left
+
+    def _take(self, r: Resident, admitted: bool) -> None:
+        """Schedule `r`, which arrived while the stage was admitting."""
+        if self.left <= 0 or r.tokens:
+            return
+        t = self._tokens(r, self._chunk)
+        if t > 0 and self._grow(r, t, preempt=True):
+            r.tokens = t
+            self.left -= t
+            self.scheduled.append(r)
+
+    def _admit_all(self, chunk: float) -> None:
+        """Admit the heads of the served queues while they fit and budget is left."""
+        world = self.world
+        holds = self.holds
+        ready = world.ready
+        for pool in self.served:
+            while self.left > 0:
+                run = pool.head()
+                if run is None:
+                    break
+                if not holds._fits(run):
+                    return
+                holds._admit(run)
+                while ready:
+                    s = ready.popleft()
+                    world.run_session(s)
+                if self.preempted:
+                    return  # an admitted run preempted: no further admission
+
+    def _grow(self, r: Resident, t: float, preempt: bool) -> bool:
+        """Grow `r`'s hold to cover position + t, all at once (vLLM's allocate_slots),
+        preempting the most recently admitted resident while it does not fit; False when
+        it cannot (it preempted itself, or it may not preempt)."""
+        if not r.grows:
+            return True
+        part = r.part
+        pool = part.pool
+        need = pool.round_up(r.position() + t) - part.alloc
+        if need <= 0:
+            return True
+        while pool.allocated + need > pool.cap:
+            if not pool.lifo:
+                self._grow_partly(part, pool, need)  # block by block, as far as it fits
+                return False
+            if not preempt:
+                return False
+            victim = self._victim(pool)
+            if victim is None:
+                return False
+            self.preempted = True
+            position = victim.position
+            if position is not None and position > victim.alloc:
+                # a hold whose consumed prefix outran its allocation caches only what it
+                # holds, and `computed` is still its position (as the reference does)
+                victim.position = victim.alloc
+                self.holds.preempt(victim.run, pool)
+                victim.run.session.attrs[COMPUTED] = position
+            else:
+                self.holds.preempt(victim.run, pool)
+            if victim.run.session is r.session:
+                return False
+        part.alloc += need
+        pool.allocated += need
+        pool.dirty = True
+        pool.evict(self.recorder)
+        return True
+
+    def _grow_partly(self, part: Any, pool: Any, need: float) -> None:
+        block = pool.block
+        if block is None:
+            return
+        room = pool.round_down(pool.cap - pool.allocated)
+        step = min(room, need - block)
+        if step > 0:
+            part.alloc += step
+            pool.allocated += step
+            pool.dirty = True
+            pool.evict(self.recorder)
+
+    def _victim(self, pool: Any) -> Any:
+        """The most recently admitted resident's innermost part on `pool`."""
+        if pool is not self.memory:
+            return pool.victim(innermost)
+        best = None
+        for r in self.residents:
+            part = innermost(r.session, pool)
+            if part is not None and not part.leased and (best is None or part.seq > best.seq):
+                best = part
+        return best
+
+    def _plan_exclusive(self, budget: float, chunk: float) -> None:
+        """serve exclusive prefill: one prefill alone (a resident one first), or a
+        decode-only batch that a fitting waiting prefill displaces."""
+        self._chunk = chunk
+        prefills = [r for r in sorted(self.residents, key=_by_admission) if not r.decoding]
+        if prefills:
+            for r in prefills:
+                t = self._tokens(r, chunk)
+                if t > 0 and self._grow(r, t, preempt=True):
+                    r.tokens = t
+                    self.left -= t
+                    self.scheduled.append(r)
+                    return
+                if self.preempted:
+                    return
+            return
+        for r in sorted(self.residents, key=_by_admission):
+            if self.left <= 0:
+                break
+            if r.session not in self.by_session:
+                continue
+            t = self._tokens(r, chunk)
+            if t <= 0:
+                continue
+            if not self._grow(r, t, preempt=True):
+                if r.session not in self.by_session:
+                    break
+                continue
+            r.tokens = t
+            self.left -= t
+            self.scheduled.append(r)
+        if self.preempted or self.left <= 0:
+            return
+        tentative = self.scheduled
+        self.scheduled = []
+        self.left = budget  # a waiting prefill sees the full budget
+        self.admitting = True
+        holds = self.holds
+        world = self.world
+        for pool in self.served:
+            run = pool.head()
+            if run is None:
+                continue
+            if holds._fits(run):
+                holds._admit(run)
+                while world.ready:
+                    world.run_session(world.ready.popleft())
+                if self.scheduled:
+                    for r in tentative:
+                        r.tokens = 0.0
+                    return
+            break
+        self.scheduled = tentative
+        self.left = budget - sum(r.tokens for r in tentative)
+
+    def _end(self, scheduled: list[Resident]) -> None:
+        """The iteration ends: its tokens apply; finished runs leave."""
+        now = self.engine.now
+        self.busy = False
+        finished = []
+        for r in scheduled:
+            t = r.tokens
+            if not t:
+                continue  # preempted (or displaced) after planning
+            r.tokens = 0.0
+            part = r.part
+            if r.grows:
+                part.position += t
+            r.remaining -= t
+            if r.remaining <= 0:
+                finished.append(r)
+        if finished:
+            for r in finished:
+                s = r.session
+                del self.by_session[s]
+                self.residents.remove(r)
+                self.present -= 1
+            self.recorder.stage_state(self.index, now, self.present, 1.0 if self.present else 0.0)
+            for r in finished:
+                s = r.session
+                s.at = None
+                self.recorder.stage_done(self.index, now, s.started - s.arrived, now - s.started)
+                s.state = READY
+                self.wake(s)
+        elif not self.present:
+            self.recorder.stage_state(self.index, now, 0, 0.0)
+
+
+def _by_admission(r: Resident) -> tuple[float, int]:
+    return (r.admission, r.order)
+
+
+def _first_three(item: tuple) -> tuple:
+    return item[:3]
+
+
+def start_iterations(stages: list[StepStage], engine: Any) -> bool:
+    """Start an iteration on every idle step stage that has something to plan, unless
+    another event is pending at this instant; True if any started."""
+    started = False
+    for stage in stages:
+        if not stage.busy and stage.wants() and engine.peek() > engine.now:
+            if stage.start():
+                started = True
+    return started
+
+
+def compile_run(compiler: Any, stmt: ir.Run) -> Callable[[Any], bool]:
+    """The step of `run S prefill|decode (work) [growing POOL]` at a step stage."""
+    exprs = compiler.exprs
+    work = compiler.expr(stmt.work)
+    stage = exprs.resolver(stmt.stages[0])
+    growing = None if stmt.growing is None else exprs.resolver(stmt.growing)
+    decoding = stmt.mode == "decode"
+    origin = stmt.origin
+
+    def run(s: Any) -> bool:
+        a = s.attrs
+        w = work(a)
+        if not w > 0:  # a run of zero work completes at once
+            return True
+        member = stage(a)
+        if not isinstance(member, StepStage):
+            raise SimError(origin, "a prefill or decode run needs a step stage")
+        member.arrive_run(s, w, decoding, None if growing is None else growing(a))
+        return False
+
+    return run

@@ -1,0 +1,310 @@
+"""One run of a program: the runtime pools, stages and sessions around one engine.
+
+`World` builds everything from the IR once (stages, pools, compiled expressions and
+blocks, the workload), then runs the engine. Its `settle` is what follows every event:
+run every ready session in the order it became ready, then retry the growers and the
+admissions of every pool in declaration order, until nothing changes; then every ps stage
+that changed schedules its next completion, in stage order (as the reference does: its
+completions at one instant fall after the other events there). A session runs until a
+step stops it; closing a hold's scope releases it, and a release retries the pools at
+once, so a session admitted by it is ready before the releasing one goes on.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from typing import Any
+
+from serq import ir
+from serq.ir import SLOT
+from serq.sim import draws, flows
+from serq.sim.core import Engine
+from serq.sim.errors import SimError
+from serq.sim.exprs import ExprCompiler
+from serq.sim.holds import Holds
+from serq.sim.pools import Pool
+from serq.sim.session import (
+    AT_STAGE,
+    ENDED,
+    GROWING,
+    HOLD,
+    LOOP,
+    QUEUED,
+    READY,
+    RUNNING,
+    Frame,
+    Session,
+    SpillJob,
+)
+from serq.sim.stages import PsStage, StageBase, build_stage
+from serq.sim.statements import StatementCompiler
+from serq.sim.step import StepStage, start_iterations
+from serq.sim.workload import Workload
+
+SERIAL = SLOT["serial"]
+SPIN_LIMIT = 1_000_000  # loop iterations of one session at one instant before we call it stuck
+
+
+def _index(stage: StageBase) -> int:
+    return stage.index
+
+
+class World:
+    """The runtime state of one run of `program`."""
+
+    def __init__(
+        self,
+        program: ir.Program,
+        recorder: Any,
+        seed: int,
+        warmup: float,
+        limit: int | None,
+        base_dir: str,
+        check_invariants: bool,
+    ) -> None:
+        self.program = program
+        self.recorder = recorder
+        self.warmup = warmup
+        self.check_invariants = check_invariants
+        self.engine = engine = Engine()
+        self.ready: deque[Session] = deque()
+        self.arrivals = 0
+        self.live = 0
+        self.ended = 0
+        self.turns = 0
+        self.limit = limit
+        self.drained_at: float | None = None
+        self.n_attrs = len(program.attrs)
+        # what an expression without a session reads as its attributes: zeros, no session
+        self.blank: list[Any] = [0.0] * self.n_attrs + [None]
+        streams = draws.streams(seed)
+        self.pools: list[Pool] = []
+        self.stages: list[StageBase] = []
+        exprs = ExprCompiler(engine, self.pools, self.stages, self.n_attrs)
+
+        def capacity(e: ir.Expr):
+            return exprs.compile(e), ir.arith.fold(e)
+
+        self.ps_pending: list[Any] = []
+        for i, stage in enumerate(program.stages):
+            self.stages.append(
+                build_stage(stage, i, engine, recorder, self.wake, capacity, self.ps_pending)
+            )
+        flows.install(program, self.stages, self.ps_pending)  # arrays a flow holds
+        for stage in self.stages:
+            if isinstance(stage, PsStage):
+                stage.blank = self.blank
+        for i, pool in enumerate(program.pools):
+            queue_keys = [exprs.compile(k) for k in pool.queue.keys]
+            evict_keys = None
+            if isinstance(pool.evict, ir.By):
+                evict_keys = [exprs.compile(k, streams["eviction"]) for k in pool.evict.keys]
+            self.pools.append(Pool(i, pool, engine, queue_keys, evict_keys))
+            self.pools[-1].cache.blank = self.blank
+        for pool, runtime in zip(program.pools, self.pools, strict=True):
+            if pool.spill is not None:
+                self._install_spill(runtime, pool.spill, exprs, streams["eviction"])
+        self.holds = Holds(self)
+        self.steps = [s for s in self.stages if isinstance(s, StepStage)]
+        for s in self.steps:
+            s.bind(self)
+        # pools whose queue a step stage serves (admitted by its iterations, not here)
+        self.served = frozenset(i for i, p in enumerate(program.pools) if p.admit_via is not None)
+        self.workload = Workload(
+            program, self, exprs, streams["arrivals"], streams["workload"], base_dir
+        )
+        self.workload.limit = limit
+        self.closed = isinstance(program.arrival, ir.Closed)
+        on_workload = StatementCompiler(program, self, exprs, streams["workload"])
+        self.workload.compile_blocks(
+            on_workload.block(program.init), on_workload.block(program.turn)
+        )
+        statements = StatementCompiler(program, self, exprs, streams["session"])
+        self.session_block = statements.block(program.session)
+        self.gauges = tuple(exprs.compile(g.value) for g in program.gauges)
+
+    # ------------------------------------------------------------------ running
+
+    def run(self, horizon: float) -> None:
+        """Run until `horizon` (or until an `arrivals` limit drains)."""
+        self.workload.start()
+        self.settle()
+        if not self.engine.stopped:
+            self.engine.run(horizon, self.settle, self.end_instant, self.recorder.progress)
+
+    def settle(self) -> None:
+        """Run every ready session, then retry every pool, until nothing changes."""
+        ready = self.ready
+        run = self.run_session
+        if not self.pools and not self.steps:  # fast path: nothing to retry
+            while ready:
+                run(ready.popleft())
+        else:
+            steps = self.steps
+            while True:
+                while ready:
+                    run(ready.popleft())
+                if self.retry_pools():
+                    continue
+                if not (steps and start_iterations(steps, self.engine)):
+                    break
+            self._flush_pools()
+        pending = self.ps_pending
+        if pending:
+            if len(pending) > 1:
+                pending.sort(key=_index)
+            for stage in pending:
+                stage.reschedule()
+            pending.clear()
+
+    def _flush_pools(self) -> None:
+        """Tell the recorder the state of every pool that changed."""
+        now = self.engine.now
+        state = self.recorder.pool_state
+        for p in self.pools:
+            if p.dirty:
+                p.dirty = False
+                queued = len(p.queue) + len(p.front)
+                state(p.index, now, p.allocated, p.cache.total, queued, p.n_holders)
+            if self.check_invariants:
+                assert p.allocated + p.cache.total <= p.cap * (1 + 1e-12) + 1e-9, (
+                    f"pool {p.name}: allocated {p.allocated} + cached {p.cache.total} "
+                    f"> cap {p.cap} at {now}"
+                )
+
+    def end_instant(self, now: float) -> None:
+        """The instant `now` is over: read the gauges."""
+        if self.gauges:
+            blank = self.blank
+            self.recorder.gauges(now, tuple(g(blank) for g in self.gauges))
+
+    def retry_pools(self) -> bool:
+        """Retry growers, then admissions, at every pool in declaration order."""
+        changed = False
+        holds = self.holds
+        for p in self.pools:
+            if p.growers and holds.try_growers(p):
+                changed = True
+            if (p.queue or p.front) and p.index not in self.served and holds.try_admit(p):
+                changed = True
+        return changed
+
+    def run_session(self, s: Session) -> None:
+        """Execute `s` until a step stops it (or it reaches its end)."""
+        s.state = RUNNING
+        frames = s.frames
+        spins = 0
+        while frames:
+            f = frames[-1]
+            pc = f.pc
+            if pc < f.n:
+                f.pc = pc + 1
+                if not f.stmts[pc](s):
+                    return
+            elif f.kind == LOOP:
+                f.pc = 0
+                spins += 1
+                if spins > SPIN_LIMIT:
+                    raise SimError(f.origin, "the loop runs forever without letting time pass")
+            else:
+                frames.pop()
+                if f.kind == HOLD:
+                    self.holds.close(s, f.hold)
+        self.end_session(s)
+
+    # ------------------------------------------------------------------ sessions
+
+    def new_session(self) -> None:
+        """A session arrives now."""
+        serial = self.arrivals
+        self.arrivals += 1
+        self.live += 1
+        s = Session(serial, self.n_attrs)
+        s.attrs[SERIAL] = float(serial)
+        self.workload.assign(s)
+        self.recorder.arrival(self.engine.now, serial)
+        for step in self.workload.init:
+            step(s)
+        s.frames.append(Frame(self.session_block))
+        self.ready.append(s)
+
+    def wake(self, job: Any) -> None:
+        """A stage finished `job`: its session goes on."""
+        if job.serial >= 0:
+            job.state = READY
+            self.ready.append(job)
+
+    def count_turn(self, s: Session) -> None:
+        """`s` executed `turn;`."""
+        now = self.engine.now
+        if now >= self.warmup:
+            self.turns += 1
+        self.recorder.turn(now, s.serial)
+
+    def cancel_wait(self, s: Session) -> None:
+        """Take `s` out of wherever it waits (a preempted session)."""
+        state = s.state
+        if state == AT_STAGE:
+            s.at.cancel(s)
+        elif state == QUEUED:
+            s.where.leave(s.waiter)
+        elif state == GROWING:
+            s.where.growers.remove(s.waiter)
+        elif state == READY and s in self.ready:
+            self.ready.remove(s)
+        s.where = s.waiter = None
+        s.state = RUNNING
+
+    def end_session(self, s: Session) -> None:
+        """`s` ends: it releases every hold and lease, keeping its cached prefixes."""
+        if s.state == ENDED:
+            return
+        held = bool(s.leases) or (bool(s.frames) and any(f.kind == HOLD for f in s.frames))
+        if held:
+            self.holds.release_all(s)
+        s.frames.clear()
+        s.state = ENDED
+        self.live -= 1
+        now = self.engine.now
+        if now >= self.warmup:
+            self.ended += 1
+        self.recorder.session_ended(now, s.serial)
+        if self.closed:
+            self.workload.on_end(s)
+        if held:
+            self.retry_pools()
+        if self.limit is not None and self.live == 0 and self.arrivals >= self.limit:
+            self.drained_at = now
+            self.engine.stop()
+
+    # ------------------------------------------------------------------ spills
+
+    def _install_spill(self, pool: Pool, spill: ir.Spill, exprs: ExprCompiler, stream) -> None:
+        tier = self.pools[spill.to]
+        stage = self.stages[spill.via]
+        when = exprs.compile(spill.when, stream)
+        work = exprs.compile(spill.work, stream)
+        cache = pool.cache
+        recorder = self.recorder
+        engine = self.engine
+
+        def on_evict(entry, units: float, whole: bool) -> None:
+            owner = entry.owner
+            cache.context(entry, engine.now)
+            engine.size = units  # a block evicted alone is a spill of its own size
+            a = owner.attrs if owner is not None else self.blank
+            if when(a) == 0:
+                return
+            w = work(a)
+            recorder.pool_count(pool.index, "spills")
+            if owner is not None:
+                tier.cache.put(owner, tier.cache.cachedin(owner) + units)
+            else:
+                tier.cache.put_dead(units)  # a dead prefix is written, and stays dead
+            tier.dirty = True
+            tier.evict(recorder)
+            if w > 0 and math.isfinite(w):
+                stage.arrive(SpillJob(), w)
+
+        cache.on_evict = on_evict
