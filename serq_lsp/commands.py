@@ -149,17 +149,83 @@ def _kill_on_cancel(ls: SerqServer, worker: asyncio.subprocess.Process) -> None:
 
 
 def report_markdown(output: str) -> str:
-    """A run's `--json` report as markdown: a section per top-level field."""
+    """A run's `--json` report as markdown: the run's figures, then a table per section."""
     try:
         report = json.loads(output)
     except ValueError:
         return f"```text\n{output.strip()}\n```"
     if not isinstance(report, dict):
         return f"```json\n{json.dumps(report, indent=2)}\n```"
-    parts = ["# Run report"]
-    for key, value in report.items():
-        if isinstance(value, (dict, list)):
-            parts.append(f"## {key}\n```json\n{json.dumps(value, indent=2)}\n```")
-        else:
-            parts.append(f"- **{key}**: {value}")
+    head = ("horizon", "end", "warmup", "seed", "events", "arrivals", "ended", "turns")
+    parts = [
+        "# Run report",
+        " · ".join(f"**{k}** {_cell(report[k])}" for k in head if k in report),
+    ]
+    for title, key, columns in _SECTIONS:
+        rows = report.get(key)
+        if isinstance(rows, dict):
+            rows = [
+                {"name": name, **row} if isinstance(row, dict) else {"name": name, "mean": row}
+                for name, row in rows.items()
+            ]
+        if isinstance(rows, list):
+            rows = [r for r in rows if isinstance(r, dict)]
+        if rows:
+            parts.append(f"## {title}\n\n{_table(rows, columns)}")
+    for note in report.get("notes") or ():
+        parts.append(f"> note: {note}")
     return "\n\n".join(parts)
+
+
+_SECTIONS = (
+    ("Observations", "observes", ("name", "count", "mean", "ci", "cv2", "p99")),
+    ("Gauges", "gauges", ("name", "mean", "ci", "min", "max")),
+    (
+        "Stages",
+        "stages",
+        (
+            "name",
+            "index",
+            "mean_number",
+            "utilization",
+            "completed",
+            "throughput",
+            "mean_wait",
+            "mean_service",
+            "iterations",
+        ),
+    ),
+    (
+        "Pools",
+        "pools",
+        (
+            "name",
+            "index",
+            "mean_used",
+            "mean_cached",
+            "mean_queue",
+            "mean_wait",
+            "admissions",
+            "evicted_entries",
+            "preemptions",
+            "rejected",
+            "stuck",
+        ),
+    ),
+)
+
+
+def _cell(value: object) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, float):
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _table(rows: list[dict], columns: tuple[str, ...]) -> str:
+    present = [c for c in columns if any(c in r for r in rows)]
+    lines = ["| " + " | ".join(present) + " |", "|" + "---|" * len(present)]
+    for row in rows:
+        lines.append("| " + " | ".join(_cell(row.get(c)) for c in present) + " |")
+    return "\n".join(lines)

@@ -61,7 +61,8 @@ async def test_show_kernel_and_ir(runner):
 
 async def test_run_reports_markdown(runner):
     report = await command(runner, "serq.run")
-    assert report.startswith("# Run report") and "**turns**: 3" in report
+    assert report.startswith("# Run report") and "**turns** 3" in report
+    assert "## Stages" in report and "| server |" in report  # sections as tables
 
 
 async def test_run_times_out(runner):
