@@ -85,7 +85,7 @@ class Engine:
     ) -> None:
         """Fire every event up to and including time `until`, settling after each."""
         heap = self._heap
-        tick = PROGRESS_EVERY
+        mask = PROGRESS_EVERY - 1  # a power of two: progress every PROGRESS_EVERY events
         fired = 0
         now = self.now
         while heap and not self.stopped:
@@ -99,9 +99,7 @@ class Engine:
             action(arg)
             settle()
             fired += 1
-            tick -= 1
-            if not tick:
-                tick = PROGRESS_EVERY
+            if not fired & mask:
                 progress(time)
         self.events += fired
         end_instant(self.now)

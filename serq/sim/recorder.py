@@ -115,6 +115,20 @@ class StatsRecorder:
         self._last_gauges: tuple[float, ...] | None = None
         self._live = _Level(warmup)
 
+    # ------------------------------------------------------------ for the straight path
+
+    def live_level(self) -> _Level:
+        """The level of live sessions (`serq.sim.straight` updates it inline)."""
+        return self._live
+
+    def samples(self, stat: int) -> tuple[list, list, list, list]:
+        """The times, sessions, turns and values of observe `stat` (for the straight path)."""
+        return self._samples[stat]
+
+    def stage_record(self, stage: int) -> _Stage:
+        """What is kept of stage `stage` (`serq.sim.straight` updates it inline)."""
+        return self._stages[stage]
+
     # ------------------------------------------------------------ the Recorder calls
 
     def observe(self, stat: int, now: float, session: int, turn: int, value: float) -> None:
@@ -127,8 +141,17 @@ class StatsRecorder:
 
     def stage_state(self, stage: int, now: float, present: int, busy: float) -> None:
         s = self._stages[stage]
-        s.present.set(now, present)
-        s.busy.set(now, (1.0 if present else 0.0) if s.fifo else busy)
+        # fast path: `_Level.set` inlined on both levels (a call per event each)
+        level = s.present
+        if now > level.since:
+            level.area += level.value * (now - level.since)
+            level.since = now
+        level.value = present
+        level = s.busy
+        if now > level.since:
+            level.area += level.value * (now - level.since)
+            level.since = now
+        level.value = (1.0 if present else 0.0) if s.fifo else busy
         if present == 0 and s.started is not None:
             self._end_iteration(s, now)
 
@@ -196,10 +219,18 @@ class StatsRecorder:
                 held.append(value)
 
     def arrival(self, now: float, session: int) -> None:
-        self._live.set(now, self._live.value + 1)
+        live = self._live  # fast path: `_Level.set` inlined, once per session
+        if now > live.since:
+            live.area += live.value * (now - live.since)
+            live.since = now
+        live.value += 1
 
     def session_ended(self, now: float, session: int) -> None:
-        self._live.set(now, self._live.value - 1)
+        live = self._live
+        if now > live.since:
+            live.area += live.value * (now - live.since)
+            live.since = now
+        live.value -= 1
 
     def turn(self, now: float, session: int) -> None:
         pass
@@ -289,12 +320,13 @@ class StatsRecorder:
 
 
 def _observe(name: str, times: list, sessions: list, turns: list, values: list) -> Observe:
+    mean = stats.mean(values)
     return Observe(
         name=name,
         count=len(values),
-        mean=stats.mean(values),
+        mean=mean,
         ci=stats.sample_ci(values),
-        cv2=stats.cv2(values),
+        cv2=stats.cv2(values, mean),
         p99=stats.percentile(values, 0.99),
         samples=tuple(values),
         times=tuple(times),

@@ -92,9 +92,20 @@ class FifoStage(StageBase):
         now = engine.now
         del self.serving[job]
         self.present -= 1
-        self._start_next(now)
-        self.recorder.stage_state(self.index, now, self.present, self.in_service / self.servers)
-        self._finish(job, now)
+        # fast path: `_start_next` and `_finish` inlined (once per job each)
+        waiting = self.waiting
+        if waiting:
+            nxt = waiting.popleft()
+            nxt.started = now
+            self.serving[nxt] = None
+            nxt.job_seq = engine.schedule(now + nxt.work, self._done, nxt)
+        else:
+            self.in_service -= 1
+        recorder = self.recorder
+        recorder.stage_state(self.index, now, self.present, self.in_service / self.servers)
+        job.at = None
+        recorder.stage_done(self.index, now, job.started - job.arrived, now - job.started)
+        self.wake(job)
 
     def _start_next(self, now: float) -> None:
         if self.waiting:
@@ -252,30 +263,50 @@ class PsStage(StageBase):
 
     def arrive(self, job, work):
         now = self.engine.now
-        self._advance(now)
+        # fast path: `_advance`, `_rate` of a constant capacity and `_changed` inlined
+        if now != self.t_last:
+            if self.present:
+                self.vtime += (now - self.t_last) * self.rate
+            self.t_last = now
         job.at = self
         job.work = work
         job.arrived = job.started = now
-        job.tag = self.vtime + work
-        heappush(self.heap, (job.tag, self._order(), job))
-        self.present += 1
-        self.rate = self._rate(self.present)
-        self._changed()
-        self.recorder.stage_state(self.index, now, self.present, 1.0)
+        job.tag = tag = self.vtime + work
+        heappush(self.heap, (tag, self._order(), job))
+        self.present = present = self.present + 1
+        c = self.phi_const
+        self.rate = c / present if c is not None else self._rate(present)
+        if not self.dirty:
+            self.dirty = True
+            self.pending.append(self)
+        self.recorder.stage_state(self.index, now, present, 1.0)
 
     def _done(self, version):
         if version != self.version:
             return
         now = self.engine.now
-        self._advance(now)
+        # fast path: as in `arrive`, and `_finish` inlined
+        if now != self.t_last:
+            if self.present:
+                self.vtime += (now - self.t_last) * self.rate
+            self.t_last = now
         tag, _, job = heappop(self.heap)
         if tag > self.vtime:
             self.vtime = tag  # the finished job's work is done, whatever the rounding
-        self.present -= 1
-        self.rate = self._rate(self.present)
-        self._changed()
-        self.recorder.stage_state(self.index, now, self.present, 1.0 if self.present else 0.0)
-        self._finish(job, now)
+        self.present = present = self.present - 1
+        c = self.phi_const
+        if not present:
+            self.rate = 0.0
+        else:
+            self.rate = c / present if c is not None else self._rate(present)
+        if not self.dirty:
+            self.dirty = True
+            self.pending.append(self)
+        recorder = self.recorder
+        recorder.stage_state(self.index, now, present, 1.0 if present else 0.0)
+        job.at = None
+        recorder.stage_done(self.index, now, job.started - job.arrived, now - job.started)
+        self.wake(job)
 
     def cancel(self, job):
         now = self.engine.now

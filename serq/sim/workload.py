@@ -90,6 +90,7 @@ class Workload:
         self.ordered = program.trace is not None and program.trace.ordered
         self._uniform = arrivals_stream.random
         self._gap = None
+        self._rate = self.arrival.rate if isinstance(self.arrival, ir.Poisson) else None
         if isinstance(self.arrival, ir.Renewal):
             self._gap = exprs.compile(self.arrival.gap, arrivals_stream)
         self.init: tuple = ()
@@ -135,8 +136,15 @@ class Workload:
     def _arrive(self, _: Any) -> None:
         world = self.world
         world.new_session()
-        if self.limit is None or world.arrivals < self.limit:
-            self.engine.schedule(self.engine.now + self._next_gap(), self._arrive)
+        limit = self.limit
+        if limit is None or world.arrivals < limit:
+            engine = self.engine
+            rate = self._rate
+            if rate is not None:  # fast path: `_next_gap` of a poisson workload, inlined
+                gap = -math.log(1.0 - self._uniform()) / rate
+            else:
+                gap = self._next_gap()
+            engine.schedule(engine.now + gap, self._arrive)
 
     def assign(self, s: Session) -> None:
         """Give a new session its trace session, if the workload has a trace."""

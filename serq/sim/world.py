@@ -18,7 +18,7 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
-from serq.sim import draws, flows
+from serq.sim import draws, flows, straight
 from serq.sim.core import Engine
 from serq.sim.errors import SimError
 from serq.sim.exprs import ExprCompiler
@@ -48,6 +48,15 @@ SPIN_LIMIT = 1_000_000  # loop iterations of one session at one instant before w
 
 def _index(stage: StageBase) -> int:
     return stage.index
+
+
+def _reschedule(pending: list[PsStage]) -> None:
+    """Every ps stage in `pending` schedules its next completion, in stage order."""
+    if len(pending) > 1:
+        pending.sort(key=_index)
+    for stage in pending:
+        stage.reschedule()
+    pending.clear()
 
 
 class World:
@@ -123,15 +132,21 @@ class World:
         statements = StatementCompiler(program, self, exprs, streams["session"])
         self.session_block = statements.block(program.session)
         self.gauges = tuple(exprs.compile(g.value) for g in program.gauges)
+        self.straight = straight.plan(self, program, exprs, streams["session"])
 
     # ------------------------------------------------------------------ running
 
     def run(self, horizon: float) -> None:
         """Run until `horizon` (or until an `arrivals` limit drains)."""
+        if self.straight is not None:  # fast path: one fifo(1) stage, no heap (straight.py)
+            straight.run(self, horizon, *self.straight)
+            return
         self.workload.start()
         self.settle()
+        # fast path: without pools or step stages a settle only runs the ready sessions
+        settle = self.settle if self.pools or self.steps else self._settle_plain
         if not self.engine.stopped:
-            self.engine.run(horizon, self.settle, self.end_instant, self.recorder.progress)
+            self.engine.run(horizon, settle, self.end_instant, self.recorder.progress)
 
     def settle(self) -> None:
         """Run every ready session, then retry every pool, until nothing changes."""
@@ -152,11 +167,21 @@ class World:
             self._flush_pools()
         pending = self.ps_pending
         if pending:
-            if len(pending) > 1:
-                pending.sort(key=_index)
-            for stage in pending:
-                stage.reschedule()
-            pending.clear()
+            _reschedule(pending)
+
+    def _settle_plain(self) -> None:
+        """`settle` for a world without pools or step stages."""
+        ready = self.ready
+        if ready:
+            run = self.run_session
+            while ready:
+                run(ready.popleft())
+        pending = self.ps_pending
+        if pending:
+            if len(pending) == 1:  # fast path: one ps stage changed
+                pending.pop().reschedule()
+            else:
+                _reschedule(pending)
 
     def _flush_pools(self) -> None:
         """Tell the recorder the state of every pool that changed."""
@@ -175,9 +200,13 @@ class World:
 
     def end_instant(self, now: float) -> None:
         """The instant `now` is over: read the gauges."""
-        if self.gauges:
+        gauges = self.gauges
+        if gauges:
             blank = self.blank
-            self.recorder.gauges(now, tuple(g(blank) for g in self.gauges))
+            if len(gauges) == 1:  # fast path: one gauge, no list
+                self.recorder.gauges(now, (gauges[0](blank),))
+            else:
+                self.recorder.gauges(now, tuple([g(blank) for g in gauges]))
 
     def retry_pools(self) -> bool:
         """Retry growers, then admissions, at every pool in declaration order."""
@@ -222,9 +251,11 @@ class World:
         self.live += 1
         s = Session(serial, self.n_attrs)
         s.attrs[SERIAL] = float(serial)
-        self.workload.assign(s)
+        workload = self.workload
+        if workload.trace is not None:  # fast path: only a trace assigns anything
+            workload.assign(s)
         self.recorder.arrival(self.engine.now, serial)
-        for step in self.workload.init:
+        for step in workload.init:
             step(s)
         s.frames.append(Frame(self.session_block))
         self.ready.append(s)

@@ -1,0 +1,105 @@
+"""The straight path (`serq.sim.straight`) against the event path: identical reports.
+
+Each program runs twice per seed, once on the straight path and once with it switched
+off; the reports (every observation, time average, count and gauge point) must be equal
+to the last bit. The programs cover exact ties between an arrival and a departure (D/D/1
+at load 1), runs of no work, draws after the run, renewal gaps that read the stage, a
+gauge, and a stage observable read inside the session.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import serq
+from serq.sim import straight
+
+ROOT = Path(__file__).resolve().parents[2]
+
+PROGRAMS = {
+    "mm1": (ROOT / "examples" / "mm1.sq").read_text(encoding="utf-8"),
+    "dd1_ties": """
+stage server : fifo(1);
+workload { arrive renewal(1); }
+session {
+  set arrived = now;
+  run server (1);
+  observe sojourn = now - arrived;
+  observe behind = queue(server);
+}
+gauge n = queue(server) + busy(server);
+run { horizon 300; warmup 10; seed 1; }
+""",
+    "ties_and_zero_work": """
+let lambda = 0.9;
+stage server : fifo(1);
+workload { arrive renewal(~uniform(0, 1) < 0.5 ? 0.5 : 1); }
+session {
+  set arrived = now;
+  set w = ~uniform(0, 1) < 0.2 ? 0 : 1;
+  run server (w);
+  observe sojourn = now - arrived;
+  observe after = ~exp(2);
+}
+run { horizon 2000; warmup 100; seed 1; }
+""",
+    "mg1_gauge": """
+stage gate : fifo(1);
+workload { arrive poisson(0.7); }
+session {
+  set arrived = now;
+  observe ahead = queue(gate);
+  run gate (~h2(1, 4));
+  set sojourn = now - arrived;
+  observe sojourn = sojourn;
+  observe left = busy(gate);
+}
+gauge jobs = queue(gate);
+run { horizon 5000; warmup 200; seed 1; }
+""",
+}
+
+
+def _report(text: str, seed: int, on: bool, monkeypatch: pytest.MonkeyPatch) -> str:
+    monkeypatch.setattr(straight, "ENABLED", on)
+    program = serq.compile(source=text, seed=seed)
+    return repr(serq.run(program))
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+@pytest.mark.parametrize("seed", [1, 2, 7])
+def test_straight_path_equals_event_path(name, seed, monkeypatch):
+    text = PROGRAMS[name]
+    fast = _report(text, seed, True, monkeypatch)
+    slow = _report(text, seed, False, monkeypatch)
+    assert fast == slow
+
+
+@pytest.mark.parametrize("name", sorted(PROGRAMS))
+def test_programs_take_the_straight_path(name, monkeypatch):
+    taken = []
+    real = straight.run
+    monkeypatch.setattr(straight, "run", lambda *args: taken.append(1) or real(*args))
+    serq.run(serq.compile(source=PROGRAMS[name], horizon=50, warmup=0))
+    assert taken
+
+
+def test_two_servers_take_the_event_path(monkeypatch):
+    text = PROGRAMS["mm1"].replace("fifo(1)", "fifo(2)")
+    taken = []
+    monkeypatch.setattr(straight, "run", lambda *args: taken.append(1))
+    serq.run(serq.compile(source=text, horizon=50, warmup=0))
+    assert not taken
+
+
+def test_reading_work_takes_the_event_path(monkeypatch):
+    text = PROGRAMS["mm1"].replace(
+        "observe sojourn = now - arrived;",
+        "observe sojourn = now - arrived;\n  observe left = work(server);",
+    )
+    taken = []
+    monkeypatch.setattr(straight, "run", lambda *args: taken.append(1))
+    serq.run(serq.compile(source=text, horizon=50, warmup=0))
+    assert not taken
