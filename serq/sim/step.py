@@ -9,7 +9,8 @@ the world settles and no other event is pending at the instant (`World.settle` c
    take one token when decoding and up to `chunk` when prefilling, until the budget is
    spent; a growing run first grows its hold to the position it will reach, block by
    block, preempting the engine's most recently admitted resident (`preempt lifo`); a
-   resident that preempts itself ends the residents' part of the plan;
+   resident that preempts itself ends the residents' part of the plan; under
+   `preempt none` a growth that does not fit takes nothing and the resident waits;
 2. unless something was preempted, the stage admits the heads of the queues it serves,
    in pool declaration order, while budget is left (`budget_left(E)` is what is left);
    an admitted session runs at once, and its run here takes its share of this iteration;
@@ -53,6 +54,7 @@ class Resident:
         "admission",
         "tokens",
         "order",
+        "stall",
     )
 
     def __init__(
@@ -66,6 +68,7 @@ class Resident:
         self.admission = 0
         self.tokens = 0.0
         self.order = 0
+        self.stall: tuple[float, float] | None = None  # (target, alloc) of a stalled growth
 
     def position(self) -> float:
         """The position K of the resident's KV (0 without a hold part)."""
@@ -194,7 +197,6 @@ class StepStage(StageBase):
                 raise SimError(self.origin, f"a run growing `{growing.name}` outside its hold")
             if part.position is None:
                 part.position = part.consumed
-            part.run.positioned = True
         elif self.memory is not None:
             part = innermost(s, self.memory)
         r = Resident(s, decoding, work, part, growing is not None)
@@ -211,6 +213,11 @@ class StepStage(StageBase):
         self.recorder.stage_state(self.index, now, self.present, 1.0)
         if self.planning and self.admitting:
             self._take(r, admitted=True)
+        if growing is not None and s in self.by_session:
+            # positioned once it is a resident: a run that preempts itself while it
+            # arrives (admitted in a plan) leaves its hold's computed at the allocation,
+            # as the reference does (det_step with blocks=14 caches a unit of `reqs`)
+            part.run.positioned = True
 
     def arrive(self, job: Any, work: float) -> None:
         self.arrive_run(job, work, False, None)
@@ -381,12 +388,17 @@ class StepStage(StageBase):
             return True
         part = r.part
         pool = part.pool
+        if r.stall is not None and not self._resume(r, part, pool):
+            return False
         need = pool.round_up(r.position() + t) - part.alloc
         if need <= 0:
             return True
         while pool.allocated + need > pool.cap:
             if not pool.lifo:
-                self._grow_partly(part, pool, need)  # block by block, as far as it fits
+                # preempt none: it waits, growing nothing (the reference grows no part
+                # of a growth that does not fit), and resumes with `_resume`
+                if r.stall is None:
+                    r.stall = (r.position() + t, part.alloc)
                 return False
             if not preempt:
                 return False
@@ -411,17 +423,21 @@ class StepStage(StageBase):
         pool.evict(self.recorder)
         return True
 
-    def _grow_partly(self, part: Any, pool: Any, need: float) -> None:
-        block = pool.block
-        if block is None:
-            return
-        room = pool.round_down(pool.cap - pool.allocated)
-        step = min(room, need - block)
-        if step > 0:
-            part.alloc += step
-            pool.allocated += step
+    def _resume(self, r: Resident, part: Any, pool: Any) -> bool:
+        """Complete the growth `r` stalled on (`preempt none`), if it fits now. The run
+        resumes where it was (spec §3, grow): its position does not move. pyserq 0.1.2
+        moves it by what the growth lacked at the stall; tests/sim/NOTES.md §7."""
+        target, _ = r.stall
+        need = pool.round_up(target) - part.alloc
+        if need > 0:
+            if pool.allocated + need > pool.cap:
+                return False
+            part.alloc += need
+            pool.allocated += need
             pool.dirty = True
             pool.evict(self.recorder)
+        r.stall = None
+        return True
 
     def _victim(self, pool: Any) -> Any:
         """The most recently admitted resident's innermost part on `pool`."""
