@@ -168,13 +168,17 @@ class FlowNetwork:
                 st.rate_sum += f.rate
         record = self.stages[0].recorder.stage_state
         for st in self.stages:
-            record(st.index, now, st.present, st.rate_sum / st.capacity)
+            state = (st.present, st.rate_sum / st.capacity)
+            if state != st.reported:  # fast path: most changes touch a few stages
+                st.reported = state
+                record(st.index, now, *state)
         self.version += 1
         best = None
         best_dt = INF
         for f in flows:
             if f.rate > 0:
-                dt = f.left / f.rate
+                # a flow whose work is gone but for rounding finishes now
+                dt = f.left / f.rate if f.left > _DONE * f.job.work else 0.0
                 if dt < best_dt:  # ties: the earlier start, first in `flows`
                     best, best_dt = f, dt
         if best is not None:
@@ -212,13 +216,14 @@ class FlowStage(StageBase):
     """A ps(φ) stage member of an array held by a multi-stage run: every job on it is a
     flow of the network (a single-stage run, a flow of one stage)."""
 
-    __slots__ = ("network", "capacity", "rate_sum")
+    __slots__ = ("network", "capacity", "rate_sum", "reported")
 
     def __init__(self, ps: PsStage, network: FlowNetwork, capacity: float):
         super().__init__(ps.index, ps.engine, ps.recorder, ps.wake)
         self.network = network
         self.capacity = capacity
         self.rate_sum = 0.0
+        self.reported = (0, 0.0)
 
     def arrive(self, job, work):
         self.network.start(job, (self,), work)
