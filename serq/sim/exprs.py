@@ -222,5 +222,10 @@ class ExprCompiler:
             return f"{target}.work_left()", d
         if f == "budget_left":
             return f"{target}.budget_left()", d
+        if f in ("est_lambda", "est_rho", "est_wait"):
+            return f"{target}.{f}()", d
+        if f == "price" and len(e.args) == 2:
+            (h, dh), (x, dx) = (self._code(a) for a in e.args)
+            return f"{target}.price({h}, {x})", max(d, dh, dx) + 1
         origin = self._bind(e.origin, "_O")
         return f"_not_simulated({origin}, {f!r})", d

@@ -199,6 +199,7 @@ class FlowNetwork:
         self._changed()
         job.at = None
         for st in f.stages:
+            st.measure(job.started, 0.0, now - job.started)
             st.recorder.stage_done(st.index, now, 0.0, now - job.started)
         f.stages[0].wake(job)
 

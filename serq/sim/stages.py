@@ -26,7 +26,18 @@ class StageBase:
     """What every stage kind offers: `arrive`, `cancel` and the observables `present`
     (`queue(s)`: the jobs there), `busy_count()` (in service) and `work_left()`."""
 
-    __slots__ = ("index", "engine", "recorder", "wake", "present")
+    __slots__ = (
+        "index",
+        "engine",
+        "recorder",
+        "wake",
+        "present",
+        "est_n",
+        "est_start",
+        "est_gap",
+        "est_service",
+        "est_waited",
+    )
 
     def __init__(self, index: int, engine: Engine, recorder: Any, wake: Callable[[Any], None]):
         self.index = index
@@ -34,6 +45,61 @@ class StageBase:
         self.recorder = recorder
         self.wake = wake
         self.present = 0
+        self.est_n = 0  # completions measured (the online estimates, `measure`)
+        self.est_start = 0.0
+        self.est_gap = 0.0
+        self.est_service = 0.0
+        self.est_waited = 0.0
+
+    def measure(self, started: float, wait: float, service: float) -> None:
+        """A job that started service at `started`, after `wait`, completes now after
+        `service` (now - started): the online estimates, as the reference keeps them, are
+        exponentially weighted averages (weight 0.01 for the new sample, the first sample
+        taken as it is) of the gaps between the service starts of consecutive completions,
+        of the service times and of the waits, from time 0 (the warm-up resets nothing)."""
+        n = self.est_n
+        if n:
+            self.est_service = 0.99 * self.est_service + 0.01 * service
+            self.est_waited = 0.99 * self.est_waited + 0.01 * wait
+            gap = started - self.est_start
+            self.est_gap = gap if n == 1 else 0.99 * self.est_gap + 0.01 * gap
+        else:
+            self.est_service = service
+            self.est_waited = wait
+        self.est_start = started
+        self.est_n = n + 1
+
+    def est_lambda(self) -> float:
+        """λ̂: 1 / the mean gap between service starts; 0 before two completions (or while
+        the mean gap is 0)."""
+        gap = self.est_gap
+        return 1.0 / gap if self.est_n > 1 and gap != 0.0 else 0.0
+
+    def est_rho(self) -> float:
+        """ρ̂ = λ̂ Ŝ (Ŝ the mean measured service, now - started), at most 0.99; 0 while λ̂ is."""
+        lam = self.est_lambda()
+        if lam == 0.0:
+            return 0.0
+        rho = lam * self.est_service
+        return rho if rho < 0.99 else 0.99
+
+    def est_wait(self) -> float:
+        """Ŵ: the mean measured wait (started - arrived); 0 before the first completion."""
+        return self.est_waited
+
+    def price(self, s_hit: float, ds: float) -> float:
+        """missPrice: a miss costs its own `ds` of extra service, plus the extra wait it
+        causes the others in an M/G/1 queue with the measured λ̂, ρ̂, Ŵ: the second moment
+        grows by (s_hit + ds)² - s_hit² and the load by λ̂ ds, so
+        ds + λ̂ ((s_hit + ds)² - s_hit²) / (2 (1 - ρ̂)) + λ̂ Ŵ ds / (1 - ρ̂)."""
+        lam = self.est_lambda()
+        rho = self.est_rho()
+        s_miss = s_hit + ds
+        return (
+            ds
+            + lam * (s_miss * s_miss - s_hit * s_hit) / (2.0 * (1.0 - rho))
+            + lam * self.est_waited * ds / (1.0 - rho)
+        )
 
     def arrive(self, job: Any, work: float) -> None:
         """Job `job` starts `work` units of work here now."""
@@ -53,7 +119,9 @@ class StageBase:
 
     def _finish(self, job: Any, now: float) -> None:
         job.at = None
-        self.recorder.stage_done(self.index, now, job.started - job.arrived, now - job.started)
+        wait, service = job.started - job.arrived, now - job.started
+        self.measure(job.started, wait, service)
+        self.recorder.stage_done(self.index, now, wait, service)
         self.wake(job)
 
 
@@ -104,7 +172,9 @@ class FifoStage(StageBase):
         recorder = self.recorder
         recorder.stage_state(self.index, now, self.present, self.in_service / self.servers)
         job.at = None
-        recorder.stage_done(self.index, now, job.started - job.arrived, now - job.started)
+        wait, service = job.started - job.arrived, now - job.started
+        self.measure(job.started, wait, service)
+        recorder.stage_done(self.index, now, wait, service)
         self.wake(job)
 
     def _start_next(self, now: float) -> None:
@@ -305,7 +375,9 @@ class PsStage(StageBase):
         recorder = self.recorder
         recorder.stage_state(self.index, now, present, 1.0 if present else 0.0)
         job.at = None
-        recorder.stage_done(self.index, now, job.started - job.arrived, now - job.started)
+        wait, service = job.started - job.arrived, now - job.started
+        self.measure(job.started, wait, service)
+        recorder.stage_done(self.index, now, wait, service)
         self.wake(job)
 
     def cancel(self, job):

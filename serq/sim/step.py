@@ -531,7 +531,9 @@ class StepStage(StageBase):
             for r in finished:
                 s = r.session
                 s.at = None
-                self.recorder.stage_done(self.index, now, s.started - s.arrived, now - s.started)
+                wait, service = s.started - s.arrived, now - s.started
+                self.measure(s.started, wait, service)
+                self.recorder.stage_done(self.index, now, wait, service)
                 s.state = READY
                 self.wake(s)
         elif not self.present:

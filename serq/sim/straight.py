@@ -2,8 +2,9 @@
 
 It applies when the session block is `set`s and `observe`s around one plain `run` of a
 fixed fifo(1) stage, the workload is `poisson` or `renewal` without `init`, trace or
-`arrivals` limit, the program has no pool and no step stage and reads no `work(s)`, and
-the recorder is a `StatsRecorder`. Then at most two events are ever pending, the next
+`arrivals` limit, the program has no pool and no step stage and reads no `work(s)` and
+no online estimate (`price`, `est_*`: they are measured at completions), and the
+recorder is a `StatsRecorder`. Then at most two events are ever pending, the next
 arrival and the departure of the job in service, so the loop keeps them in four locals
 instead of the heap, and runs a session's statements where `settle` would have run them.
 A job is its attribute list, serial and times, not a `Session` (without pools nothing
@@ -64,6 +65,8 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
         return None
     if _reads(program, "work"):  # `work(s)` reads the stage's jobs, which are not kept
         return None
+    if any(_reads(program, f) for f in ("price", "est_lambda", "est_rho", "est_wait")):
+        return None  # the online estimates are measured at completions, as `FifoStage` does
     recorder = world.recorder
 
     def op(stmt: ir.Set | ir.Observe) -> tuple:
