@@ -39,12 +39,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("files", nargs="+", metavar="FILE", help="a .sq file")
     check.add_argument("--json", action="store_true", help="print the diagnostics as a JSON list")
-    check.add_argument(
-        "--color",
-        choices=("auto", "always", "never"),
-        default="auto",
-        help="color the report (default: when the output is a terminal)",
-    )
+    _color_option(check)
     expand = commands.add_parser(
         "expand",
         help="print the kernel program a file's sugar expands to",
@@ -56,12 +51,7 @@ def _parser() -> argparse.ArgumentParser:
         action="store_true",
         help='print {"kernel": TEXT or null, "diagnostics": [...]} on stdout',
     )
-    expand.add_argument(
-        "--color",
-        choices=("auto", "always", "never"),
-        default="auto",
-        help="color the report (default: when the output is a terminal)",
-    )
+    _color_option(expand)
     ir = commands.add_parser(
         "ir",
         help="print the IR a file links to, as JSON",
@@ -74,12 +64,7 @@ def _parser() -> argparse.ArgumentParser:
         "--arrivals", type=_count, metavar="N", help="override the run block's arrivals"
     )
     ir.add_argument("--compact", action="store_true", help="print the JSON on one line")
-    ir.add_argument(
-        "--color",
-        choices=("auto", "always", "never"),
-        default="auto",
-        help="color the report (default: when the output is a terminal)",
-    )
+    _color_option(ir)
     run = commands.add_parser(
         "run",
         help="simulate a program and print its report",
@@ -106,13 +91,18 @@ def _parser() -> argparse.ArgumentParser:
         help="write the samples (DIR/observe/NAME.csv) and gauge change points "
         "(DIR/gauge/NAME.csv)",
     )
-    run.add_argument(
+    _color_option(run)
+    return parser
+
+
+def _color_option(command: argparse.ArgumentParser) -> None:
+    """`--color auto|always|never`, which every command takes."""
+    command.add_argument(
         "--color",
         choices=("auto", "always", "never"),
         default="auto",
         help="color the report (default: when the output is a terminal)",
     )
-    return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
