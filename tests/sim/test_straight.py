@@ -59,6 +59,32 @@ session {
 gauge jobs = queue(gate);
 run { horizon 5000; warmup 200; seed 1; }
 """,
+    "ps": (ROOT / "examples" / "ps.sq").read_text(encoding="utf-8"),
+    "ps_ties_and_zero_work": """
+stage cpu : ps(2);
+workload { arrive renewal(~uniform(0, 1) < 0.5 ? 0.5 : 1); }
+session {
+  set arrived = now;
+  set w = ~uniform(0, 1) < 0.2 ? 0 : (~uniform(0, 1) < 0.5 ? 1 : 2);
+  observe ahead = queue(cpu);
+  run cpu (w);
+  observe sojourn = now - arrived;
+  observe left = busy(cpu);
+}
+gauge jobs = queue(cpu) + busy(cpu);
+run { horizon 3000; warmup 100; seed 1; }
+""",
+    "dd_ps_ties": """
+stage cpu : ps(1);
+workload { arrive renewal(1); }
+session {
+  set arrived = now;
+  run cpu (1);
+  observe sojourn = now - arrived;
+}
+gauge n = busy(cpu);
+run { horizon 300; warmup 10; seed 1; }
+""",
 }
 
 
@@ -88,6 +114,14 @@ def test_programs_take_the_straight_path(name, monkeypatch):
 
 def test_two_servers_take_the_event_path(monkeypatch):
     text = PROGRAMS["mm1"].replace("fifo(1)", "fifo(2)")
+    taken = []
+    monkeypatch.setattr(straight, "run", lambda *args: taken.append(1))
+    serq.run(serq.compile(source=text, horizon=50, warmup=0))
+    assert not taken
+
+
+def test_ps_capacity_reading_present_takes_the_event_path(monkeypatch):
+    text = PROGRAMS["ps"].replace("ps(1)", "ps(present < 2 ? 1 : 2)")
     taken = []
     monkeypatch.setattr(straight, "run", lambda *args: taken.append(1))
     serq.run(serq.compile(source=text, horizon=50, warmup=0))
