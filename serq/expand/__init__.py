@@ -56,8 +56,7 @@ def expand(module: ast.Module, load: Loader = read_file) -> Expansion:
     items = expand_queues(items, ctx)
     items = expand_serving(items, ctx)
     items = expand_statements(items, ctx)
-    resources = {i.name.name for i in items if isinstance(i, (ast.Pool, ast.Stage))}
-    items = [normalize(i, resources) for i in items]
+    items = [normalize(i) for i in items]
     kernel = ast.Module(module.file, tuple(items), None, module.span)
     return Expansion(kernel, _unique(ctx.diagnostics), tuple(ctx.origins))
 

@@ -17,8 +17,7 @@ from typing import Any
 from serq.diagnostics import Span, codes
 from serq.expand.queue_declarations import Declarations, Queue, Source, long_ref, own_attrs
 from serq.expand.transfers import latency_runs, pull_read
-from serq.expand.walk import EXPR_TYPES, child_fields
-from serq.expand.walk import is_node as _is_node
+from serq.expand.walk import EXPR_TYPES, child_fields, is_node
 from serq.syntax import ast
 from serq.vocabulary import CONTEXT_VARS, OBSERVABLES
 
@@ -108,13 +107,13 @@ class Rewrite:
                         # price(s, s_hit, ds): only the first is a stage
                         "expr" if observable and (k == 0 or n.func.name != "price") else res,
                     )
-                    if _is_node(v)
+                    if is_node(v)
                     else v
                     for k, v in enumerate(value)
                 )
                 if any(a is not b for a, b in zip(new, value, strict=True)):
                     changes[fname] = new
-            elif _is_node(value):
+            elif is_node(value):
                 new = self.visit(value, index and is_expr, res)
                 if new is not value:
                     changes[fname] = new

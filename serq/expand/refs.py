@@ -11,8 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from serq.expand.walk import child_fields
-from serq.expand.walk import is_node as _is_node
+from serq.expand.walk import child_fields, is_node
 from serq.syntax import ast
 
 # Fields that hold a pool or stage, where a reference is never an attribute.
@@ -42,7 +41,7 @@ def collapse(ref: ast.Ref) -> ast.Ref:
     return replace(ref, parts=(ast.RefPart(ident, index, ref.span),))
 
 
-def normalize(node: Any, resources: set[str]) -> Any:
+def normalize(node: Any) -> Any:
     """Collapse every reference; in an expression, one without an index is a name, as the
     parser reads `used(kv)` (a dotted one naming no pool or stage is an attribute)."""
 
@@ -52,10 +51,10 @@ def normalize(node: Any, resources: set[str]) -> Any:
             value = getattr(n, fname)
             res = fname in _RESOURCE_FIELDS
             if isinstance(value, tuple):
-                new = tuple(visit(v, res) if _is_node(v) else v for v in value)
+                new = tuple(visit(v, res) if is_node(v) else v for v in value)
                 if any(a is not b for a, b in zip(new, value, strict=True)):
                     changes[fname] = new
-            elif _is_node(value):
+            elif is_node(value):
                 new = visit(value, res)
                 if new is not value:
                     changes[fname] = new

@@ -72,7 +72,6 @@ def is_node(value: Any) -> bool:
     return type(value) in _NODES
 
 
-_is_node = is_node
 
 
 def child_fields(node: Any) -> tuple[str, ...]:
