@@ -86,6 +86,13 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--json", action="store_true", help="print the report as JSON")
     run.add_argument(
+        "--no-fast-forward",
+        dest="fast_forward",
+        action="store_false",
+        help="step every step-engine iteration one at a time (the results are the same; "
+        "for checking and timing)",
+    )
+    run.add_argument(
         "--dump",
         metavar="DIR",
         help="write the samples (DIR/observe/NAME.csv) and gauge change points "
@@ -237,7 +244,9 @@ def _run(args: argparse.Namespace) -> int:
     if compiled is not None:
         bar = _ProgressBar(compiled.program.horizon)
         try:
-            report, ran = sim_api.execute(compiled, progress=bar if bar.enabled else None)
+            report, ran = sim_api.execute(
+                compiled, progress=bar if bar.enabled else None, fast_forward=args.fast_forward
+            )
         finally:
             bar.close()
         diagnostics = [*diagnostics, *ran]

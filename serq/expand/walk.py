@@ -72,8 +72,6 @@ def is_node(value: Any) -> bool:
     return type(value) in _NODES
 
 
-
-
 def child_fields(node: Any) -> tuple[str, ...]:
     """The names of `node`'s fields other than its span, in declaration order."""
     return _CHILD_FIELDS[type(node)]

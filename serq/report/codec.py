@@ -103,7 +103,7 @@ def _read(value: Any) -> Any:
 
 
 def _row(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    row = {key: _read(data[key]) for key in keys}
+    row = {key: _read(data[key]) for key in keys if key in data}  # absent: the default
     row["name"] = data["name"]
     row["index"] = data["index"]
     return row

@@ -45,7 +45,8 @@ class Gauge:
 @dataclass(frozen=True, slots=True)
 class StageRow:
     """One stage member: time averages over [warmup, end], the jobs completed after
-    warm-up and, for a step stage, its iterations (NaN or 0 elsewhere)."""
+    warm-up and, for a step stage, its iterations (NaN or 0 elsewhere); `skipped` counts
+    the iterations the step engine fast-forwarded (advanced without an event of their own)."""
 
     name: str
     index: int | None
@@ -65,6 +66,7 @@ class StageRow:
     mean_itl: float = float("nan")
     itl_p50: float = float("nan")
     itl_p99: float = float("nan")
+    skipped: int = 0
 
 
 @dataclass(frozen=True, slots=True)

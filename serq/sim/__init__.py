@@ -53,9 +53,11 @@ def simulate(
     arrivals: int | None = None,
     base_dir: str = ".",
     check_invariants: bool = False,
+    fast_forward: bool = True,
 ) -> Outcome:
     """Run `program`, reporting to `recorder`; `seed`, `horizon`, `warmup` and `arrivals`
-    override the program's run block, `base_dir` is where a relative trace is read."""
+    override the program's run block, `base_dir` is where a relative trace is read;
+    `fast_forward` lets step engines advance quiet iterations at once (`fastforward.py`)."""
     seed = program.seed if seed is None else seed
     horizon = program.horizon if horizon is None else horizon
     warmup = program.warmup if warmup is None else warmup
@@ -71,7 +73,9 @@ def simulate(
             raise SimError(
                 _arrival_origin(program), "`arrivals` applies only to poisson or renewal workloads"
             )
-        world = World(program, recorder, seed, warmup, limit, base_dir, check_invariants)
+        world = World(
+            program, recorder, seed, warmup, limit, base_dir, check_invariants, fast_forward
+        )
         world.run(horizon)
         outcome.end = horizon
         if limit is not None:

@@ -24,12 +24,13 @@ from serq.sim.recorder import StatsRecorder
 class Compiled:
     """A linked program ready to run: its IR with the run's settings (`horizon`, `warmup`,
     `seed`, `arrivals`) overridden as asked, the directory a relative trace is read
-    against, and the warnings of compiling it."""
+    against, the warnings of compiling it, and whether step engines fast-forward."""
 
     program: ir.Program
     base_dir: str = "."
     path: str | None = None
     diagnostics: tuple[Diagnostic, ...] = ()
+    fast_forward: bool = True
 
     def to_json(self, indent: int | None = 2) -> str:
         """The IR as JSON (`serq ir`)."""
@@ -69,16 +70,24 @@ def compile_program(
 
 
 def execute(
-    compiled: Compiled, *, progress: Callable[[float], None] | None = None
+    compiled: Compiled,
+    *,
+    progress: Callable[[float], None] | None = None,
+    fast_forward: bool | None = None,
 ) -> tuple[Report | None, list[Diagnostic]]:
     """Run `compiled` and return its report and the run's diagnostics; the report is None
-    when the run failed. `progress` is called with the clock now and then."""
+    when the run failed. `progress` is called with the clock now and then; `fast_forward`
+    (None: the program's setting) lets step engines advance quiet iterations at once."""
     from serq.sim import simulate  # the simulator loads only when a program runs
 
     program = compiled.program
     recorder = StatsRecorder(program, program.warmup, progress)
+    if fast_forward is None:
+        fast_forward = compiled.fast_forward
     try:
-        outcome = simulate(program, recorder=recorder, base_dir=compiled.base_dir)
+        outcome = simulate(
+            program, recorder=recorder, base_dir=compiled.base_dir, fast_forward=fast_forward
+        )
         diagnostics = list(outcome.errors)
         if any(d.severity >= Severity.ERROR for d in diagnostics):
             return None, diagnostics
@@ -98,9 +107,11 @@ def compile(
     warmup: float | None = None,
     arrivals: int | None = None,
     sets: Mapping[str, str | float] | None = None,
+    fast_forward: bool = True,
 ) -> Compiled:
     """The program file `path`, or the program text `source`, linked with the overrides
-    of `serq run` (`sets`: `let` values by name, as numbers or expression text).
+    of `serq run` (`sets`: `let` values by name, as numbers or expression text);
+    `fast_forward=False` steps every step-engine iteration one at a time.
 
     Raises:
         ValueError: the file cannot be read or the program has errors; the message is
@@ -119,16 +130,23 @@ def compile(
     )
     if compiled is None:
         raise ValueError(render(diagnostics, sources(file, text, sets, diagnostics)))
-    return compiled
+    return compiled if fast_forward else replace(compiled, fast_forward=False)
 
 
-def run(program: Compiled, *, progress: Callable[[float], None] | None = None) -> Report:
-    """Run `program` (from `compile`) and return its report.
+def run(
+    program: Compiled,
+    *,
+    progress: Callable[[float], None] | None = None,
+    fast_forward: bool | None = None,
+) -> Report:
+    """Run `program` (from `compile`) and return its report; `fast_forward` overrides the
+    setting `compile` gave (True: step engines advance quiet iterations at once, with
+    the same results; False: one iteration at a time).
 
     Raises:
         ValueError: the run failed (a guard that is not 0 or 1, arrivals not drained by
         the horizon, ...); the message is the rendered diagnostics."""
-    report, diagnostics = execute(program, progress=progress)
+    report, diagnostics = execute(program, progress=progress, fast_forward=fast_forward)
     if report is None:
         path = program.path or "<input>"
         text = api.read_source(path) if program.path else None

@@ -12,7 +12,7 @@ expressions find them with one attribute load.
 from __future__ import annotations
 
 from collections.abc import Callable
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 from itertools import count
 from typing import Any
 
@@ -28,6 +28,7 @@ class Engine:
         "current_seq",
         "events",
         "stopped",
+        "until",
         "_heap",
         "_seq",
         # context variables read by compiled expressions
@@ -55,6 +56,7 @@ class Engine:
         self.current_seq = -1
         self.events = 0
         self.stopped = False
+        self.until = float("inf")  # the run's horizon: no event after it fires
         self._heap: list[tuple[float, int, Action, Any]] = []
         self._seq = count().__next__
         self.present = self.size = self.age = self.last = self.waiting = self.waited = 0.0
@@ -67,6 +69,23 @@ class Engine:
         seq = self._seq()
         heappush(self._heap, (time, seq, action, arg))
         return seq
+
+    def take(self, seq: int) -> tuple[float, int, Action, Any] | None:
+        """Take the pending event numbered `seq` out of the heap and return it (None when
+        it is not pending); `put` brings it back unchanged."""
+        heap = self._heap
+        for i, entry in enumerate(heap):
+            if entry[1] == seq:
+                last = heap.pop()
+                if i < len(heap):
+                    heap[i] = last
+                    heapify(heap)
+                return entry
+        return None
+
+    def put(self, entry: tuple[float, int, Action, Any]) -> None:
+        """Bring back an event `take` returned, with its place among events at its time."""
+        heappush(self._heap, entry)
 
     def peek(self) -> float:
         """The time of the next event, or inf when none is scheduled."""
@@ -84,6 +103,7 @@ class Engine:
         progress: Callable[[float], None],
     ) -> None:
         """Fire every event up to and including time `until`, settling after each."""
+        self.until = until
         heap = self._heap
         mask = PROGRESS_EVERY - 1  # a power of two: progress every PROGRESS_EVERY events
         fired = 0

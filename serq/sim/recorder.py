@@ -13,6 +13,7 @@ interface says when an iteration starts, not when it ends).
 from __future__ import annotations
 
 import math
+from bisect import bisect_left
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -63,6 +64,7 @@ class _Stage:
         "batches",
         "batch_decodes",
         "batch_time",
+        "skipped",
         "fifo",
     )
 
@@ -81,6 +83,7 @@ class _Stage:
         self.batches = 0  # iterations with decodes started after warm-up, ended
         self.batch_decodes = 0.0
         self.batch_time = 0.0
+        self.skipped = 0  # iterations advanced in fast-forwarded spans
 
 
 class _Pool:
@@ -166,10 +169,30 @@ class StatsRecorder:
         self, pool: int, now: float, used: float, cached: float, queued: int, holders: int
     ) -> None:
         p = self._pools[pool]
-        p.used.set(now, used)
-        p.cached.set(now, cached)
-        p.queued.set(now, queued)
-        p.holders.set(now, holders)
+        # fast path: `_Level.set` inlined on the four levels (they move together)
+        level = p.used
+        if now > level.since:
+            dt = now - level.since
+            level.area += level.value * dt
+            level.since = now
+            level.value = used
+            level = p.cached
+            level.area += level.value * dt
+            level.since = now
+            level.value = cached
+            level = p.queued
+            level.area += level.value * dt
+            level.since = now
+            level.value = queued
+            level = p.holders
+            level.area += level.value * dt
+            level.since = now
+            level.value = holders
+        else:
+            level.value = used
+            p.cached.set(now, cached)
+            p.queued.set(now, queued)
+            p.holders.set(now, holders)
 
     def pool_admitted(self, pool: int, now: float, waited: float) -> None:
         p = self._pools[pool]
@@ -198,6 +221,36 @@ class StatsRecorder:
             level.set(now, 1.0 if on else 0.0)
         s.decodes.set(now, decodes)
         s.started = now
+        s.carried = decodes
+
+    def iterations(
+        self, stage: int, starts: list[float], prefills: int, decodes: int, tokens: float
+    ) -> None:
+        """Iterations of one shape, as `iteration` at each time of `starts` (increasing),
+        each ending when the next starts: a fast-forwarded span. Their levels do not
+        change; the decode batches are counted as one iteration at a time counts them."""
+        if not starts:
+            return
+        s = self._stages[stage]
+        count = len(starts)
+        s.iterations += count
+        s.skipped += count
+        started = s.started
+        if started is not None:
+            # the batches that end here started at `started`, then at all but the last of
+            # `starts`; those started at or after the warm-up count (a suffix)
+            warmup = self.warmup
+            first = 0 if started >= warmup else min(bisect_left(starts, warmup) + 1, count)
+            if first == 0 and s.carried > 0:
+                s.batches += 1
+                s.batch_decodes += s.carried
+                s.batch_time += starts[0] - started
+            later = count - max(first, 1)
+            if decodes > 0 and later > 0:
+                s.batches += later
+                s.batch_decodes += decodes * later
+                s.batch_time += starts[-1] - starts[count - 1 - later]
+        s.started = starts[-1]
         s.carried = decodes
 
     def gauges(self, now: float, values: tuple[float, ...]) -> None:
@@ -316,6 +369,7 @@ class StatsRecorder:
             mean_decodes=average(s.decodes) if step else 0.0,
             mean_decode_batch=s.batch_decodes / s.batches if s.batches else NAN,
             mean_decode_step=s.batch_time / s.batches if s.batches else NAN,
+            skipped=s.skipped,
         )
 
 

@@ -18,15 +18,23 @@ the world settles and no other event is pending at the instant (`World.settle` c
 3. the iteration lasts C; its tokens apply when it ends. An iteration that schedules no
    token is none, unless it preempted.
 
-`serve exclusive prefill` is `_plan_exclusive`. The plan is one function of the residents
-and the queues, so a later fast-forward (design/step-fast-forward.md) can check a plan's
-shape and repeat it; nothing here assumes iterations are stepped one at a time outside
-`_start` and `_end`.
+`serve exclusive prefill` is `_plan_exclusive`.
+
+Fast-forward (design/step-fast-forward.md, `fastforward.py` for what is proven from the
+IR): an iteration that gives every resident one decode token and admits and preempts
+nobody is a candidate; at the end of its instant (`World.settle` calls `extend`) the
+stage works out how many iterations repeat it before anything else can happen (a
+resident finishes, another event is due, the horizon, a block crossing that does not fit
+or, with sessions waiting, would evict) and schedules one event at the end of the last
+(`_end_span`), which applies the crossings at their own times and the tokens of all.
 """
 
 from __future__ import annotations
 
+import math
+from bisect import bisect_left
 from collections.abc import Callable
+from itertools import accumulate, repeat
 from typing import Any
 
 from serq import ir
@@ -39,6 +47,7 @@ from serq.sim.stages import StageBase
 Fn = Callable[[Any], float]
 INF = float("inf")
 COMPUTED = SLOT["computed"]
+EXACT = float(2**52)  # integral floats below this add and subtract whole numbers exactly
 
 
 class Resident:
@@ -104,6 +113,11 @@ class StepStage(StageBase):
         "scheduled",
         "preempted",
         "admitting",
+        "admitted",
+        "verdict",
+        "spans",
+        "_pending",
+        "_budget0",
         "_chunk",
         "_order",
     )
@@ -142,6 +156,11 @@ class StepStage(StageBase):
         self.scheduled: list[Resident] = []
         self.preempted = False
         self.admitting = False
+        self.admitted = False  # the plan admitted a session
+        self.verdict: Any = None  # a fastforward.Verdict when spans may be skipped
+        self.spans: list[StepStage] = []  # the world's candidates for `extend`
+        self._pending = -1  # the end event of a candidate iteration
+        self._budget0 = 0.0
         self._chunk = INF
         self._order = 0
 
@@ -150,6 +169,7 @@ class StepStage(StageBase):
         self.world = world
         self.holds = world.holds
         self.blank = world.blank
+        self.spans = world.spans
         if self.memory_index is not None:
             self.memory = world.pools[self.memory_index]
         self.served = [
@@ -272,7 +292,7 @@ class StepStage(StageBase):
         self.planning = True
         self.left = budget
         self.scheduled = []
-        self.preempted = False
+        self.preempted = self.admitted = False
         try:
             if self.exclusive:
                 self._plan_exclusive(budget, chunk)
@@ -303,7 +323,18 @@ class StepStage(StageBase):
         c = self.cost(blank)
         self.busy = True
         self.recorder.iteration(self.index, now, prefills, decodes, tokens)
-        engine.schedule(now + c, self._end, scheduled)
+        seq = engine.schedule(now + c, self._end, scheduled)
+        if (
+            self.verdict is not None
+            and not prefills
+            and tokens == decodes == len(self.residents)  # one token each
+            and not self.preempted
+            and not self.admitted
+            and now + c > now
+        ):
+            self._pending = seq
+            self._budget0 = budget
+            self.spans.append(self)
         return True
 
     def _serve_order(self) -> list[Resident]:
@@ -374,6 +405,7 @@ class StepStage(StageBase):
                 if not holds._fits(run):
                     return
                 holds._admit(run)
+                self.admitted = True
                 while ready:
                     s = ready.popleft()
                     world.run_session(s)
@@ -495,6 +527,7 @@ class StepStage(StageBase):
                 continue
             if holds._fits(run):
                 holds._admit(run)
+                self.admitted = True
                 while world.ready:
                     world.run_session(world.ready.popleft())
                 if self.scheduled:
@@ -504,6 +537,197 @@ class StepStage(StageBase):
             break
         self.scheduled = tentative
         self.left = budget - sum(r.tokens for r in tentative)
+
+    # ------------------------------------------------------------------ fast-forward
+
+    def extend(self) -> None:
+        """The instant a candidate iteration started is over: turn it into a span of the
+        iterations that repeat it, when there are at least two."""
+        engine = self.engine
+        entry = engine.take(self._pending)
+        if entry is None:
+            return
+        span = self._span(entry[0], entry[3])
+        if span is None:
+            engine.put(entry)
+        else:
+            engine.schedule(span[1][-1], self._end_span, span)
+
+    def _span(self, first_end: float, scheduled: Any) -> tuple | None:
+        """(m, ends, crossings, scheduled) for the m >= 2 iterations that repeat the one
+        planned now, ending at `first_end`: `ends` are their end times (each the next
+        one's start), `crossings` the block crossings (iteration, serve rank, resident,
+        units) in the order the iterations would grow them; None when m < 2."""
+        residents = self.residents
+        n = len(residents)
+        if not scheduled or n != len(scheduled):
+            return None
+        limit = INF  # the fewest tokens left: no resident finishes before the last
+        kv = 0.0
+        growing = 0
+        for r in residents:  # the order `_context` sums positions in
+            if r.tokens != 1.0 or not r.decoding or r.stall is not None:
+                return None
+            if r.remaining < limit:
+                limit = r.remaining
+            p = r.position()
+            if not (0.0 <= p < EXACT and p == math.floor(p)):
+                return None
+            kv += p
+            if r.grows:
+                growing += 1
+        most = int(min(limit, EXACT))
+        if most < 2:
+            return None
+        world = self.world
+        verdict = self.verdict
+        waiting = False
+        for pool in world.pools:
+            if pool.queue or pool.front or pool.growers:
+                waiting = True
+                break
+        if waiting and (not verdict.with_waiters or self.exclusive):
+            return None
+        ends = self._ends(first_end, n, kv, growing, most, waiting)
+        if ends is None:
+            return None
+        crossings = self._crossings(scheduled, len(ends), waiting)
+        m = len(ends)
+        if crossings and crossings[-1][0] < 0:  # a crossing that does not fit ends it
+            m = -crossings.pop()[0]
+            del ends[m:]
+        if m < 2:
+            return None
+        return (m, ends, crossings, scheduled)
+
+    def _ends(
+        self, first_end: float, n: int, kv: float, growing: int, most: int, waiting: bool
+    ) -> list[float] | None:
+        """The end times of the iterations 0..m-1 that repeat iteration 0 (m <= `most`),
+        each the previous end plus the cost, as one iteration at a time adds them; the
+        last ends before any other pending event and at or before the horizon."""
+        engine = self.engine
+        blank = self.blank
+        bound = engine.peek()  # strictly before the next other event
+        until = engine.until
+        engine.residents = engine.decoders = engine.tokens = float(n)
+        engine.kv_prefill = engine.prefilled = engine.attention = 0.0
+        if not self.verdict.cost_varies:
+            engine.kv_decode = kv + growing
+            budget = self.budget(blank)
+            if not budget >= n or (waiting and budget != self._budget0):
+                return None
+            c = self.cost(blank)
+            if not 0.0 < c < INF:
+                return None
+            room = min(bound, until) - first_end
+            count = most - 1 if room == INF else min(most - 1, int(room / c) + 2)
+            ends = list(accumulate(repeat(c, count), initial=first_end))
+            m = min(bisect_left(ends, bound), len(ends))
+            while m and ends[m - 1] > until:
+                m -= 1
+            del ends[m:]
+            return ends
+        ends = [first_end]
+        t = first_end
+        budget_fn, cost_fn = self.budget, self.cost
+        for j in range(1, most):
+            engine.kv_decode = kv + growing * j
+            budget = budget_fn(blank)
+            if not budget >= n or (waiting and budget != self._budget0):
+                break
+            t = t + cost_fn(blank)
+            if not (t < bound and t <= until):
+                break
+            ends.append(t)
+        return ends
+
+    def _crossings(self, scheduled: list[Resident], m: int, waiting: bool) -> list[tuple]:
+        """The block crossings of iterations 1..m-1, in the order they happen; when one
+        cannot happen inside a span (it does not fit, or it would evict where a span may
+        not), the list ends with (-j, ...) for its iteration j."""
+        found: list[tuple] = []
+        for rank, r in enumerate(scheduled):
+            if not r.grows:
+                continue
+            part = r.part
+            pool = part.pool
+            p = r.position()
+            alloc = part.alloc
+            b = pool.block
+            if b is not None and b == math.floor(b) and alloc % b == 0 and alloc - p >= 1:
+                # fast path: whole blocks from an edge; one block every b iterations
+                step = int(b)
+                found += [(j, rank, r, b) for j in range(int(alloc - p), m, step)]
+                continue
+            while True:
+                edge = pool.round_down(alloc) if pool.block else alloc
+                j = int(edge - p)  # the first iteration whose token passes the edge
+                if not (edge == math.floor(edge) and j >= 1):
+                    return [(-1, 0, r, 0.0)]
+                if j >= m:
+                    break
+                need = pool.round_up(p + j + 1) - alloc
+                found.append((j, rank, r, need))
+                alloc += need
+        if not found:
+            return found
+        found.sort(key=_first_two)
+        evicts = self.verdict.evicts and not waiting
+        used: dict[Any, float] = {}
+        for i, (j, _, r, need) in enumerate(found):
+            pool = r.part.pool
+            allocated = used.get(pool, pool.allocated) + need
+            if allocated > pool.cap or (
+                allocated + pool.cache.total > pool.cap
+                and not (evicts and pool.cache.on_evict is None)
+            ):
+                del found[i:]
+                found.append((-j, 0, r, 0.0))
+                break
+            used[pool] = allocated
+        return found
+
+    def _end_span(self, span: tuple) -> None:
+        """The last iteration of a span ends: apply the block crossings at their own
+        times, count the iterations, then end the last one as `_end` does."""
+        m, ends, crossings, scheduled = span
+        engine = self.engine
+        now = engine.now
+        if crossings:
+            world = self.world
+            recorder = self.recorder
+            i, count = 0, len(crossings)
+            while i < count:
+                j = crossings[i][0]
+                engine.now = ends[j - 1]  # iteration j starts when j - 1 ends
+                while i < count and crossings[i][0] == j:
+                    part = crossings[i][2].part
+                    need = crossings[i][3]
+                    pool = part.pool
+                    part.alloc += need
+                    pool.allocated += need
+                    pool.dirty = True
+                    pool.evict(recorder)
+                    i += 1
+                world._flush_pools()
+                world.end_instant(engine.now)
+            engine.now = now
+        starts = ends[:-1]
+        n = len(scheduled)
+        bulk = getattr(self.recorder, "iterations", None)
+        if bulk is not None:
+            bulk(self.index, starts, 0, n, float(n))
+        else:
+            for t in starts:
+                self.recorder.iteration(self.index, t, 0, n, float(n))
+        engine.events += m - 1
+        k = float(m - 1)
+        for r in scheduled:
+            if r.grows:
+                r.part.position += k
+            r.remaining -= k
+        self._end(scheduled)
 
     def _end(self, scheduled: list[Resident]) -> None:
         """The iteration ends: its tokens apply; finished runs leave."""
@@ -546,6 +770,10 @@ def _by_admission(r: Resident) -> tuple[float, int]:
 
 def _first_three(item: tuple) -> tuple:
     return item[:3]
+
+
+def _first_two(item: tuple) -> tuple:
+    return item[:2]
 
 
 def start_iterations(stages: list[StepStage], engine: Any) -> bool:

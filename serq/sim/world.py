@@ -18,7 +18,7 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
-from serq.sim import draws, flows, straight
+from serq.sim import draws, fastforward, flows, straight
 from serq.sim.core import Engine
 from serq.sim.errors import SimError
 from serq.sim.exprs import ExprCompiler
@@ -71,6 +71,7 @@ class World:
         limit: int | None,
         base_dir: str,
         check_invariants: bool,
+        fast_forward: bool = True,
     ) -> None:
         self.program = program
         self.recorder = recorder
@@ -116,8 +117,13 @@ class World:
                 self._install_spill(runtime, pool.spill, exprs, streams["eviction"])
         self.holds = Holds(self)
         self.steps = [s for s in self.stages if isinstance(s, StepStage)]
+        self.spans: list[StepStage] = []  # step stages whose iteration may become a span
         for s in self.steps:
             s.bind(self)
+        if fast_forward and self.steps:
+            for stage, verdict in zip(self.stages, fastforward.analyse(program), strict=True):
+                if verdict is not None and verdict.skips:
+                    stage.verdict = verdict
         # pools whose queue a step stage serves (admitted by its iterations, not here)
         self.served = frozenset(i for i, p in enumerate(program.pools) if p.admit_via is not None)
         self.workload = Workload(
@@ -141,6 +147,7 @@ class World:
         if self.straight is not None:  # fast path: one fifo(1) stage, no heap (straight.py)
             straight.run(self, horizon, *self.straight)
             return
+        self.engine.until = horizon  # before the first settle: a span ends by the horizon
         self.workload.start()
         self.settle()
         # fast path: without pools or step stages a settle only runs the ready sessions
@@ -168,6 +175,11 @@ class World:
         pending = self.ps_pending
         if pending:
             _reschedule(pending)
+        spans = self.spans
+        if spans:  # last: every event of this instant is scheduled
+            for stage in spans:
+                stage.extend()
+            spans.clear()
 
     def _settle_plain(self) -> None:
         """`settle` for a world without pools or step stages."""
