@@ -315,7 +315,8 @@ class StepStage(StageBase):
                 prefills += 1
                 prefilled += t
                 attention += t * (r.position() + t / 2)
-        self._context()
+        if self.admitted or self.preempted:  # else the totals are the plan's
+            self._context()
         engine.decoders = float(decodes)
         engine.tokens = tokens
         engine.prefilled = prefilled
