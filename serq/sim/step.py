@@ -675,6 +675,21 @@ class StepStage(StageBase):
             return found
         found.sort(key=_first_two)
         evicts = self.verdict.evicts and not waiting
+        pool = found[0][2].part.pool
+        b = pool.block
+        if b is not None and all(c[3] == b and c[2].part.pool is pool for c in found):
+            # fast path: one pool, a block per crossing: the first that does not fit
+            room = pool.cap - pool.allocated
+            if not (evicts and pool.cache.on_evict is None):
+                room -= pool.cache.total
+            fit = int(room // b) if room >= 0 else 0
+            if not (b == math.floor(b) and room == math.floor(room)):
+                fit = _fitting(found, pool, evicts)  # not whole numbers: add them in order
+            if fit < len(found):
+                j = found[fit][0]
+                del found[fit:]
+                found.append((-j, 0, None, 0.0))
+            return found
         used: dict[Any, float] = {}
         for i, (j, _, r, need) in enumerate(found):
             pool = r.part.pool
@@ -698,21 +713,36 @@ class StepStage(StageBase):
         if crossings:
             world = self.world
             recorder = self.recorder
+            # fast path: one pool, no gauges, no invariant checks: record it directly
+            direct = not world.gauges and not world.check_invariants
             i, count = 0, len(crossings)
             while i < count:
                 j = crossings[i][0]
-                engine.now = ends[j - 1]  # iteration j starts when j - 1 ends
+                t = engine.now = ends[j - 1]  # iteration j starts when j - 1 ends
+                single: Any = None  # the one pool the crossings of iteration j grow
                 while i < count and crossings[i][0] == j:
                     part = crossings[i][2].part
                     need = crossings[i][3]
                     pool = part.pool
+                    single = pool if single is None or single is pool else False
                     part.alloc += need
                     pool.allocated += need
                     pool.dirty = True
                     pool.evict(recorder)
                     i += 1
-                world._flush_pools()
-                world.end_instant(engine.now)
+                if direct and single:
+                    pool.dirty = False
+                    recorder.pool_state(
+                        pool.index,
+                        t,
+                        pool.allocated,
+                        pool.cache.total,
+                        len(pool.queue) + len(pool.front),
+                        pool.n_holders,
+                    )
+                else:
+                    world._flush_pools()
+                    world.end_instant(t)
             engine.now = now
         starts = ends[:-1]
         n = len(scheduled)
@@ -775,6 +805,18 @@ def _first_three(item: tuple) -> tuple:
 
 def _first_two(item: tuple) -> tuple:
     return item[:2]
+
+
+def _fitting(crossings: list[tuple], pool: Any, evicts: bool) -> int:
+    """How many of `crossings` (all on `pool`) fit, adding them in order as `_grow` does;
+    without `evicts` they must also leave the cache whole."""
+    allocated = pool.allocated
+    cached = 0.0 if evicts and pool.cache.on_evict is None else pool.cache.total
+    for k, crossing in enumerate(crossings):
+        allocated += crossing[3]
+        if allocated > pool.cap or allocated + cached > pool.cap:
+            return k
+    return len(crossings)
 
 
 def start_iterations(stages: list[StepStage], engine: Any) -> bool:
