@@ -7,9 +7,10 @@ an `Outcome`; a run-time failure of the program (a branch guard that is not 0 or
 arrival gap, an unreadable trace, an `arrivals` limit that does not drain) is an `E-run`
 diagnostic in `Outcome.errors` at the IR origin, and the run stops there.
 
-The step engine (step stages, `admit via`, `budget_left`) is `step.py`. Not simulated yet
-(each a run-time diagnostic): runs over several stages (flows, `share`), and the
-observables `price`, `est_*`.
+The step engine (step stages, `admit via`, `budget_left`) is `step.py`, its fast-forward
+of repeated iterations `fastforward.py`; runs over several stages (flows, `share`) are
+`flows.py`; straight-line sessions on one fifo(1) or ps stage take `straight.py`'s exact
+fast path.
 """
 
 from __future__ import annotations
