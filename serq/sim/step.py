@@ -637,7 +637,10 @@ class StepStage(StageBase):
             budget = budget_fn(blank)
             if not budget >= n or (waiting and budget != self._budget0):
                 break
-            t = t + cost_fn(blank)
+            c = cost_fn(blank)
+            if not 0.0 < c < INF:
+                break
+            t = t + c
             if not (t < bound and t <= until):
                 break
             ends.append(t)
