@@ -582,17 +582,19 @@ class StepStage(StageBase):
             return None
         world = self.world
         verdict = self.verdict
-        waiting = False
+        waiters: set[Any] = set()  # the sessions waiting at a pool
         for pool in world.pools:
             if pool.queue or pool.front or pool.growers:
-                waiting = True
-                break
+                waiters.update(run.session for run in pool.queue)
+                waiters.update(run.session for run in pool.front)
+                waiters.update(grower.session for grower in pool.growers)
+        waiting = bool(waiters)
         if waiting and (not verdict.with_waiters or self.exclusive):
             return None
         ends = self._ends(first_end, n, kv, growing, most, waiting)
         if ends is None:
             return None
-        crossings = self._crossings(scheduled, len(ends), waiting)
+        crossings = self._crossings(scheduled, len(ends), waiters)
         m = len(ends)
         if crossings and crossings[-1][0] < 0:  # a crossing that does not fit ends it
             m = -crossings.pop()[0]
@@ -646,10 +648,10 @@ class StepStage(StageBase):
             ends.append(t)
         return ends
 
-    def _crossings(self, scheduled: list[Resident], m: int, waiting: bool) -> list[tuple]:
+    def _crossings(self, scheduled: list[Resident], m: int, waiters: set[Any]) -> list[tuple]:
         """The block crossings of iterations 1..m-1, in the order they happen; when one
-        cannot happen inside a span (it does not fit, or it would evict where a span may
-        not), the list ends with (-j, ...) for its iteration j."""
+        cannot happen inside a span (it does not fit, or it would evict what a span may
+        not: `_kept`), the list ends with (-j, ...) for its iteration j."""
         found: list[tuple] = []
         for rank, r in enumerate(scheduled):
             if not r.grows:
@@ -677,35 +679,54 @@ class StepStage(StageBase):
         if not found:
             return found
         found.sort(key=_first_two)
-        evicts = self.verdict.evicts and not waiting
         pool = found[0][2].part.pool
         b = pool.block
         if b is not None and all(c[3] == b and c[2].part.pool is pool for c in found):
             # fast path: one pool, a block per crossing: the first that does not fit
-            room = pool.cap - pool.allocated
-            if not (evicts and pool.cache.on_evict is None):
-                room -= pool.cache.total
+            kept = self._kept(pool, waiters, b * len(found))
+            room = pool.cap - pool.allocated - kept
             fit = int(room // b) if room >= 0 else 0
             if not (b == math.floor(b) and room == math.floor(room)):
-                fit = _fitting(found, pool, evicts)  # not whole numbers: add them in order
+                fit = _fitting(found, pool, kept)  # not whole numbers: add them in order
             if fit < len(found):
                 j = found[fit][0]
                 del found[fit:]
                 found.append((-j, 0, None, 0.0))
             return found
         used: dict[Any, float] = {}
+        kept: dict[Any, float] = {}
         for i, (j, _, r, need) in enumerate(found):
             pool = r.part.pool
+            if pool not in kept:
+                grown = sum(c[3] for c in found if c[2].part.pool is pool)
+                kept[pool] = self._kept(pool, waiters, grown)
             allocated = used.get(pool, pool.allocated) + need
-            if allocated > pool.cap or (
-                allocated + pool.cache.total > pool.cap
-                and not (evicts and pool.cache.on_evict is None)
-            ):
+            if allocated > pool.cap or allocated + kept[pool] > pool.cap:
                 del found[i:]
                 found.append((-j, 0, r, 0.0))
                 break
             used[pool] = allocated
         return found
+
+    def _kept(self, pool: Any, waiters: set[Any], grown: float) -> float:
+        """The cached units of `pool` a span's crossings (`grown` units in all) may not
+        evict: all of them where the engine may not evict inside a span (a spill, a key
+        that reads the engine's progress); with sessions waiting, an LRU cache from the
+        first entry a waiting session owns on (its hit must not move), else none."""
+        cache = pool.cache
+        if not self.verdict.evicts or cache.on_evict is not None:
+            return cache.total
+        if not waiters:
+            return 0.0
+        if cache.keys:
+            return cache.total
+        need = pool.allocated + grown + cache.total - pool.cap  # the most it would evict
+        free = 0.0  # the evictable prefix, in eviction (release) order
+        for entry in cache.entries.values():
+            if free >= need or (entry.owner is not None and entry.owner in waiters):
+                break
+            free += entry.units
+        return max(cache.total - free, 0.0)
 
     def _end_span(self, span: tuple) -> None:
         """The last iteration of a span ends: apply the block crossings at their own
@@ -810,14 +831,13 @@ def _first_two(item: tuple) -> tuple:
     return item[:2]
 
 
-def _fitting(crossings: list[tuple], pool: Any, evicts: bool) -> int:
-    """How many of `crossings` (all on `pool`) fit, adding them in order as `_grow` does;
-    without `evicts` they must also leave the cache whole."""
+def _fitting(crossings: list[tuple], pool: Any, kept: float) -> int:
+    """How many of `crossings` (all on `pool`) fit, adding them in order as `_grow` does,
+    evicting none of the `kept` cached units."""
     allocated = pool.allocated
-    cached = 0.0 if evicts and pool.cache.on_evict is None else pool.cache.total
     for k, crossing in enumerate(crossings):
         allocated += crossing[3]
-        if allocated > pool.cap or allocated + cached > pool.cap:
+        if allocated > pool.cap or allocated + kept > pool.cap:
             return k
     return len(crossings)
 
