@@ -272,11 +272,16 @@ class StepStage(StageBase):
         decoders = 0
         kv_decode = kv_prefill = 0.0
         for r in self.residents:
+            part = r.part  # fast path: `Resident.position` inlined
+            if part is None:
+                k = 0.0
+            else:
+                k = part.consumed if part.position is None else part.position
             if r.decoding:
                 decoders += 1
-                kv_decode += r.position()
+                kv_decode += k
             else:
-                kv_prefill += r.position()
+                kv_prefill += k
         engine.residents = float(len(self.residents))
         engine.decoders = float(decoders)
         engine.kv_decode = kv_decode
@@ -356,21 +361,31 @@ class StepStage(StageBase):
         return [item[3] for item in keyed]
 
     def _plan(self, chunk: float) -> None:
+        by_session = self.by_session
+        scheduled = self.scheduled
         for r in self._serve_order():
-            if self.left <= 0:
+            left = self.left
+            if left <= 0:
                 break
-            if r.session not in self.by_session:
+            if r.session not in by_session:
                 continue  # preempted earlier in this plan
-            t = self._tokens(r, chunk)
+            # fast path: `_tokens` inlined
+            remaining = r.remaining
+            if r.decoding:
+                t = 1.0 if remaining >= 1.0 else remaining
+            else:
+                t = chunk if chunk < remaining else remaining
+            if t > left:
+                t = left
             if t <= 0:
                 continue
-            if not self._grow(r, t, preempt=True):
-                if r.session not in self.by_session:
+            if r.grows and not self._grow(r, t, preempt=True):
+                if r.session not in by_session:
                     break  # it preempted itself: vLLM stops scheduling the running list
                 continue
             r.tokens = t
-            self.left -= t
-            self.scheduled.append(r)
+            self.left -= t  # re-read: a preemption in `_grow` gives a victim's tokens back
+            scheduled.append(r)
         if not self.preempted:
             self.admitting = True
             self._chunk = chunk
@@ -423,7 +438,12 @@ class StepStage(StageBase):
         pool = part.pool
         if r.stall is not None and not self._resume(r, part, pool):
             return False
-        need = pool.round_up(r.position() + t) - part.alloc
+        # fast path: `Resident.position` and `Pool.round_up` inlined
+        target = (part.consumed if part.position is None else part.position) + t
+        b = pool.block
+        if b is not None and -INF < target < INF:
+            target = math.ceil(target / b) * b
+        need = target - part.alloc
         if need <= 0:
             return True
         while pool.allocated + need > pool.cap:
