@@ -1,7 +1,8 @@
 """The report as JSON: `serq run --json`, versioned by `SCHEMA`.
 
 The keys and their order are the reference's (`pyserq.Report.json()`, its report version
-1) with two more: `schema` first and `notes` last. A number that does not exist (NaN) or
+1) with three more: `schema` first, then after the reference's keys `skipped` (per stage
+row, the iterations a step engine fast-forwarded) and `notes`. A number that does not exist (NaN) or
 is infinite (the half-width of fewer than 40 samples) is null, and a whole number is
 written without a fraction. Samples and change points are not in the JSON; `--dump`
 writes them (`serq.report.dump`).
@@ -32,7 +33,7 @@ _HEAD = (
 )
 _OBSERVE = ("count", "mean", "ci", "cv2", "p99")
 _GAUGE = ("mean", "ci", "min", "max")
-_STAGE = tuple(f.name for f in fields(StageRow))
+_STAGE = tuple(f.name for f in fields(StageRow) if f.name != "skipped")  # the reference's
 _POOL = tuple(f.name for f in fields(PoolRow))
 
 
@@ -53,6 +54,7 @@ def to_dict(report: Report) -> dict[str, Any]:
     }
     out["stages"] = [{key: _number(getattr(row, key)) for key in _STAGE} for row in report.stages]
     out["pools"] = [{key: _number(getattr(row, key)) for key in _POOL} for row in report.pools]
+    out["skipped"] = [row.skipped for row in report.stages]
     out["notes"] = list(report.notes)
     return out
 
@@ -81,7 +83,12 @@ def from_json(text: str) -> Report:
                 name: Gauge(name, **{key: _read(g[key]) for key in _GAUGE})
                 for name, g in data["gauges"].items()
             },
-            stages=tuple(StageRow(**_row(row, _STAGE)) for row in data["stages"]),
+            stages=tuple(
+                StageRow(**_row(row, _STAGE), skipped=skipped)
+                for row, skipped in zip(
+                    data["stages"], data.get("skipped") or [0] * len(data["stages"]), strict=True
+                )
+            ),
             pools=tuple(PoolRow(**_row(row, _POOL)) for row in data["pools"]),
             notes=tuple(data.get("notes", ())),
         )
@@ -103,7 +110,7 @@ def _read(value: Any) -> Any:
 
 
 def _row(data: dict[str, Any], keys: tuple[str, ...]) -> dict[str, Any]:
-    row = {key: _read(data[key]) for key in keys if key in data}  # absent: the default
+    row = {key: _read(data[key]) for key in keys}
     row["name"] = data["name"]
     row["index"] = data["index"]
     return row

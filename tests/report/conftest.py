@@ -200,6 +200,7 @@ class StubSimulator:
         arrivals=None,
         base_dir=".",
         check_invariants=False,
+        fast_forward=True,
     ):
         self.calls.append((program, base_dir))
         if self.raises is not None:
