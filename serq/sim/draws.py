@@ -65,6 +65,25 @@ def bernoulli(u: Callable[[], float], p: float) -> float:
     return 1.0 if u() < p else 0.0
 
 
+def fixed(
+    dist: str, u: Callable[[], float], args: tuple[float, ...]
+) -> Callable[..., float] | None:
+    """`SAMPLERS[dist]` bound to `u` and the constant arguments `args`, as a function of
+    one ignored argument (a compiled expression's attributes), with its constants worked
+    out once: the same arithmetic on the same draws, so the same values bit for bit.
+    None for a distribution or arguments it does not specialise."""
+    log = math.log
+    if dist == "exp":
+        scale = -args[0]  # `-mean * log(...)` is `(-mean) * log(...)`
+        return lambda _: scale * log(1.0 - u())
+    if dist == "h2" and args[1] >= 1.0:
+        mean, cv2 = args
+        p = 0.5 * (1.0 + math.sqrt((cv2 - 1.0) / (cv2 + 1.0)))
+        first, second = -(mean / (2.0 * p)), -(mean / (2.0 * (1.0 - p)))
+        return lambda _: (first if u() < p else second) * log(1.0 - u())
+    return None
+
+
 SAMPLERS: dict[str, Callable[..., float]] = {
     "exp": exp,
     "det": det,

@@ -15,6 +15,8 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Callable
+from itertools import compress, islice
+from operator import ne
 from typing import TYPE_CHECKING
 
 import serq
@@ -128,6 +130,20 @@ class StatsRecorder:
         """The times, sessions, turns and values of observe `stat` (for the straight path)."""
         return self._samples[stat]
 
+    def has_progress(self) -> bool:
+        """Whether a progress callback listens (the straight path then keeps its clock)."""
+        return self._progress is not None
+
+    def gauge_series(self, times: list[float], values: list[float]) -> None:
+        """The one gauge's values (never NaN) at the ends of the increasing instants
+        `times`, recorded as `gauges` at each would have: its change points only."""
+        self.gauges(times[0], (values[0],))
+        changed = list(map(ne, islice(values, 1, None), values))
+        points, held = self._gauge_points[0]
+        points += compress(islice(times, 1, None), changed)
+        held += compress(islice(values, 1, None), changed)
+        self._last_gauges = (values[-1],)
+
     def stage_record(self, stage: int) -> _Stage:
         """What is kept of stage `stage` (`serq.sim.straight` updates it inline)."""
         return self._stages[stage]
@@ -212,13 +228,12 @@ class StatsRecorder:
         if s.started is not None:
             self._end_iteration(s, now)
         s.iterations += 1
-        kind = (
-            prefills > 0 and decodes == 0,
-            prefills == 0 and decodes > 0,
-            prefills > 0 < decodes,
-        )
-        for level, on in zip(s.kinds, kind, strict=True):
-            level.set(now, 1.0 if on else 0.0)
+        on = 0 if decodes == 0 else (1 if prefills == 0 else 2)  # prefill, decode, mixed
+        for i, level in enumerate(s.kinds):  # fast path: `_Level.set` inlined
+            if now > level.since:
+                level.area += level.value * (now - level.since)
+                level.since = now
+            level.value = 1.0 if i == on and (prefills or decodes) else 0.0
         s.decodes.set(now, decodes)
         s.started = now
         s.carried = decodes
@@ -381,7 +396,7 @@ def _observe(name: str, times: list, sessions: list, turns: list, values: list) 
         mean=mean,
         ci=stats.sample_ci(values),
         cv2=stats.cv2(values, mean),
-        p99=stats.percentile(values, 0.99),
+        p99=stats.percentile(values, 0.99, mean),
         samples=tuple(values),
         times=tuple(times),
         sessions=tuple(sessions),
@@ -390,11 +405,11 @@ def _observe(name: str, times: list, sessions: list, turns: list, values: list) 
 
 
 def _gauge(name: str, times: list, values: list, warmup: float, end: float) -> Gauge:
-    least, greatest = stats.held_range(times, values, warmup, end)
+    mean, ci, least, greatest = stats.step_summary(times, values, warmup, end)
     return Gauge(
         name=name,
-        mean=stats.time_average(times, values, warmup, end),
-        ci=stats.window_ci(times, values, warmup, end),
+        mean=mean,
+        ci=ci,
         min=least,
         max=greatest,
         times=tuple(times),

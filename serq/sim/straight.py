@@ -18,18 +18,27 @@ paths on several programs and seeds).
 A single ps(φ) stage of a constant φ takes the same path (`run_ps`): `PsStage` and the
 world's rescheduling inlined, the stale completion events kept (times and sequence
 numbers only) so that they fire, move the clock and count in `events` as before.
+
+A gauge that reads only stage levels (`queue`, `busy`) through operations that keep it
+finite is a function of the stage's `present` (`_level_gauge`): the loops read it once
+per value of `present` and keep what `StatsRecorder.gauges` keeps, inline. With such a
+gauge or none, and no progress callback, a stale ps completion changes nothing anyone
+sees but the count of events and the clock's last value, so `run_ps` only counts it.
 """
 
 from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from dataclasses import fields, is_dataclass
 from heapq import heappop, heappush
+from itertools import repeat
 from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
+from serq.sim import draws
 from serq.sim.core import PROGRESS_EVERY
 from serq.sim.recorder import StatsRecorder
 from serq.sim.stages import FifoStage, PsStage
@@ -38,14 +47,21 @@ ENABLED = True  # tests switch it off to compare with the event path
 SERIAL = SLOT["serial"]
 TURN_NO = SLOT["turn_no"]
 INF = math.inf
+LEVELS = ("queue", "busy")  # the stage observables a level gauge reads
+MAX_JOBS = 2.0**53  # a bound on `queue` and `busy`: counts of jobs
+FINITE = 1e300  # a gauge bounded by this never overflows, so is never NaN
 
 
 def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | None:
-    """`(pre, work, stage, post)` when `program` may run on the straight path: the `set`s
-    and `observe`s before the run, its work, its fifo(1) stage and those after; else None.
-    A `set` is `(slot, value, None)`, an `observe` `(TURN_NO, value, samples)`, where
-    samples append to the recorder's lists of the statistic's times, sessions, turns and
-    values."""
+    """`(pre, work, stage, post, gauge, serial)` when `program` may run on the straight
+    path: the `set`s and `observe`s before the run, its work, its fifo(1) or ps stage,
+    those after, its one gauge if it is a level gauge (`_level_gauge`), and whether
+    anything reads the attribute `serial`; else None.
+    A `set` is `(slot, value, None)` (value None: `now`, read without a call), an
+    `observe` `(TURN_NO, value, samples)` or `(slot, None, samples)` for `now - x` with
+    `x` in `slot`, where samples append to the recorder's lists of the statistic's times,
+    sessions and values (its turns are all 0: nothing sets `turn_no`, and `_pad_turns`
+    adds them)."""
     if not ENABLED or world.pools or world.steps or world.limit is not None:
         return None
     if type(world.recorder) is not StatsRecorder:  # its calls are inlined
@@ -58,6 +74,8 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
     runs = [i for i, s in enumerate(stmts) if isinstance(s, ir.Run)]
     if len(runs) != 1 or not all(isinstance(s, ir.Set | ir.Observe | ir.Run) for s in stmts):
         return None
+    if any(isinstance(s, ir.Set) and s.slot == TURN_NO for s in stmts):
+        return None  # an observation's turn is always 0 on this path
     k = runs[0]
     run = stmts[k]
     if len(run.stages) != 1 or run.mode != "plain" or run.growing is not None:
@@ -81,22 +99,65 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
         # every expression draws from the session stream, as the compiled statements do
         value = exprs.compile(stmt.value, stream)
         if isinstance(stmt, ir.Set):
-            return stmt.slot, value, None
-        return TURN_NO, value, tuple(column.append for column in recorder.samples(stmt.stat))
+            return stmt.slot, None if _is_now(stmt.value) else value, None
+        samples = recorder.samples(stmt.stat)
+        appends = tuple(samples[column].append for column in (0, 1, 3))  # no turns
+        e = stmt.value
+        if isinstance(e, ir.Binary) and e.op == "-" and _is_now(e.left):
+            if isinstance(e.right, ir.Attr):  # `now - x`: the time since `x`
+                return e.right.slot, None, appends
+        return TURN_NO, value, appends
 
     pre = tuple(op(s) for s in stmts[:k])
     post = tuple(op(s) for s in stmts[k + 1 :])
-    return pre, exprs.compile(run.work, stream), stage, post
+    gauge = _level_gauge(world, program)
+    serial = _has(program, lambda n: isinstance(n, ir.Attr) and n.slot == SERIAL)
+    return pre, _work(run.work, exprs, stream), stage, post, gauge, serial
 
 
-def run(world: Any, until: float, pre: tuple, work: Any, stage: Any, post: tuple) -> None:
-    """Run `world` to `until` on the straight path (what `world.run` does otherwise)."""
+def _is_now(e: ir.Expr) -> bool:
+    """Whether `e` is the clock, `now`."""
+    return isinstance(e, ir.Ctx) and e.name == "now"
+
+
+def _work(expr: ir.Expr, exprs: Any, stream: Any) -> Any:
+    """The work of the run, `expr`, compiled; a draw of constants straight from
+    `draws.fixed` (one call a job fewer, the same draws and arithmetic)."""
+    if isinstance(expr, ir.Draw) and all(isinstance(arg, ir.Num) for arg in expr.args):
+        sampler = draws.fixed(expr.dist, stream.random, tuple(arg.value for arg in expr.args))
+        if sampler is not None:
+            return sampler
+    return exprs.compile(expr, stream)
+
+
+def run(
+    world: Any,
+    until: float,
+    pre: tuple,
+    work: Any,
+    stage: Any,
+    post: tuple,
+    gauge: Any,
+    serial_read: bool,
+) -> None:
+    """Run `world` to `until` on the straight path (what `world.run` does otherwise), with
+    what `plan` gave: `gauge`, if not None, is the program's one gauge, a level gauge;
+    a session's attribute `serial` is set only if `serial_read`."""
     if type(stage) is PsStage:
-        run_ps(world, until, pre, work, stage, post)
+        run_ps(world, until, pre, work, stage, post, gauge, serial_read)
         return
     engine = world.engine
     workload = world.workload
     end_instant = world.end_instant if world.gauges else None
+    # a level gauge: its value at each `present` reached (read when first reached), and
+    # the instants that ended with a new `present` (the recorder gets them at the end)
+    table, known = _gauge_table(world, gauge)
+    trace_times: list[float] = []
+    trace_present: list[int] = []
+    trace_time, trace_level = trace_times.append, trace_present.append
+    blank = world.blank
+    shown = -1  # the `present` of the last instant traced
+    watch = end_instant is not None  # gauges to read when an instant is over
     # fast path: the recorder's calls inlined (`StatsRecorder.arrival`, `stage_state` of a
     # fifo stage, `stage_done`, `session_ended`): the same updates in the same order
     recorder: StatsRecorder = world.recorder
@@ -131,15 +192,21 @@ def run(world: Any, until: float, pre: tuple, work: Any, stage: Any, post: tuple
     mask = PROGRESS_EVERY - 1
     fired = 0
     arrivals, ended = world.arrivals, world.ended
+    present = stage.present
     try:
         while True:
             arriving = t_arrive < t_done or (t_arrive == t_done and s_arrive < s_done)
             time = t_arrive if arriving else t_done
             if time > until:  # an arrival is always pending, at a finite time
                 break
-            if time != now:
-                if end_instant is not None:
-                    end_instant(now)
+            if time != now:  # the instant `now` is over: `World.end_instant`
+                if watch:
+                    if table is None:
+                        end_instant(now)
+                    elif present != shown:  # a level gauge changes only with `present`
+                        shown = present
+                        trace_time(now)
+                        trace_level(present)
                 engine.now = now = time
             if arriving:
                 # `World.new_session`, then `Workload._arrive` schedules the next arrival
@@ -147,7 +214,8 @@ def run(world: Any, until: float, pre: tuple, work: Any, stage: Any, post: tuple
                 arrivals += 1
                 # no `Session`: a job is its attributes, serial and times (see `plan`)
                 a = blank_attrs.copy()
-                a[SERIAL] = float(serial)
+                if serial_read:
+                    a[SERIAL] = float(serial)
                 if now > live_since:
                     live_area += live_value * (now - live_since)
                     live_since = now
@@ -161,29 +229,25 @@ def run(world: Any, until: float, pre: tuple, work: Any, stage: Any, post: tuple
                 # `settle` runs the session up to its run
                 for slot, value, samples in pre:
                     if samples is None:  # set
-                        a[slot] = value(a)
+                        a[slot] = now if value is None else value(a)
                     else:  # observe: `StatsRecorder.observe`, inlined
-                        turn = int(a[slot])
-                        v = value(a)
-                        if now >= measured:
-                            add_time, add_session, add_turn, add_value = samples
+                        v = now - a[slot] if value is None else value(a)
+                        if now >= measured:  # its turn, 0, is added at the end
+                            add_time, add_session, add_value = samples
                             add_time(now)
                             add_session(serial)
-                            add_turn(turn)
                             add_value(v)
                 w = work(a)
                 if not w > 0:  # a run of no work completes at once
                     for slot, value, samples in post:
                         if samples is None:  # set
-                            a[slot] = value(a)
+                            a[slot] = now if value is None else value(a)
                         else:  # observe: `StatsRecorder.observe`, inlined
-                            turn = int(a[slot])
-                            v = value(a)
-                            if now >= measured:
-                                add_time, add_session, add_turn, add_value = samples
+                            v = now - a[slot] if value is None else value(a)
+                            if now >= measured:  # its turn, 0, is added at the end
+                                add_time, add_session, add_value = samples
                                 add_time(now)
                                 add_session(serial)
-                                add_turn(turn)
                                 add_value(v)
                     # `World.end_session` of a session without holds, leases or frames
                     ended += now >= warmup
@@ -192,7 +256,8 @@ def run(world: Any, until: float, pre: tuple, work: Any, stage: Any, post: tuple
                         live_since = now
                     live_value -= 1
                 else:
-                    stage.present = present = stage.present + 1
+                    present += 1
+                    stage.present = present
                     if job is None:  # the server is free (`in_service` 0)
                         stage.in_service = 1
                         job = a, serial, now
@@ -202,6 +267,9 @@ def run(world: Any, until: float, pre: tuple, work: Any, stage: Any, post: tuple
                         scheduled += 1
                     else:
                         waiting.append((a, serial, w, now))
+                    if present == known:  # a new level: read the gauge at it, once
+                        table.append(gauge(blank))
+                        known += 1
                     if now > present_since:  # the two levels change together: one `since`
                         present_area += present_value * (now - present_since)
                         busy_area += busy_value * (now - present_since)
@@ -212,7 +280,8 @@ def run(world: Any, until: float, pre: tuple, work: Any, stage: Any, post: tuple
                 # `FifoStage._done`, then `settle` runs the session to its end
                 a, serial, arrived = job
                 job_started = started
-                stage.present = present = stage.present - 1
+                present -= 1
+                stage.present = present
                 if waiting:
                     next_a, next_serial, next_work, next_arrived = waiting.popleft()
                     job = next_a, next_serial, next_arrived
@@ -236,15 +305,13 @@ def run(world: Any, until: float, pre: tuple, work: Any, stage: Any, post: tuple
                     stage_service += now - job_started
                 for slot, value, samples in post:
                     if samples is None:  # set
-                        a[slot] = value(a)
+                        a[slot] = now if value is None else value(a)
                     else:  # observe: `StatsRecorder.observe`, inlined
-                        turn = int(a[slot])
-                        v = value(a)
-                        if now >= measured:
-                            add_time, add_session, add_turn, add_value = samples
+                        v = now - a[slot] if value is None else value(a)
+                        if now >= measured:  # its turn, 0, is added at the end
+                            add_time, add_session, add_value = samples
                             add_time(now)
                             add_session(serial)
-                            add_turn(turn)
                             add_value(v)
                 ended += now >= warmup  # `World.end_session`, as above
                 if now > live_since:
@@ -264,21 +331,45 @@ def run(world: Any, until: float, pre: tuple, work: Any, stage: Any, post: tuple
             level.since, level.area, level.value = since, area, value
         record.completed, record.wait, record.service = stage_completed, stage_wait, stage_service
         world.live = stage.present  # every live session is at the stage between events
+        if table is not None:
+            _record_gauge(world.recorder, trace_times, trace_present, table)
+        _pad_turns(world)
     engine.events += fired
     if end_instant is not None:
         end_instant(engine.now)
 
 
-def run_ps(world: Any, until: float, pre: tuple, work: Any, stage: PsStage, post: tuple) -> None:
+def run_ps(
+    world: Any,
+    until: float,
+    pre: tuple,
+    work: Any,
+    stage: PsStage,
+    post: tuple,
+    gauge: Any,
+    serial_read: bool,
+) -> None:
     """`run` for one ps(φ) stage of a constant φ: `PsStage` and the world's rescheduling
     inlined. The pending events are the next arrival, the live completion (the one of the
     stage's current version) and the stale completions that every reschedule leaves
     behind; a stale one still fires as the event path fires it (it moves the clock, counts
     in `events` and in the progress), and does nothing else, so it keeps only its time and
-    sequence number, in a heap of its own. The same sequence numbers break ties."""
+    sequence number, in a heap of its own. The same sequence numbers break ties. When no
+    one watches the clock between events (`_watched`), a stale completion is only counted
+    (if it falls by `until`), and the clock ends at the last one's time."""
     engine = world.engine
     workload = world.workload
     end_instant = world.end_instant if world.gauges else None
+    table, known = _gauge_table(world, gauge)
+    trace_times: list[float] = []
+    trace_present: list[int] = []
+    trace_time, trace_level = trace_times.append, trace_present.append
+    blank = world.blank
+    shown = -1
+    watch = end_instant is not None
+    keep_stale = _watched(world, gauge)
+    n_stale = 0  # the stale completions by `until` not kept: they count as fired
+    last_stale = -INF  # and the latest of their times
     recorder: StatsRecorder = world.recorder
     progress = recorder.progress
     live, record = recorder.live_level(), recorder.stage_record(stage.index)
@@ -319,16 +410,24 @@ def run_ps(world: Any, until: float, pre: tuple, work: Any, stage: PsStage, post
         while True:
             # the next event: the least (time, seq) of the three
             if t_arrive < t_done or (t_arrive == t_done and s_arrive < s_done):
-                kind, time, seq = 0, t_arrive, s_arrive
+                kind = 0
+                time = t_arrive
             else:
-                kind, time, seq = 1, t_done, s_done
-            if t_stale < time or (t_stale == time and s_stale < seq):
-                kind, time = 2, t_stale
+                kind = 1
+                time = t_done
+            if t_stale <= time and (t_stale < time or s_stale < (s_done if kind else s_arrive)):
+                kind = 2
+                time = t_stale
             if time > until:  # an arrival is always pending, at a finite time
                 break
-            if time != now:
-                if end_instant is not None:
-                    end_instant(now)
+            if time != now:  # the instant `now` is over: as in `run`
+                if watch:
+                    if table is None:
+                        end_instant(now)
+                    elif present != shown:
+                        shown = present
+                        trace_time(now)
+                        trace_level(present)
                 engine.now = now = time
             changed = False
             if kind == 2:
@@ -343,7 +442,8 @@ def run_ps(world: Any, until: float, pre: tuple, work: Any, stage: PsStage, post
                 serial = arrivals
                 arrivals += 1
                 a = blank_attrs.copy()
-                a[SERIAL] = float(serial)
+                if serial_read:
+                    a[SERIAL] = float(serial)
                 if now > live_since:
                     live_area += live_value * (now - live_since)
                     live_since = now
@@ -357,29 +457,25 @@ def run_ps(world: Any, until: float, pre: tuple, work: Any, stage: PsStage, post
                 # `settle` runs the session up to its run
                 for slot, value, samples in pre:
                     if samples is None:  # set
-                        a[slot] = value(a)
+                        a[slot] = now if value is None else value(a)
                     else:  # observe: `StatsRecorder.observe`, inlined
-                        turn = int(a[slot])
-                        v = value(a)
-                        if now >= measured:
-                            add_time, add_session, add_turn, add_value = samples
+                        v = now - a[slot] if value is None else value(a)
+                        if now >= measured:  # its turn, 0, is added at the end
+                            add_time, add_session, add_value = samples
                             add_time(now)
                             add_session(serial)
-                            add_turn(turn)
                             add_value(v)
                 w = work(a)
                 if not w > 0:  # a run of no work completes at once
                     for slot, value, samples in post:
                         if samples is None:  # set
-                            a[slot] = value(a)
+                            a[slot] = now if value is None else value(a)
                         else:  # observe: `StatsRecorder.observe`, inlined
-                            turn = int(a[slot])
-                            v = value(a)
-                            if now >= measured:
-                                add_time, add_session, add_turn, add_value = samples
+                            v = now - a[slot] if value is None else value(a)
+                            if now >= measured:  # its turn, 0, is added at the end
+                                add_time, add_session, add_value = samples
                                 add_time(now)
                                 add_session(serial)
-                                add_turn(turn)
                                 add_value(v)
                     ended += now >= warmup
                     if now > live_since:
@@ -395,6 +491,9 @@ def run_ps(world: Any, until: float, pre: tuple, work: Any, stage: PsStage, post
                     heappush(jobs, (vtime + w, order, a, serial, now))
                     order += 1
                     stage.present = present = present + 1
+                    if present == known:  # as in `run`
+                        table.append(gauge(blank))
+                        known += 1
                     rate = c / present
                     changed = True
                     # `StatsRecorder.stage_state`, inlined
@@ -432,15 +531,13 @@ def run_ps(world: Any, until: float, pre: tuple, work: Any, stage: PsStage, post
                     stage_service += now - arrived
                 for slot, value, samples in post:
                     if samples is None:  # set
-                        a[slot] = value(a)
+                        a[slot] = now if value is None else value(a)
                     else:  # observe: `StatsRecorder.observe`, inlined
-                        turn = int(a[slot])
-                        v = value(a)
-                        if now >= measured:
-                            add_time, add_session, add_turn, add_value = samples
+                        v = now - a[slot] if value is None else value(a)
+                        if now >= measured:  # its turn, 0, is added at the end
+                            add_time, add_session, add_value = samples
                             add_time(now)
                             add_session(serial)
-                            add_turn(turn)
                             add_value(v)
                 ended += now >= warmup  # `World.end_session`, as above
                 if now > live_since:
@@ -450,8 +547,13 @@ def run_ps(world: Any, until: float, pre: tuple, work: Any, stage: PsStage, post
             if changed:
                 # `PsStage.reschedule`: the live completion, if any, turns stale
                 if t_done != INF:
-                    heappush(stale, (t_done, s_done))
-                    t_stale, s_stale = stale[0]
+                    if keep_stale:
+                        heappush(stale, (t_done, s_done))
+                        t_stale, s_stale = stale[0]
+                    elif t_done <= until:
+                        n_stale += 1
+                        if t_done > last_stale:
+                            last_stale = t_done
                 t_done = INF
                 if jobs and rate > 0:
                     dt = (jobs[0][0] - vtime) / rate
@@ -475,17 +577,100 @@ def run_ps(world: Any, until: float, pre: tuple, work: Any, stage: PsStage, post
         record.completed, record.wait, record.service = stage_completed, stage_wait, stage_service
         stage.vtime, stage.t_last, stage.rate = vtime, t_last, rate
         world.live = stage.present
-    engine.events += fired
+        if table is not None:
+            _record_gauge(world.recorder, trace_times, trace_present, table)
+        _pad_turns(world)
+    engine.events += fired + n_stale
+    if last_stale > engine.now:  # the clock moves on to the last stale completion
+        if end_instant is not None:
+            end_instant(engine.now)
+        engine.now = last_stale
     if end_instant is not None:
         end_instant(engine.now)
 
 
+def _level_gauge(world: Any, program: ir.Program) -> Any:
+    """The program's gauge, compiled, if it has only one and it is a level gauge: one that
+    reads nothing but numbers and the `queue` and `busy` of stages (so on the straight
+    path it is a function of the stage's `present`), through operations that keep it
+    finite (so it is never NaN, and equal values are `==`); else None."""
+    if len(program.gauges) != 1 or not _bound(program.gauges[0].value) <= FINITE:
+        return None
+    return world.gauges[0]
+
+
+def _bound(e: Any) -> float:
+    """A bound on the magnitude of the expression `e` when it reads only numbers and
+    stage levels through `+ - *`, comparisons, logic, `? :`, `min`, `max`, `abs`, `floor`
+    and `ceil`; inf otherwise."""
+    if isinstance(e, ir.Num):
+        return abs(e.value) if e.value == e.value else INF
+    if isinstance(e, ir.Observable):
+        index = e.target.index
+        fixed = index is None or isinstance(index, ir.Num)
+        return MAX_JOBS if e.func in LEVELS and e.target.kind == "stage" and fixed else INF
+    if isinstance(e, ir.Unary):
+        return max(_bound(e.operand), 1.0)
+    if isinstance(e, ir.Binary):
+        left, right = _bound(e.left), _bound(e.right)
+        if e.op in ("+", "-"):
+            return left + right
+        if e.op == "*":
+            return left * right
+        if e.op in ("==", "!=", "<", "<=", ">", ">=", "&&", "||"):
+            return 1.0 if max(left, right) <= FINITE else INF
+        return INF
+    if isinstance(e, ir.Cond):
+        return max(_bound(e.test), _bound(e.then), _bound(e.otherwise))
+    if isinstance(e, ir.Call) and e.func in ("min", "max", "abs", "floor", "ceil"):
+        return max((_bound(arg) for arg in e.args), default=INF)
+    return INF
+
+
+def _watched(world: Any, gauge: Any) -> bool:
+    """Whether anything reads the clock between events: a progress callback, or gauges
+    other than one level gauge (they are read at the end of every instant)."""
+    return world.recorder.has_progress() or (bool(world.gauges) and gauge is None)
+
+
+def _pad_turns(world: Any) -> None:
+    """Add the turn, 0, of every observation the loop added (see `plan`)."""
+    for stat in range(len(world.program.observes)):
+        _, _, turns, values = world.recorder.samples(stat)
+        turns.extend(repeat(0, len(values) - len(turns)))
+
+
+def _gauge_table(world: Any, gauge: Any) -> tuple[list[float] | None, int]:
+    """The values of the level gauge `gauge` by `present`, read at 0 (the stage is empty
+    when the loop starts), and how many there are; `(None, -1)` without one."""
+    if gauge is None:
+        return None, -1
+    return [gauge(world.blank)], 1
+
+
+def _record_gauge(
+    recorder: StatsRecorder, times: list[float], present: list[int], table: list[float]
+) -> None:
+    """Record the one level gauge as `StatsRecorder.gauges` would have at the end of each
+    instant: `times` are the ends of the instants after which `present` had changed (the
+    gauge cannot have changed at the others). The first goes through `gauges` itself; the
+    later ones are later in time, and each is a change if it differs from the one before
+    (a level gauge is never NaN)."""
+    if times:
+        recorder.gauge_series(times, list(map(table.__getitem__, present)))
+
+
 def _reads(node: Any, func: str) -> bool:
     """Whether an `Observable` named `func` appears anywhere in the IR value `node`."""
-    if isinstance(node, ir.expr.Observable) and node.func == func:
+    return _has(node, lambda n: isinstance(n, ir.expr.Observable) and n.func == func)
+
+
+def _has(node: Any, test: Callable[[Any], bool]) -> bool:
+    """Whether `test` holds for the IR value `node` or any value within it."""
+    if test(node):
         return True
     if isinstance(node, tuple | list):
-        return any(_reads(item, func) for item in node)
+        return any(_has(item, test) for item in node)
     if is_dataclass(node) and not isinstance(node, type):
-        return any(_reads(getattr(node, f.name), func) for f in fields(node))
+        return any(_has(getattr(node, f.name), test) for f in fields(node))
     return False

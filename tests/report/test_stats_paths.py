@@ -106,3 +106,41 @@ def test_step_functions_match_the_definitions():
             got = type(e).__name__
         assert got == expected
         assert repr(stats.held_range(*args)) == repr(_held_range(*args))
+
+
+def _three(times, values, start, stop):
+    """A gauge's mean, interval and range by the three separate functions (or the error)."""
+    out = []
+    for f in (stats.time_average, stats.window_ci, stats.held_range):
+        try:
+            result = f(times, values, start, stop)
+        except (ValueError, OverflowError) as error:
+            return type(error).__name__
+        out += list(result) if isinstance(result, tuple) else [result]
+    return repr(out)
+
+
+def test_step_summary_is_the_three_functions_at_once():
+    rng = random.Random(5)
+    special = [0.0, -0.0, 1.0, 2.5, math.inf, -math.inf, math.nan]
+    for _ in range(6000):
+        k = rng.choice([1, 2, 3, 5, 12, 50, 300])
+        times = sorted(rng.choice([0, 0.5, 1, 1.5, 2, 3, rng.uniform(-1, 5)]) for _ in range(k))
+        if rng.random() < 0.5:
+            times = sorted(set(times))
+        mode = rng.random()
+        if mode < 0.3:
+            values = [rng.choice([*special, rng.uniform(-3, 3), -1.0]) for _ in times]
+        elif mode < 0.6:
+            pool = [0.0, -0.0, 1.0, -1.0, 2.0, rng.uniform(-3, 3), 1e308, -1e308]
+            values = [rng.choice(pool) for _ in times]
+        else:
+            values = [rng.choice([0.0, -0.0, 1.0, 3.0, float(rng.randint(0, 9))]) for _ in times]
+        start = rng.choice([-1, 0, 0.5, 1, 1.2, 2, 3, rng.uniform(-1, 5)])
+        stop = rng.choice([start, start + 0.5, 1, 2, 3, 6, rng.uniform(-1, 6)])
+        expected = _three(times, values, start, stop)
+        try:
+            got = repr(list(stats.step_summary(times, values, start, stop)))
+        except (ValueError, OverflowError) as error:
+            got = type(error).__name__
+        assert got == expected, (times, values, start, stop)

@@ -4,7 +4,9 @@ Each program runs twice per seed, once on the straight path and once with it swi
 off; the reports (every observation, time average, count and gauge point) must be equal
 to the last bit. The programs cover exact ties between an arrival and a departure (D/D/1
 at load 1), runs of no work, draws after the run, renewal gaps that read the stage, a
-gauge, and a stage observable read inside the session.
+gauge, and a stage observable read inside the session; and gauges of every kind: level
+gauges (a function of `present`, read once per value, with stale ps completions only
+counted), and others, one of them possibly NaN (read at every instant).
 """
 
 from __future__ import annotations
@@ -85,6 +87,51 @@ session {
 gauge n = busy(cpu);
 run { horizon 300; warmup 10; seed 1; }
 """,
+    "ps_flat_level_gauge": """
+stage cpu : ps(1);
+workload { arrive poisson(0.8); }
+session {
+  set arrived = now;
+  run cpu (~exp(1));
+  observe sojourn = now - arrived;
+}
+gauge flat = busy(cpu) > 0 ? 2 * min(queue(cpu), 3) - 1 : -0;
+run { horizon 3000; warmup 100; seed 1; }
+""",
+    "ps_gauge_divides": """
+stage cpu : ps(1);
+workload { arrive poisson(0.6); }
+session {
+  set arrived = now;
+  run cpu (~h2(1, 4));
+  observe sojourn = now - arrived;
+}
+gauge half = queue(cpu) / 2;
+run { horizon 2000; warmup 100; seed 1; }
+""",
+    "ps_gauge_can_be_nan": """
+stage cpu : ps(1);
+workload { arrive poisson(0.6); }
+session {
+  set arrived = now;
+  run cpu (~exp(1));
+  observe sojourn = now - arrived;
+}
+gauge ratio = queue(cpu) / busy(cpu);
+run { horizon 2000; warmup 100; seed 1; }
+""",
+    "fifo_two_gauges": """
+stage server : fifo(1);
+workload { arrive poisson(0.8); }
+session {
+  set arrived = now;
+  run server (~exp(1));
+  observe sojourn = now - arrived;
+}
+gauge n = queue(server);
+gauge b = busy(server);
+run { horizon 2000; warmup 100; seed 1; }
+""",
 }
 
 
@@ -101,6 +148,32 @@ def test_straight_path_equals_event_path(name, seed, monkeypatch):
     fast = _report(text, seed, True, monkeypatch)
     slow = _report(text, seed, False, monkeypatch)
     assert fast == slow
+
+
+@pytest.mark.parametrize("name", ["ps", "mm1"])
+def test_progress_is_called_as_on_the_event_path(name, monkeypatch):
+    # stale ps completions count as events: the progress sees them whether kept or not
+    calls = {}
+    for on in (True, False):
+        monkeypatch.setattr(straight, "ENABLED", on)
+        program = serq.compile(source=PROGRAMS[name], horizon=120_000)
+        calls[on] = []
+        report = serq.run(program, progress=calls[on].append)
+        calls[on].append(repr(report))
+    assert len(calls[True]) > 2
+    assert calls[True] == calls[False]
+
+
+def test_level_gauges_are_told_apart():
+    def gauge(text):
+        source = PROGRAMS["dd_ps_ties"].replace("gauge n = busy(cpu);", f"gauge n = {text};")
+        return straight._bound(serq.compile(source=source).program.gauges[0].value)
+
+    assert gauge("queue(cpu) + busy(cpu)") <= straight.FINITE
+    assert gauge("busy(cpu) > 0 ? 2 * min(queue(cpu), 3) - 1 : -0") <= straight.FINITE
+    assert gauge("queue(cpu) / busy(cpu)") > straight.FINITE  # 0/0 is NaN
+    assert gauge("queue(cpu) / 2") > straight.FINITE  # a division: not told finite
+    assert gauge("queue(cpu) * 1e300") > straight.FINITE  # could overflow: inf - inf
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
