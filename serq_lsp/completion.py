@@ -1,5 +1,8 @@
 """Completion: the keywords valid where the cursor is, the names in scope there, and the
-context variables readable at that place (the moment table's homes)."""
+context variables readable at that place (the moment table's homes).
+
+The keywords are those the parser itself would accept next (`serq_lsp.expected`); when the
+current item does not lex or parse up to the cursor, they come from the AST around it."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ from serq.expand.walk import walk
 from serq.syntax import ast
 from serq_lsp import words
 from serq_lsp.analysis import Analysis
+from serq_lsp.expected import expected_at
 from serq_lsp.guard import guarded
 from serq_lsp.state import SerqServer
 
@@ -105,15 +109,29 @@ def register(server: SerqServer) -> None:
 
 def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:
     """The completions at `offset` of `analysis`' document."""
+    found = expected_at(analysis.text, offset)
+    if found is not None and found.nothing:  # only punctuation fits, or in a comment/string
+        return []
     path = _path(analysis.module, offset)
-    keywords, expression = _keywords(path)
+    if found is None:  # the item is broken before the cursor: judge by the AST
+        keywords, expression = _keywords(path)
+        names = expression or not keywords
+    else:
+        expression = found.expression
+        keywords = tuple(
+            k
+            for k in found.keywords
+            if not (expression and k in words.FUNCTIONS)  # `min`, `max`: offered as functions
+            and not (k == "fn" and analysis.module.main is not None)
+        )
+        names = expression or (found.name and not keywords)
     items = [
         types.CompletionItem(
             label=k, kind=types.CompletionItemKind.Keyword, detail=words.KEYWORDS.get(k)
         )
         for k in keywords
     ]
-    if expression or not keywords:
+    if names:
         items += _names(analysis, path)
         for name in _context_variables(path):
             items.append(

@@ -1,5 +1,5 @@
 """Symbols: the document outline (stages, pools, queues with their entries, workload, server)
-and workspace symbols over the open documents."""
+and workspace symbols over every `.sq` file of the workspace (`serq_lsp.workspace`)."""
 
 from __future__ import annotations
 
@@ -10,6 +10,7 @@ from serq_lsp.analysis import Analysis
 from serq_lsp.convert import lsp_range
 from serq_lsp.guard import guarded
 from serq_lsp.state import SerqServer
+from serq_lsp.workspace import WorkspaceSymbols
 
 K = types.SymbolKind
 _ITEM_KINDS = {
@@ -51,25 +52,20 @@ def register(server: SerqServer) -> None:
     def document_symbols(ls: SerqServer, params: types.DocumentSymbolParams):
         return outline(ls.analysis(params.text_document.uri))
 
+    workspace = WorkspaceSymbols()
+
     @server.feature(types.WORKSPACE_SYMBOL)
     @guarded
     def workspace_symbols(ls: SerqServer, params: types.WorkspaceSymbolParams):
-        query = params.query.lower()
-        found = []
-        for uri, analysis in ls.open_analyses():
-            for occ in analysis.index.symbols():
-                name = occ.key[1]
-                if occ.kind in ("parameter", "binding") or query not in name.lower():
-                    continue
-                found.append(
-                    types.WorkspaceSymbol(
-                        name=name,
-                        kind=_KEY_KINDS.get(occ.kind, K.Variable),
-                        location=types.Location(uri=uri, range=lsp_range(occ.span, analysis.lines)),
-                        container_name=occ.container,
-                    )
-                )
-        return found
+        return [
+            types.WorkspaceSymbol(
+                name=symbol.name,
+                kind=_KEY_KINDS.get(symbol.kind, K.Variable),
+                location=types.Location(uri=symbol.uri, range=symbol.range),
+                container_name=symbol.container,
+            )
+            for symbol in workspace.search(ls, params.query)
+        ]
 
 
 def outline(analysis: Analysis) -> list[types.DocumentSymbol]:
