@@ -48,6 +48,7 @@ Fn = Callable[[Any], float]
 INF = float("inf")
 COMPUTED = SLOT["computed"]
 EXACT = float(2**52)  # integral floats below this add and subtract whole numbers exactly
+SPAN_MOST = 1 << 16  # iterations in one span at most (its lists stay small; the next goes on)
 
 
 class Resident:
@@ -267,16 +268,15 @@ class StepStage(StageBase):
     # ------------------------------------------------------------------ iterations
 
     def _context(self) -> None:
-        """Set the totals `residents decoders kv_decode kv_prefill` of the residents."""
+        """Set the totals `residents decoders kv_decode kv_prefill` of the residents: the
+        KV of a resident is its hold's allocation (on the pool it grows, else on the
+        memory), as the reference counts it (tests/sim/NOTES.md §10)."""
         engine = self.engine
         decoders = 0
         kv_decode = kv_prefill = 0.0
         for r in self.residents:
-            part = r.part  # fast path: `Resident.position` inlined
-            if part is None:
-                k = 0.0
-            else:
-                k = part.consumed if part.position is None else part.position
+            part = r.part
+            k = 0.0 if part is None else part.alloc
             if r.decoding:
                 decoders += 1
                 kv_decode += k
@@ -319,9 +319,10 @@ class StepStage(StageBase):
             else:
                 prefills += 1
                 prefilled += t
-                attention += t * (r.position() + t / 2)
-        if self.admitted or self.preempted:  # else the totals are the plan's
-            self._context()
+                part = r.part  # K: the position before the chunk, 0 for a hold with none
+                k = 0.0 if part is None or part.position is None else part.position
+                attention += t * (k + t / 2)
+        self._context()  # the cost reads the residents' KV after the plan's growth
         engine.decoders = float(decodes)
         engine.tokens = tokens
         engine.prefilled = prefilled
@@ -380,9 +381,7 @@ class StepStage(StageBase):
             if t <= 0:
                 continue
             if r.grows and not self._grow(r, t, preempt=True):
-                if r.session not in by_session:
-                    break  # it preempted itself: vLLM stops scheduling the running list
-                continue
+                continue  # it waits, or it preempted itself: the others are still served
             r.tokens = t
             self.left -= t  # re-read: a preemption in `_grow` gives a victim's tokens back
             scheduled.append(r)
@@ -493,14 +492,18 @@ class StepStage(StageBase):
         return True
 
     def _victim(self, pool: Any) -> Any:
-        """The most recently admitted resident's innermost part on `pool`."""
+        """The innermost part on `pool` of the most recently admitted resident of any
+        step stage whose memory `pool` is (spec §3, preempt lifo)."""
         if pool is not self.memory:
             return pool.victim(innermost)
         best = None
-        for r in self.residents:
-            part = innermost(r.session, pool)
-            if part is not None and not part.leased and (best is None or part.seq > best.seq):
-                best = part
+        for stage in self.world.steps:  # every engine whose memory this pool is
+            if stage.memory is not pool:
+                continue
+            for r in stage.residents:
+                part = innermost(r.session, pool)
+                if part is not None and not part.leased and (best is None or part.seq > best.seq):
+                    best = part
         return best
 
     def _plan_exclusive(self, budget: float, chunk: float) -> None:
@@ -538,26 +541,37 @@ class StepStage(StageBase):
             return
         tentative = self.scheduled
         self.scheduled = []
-        self.left = budget  # a waiting prefill sees the full budget
         self.admitting = True
         holds = self.holds
         world = self.world
         for pool in self.served:
-            run = pool.head()
-            if run is None:
-                continue
-            if holds._fits(run):
+            while True:
+                self.left = budget  # a waiting prefill sees the full budget
+                run = pool.head()
+                if run is None:
+                    break
+                if not holds._fits(run):
+                    return self._keep(tentative, budget)
                 holds._admit(run)
                 self.admitted = True
                 while world.ready:
                     world.run_session(world.ready.popleft())
-                if self.scheduled:
-                    for r in tentative:
+                if any(not r.decoding for r in self.scheduled):
+                    for r in tentative:  # a prefill is selected: it runs alone
                         r.tokens = 0.0
-                    return
-            break
-        self.scheduled = tentative
-        self.left = budget - sum(r.tokens for r in tentative)
+                    return None
+                if not self.scheduled:
+                    return self._keep(tentative, budget)
+                tentative = tentative + self.scheduled  # a request that only decodes joins
+                self.scheduled = []
+                if budget - sum(r.tokens for r in tentative) <= 0:
+                    return self._keep(tentative, budget)
+        return self._keep(tentative, budget)
+
+    def _keep(self, batch: list[Resident], budget: float) -> None:
+        """The decode batch `batch` is the iteration (no prefill displaced it)."""
+        self.scheduled = batch
+        self.left = budget - sum(r.tokens for r in batch)
 
     # ------------------------------------------------------------------ fast-forward
 
@@ -585,8 +599,7 @@ class StepStage(StageBase):
             return None
         limit = INF  # the fewest tokens left: no resident finishes before the last
         kv = 0.0
-        growing = 0
-        for r in residents:  # the order `_context` sums positions in
+        for r in residents:  # the order `_context` sums the KV in
             if r.tokens != 1.0 or not r.decoding or r.stall is not None:
                 return None
             if r.remaining < limit:
@@ -594,11 +607,10 @@ class StepStage(StageBase):
             p = r.position()
             if not (0.0 <= p < EXACT and p == math.floor(p)):
                 return None
-            kv += p
-            if r.grows:
-                growing += 1
-        most = int(min(limit, EXACT))
-        if most < 2:
+            if r.part is not None:
+                kv += r.part.alloc
+        most = int(min(limit, SPAN_MOST))
+        if most < 2 or not (kv < EXACT and kv == math.floor(kv)):
             return None
         world = self.world
         verdict = self.verdict
@@ -611,54 +623,94 @@ class StepStage(StageBase):
         waiting = bool(waiters)
         if waiting and (not verdict.with_waiters or self.exclusive):
             return None
-        ends = self._ends(first_end, n, kv, growing, most, waiting)
-        if ends is None:
-            return None
-        crossings = self._crossings(scheduled, len(ends), waiters)
+        if verdict.cost_varies:  # the KV the costs read moves at the crossings
+            crossings = self._crossings(scheduled, most, waiters)
+            ends = self._ends_varying(first_end, n, kv, most, waiting, crossings)
+        else:
+            ends = self._ends(first_end, n, kv, most, waiting)
+            if ends is None:
+                return None
+            crossings = self._crossings(scheduled, len(ends), waiters)
         m = len(ends)
         if crossings and crossings[-1][0] < 0:  # a crossing that does not fit ends it
-            m = -crossings.pop()[0]
+            m = min(m, -crossings.pop()[0])
             del ends[m:]
+        while crossings and crossings[-1][0] >= m:
+            crossings.pop()
         if m < 2:
             return None
         return (m, ends, crossings, scheduled)
 
+    def _totals(self, n: int) -> None:
+        """The iteration totals of a span's iterations, but kv_decode: n residents, all
+        decoding one token each, no prefill."""
+        engine = self.engine
+        engine.residents = engine.decoders = engine.tokens = float(n)
+        engine.kv_prefill = engine.prefilled = engine.attention = 0.0
+
     def _ends(
-        self, first_end: float, n: int, kv: float, growing: int, most: int, waiting: bool
+        self, first_end: float, n: int, kv: float, most: int, waiting: bool
     ) -> list[float] | None:
         """The end times of the iterations 0..m-1 that repeat iteration 0 (m <= `most`),
-        each the previous end plus the cost, as one iteration at a time adds them; the
-        last ends before any other pending event and at or before the horizon."""
+        for a budget and a cost that do not read kv_decode: each the previous end plus
+        the cost, as one iteration at a time adds them; the last ends before any other
+        pending event and at or before the horizon."""
         engine = self.engine
         blank = self.blank
         bound = engine.peek()  # strictly before the next other event
         until = engine.until
-        engine.residents = engine.decoders = engine.tokens = float(n)
-        engine.kv_prefill = engine.prefilled = engine.attention = 0.0
-        if not self.verdict.cost_varies:
-            engine.kv_decode = kv + growing
-            budget = self.budget(blank)
-            if not budget >= n or (waiting and budget != self._budget0):
-                return None
-            c = self.cost(blank)
-            if not 0.0 < c < INF:
-                return None
-            room = min(bound, until) - first_end
-            count = most - 1 if room == INF else min(most - 1, int(room / c) + 2)
-            ends = list(accumulate(repeat(c, count), initial=first_end))
-            m = min(bisect_left(ends, bound), len(ends))
-            while m and ends[m - 1] > until:
-                m -= 1
-            del ends[m:]
-            return ends
+        self._totals(n)
+        engine.kv_decode = kv
+        budget = self.budget(blank)
+        if not budget >= n or (waiting and budget != self._budget0):
+            return None
+        c = self.cost(blank)
+        if not 0.0 < c < INF:
+            return None
+        room = min(bound, until) - first_end
+        count = most - 1 if room == INF else min(most - 1, int(room / c) + 2)
+        ends = list(accumulate(repeat(c, count), initial=first_end))
+        m = min(bisect_left(ends, bound), len(ends))
+        while m and ends[m - 1] > until:
+            m -= 1
+        del ends[m:]
+        return ends
+
+    def _ends_varying(
+        self,
+        first_end: float,
+        n: int,
+        kv: float,
+        most: int,
+        waiting: bool,
+        crossings: list[tuple],
+    ) -> list[float]:
+        """`_ends` for a budget or cost that reads kv_decode, the residents' allocations:
+        iteration j's budget reads them before its crossings, its cost after (`start`),
+        so both are evaluated for each iteration, in order."""
+        engine = self.engine
+        blank = self.blank
+        bound = engine.peek()
+        until = engine.until
+        self._totals(n)
+        budget_fn, cost_fn = self.budget, self.cost
         ends = [first_end]
         t = first_end
-        budget_fn, cost_fn = self.budget, self.cost
+        i, count = 0, len(crossings)
         for j in range(1, most):
-            engine.kv_decode = kv + growing * j
+            while i < count and 0 <= crossings[i][0] < j:  # grown by iteration j - 1
+                kv += crossings[i][3]
+                i += 1
+            engine.kv_decode = kv
             budget = budget_fn(blank)
             if not budget >= n or (waiting and budget != self._budget0):
                 break
+            grown = kv
+            k = i
+            while k < count and crossings[k][0] == j:  # iteration j's own growth
+                grown += crossings[k][3]
+                k += 1
+            engine.kv_decode = grown
             c = cost_fn(blank)
             if not 0.0 < c < INF:
                 break
