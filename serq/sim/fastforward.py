@@ -143,30 +143,32 @@ def _moving(leaf: ir.Expr) -> str | None:
     return None
 
 
-def _engine_expr(expr: ir.Expr) -> Iterator[str]:
-    """Why budget, chunk or cost `expr` cannot be repeated; "kv_decode" when it reads it."""
+def _changes(
+    expr: ir.Expr, allowed: frozenset[str], varying: frozenset[str] = frozenset()
+) -> Iterator[str]:
+    """Why `expr` could read another value inside a span: a context variable not in
+    `allowed` (one in `varying` is yielded by its bare name, for the caller), a draw, an
+    observable an iteration moves."""
     for leaf in _leaves(expr):
         if isinstance(leaf, ir.Ctx):
-            if leaf.name == "kv_decode":
-                yield "kv_decode"
-            elif leaf.name not in TOTALS:
+            if leaf.name in varying:
+                yield leaf.name
+            elif leaf.name not in allowed:
                 yield f"reads `{leaf.name}`"
         else:
             why = _moving(leaf)
             if why is not None:
                 yield why
+
+
+def _engine_expr(expr: ir.Expr) -> Iterator[str]:
+    """Why budget, chunk or cost `expr` cannot be repeated; "kv_decode" when it reads it."""
+    return _changes(expr, TOTALS, frozenset({"kv_decode"}))
 
 
 def _serve_key(expr: ir.Expr) -> Iterator[str]:
     """Why a serve key could reorder the residents inside a span."""
-    for leaf in _leaves(expr):
-        if isinstance(leaf, ir.Ctx):
-            if leaf.name not in RESIDENT and leaf.name not in TOTALS:
-                yield f"reads `{leaf.name}`"
-        else:
-            why = _moving(leaf)
-            if why is not None:
-                yield why
+    return _changes(expr, RESIDENT | TOTALS)
 
 
 def _gauge(expr: ir.Expr) -> Iterator[str]:
