@@ -316,11 +316,14 @@ class Holds:
                 break
             growers.popleft()
             self._apply_grow(pool, part, delta)
+            grown = True
+            if wait.resident is not None:  # a step resident: its next plan goes on
+                wait.resident.stall = None
+                continue
             s = wait.session
             s.state = READY
             s.where = s.waiter = None
             self.world.ready.append(s)
-            grown = True
         return grown
 
     def preempt(self, run: HoldRun, pool: Pool) -> None:

@@ -44,14 +44,16 @@ class HoldPart:
 
 
 class GrowWait:
-    """A session waiting to grow `part` by `amount` units."""
+    """A session waiting to grow `part` by `amount` units; `resident` is the step-stage
+    resident whose growth stalled (`preempt none`), None for a `grow` statement."""
 
-    __slots__ = ("session", "part", "amount")
+    __slots__ = ("session", "part", "amount", "resident")
 
-    def __init__(self, session: Any, part: HoldPart, amount: float) -> None:
+    def __init__(self, session: Any, part: HoldPart, amount: float, resident: Any = None):
         self.session = session
         self.part = part
         self.amount = amount
+        self.resident = resident
 
 
 class Pool:

@@ -41,6 +41,7 @@ from serq import ir
 from serq.ir import SLOT
 from serq.sim.errors import SimError
 from serq.sim.holds import innermost
+from serq.sim.pools import GrowWait
 from serq.sim.session import AT_STAGE, READY
 from serq.sim.stages import StageBase
 
@@ -78,7 +79,7 @@ class Resident:
         self.admission = 0
         self.tokens = 0.0
         self.order = 0
-        self.stall: tuple[float, float] | None = None  # (target, alloc) of a stalled growth
+        self.stall: Any = None  # the pool's GrowWait of a stalled growth (`preempt none`)
 
     def position(self) -> float:
         """The position K of the resident's KV (0 without a hold part)."""
@@ -255,6 +256,9 @@ class StepStage(StageBase):
     def cancel(self, job: Any) -> None:
         r = self.by_session.pop(job)
         self.residents.remove(r)
+        if r.stall is not None:  # it waits among its pool's growers no more
+            r.part.pool.growers.remove(r.stall)
+            r.stall = None
         if r.tokens:
             self.left += r.tokens
             r.tokens = 0.0
@@ -309,20 +313,30 @@ class StepStage(StageBase):
         if not scheduled and not self.preempted:
             return False
         now = engine.now
-        tokens = prefilled = attention = 0.0
+        # the cost reads the batch: its tokens, and its residents' KV after the growth
+        tokens = prefilled = attention = kv_decode = kv_prefill = 0.0
         prefills = decodes = 0
         for r in scheduled:
             t = r.tokens
             tokens += t
+            part = r.part
             if r.decoding:
                 decodes += 1
+                if part is not None:
+                    kv_decode += part.alloc
             else:
                 prefills += 1
                 prefilled += t
-                part = r.part  # K: the position before the chunk, 0 for a hold with none
-                k = 0.0 if part is None or part.position is None else part.position
-                attention += t * (k + t / 2)
-        self._context()  # the cost reads the residents' KV after the plan's growth
+                if part is not None:
+                    kv_prefill += part.alloc
+                    # K: the position before the chunk, 0 for a hold with none
+                    k = 0.0 if part.position is None else part.position
+                    attention += t * (k + t / 2)
+                else:
+                    attention += t * (t / 2)
+        engine.residents = float(len(self.residents))
+        engine.kv_decode = kv_decode
+        engine.kv_prefill = kv_prefill
         engine.decoders = float(decodes)
         engine.tokens = tokens
         engine.prefilled = prefilled
@@ -435,8 +449,8 @@ class StepStage(StageBase):
             return True
         part = r.part
         pool = part.pool
-        if r.stall is not None and not self._resume(r, part, pool):
-            return False
+        if r.stall is not None:
+            return False  # a grower of its pool: a settle grows it, in stall order
         # fast path: `Resident.position` and `Pool.round_up` inlined
         target = (part.consumed if part.position is None else part.position) + t
         b = pool.block
@@ -447,10 +461,13 @@ class StepStage(StageBase):
             return True
         while pool.allocated + need > pool.cap:
             if not pool.lifo:
-                # preempt none: it waits, growing nothing (the reference grows no part
-                # of a growth that does not fit), and resumes with `_resume`
-                if r.stall is None:
-                    r.stall = (r.position() + t, part.alloc)
+                # preempt none: it waits, growing nothing (the reference grows no part of
+                # a growth that does not fit), among the pool's growers: the settle grows
+                # them in the order they stalled, the head blocking the rest (spec §3).
+                # The run resumes where it was: its position does not move (pyserq 0.1.2
+                # moves it by what the growth lacked; tests/sim/NOTES.md §7)
+                r.stall = GrowWait(r.session, part, r.position() + t - part.alloc, r)
+                pool.growers.append(r.stall)
                 return False
             if not preempt:
                 return False
@@ -473,22 +490,6 @@ class StepStage(StageBase):
         pool.allocated += need
         pool.dirty = True
         pool.evict(self.recorder)
-        return True
-
-    def _resume(self, r: Resident, part: Any, pool: Any) -> bool:
-        """Complete the growth `r` stalled on (`preempt none`), if it fits now. The run
-        resumes where it was (spec §3, grow): its position does not move. pyserq 0.1.2
-        moves it by what the growth lacked at the stall; tests/sim/NOTES.md §7."""
-        target, _ = r.stall
-        need = pool.round_up(target) - part.alloc
-        if need > 0:
-            if pool.allocated + need > pool.cap:
-                return False
-            part.alloc += need
-            pool.allocated += need
-            pool.dirty = True
-            pool.evict(self.recorder)
-        r.stall = None
         return True
 
     def _victim(self, pool: Any) -> Any:
@@ -914,14 +915,19 @@ def _fitting(crossings: list[tuple], pool: Any, kept: float) -> int:
     return len(crossings)
 
 
-def start_iterations(stages: list[StepStage], engine: Any) -> bool:
+def start_iterations(stages: list[StepStage], engine: Any, idle: set[StepStage]) -> bool:
     """Start an iteration on every idle step stage that has something to plan, unless
-    another event is pending at this instant; True if any started."""
+    another event is pending at this instant; True if any started. A stage whose plan
+    scheduled nothing joins `idle` (the settle's) and is not planned again in that
+    settle, even when another engine's preemption frees memory: it waits for the next
+    event, as the reference does (tests/sim/NOTES.md §10)."""
     started = False
     for stage in stages:
-        if not stage.busy and stage.wants() and engine.peek() > engine.now:
+        if not stage.busy and stage not in idle and stage.wants() and engine.peek() > engine.now:
             if stage.start():
                 started = True
+            else:
+                idle.add(stage)
     return started
 
 

@@ -164,12 +164,13 @@ class World:
                 run(ready.popleft())
         else:
             steps = self.steps
+            idle: set[StepStage] = set()  # step stages whose plan scheduled nothing
             while True:
                 while ready:
                     run(ready.popleft())
                 if self.retry_pools():
                     continue
-                if not (steps and start_iterations(steps, self.engine)):
+                if not (steps and start_iterations(steps, self.engine, idle)):
                     break
             self._flush_pools()
         pending = self.ps_pending
