@@ -17,7 +17,16 @@ from tests.report.conftest import FIFO, NOTED_PROGRAM, POOLS, STEP, real_simulat
 pytestmark = pytest.mark.skipif(real_simulate() is None, reason="serq.sim.simulate is missing")
 
 ROOT = Path(__file__).resolve().parents[2]
-NOT_OURS = {"schema", "skipped", "notes", "serq_version", "events", "mean_itl", "itl_p50", "itl_p99"}
+NOT_OURS = {
+    "schema",
+    "skipped",
+    "notes",
+    "serq_version",
+    "events",
+    "mean_itl",
+    "itl_p50",
+    "itl_p99",
+}
 
 FIFO3 = """
 stage gate : delay;

@@ -24,7 +24,11 @@ def _percentile(values, q):
 
 def _cv2(values):
     m = math.fsum(values) / len(values)
-    return math.nan if m == 0 else math.fsum((v - m) ** 2 for v in values) / (len(values) - 1) / (m * m)
+    return (
+        math.nan
+        if m == 0
+        else math.fsum((v - m) ** 2 for v in values) / (len(values) - 1) / (m * m)
+    )
 
 
 def _integral(times, values, start, stop):

@@ -294,8 +294,7 @@ def test_diagnostics_come_sorted_by_position():
 INVALID = sorted((CORPUS / "invalid").glob("*.sq"))
 VALID = sorted((CORPUS).glob("valid*/**/*.sq"))
 
-INVALID_BUGS = {
-}
+INVALID_BUGS = {}
 VALID_BUGS: dict[str, str] = {}
 
 
