@@ -3,14 +3,18 @@
 A step stage runs iterations, vLLM's scheduler steps (spec §3 "Stages", §7). An idle
 stage with residents, or with a waiting queue it serves (`admit via E`), starts one when
 the world settles and no other event is pending at the instant (`World.settle` calls
-`start_iterations`). Planning an iteration (`StepStage._plan`):
+`start_iterations`, once per stage and settle when its plan schedules nothing). Budget
+and chunk read the totals of the residents before the plan, the cost those of the batch
+it scheduled; a resident's KV (kv_decode, kv_prefill) is its hold's allocation, as the
+reference counts it (tests/sim/NOTES.md §10). Planning an iteration (`StepStage._plan`):
 
 1. the residents, in the serve order (the keys ascending, ties in admission order), each
    take one token when decoding and up to `chunk` when prefilling, until the budget is
    spent; a growing run first grows its hold to the position it will reach, block by
-   block, preempting the engine's most recently admitted resident (`preempt lifo`); a
-   resident that preempts itself ends the residents' part of the plan; under
-   `preempt none` a growth that does not fit takes nothing and the resident waits;
+   block, preempting the most recently admitted resident of any engine on that memory
+   (`preempt lifo`); a resident that preempted itself is skipped and the others go on;
+   under `preempt none` a growth that does not fit takes nothing and waits among the
+   pool's growers, which the settle grows in the order they stalled;
 2. unless something was preempted, the stage admits the heads of the queues it serves,
    in pool declaration order, while budget is left (`budget_left(E)` is what is left);
    an admitted session runs at once, and its run here takes its share of this iteration;
