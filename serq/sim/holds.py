@@ -186,7 +186,11 @@ class Holds:
             else:
                 self.release_part(s, part)
         s.attrs[COMPUTED] = 0.0
-        s.last_preempt = None  # the hold completed: a later preemption starts afresh
+        if s.preempted is None or run.spec is s.preempted:
+            # the preempted hold completed: a later preemption starts afresh (an inner
+            # hold completing does not count, as in the reference)
+            s.last_preempt = None
+            s.preempted = None
         self.world.retry_pools()
 
     def release_part(self, s: Session, part: HoldPart) -> None:
@@ -343,6 +347,7 @@ class Holds:
             s.stuck = True
             recorder.pool_count(pool.index, "stuck")
         s.last_preempt = position
+        s.preempted = run.spec
         self.world.cancel_wait(s)
         frames = s.frames
         while frames:

@@ -58,6 +58,7 @@ class Session:
         "trace_rows",
         "trace_pos",
         "last_preempt",
+        "preempted",
         "stuck",
         # as a stage job
         "at",
@@ -80,7 +81,8 @@ class Session:
         self.leases: dict[Any, list[Any]] = {}  # pool -> leased hold parts, oldest first
         self.trace_rows: list[tuple[float, float, float, float]] | None = None
         self.trace_pos = 0
-        self.last_preempt: float | None = None
+        self.last_preempt: float | None = None  # the position of its last preemption
+        self.preempted: Any = None  # the spec of the hold that preemption aborted
         self.stuck = False
         self.at: Any = None
         self.work = 0.0

@@ -96,3 +96,13 @@ def test_serve_by_remaining_with_a_self_preemption_runs():
     """The reference panics on this one (interp.rs: no entry found for key)."""
     _, ours, _ = run_both("p_panic")
     assert ours.ended == 2
+
+
+def test_an_inner_hold_completing_does_not_reset_stuck():
+    """A session preempted again without passing its previous position is stuck, even when
+    an inner hold (`hold ad (1) { run tool (1); }`) completed in between (K)."""
+    _, ours, path = run_both("k_stuck_inner_hold")
+    theirs = pyserq.run(pyserq.compile(path))
+    kv = [row for row in ours.pools if row.name == "kv"][0]
+    assert kv.stuck == 1
+    assert [p.stuck for p in ours.pools] == [p.stuck for p in theirs.pools]
