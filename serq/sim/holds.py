@@ -336,13 +336,14 @@ class Holds:
         s = run.session
         recorder = self.recorder
         recorder.pool_count(pool.index, "preemptions")
-        computed = position = 0.0
+        computed = 0.0
         for part in run.parts:
             if part.pool is pool:
                 computed = part.computed()
-                position = 0.0 if part.position is None else part.position
         # stuck: preempted again without passing the position of the previous preemption
-        # (a hold that no load moved is at 0), counted once per session
+        # (a hold that no load or growing run moved is at its allocation, as `computed`
+        # reads it; the reference agrees), counted once per session
+        position = computed
         if s.last_preempt is not None and position <= s.last_preempt and not s.stuck:
             s.stuck = True
             recorder.pool_count(pool.index, "stuck")

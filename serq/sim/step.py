@@ -3,7 +3,7 @@
 A step stage runs iterations, vLLM's scheduler steps (spec §3 "Stages", §7). An idle
 stage with residents, or with a waiting queue it serves (`admit via E`), starts one when
 the world settles and no other event is pending at the instant (`World.settle` calls
-`start_iterations`, once per stage and settle when its plan schedules nothing). Budget
+`start_iterations`, one pass at the end of a settle). Budget
 and chunk read the totals of the residents before the plan, the cost those of the batch
 it scheduled; a resident's KV (kv_decode, kv_prefill) is its hold's allocation, as the
 reference counts it (tests/sim/NOTES.md §10). Planning an iteration (`StepStage._plan`):
@@ -919,19 +919,15 @@ def _fitting(crossings: list[tuple], pool: Any, kept: float) -> int:
     return len(crossings)
 
 
-def start_iterations(stages: list[StepStage], engine: Any, idle: set[StepStage]) -> bool:
+def start_iterations(stages: list[StepStage], engine: Any) -> bool:
     """Start an iteration on every idle step stage that has something to plan, unless
-    another event is pending at this instant; True if any started. A stage whose plan
-    scheduled nothing joins `idle` (the settle's) and is not planned again in that
-    settle, even when another engine's preemption frees memory: it waits for the next
-    event, as the reference does (tests/sim/NOTES.md §10)."""
+    another event is pending at this instant (one pass, in stage order: a settle's
+    last step); True if any started."""
     started = False
     for stage in stages:
-        if not stage.busy and stage not in idle and stage.wants() and engine.peek() > engine.now:
+        if not stage.busy and stage.wants() and engine.peek() > engine.now:
             if stage.start():
                 started = True
-            else:
-                idle.add(stage)
     return started
 
 

@@ -156,22 +156,26 @@ class World:
             self.engine.run(horizon, settle, self.end_instant, self.recorder.progress)
 
     def settle(self) -> None:
-        """Run every ready session, then retry every pool, until nothing changes."""
+        """Run every ready session, then retry every pool, until nothing changes; then
+        start an iteration on every idle step stage that has something to plan."""
         ready = self.ready
         run = self.run_session
         if not self.pools and not self.steps:  # fast path: nothing to retry
             while ready:
                 run(ready.popleft())
         else:
-            steps = self.steps
-            idle: set[StepStage] = set()  # step stages whose plan scheduled nothing
             while True:
                 while ready:
                     run(ready.popleft())
-                if self.retry_pools():
-                    continue
-                if not (steps and start_iterations(steps, self.engine, idle)):
+                if not self.retry_pools():
                     break
+            if self.steps:
+                # then one pass over the step stages (spec §3 settle; the reference too): a
+                # pool admits again, and an engine that planned nothing plans again, only
+                # at the next event, even when an iteration's preemption freed memory
+                start_iterations(self.steps, self.engine)
+                while ready:  # what the plans woke (their admitted sessions ran in them)
+                    run(ready.popleft())
             self._flush_pools()
         pending = self.ps_pending
         if pending:
