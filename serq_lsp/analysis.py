@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 
 from serq.diagnostics import Diagnostic, LineIndex, Severity, Span, codes
 from serq.syntax import ItemCache, ast, parse
+from serq.syntax.scanner import Chunk
 
 if TYPE_CHECKING:
     from serq.expand import Expansion
@@ -38,6 +39,7 @@ class Analysis:
     expansion: Expansion | None = None
     linked: LinkResult | None = None
     uses: set[str] = field(default_factory=set)  # files read through `use`, absolute
+    chunks: tuple[Chunk, ...] = ()  # the scanner's items of `text` (the parse's)
     serial: int = field(default_factory=lambda: next(_SERIALS))  # tells analyses apart
 
     @cached_property
@@ -69,7 +71,7 @@ def analyze(
 ) -> Analysis:
     """Parse, expand and link `text` (the contents of `path`), reading `use`d files by `load`."""
     parsed = parse(text, path, cache)
-    result = Analysis(path, text, parsed.module, list(parsed.diagnostics))
+    result = Analysis(path, text, parsed.module, list(parsed.diagnostics), chunks=parsed.chunks)
     if _has_error(result.diagnostics):
         return result
     try:

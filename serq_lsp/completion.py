@@ -109,7 +109,7 @@ def register(server: SerqServer) -> None:
 
 def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:
     """The completions at `offset` of `analysis`' document."""
-    found = expected_at(analysis.text, offset)
+    found = expected_at(analysis.text, offset, analysis.chunks or None)
     if found is not None and found.nothing:  # only punctuation fits, or in a comment/string
         return []
     path = _path(analysis.module, offset)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections.abc import Sequence
 from copy import copy
 from dataclasses import dataclass
 from functools import lru_cache
@@ -47,13 +48,14 @@ class Expected:
 NOTHING = Expected()
 
 
-def expected_at(text: str, offset: int) -> Expected | None:
+def expected_at(text: str, offset: int, chunks: Sequence[Chunk] | None = None) -> Expected | None:
     """What the grammar accepts at code-point `offset` of `text` (the word there excluded),
-    or None when the current item does not lex or parse up to there."""
+    or None when the current item does not lex or parse up to there. `chunks` are the
+    scanner's items of `text` when the caller has them (the parse's); else it scans."""
     word_start = offset
     while word_start > 0 and text[word_start - 1] in _WORD_CHARS:
         word_start -= 1
-    prefix, symbol, top_level = _context(text, word_start)
+    prefix, symbol, top_level = _context(text, word_start, scan(text) if chunks is None else chunks)
     g = grammar()
     try:
         keywords, name, expression = _accepted(g, _feed(g, prefix, symbol))
@@ -72,26 +74,13 @@ def expected_at(text: str, offset: int) -> Expected | None:
 # ----------------------------------------------------------------- context
 
 
-_SCANS: dict[str, list[Chunk]] = {}
-
-
-def _chunks(text: str) -> list[Chunk]:
-    """The scanner's cut of `text`, remembered for the last text asked."""
-    chunks = _SCANS.get(text)
-    if chunks is None:
-        chunks = scan(text)
-        _SCANS.clear()
-        _SCANS[text] = chunks
-    return chunks
-
-
-def _context(text: str, at: int) -> tuple[str, str, bool]:
+def _context(text: str, at: int, chunks: Sequence[Chunk]) -> tuple[str, str, bool]:
     """The text to feed, up to `at`, the start symbol, and whether it stands at the file's top
     level (outside `fn main`). The text is the current item from its start; between items it
     is the gap since the last one, blanks and comments only, so that a comment is seen."""
     current: Chunk | None = None
     inside_main = False
-    for chunk in _chunks(text):
+    for chunk in chunks:
         if chunk.start >= at:
             break
         current = chunk

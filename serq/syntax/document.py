@@ -27,10 +27,13 @@ _OUTSIDE_MAIN = (ast.Let, ast.Use, ast.DefExpr, ast.DefBlock, ast.ErrorItem)
 
 @dataclass(frozen=True, slots=True)
 class ParseResult:
-    """A parsed file: its module (always whole, with error nodes) and its syntax diagnostics."""
+    """A parsed file: its module (always whole, with error nodes), its syntax diagnostics
+    and the scanner's items (`chunks`, for tools that look at one item, such as the
+    language server's completion)."""
 
     module: ast.Module
     diagnostics: tuple[Diagnostic, ...]
+    chunks: tuple[Chunk, ...] = ()
 
     @property
     def ok(self) -> bool:
@@ -118,7 +121,7 @@ def parse(text: str, file: str = "<input>", cache: ItemCache | None = None) -> P
         diagnostics.extend(_dialect_errors(outer, main))
     span = lines.span(file, 0, len(text))
     module = ast.Module(file, tuple(outer), main, span)
-    return ParseResult(module, tuple(sorted(diagnostics, key=Diagnostic.sort_key)))
+    return ParseResult(module, tuple(sorted(diagnostics, key=Diagnostic.sort_key)), tuple(chunks))
 
 
 def _dialect_errors(outer: list, main: ast.FnMain) -> list[Diagnostic]:
