@@ -758,18 +758,21 @@ class StepStage(StageBase):
         found.sort(key=_first_two)
         pool = found[0][2].part.pool
         b = pool.block
-        if b is not None and all(c[3] == b and c[2].part.pool is pool for c in found):
-            # fast path: one pool, a block per crossing: the first that does not fit
+        if (
+            b is not None
+            and b == math.floor(b)
+            and all(c[3] == b and c[2].part.pool is pool for c in found)
+        ):
+            # fast path: one pool, a whole block per crossing: count the crossings that fit
             kept = self._kept(pool, waiters, b * len(found))
             room = pool.cap - pool.allocated - kept
-            fit = int(room // b) if room >= 0 else 0
-            if not (b == math.floor(b) and room == math.floor(room)):
-                fit = _fitting(found, pool, kept)  # not whole numbers: add them in order
-            if fit < len(found):
-                j = found[fit][0]
-                del found[fit:]
-                found.append((-j, 0, None, 0.0))
-            return found
+            if room == math.floor(room):  # whole numbers: the loop below, by arithmetic
+                fit = int(room // b) if room >= 0 else 0
+                if fit < len(found):
+                    j = found[fit][0]
+                    del found[fit:]
+                    found.append((-j, 0, None, 0.0))
+                return found
         used: dict[Any, float] = {}
         kept: dict[Any, float] = {}
         for i, (j, _, r, need) in enumerate(found):
@@ -814,36 +817,21 @@ class StepStage(StageBase):
         if crossings:
             world = self.world
             recorder = self.recorder
-            # fast path: one pool, no gauges, no invariant checks: record it directly
-            direct = not world.gauges and not world.check_invariants
             i, count = 0, len(crossings)
             while i < count:
                 j = crossings[i][0]
                 t = engine.now = ends[j - 1]  # iteration j starts when j - 1 ends
-                single: Any = None  # the one pool the crossings of iteration j grow
                 while i < count and crossings[i][0] == j:
                     part = crossings[i][2].part
-                    need = crossings[i][3]
                     pool = part.pool
-                    single = pool if single is None or single is pool else False
+                    need = crossings[i][3]
                     part.alloc += need
                     pool.allocated += need
                     pool.dirty = True
                     pool.evict(recorder)
                     i += 1
-                if direct and single:
-                    pool.dirty = False
-                    recorder.pool_state(
-                        pool.index,
-                        t,
-                        pool.allocated,
-                        pool.cache.total,
-                        len(pool.queue) + len(pool.front),
-                        pool.n_holders,
-                    )
-                else:
-                    world._flush_pools()
-                    world.end_instant(t)
+                world._flush_pools()  # the levels and gauges of the end of instant t
+                world.end_instant(t)
             engine.now = now
         starts = ends[:-1]
         n = len(scheduled)
@@ -906,17 +894,6 @@ def _first_three(item: tuple) -> tuple:
 
 def _first_two(item: tuple) -> tuple:
     return item[:2]
-
-
-def _fitting(crossings: list[tuple], pool: Any, kept: float) -> int:
-    """How many of `crossings` (all on `pool`) fit, adding them in order as `_grow` does,
-    evicting none of the `kept` cached units."""
-    allocated = pool.allocated
-    for k, crossing in enumerate(crossings):
-        allocated += crossing[3]
-        if allocated > pool.cap or allocated + kept > pool.cap:
-            return k
-    return len(crossings)
 
 
 def start_iterations(stages: list[StepStage], engine: Any) -> bool:
