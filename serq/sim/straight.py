@@ -239,16 +239,7 @@ def run(
                             add_value(v)
                 w = work(a)
                 if not w > 0:  # a run of no work completes at once
-                    for slot, value, samples in post:
-                        if samples is None:  # set
-                            a[slot] = now if value is None else value(a)
-                        else:  # observe: `StatsRecorder.observe`, inlined
-                            v = now - a[slot] if value is None else value(a)
-                            if now >= measured:  # its turn, 0, is added at the end
-                                add_time, add_session, add_value = samples
-                                add_time(now)
-                                add_session(serial)
-                                add_value(v)
+                    _steps(post, a, now, measured, serial)
                     # `World.end_session` of a session without holds, leases or frames
                     ended += now >= warmup
                     if now > live_since:
@@ -467,16 +458,7 @@ def run_ps(
                             add_value(v)
                 w = work(a)
                 if not w > 0:  # a run of no work completes at once
-                    for slot, value, samples in post:
-                        if samples is None:  # set
-                            a[slot] = now if value is None else value(a)
-                        else:  # observe: `StatsRecorder.observe`, inlined
-                            v = now - a[slot] if value is None else value(a)
-                            if now >= measured:  # its turn, 0, is added at the end
-                                add_time, add_session, add_value = samples
-                                add_time(now)
-                                add_session(serial)
-                                add_value(v)
+                    _steps(post, a, now, measured, serial)
                     ended += now >= warmup
                     if now > live_since:
                         live_area += live_value * (now - live_since)
@@ -587,6 +569,22 @@ def run_ps(
         engine.now = last_stale
     if end_instant is not None:
         end_instant(engine.now)
+
+
+def _steps(steps: tuple, a: list, now: float, measured: float, serial: int) -> None:
+    """Execute the `set`s and `observe`s `steps` (as `plan` compiles them) for the session
+    with attributes `a`: what the loops above inline on their per-customer paths, and call
+    on the rare one (a run of no work)."""
+    for slot, value, samples in steps:
+        if samples is None:  # set
+            a[slot] = now if value is None else value(a)
+        else:  # observe: `StatsRecorder.observe`; its turn, 0, is added at the end
+            v = now - a[slot] if value is None else value(a)
+            if now >= measured:
+                add_time, add_session, add_value = samples
+                add_time(now)
+                add_session(serial)
+                add_value(v)
 
 
 def _level_gauge(world: Any, program: ir.Program) -> Any:
