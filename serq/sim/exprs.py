@@ -43,6 +43,22 @@ _PLAIN = {"+", "-", "*"}
 _CONTEXT = {"now", "present", "size", "age", "last", "waiting", "waited"}
 _CONTEXT |= {"residents", "decoders", "kv_decode", "kv_prefill", "tokens", "prefilled"}
 _CONTEXT |= {"attention", "decoding", "admission", "remaining"}
+# The code of an observable of one argument, by name: `t` the member, `a` the session slot.
+_OBSERVABLE_CODE = {
+    "used": "{t}.allocated",
+    "free": "({t}.cap - {t}.allocated)",
+    "holders": "{t}.holders_count()",
+    "queued": "{t}.queued_count()",
+    "cachedin": "{t}.cachedin(a[{a}])",
+    "blocksize": "{t}.blocksize()",
+    "queue": "float({t}.present)",
+    "busy": "{t}.busy_count()",
+    "work": "{t}.work_left()",
+    "budget_left": "{t}.budget_left()",
+    "est_lambda": "{t}.{f}()",
+    "est_rho": "{t}.{f}()",
+    "est_wait": "{t}.{f}()",
+}
 _SPLIT_DEPTH = 40  # a deeper subexpression becomes a function of its own (Python's nesting limit)
 
 
@@ -202,28 +218,9 @@ class ExprCompiler:
     def _observable(self, e: Observable) -> tuple[str, int]:
         target, d = self._ref(e.target)
         f = e.func
-        if f == "used":
-            return f"{target}.allocated", d
-        if f == "free":
-            return f"({target}.cap - {target}.allocated)", d
-        if f == "holders":
-            return f"{target}.holders_count()", d
-        if f == "queued":
-            return f"{target}.queued_count()", d
-        if f == "cachedin":
-            return f"{target}.cachedin(a[{self.session_slot}])", d
-        if f == "blocksize":
-            return f"{target}.blocksize()", d
-        if f == "queue":
-            return f"float({target}.present)", d
-        if f == "busy":
-            return f"{target}.busy_count()", d
-        if f == "work":
-            return f"{target}.work_left()", d
-        if f == "budget_left":
-            return f"{target}.budget_left()", d
-        if f in ("est_lambda", "est_rho", "est_wait"):
-            return f"{target}.{f}()", d
+        template = _OBSERVABLE_CODE.get(f)
+        if template is not None:
+            return template.format(t=target, a=self.session_slot, f=f), d
         if f == "price" and len(e.args) == 2:
             (h, dh), (x, dx) = (self._code(a) for a in e.args)
             return f"{target}.price({h}, {x})", max(d, dh, dx) + 1
