@@ -195,40 +195,36 @@ def _eviction_key(expr: ir.Expr) -> Iterator[str]:
 
 
 def _waiting_reasons(program: ir.Program) -> list[str]:
-    """Why a waiting session's admission could change inside a span: a queue key that
-    reads time or draws, or a hold whose units read what a span moves."""
-    reasons = []
-    for pool in program.pools:
-        for key in pool.queue.keys:
-            for leaf in _leaves(key):
-                if isinstance(leaf, ir.Ctx | ir.Draw):
-                    what = leaf.name if isinstance(leaf, ir.Ctx) else f"~{leaf.dist}"
-                    reasons.append(f"pool {pool.name}'s queue key reads `{what}`")
-                elif isinstance(leaf, ir.Observable) and leaf.func in MOVING_STAGE | {
-                    "used",
-                    "free",
-                }:
-                    reasons.append(f"pool {pool.name}'s queue key reads {leaf.func}(...)")
+    """Why a waiting session's admission could change inside a span: a queue key, or a
+    hold's units, reading what a span moves (`_waiting`)."""
+    reasons = [
+        f"pool {pool.name}'s queue key reads {why}"
+        for pool in program.pools
+        for key in pool.queue.keys
+        for why in _waiting(key, budget_left=False)
+    ]
     for block in program.blocks:
         for stmt in block:
-            if not isinstance(stmt, ir.Hold):
-                continue
-            exprs = [e for p in stmt.pools for e in (p.units, p.reserve) if e is not None]
-            for expr in exprs:
-                for leaf in _leaves(expr):
-                    why = _unit_leaf(leaf)
-                    if why is not None:
-                        reasons.append(f"a hold's units read {why}")
+            if isinstance(stmt, ir.Hold):
+                for part in stmt.pools:
+                    for expr in (part.units, part.reserve):
+                        if expr is not None:
+                            reasons += [f"a hold's units read {why}" for why in _waiting(expr)]
     return reasons
 
 
-def _unit_leaf(leaf: ir.Expr) -> str | None:
-    if isinstance(leaf, ir.Ctx):
-        return f"`{leaf.name}`"
-    if isinstance(leaf, ir.Draw):
-        return f"~{leaf.dist}"
-    if isinstance(leaf, ir.Observable) and leaf.func in {"used", "free", "work"}:
-        return f"{leaf.func}(...)"
-    if isinstance(leaf, ir.Observable) and leaf.func in MOVING_STAGE - {"budget_left"}:
-        return f"{leaf.func}(...)"
-    return None
+def _waiting(expr: ir.Expr, budget_left: bool = True) -> Iterator[str]:
+    """What `expr`, read again at each attempt to admit a waiting session, reads that can
+    move inside a span: time and context, draws, the used or free units of a pool, the
+    stage observables an iteration moves (`budget_left` aside where `budget_left` says:
+    a hold's units may read it while the budget is constant, which the caller checks)."""
+    for leaf in _leaves(expr):
+        if isinstance(leaf, ir.Ctx):
+            yield f"`{leaf.name}`"
+        elif isinstance(leaf, ir.Draw):
+            yield f"~{leaf.dist}"
+        elif isinstance(leaf, ir.Observable) and (
+            leaf.func in ("used", "free")
+            or (leaf.func in MOVING_STAGE and not (budget_left and leaf.func == "budget_left"))
+        ):
+            yield f"{leaf.func}(...)"
