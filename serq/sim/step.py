@@ -697,12 +697,14 @@ class StepStage(StageBase):
         blank = self.blank
         bound = engine.peek()
         until = engine.until
+        room = min(bound, until) - first_end  # the costs needed to pass it, roughly
         self._totals(n)
         budget_fn, cost_fn = self.budget, self.cost
-        ends = [first_end]
-        t = first_end
+        costs: list[float] = []  # the cost of iterations 1, 2, ... in order
+        spent = 0.0
         i, count = 0, len(crossings)
-        for j in range(1, most):
+        j = 1
+        while j < most and spent <= room:
             while i < count and 0 <= crossings[i][0] < j:  # grown by iteration j - 1
                 kv += crossings[i][3]
                 i += 1
@@ -715,14 +717,37 @@ class StepStage(StageBase):
             while k < count and crossings[k][0] == j:  # iteration j's own growth
                 grown += crossings[k][3]
                 k += 1
-            engine.kv_decode = grown
-            c = cost_fn(blank)
+            nxt = most  # iterations j+1 .. nxt-1 grow nothing
+            if k < count and crossings[k][0] >= 0:
+                nxt = min(crossings[k][0], most)
+            if grown != kv:  # iteration j alone: its budget read kv, its cost reads grown
+                engine.kv_decode = grown
+                c = cost_fn(blank)
+                if not 0.0 < c < INF:
+                    break
+                costs.append(c)
+                spent += c
+                j += 1
+                if j >= nxt:
+                    continue
+                budget = budget_fn(blank)
+                if not budget >= n or (waiting and budget != self._budget0):
+                    break
+            c = cost_fn(blank)  # the same for each of j .. nxt-1
             if not 0.0 < c < INF:
                 break
-            t = t + c
-            if not (t < bound and t <= until):
-                break
-            ends.append(t)
+            run = nxt - j
+            if room != INF:
+                run = min(run, int((room - spent) / c) + 2)
+            costs += repeat(c, run)
+            spent += c * run
+            j += run
+        # the clock adds them one at a time, in order, as iteration by iteration would
+        ends = list(accumulate(costs, initial=first_end))
+        m = min(bisect_left(ends, bound), len(ends))
+        while m > 1 and ends[m - 1] > until:
+            m -= 1
+        del ends[max(m, 1):]
         return ends
 
     def _crossings(self, scheduled: list[Resident], m: int, waiters: set[Any]) -> list[tuple]:
@@ -817,6 +842,10 @@ class StepStage(StageBase):
         if crossings:
             world = self.world
             recorder = self.recorder
+            pool = crossings[0][2].part.pool
+            if not world.gauges and all(c[2].part.pool is pool for c in crossings):
+                self._cross_quietly(ends, crossings, pool)
+                crossings = ()
             i, count = 0, len(crossings)
             while i < count:
                 j = crossings[i][0]
@@ -848,6 +877,32 @@ class StepStage(StageBase):
                 r.part.position += k
             r.remaining -= k
         self._end(scheduled)
+
+    def _cross_quietly(self, ends: list[float], crossings: list[tuple], pool: Any) -> None:
+        """`_end_span`'s crossings when they all grow one pool and no gauge reads the
+        instants: the pool's level is recorded at each crossing's time, evicting first
+        where the cache must make room."""
+        engine = self.engine
+        world = self.world
+        recorder = self.recorder
+        state = recorder.pool_state
+        index = pool.index
+        cache = pool.cache
+        cap = pool.cap
+        queued = len(pool.queue) + len(pool.front)
+        holders = pool.n_holders
+        check = world.check_invariants
+        for j, _, r, need in crossings:
+            t = engine.now = ends[j - 1]  # iteration j starts when j - 1 ends
+            r.part.alloc += need
+            pool.allocated += need
+            if pool.allocated + cache.total > cap:
+                pool.evict(recorder)
+            state(index, t, pool.allocated, cache.total, queued, holders)
+            if check:
+                pool.dirty = True
+                world._flush_pools()
+        pool.dirty = False
 
     def _end(self, scheduled: list[Resident]) -> None:
         """The iteration ends: its tokens apply; finished runs leave."""
