@@ -747,7 +747,7 @@ class StepStage(StageBase):
         m = min(bisect_left(ends, bound), len(ends))
         while m > 1 and ends[m - 1] > until:
             m -= 1
-        del ends[max(m, 1):]
+        del ends[max(m, 1) :]
         return ends
 
     def _crossings(self, scheduled: list[Resident], m: int, waiters: set[Any]) -> list[tuple]:
