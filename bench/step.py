@@ -9,6 +9,18 @@ Each case is compiled once per implementation and run three times; the best run 
 (compilation excluded) is printed with the ratio serq / pyserq, for serq with
 fast-forwarding (the default) and without it, with the share of iterations the
 fast-forward skipped; then a cProfile of serq on the loaded case (top 15 by internal time).
+
+Two workloads, each light and loaded:
+
+- the example as it is: 10 ms per iteration plus 50 us per token, outputs of about 100
+  tokens, so about 50 iterations per simulated second and about 80 per turn; the
+  per-turn work (admission, prefill chunks, session statements) dominates both
+  simulators' time;
+- "design rate": the same program at the iteration rate the design note
+  (design/step-fast-forward.md) measured for the spec's §7 program, about 590 per
+  simulated second with about one resident at light load: 0.8 ms per iteration plus
+  0.2 ms per token and outputs of about 1,200 tokens (`--set c_it=0.0008 c_tok=0.0002
+  out_mean=1200`), about 500 iterations per second and 1,300 per turn.
 """
 
 from __future__ import annotations
@@ -29,10 +41,15 @@ PROGRAM = str(Path(__file__).resolve().parents[1] / "examples" / "vllm.sq")
 HORIZON = 1000
 # Issue 10's two loads: light (Lambda 0.3, 10,000 blocks) and loaded (Lambda 0.5, 3,000
 # blocks, the cache evicts); "heavy" (Lambda 2, 250 blocks) also preempts.
+LIGHT = {"Lambda": 0.3, "blocks": 10000}
+LOADED = {"Lambda": 0.5, "blocks": 3000}
+DESIGN_RATE = {"c_it": 0.0008, "c_tok": 0.0002, "out_mean": 1200}
 CASES = {
-    "light": {"Lambda": 0.3, "blocks": 10000},
-    "loaded": {"Lambda": 0.5, "blocks": 3000},
+    "light": LIGHT,
+    "loaded": LOADED,
     "heavy": {"Lambda": 2.0, "blocks": 250},
+    "light, design rate": LIGHT | DESIGN_RATE,
+    "loaded, design rate": LOADED | DESIGN_RATE,
 }
 REPEATS = 3
 
@@ -50,23 +67,24 @@ def best_run(implementation, sets: dict, **options) -> tuple[float, object]:
 
 
 def summary(report) -> str:
-    """Iterations, preemptions and the mean hit rate, to show both ran the same load."""
-    kv = report.pools[1]
+    """Iterations, mean residents, preemptions and the mean hit rate, to show both ran the
+    same load."""
+    reqs, kv = report.pools[0], report.pools[1]
     return (
-        f"iterations {report.stages[0].iterations:>7}  preemptions {kv.preemptions:>4}  "
-        f"hit {report.observe('hit_rate').mean:.3f}"
+        f"iterations {report.stages[0].iterations:>7}  residents {reqs.mean_holders:5.2f}  "
+        f"preemptions {kv.preemptions:>4}  hit {report.observe('hit_rate').mean:.3f}"
     )
 
 
 def main() -> None:
     print(f"{PROGRAM} for {HORIZON} s, best of {REPEATS} (run time only)")
-    print(f"{'case':<8}{'pyserq s':>10}{'serq s':>10}{'ratio':>8}{'one by one':>12}{'ratio':>8}")
+    print(f"{'case':<20}{'pyserq s':>10}{'serq s':>10}{'ratio':>8}{'one by one':>12}{'ratio':>8}")
     for name, sets in CASES.items():
         theirs, their_report = best_run(pyserq, sets)
         ours, our_report = best_run(serq, sets)
         slow, _ = best_run(serq, sets, fast_forward=False)
         print(
-            f"{name:<8}{theirs:>10.3f}{ours:>10.3f}{ours / theirs:>7.2f}x"
+            f"{name:<20}{theirs:>10.3f}{ours:>10.3f}{ours / theirs:>7.2f}x"
             f"{slow:>12.3f}{slow / theirs:>7.2f}x"
         )
         engine = our_report.stages[0]

@@ -755,6 +755,8 @@ class StepStage(StageBase):
         cannot happen inside a span (it does not fit, or it would evict what a span may
         not: `_kept`), the list ends with (-j, ...) for its iteration j."""
         found: list[tuple] = []
+        growers = 0  # the residents that cross
+        blocks: Any = None  # the one pool all cross in by whole blocks, else False
         for rank, r in enumerate(scheduled):
             if not r.grows:
                 continue
@@ -763,11 +765,17 @@ class StepStage(StageBase):
             p = r.position()
             alloc = part.alloc
             b = pool.block
+            growers += 1
             if b is not None and b == math.floor(b) and alloc % b == 0 and alloc - p >= 1:
                 # fast path: whole blocks from an edge; one block every b iterations
                 step = int(b)
                 found += [(j, rank, r, b) for j in range(int(alloc - p), m, step)]
+                if blocks is None:
+                    blocks = pool
+                elif blocks is not pool:
+                    blocks = False
                 continue
+            blocks = False
             while True:
                 edge = pool.round_down(alloc) if pool.block else alloc
                 j = int(edge - p)  # the first iteration whose token passes the edge
@@ -780,14 +788,11 @@ class StepStage(StageBase):
                 alloc += need
         if not found:
             return found
-        found.sort(key=_first_two)
+        if growers > 1:
+            found.sort(key=_first_two)
         pool = found[0][2].part.pool
         b = pool.block
-        if (
-            b is not None
-            and b == math.floor(b)
-            and all(c[3] == b and c[2].part.pool is pool for c in found)
-        ):
+        if blocks is pool:
             # fast path: one pool, a whole block per crossing: count the crossings that fit
             kept = self._kept(pool, waiters, b * len(found))
             room = pool.cap - pool.allocated - kept
