@@ -90,6 +90,7 @@ class Holds:
         self.world = world
         self.engine = world.engine
         self.recorder = world.recorder
+        self.admissions = 0  # hold admissions so far, the last one numbered by it
 
     # ------------------------------------------------------------ joining, admission
 
@@ -163,6 +164,8 @@ class Holds:
         for pool in run.pools:
             pool.evict(recorder)
         run.parts = parts
+        self.admissions += 1
+        s.admitted = self.admissions
         a[CACHED] = consumed
         recorder.pool_admitted(first.index, now, now - run.joined)
         for pool in run.pools[1:]:

@@ -60,6 +60,7 @@ class Session:
         "last_preempt",
         "preempted",
         "stuck",
+        "admitted",
         # as a stage job
         "at",
         "work",
@@ -84,6 +85,7 @@ class Session:
         self.last_preempt: float | None = None  # the position of its last preemption
         self.preempted: Any = None  # the spec of the hold that preemption aborted
         self.stuck = False
+        self.admitted = 0  # the number of its latest admission (any pool): its serving order
         self.at: Any = None
         self.work = 0.0
         self.arrived = self.started = 0.0

@@ -249,13 +249,15 @@ class StepStage(StageBase):
         self.arrive_run(job, work, False, None)
 
     def _admission(self, s: Any, part: Any) -> float:
-        """The resident's admission number: its latest admission to the memory pool."""
+        """The resident's admission number: the session's latest admission, to any pool
+        (spec §3: "by the session's latest admission, the residents' serving order"),
+        when it holds the memory; after every holder when it does not."""
         memory = self.memory
         if memory is not None:
             held = part if part is not None and part.pool is memory else innermost(s, memory)
             if held is not None:
-                return float(held.seq)
-        return float(self._order) + 1e15  # no hold on the memory: after every holder
+                return float(s.admitted)
+        return float(self._order) + 1e15
 
     def cancel(self, job: Any) -> None:
         r = self.by_session.pop(job)
@@ -502,13 +504,14 @@ class StepStage(StageBase):
         if pool is not self.memory:
             return pool.victim(innermost)
         best = None
+        newest = -INF
         for stage in self.world.steps:  # every engine whose memory this pool is
             if stage.memory is not pool:
                 continue
             for r in stage.residents:
                 part = innermost(r.session, pool)
-                if part is not None and not part.leased and (best is None or part.seq > best.seq):
-                    best = part
+                if part is not None and not part.leased and r.admission > newest:
+                    best, newest = part, r.admission
         return best
 
     def _plan_exclusive(self, budget: float, chunk: float) -> None:

@@ -8,7 +8,8 @@ self-preempting resident does not stop the others (F), an admitted request that 
 decodes joins an exclusive-prefill decode batch (C), a settle ends with one pass over the
 engines, so a pool re-admits a preemption's victim and an engine that planned nothing
 plans again only at the next event (A, S), stalled growths wait among the pool's
-growers (N). Where the spec decides against the reference, serq keeps the spec, and the test pins
+growers (N). As the spec says, with the reference: the serving order and the lifo victim
+read the session's latest admission to any pool (L). Where the spec decides against the reference, serq keeps the spec, and the test pins
 serq's value and shows the reference's: the victim among every engine on a shared memory
 with tokens applied at an iteration's end (E), a growing run positioned at 0 caching
 nothing (G). Every program runs
@@ -102,3 +103,20 @@ def test_an_inner_hold_completing_does_not_reset_stuck():
     kv = [row for row in ours.pools if row.name == "kv"][0]
     assert kv.stuck == 1
     assert [p.stuck for p in ours.pools] == [p.stuck for p in theirs.pools]
+
+
+def test_the_serving_order_is_the_sessions_latest_admission_to_any_pool():
+    _, ours, path = run_both("l_latest_admission")
+    assert samples(ours, "ttft") == [(0, 4.0), (1, 6.0)]
+    assert samples(ours, "response") == [(0, 7.0), (1, 7.0)]
+    theirs = pyserq.run(pyserq.compile(path))
+    assert same(samples(ours, "response"), samples(theirs, "response"))
+
+
+def test_the_victim_is_the_resident_whose_session_was_admitted_last_anywhere():
+    _, ours, path = run_both("l_latest_admission_victim")
+    assert samples(ours, "response") == [(1, 31.0), (0, 72.0)]
+    assert ours.pools[1].preemptions == 4
+    theirs = pyserq.run(pyserq.compile(path))
+    assert same(samples(ours, "response"), samples(theirs, "response"))
+    assert theirs.pools[1].preemptions == 4
