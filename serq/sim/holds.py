@@ -342,7 +342,10 @@ class Holds:
         computed = 0.0
         for part in run.parts:
             if part.pool is pool:
-                computed = part.computed()
+                # the position a growing run gave the part, even when the run preempted
+                # itself as it arrived (what it caches is then its allocation, §7 of
+                # tests/sim/NOTES.md); a part nothing positioned is at its allocation
+                computed = part.computed() if part.position is None else part.position
         # stuck: preempted again without passing the position of the previous preemption
         # (a hold that no load or growing run moved is at its allocation, as `computed`
         # reads it; the reference agrees), counted once per session

@@ -120,3 +120,10 @@ def test_the_victim_is_the_resident_whose_session_was_admitted_last_anywhere():
     theirs = pyserq.run(pyserq.compile(path))
     assert same(samples(ours, "response"), samples(theirs, "response"))
     assert theirs.pools[1].preemptions == 4
+
+
+def test_a_run_preempted_as_it_arrives_has_computed_its_consumed_prefix():
+    _, ours, path = run_both("m_arrival_computed")
+    assert samples(ours, "comp")[4:] == [(1, 38.0), (0, 0.0)]
+    theirs = pyserq.run(pyserq.compile(path))
+    assert same(samples(ours, "comp"), samples(theirs, "comp"))
