@@ -196,11 +196,34 @@ class StepStage(StageBase):
         return total
 
     def budget_left(self) -> float:
-        """The budget the planned iteration has left (the whole budget outside a plan)."""
+        """The budget the planned iteration has left; outside a plan, what a plan started
+        now would leave once the residents took their tokens (spec §3: reading it "plans an
+        iteration"; the reference agrees), growth and preemption aside."""
         if self.planning:
             return self.left
         self._context()
-        return self.budget(self.blank)
+        blank = self.blank
+        left = self.budget(blank)
+        if not self.residents:
+            return left
+        chunk = INF if self.chunk is None else self.chunk(blank)
+        if self.exclusive:  # a resident prefill runs alone; decodes are tentative
+            for r in sorted(self.residents, key=_by_admission):
+                if not r.decoding:
+                    t = chunk if chunk < r.remaining else r.remaining
+                    return left - t if t < left else 0.0
+            return left
+        for r in self._serve_order():
+            if left <= 0:
+                break
+            remaining = r.remaining
+            if r.decoding:
+                t = 1.0 if remaining >= 1.0 else remaining
+            else:
+                t = chunk if chunk < remaining else remaining
+            if t > 0:
+                left -= t if t < left else left
+        return left
 
     def wants(self) -> bool:
         """Whether an idle stage has anything to plan: residents or a waiting queue."""

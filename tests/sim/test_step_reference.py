@@ -127,3 +127,10 @@ def test_a_run_preempted_as_it_arrives_has_computed_its_consumed_prefix():
     assert samples(ours, "comp")[4:] == [(1, 38.0), (0, 0.0)]
     theirs = pyserq.run(pyserq.compile(path))
     assert same(samples(ours, "comp"), samples(theirs, "comp"))
+
+
+def test_budget_left_outside_a_plan_is_what_a_plan_would_leave():
+    _, ours, path = run_both("o_budget_left_outside")
+    assert samples(ours, "used_at_admission") == [(0, 74.0), (1, 84.0)]
+    theirs = pyserq.run(pyserq.compile(path))
+    assert same(samples(ours, "used_at_admission"), samples(theirs, "used_at_admission"))
