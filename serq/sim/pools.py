@@ -227,6 +227,11 @@ class Pool:
             removed, units = cache.evict_to(self.cap - self.allocated)
             if units:
                 self.dirty = True
-                if removed:
-                    recorder.pool_count(self.index, "evicted_entries", removed)
-                recorder.pool_count(self.index, "evicted_units", units)
+                self.evict_counts(recorder, removed, units)
+
+    def evict_counts(self, recorder: Any, removed: int, units: float) -> None:
+        """Count an eviction of `units` that removed `removed` entries."""
+        if removed:
+            recorder.pool_count(self.index, "evicted_entries", removed)
+        if units:
+            recorder.pool_count(self.index, "evicted_units", units)

@@ -923,17 +923,29 @@ class StepStage(StageBase):
         queued = len(pool.queue) + len(pool.front)
         holders = pool.n_holders
         check = world.check_invariants
+        # whole blocks cache and evict whole units: their count is summed here and added
+        # once, exactly; otherwise each eviction is counted where it happens
+        b = pool.block
+        whole = b is not None and b == math.floor(b)
+        removed = 0
+        evicted = 0.0
         for j, _, r, need in crossings:
             t = engine.now = ends[j - 1]  # iteration j starts when j - 1 ends
             r.part.alloc += need
             pool.allocated += need
             if pool.allocated + cache.total > cap:
-                pool.evict(recorder)
+                if whole:
+                    entries, units = cache.evict_to(cap - pool.allocated)
+                    removed += entries
+                    evicted += units
+                else:
+                    pool.evict(recorder)
             state(index, t, pool.allocated, cache.total, queued, holders)
             if check:
                 pool.dirty = True
                 world._flush_pools()
         pool.dirty = False
+        pool.evict_counts(recorder, removed, evicted)
 
     def _end(self, scheduled: list[Resident]) -> None:
         """The iteration ends: its tokens apply; finished runs leave."""
