@@ -655,6 +655,11 @@ class StepStage(StageBase):
         if waiting and (not verdict.with_waiters or self.exclusive):
             return None
         if verdict.cost_varies:  # the KV the costs read moves at the crossings
+            engine = self.engine
+            room = min(engine.peek(), engine.until) - first_end
+            if room < INF:  # as many as fit at the first cost: a span of costs that fall
+                # below it ends early, and the iterations after it go on as usual
+                most = min(most, int(room / (first_end - engine.now)) + 2)
             crossings = self._crossings(scheduled, most, waiters)
             ends = self._ends_varying(first_end, n, kv, most, waiting, crossings)
         else:
@@ -666,8 +671,7 @@ class StepStage(StageBase):
         if crossings and crossings[-1][0] < 0:  # a crossing that does not fit ends it
             m = min(m, -crossings.pop()[0])
             del ends[m:]
-        while crossings and crossings[-1][0] >= m:
-            crossings.pop()
+        del crossings[bisect_left(crossings, m, key=_first) :]
         if m < 2:
             return None
         return (m, ends, crossings, scheduled)
@@ -984,6 +988,10 @@ class StepStage(StageBase):
 
 def _by_admission(r: Resident) -> tuple[float, int]:
     return (r.admission, r.order)
+
+
+def _first(item: tuple) -> Any:
+    return item[0]
 
 
 def _first_three(item: tuple) -> tuple:
