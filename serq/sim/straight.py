@@ -357,12 +357,14 @@ def run_ps(
     trace_time, trace_level = trace_times.append, trace_present.append
     blank = world.blank
     shown = -1
-    watch = end_instant is not None
+    watch = end_instant is not None and table is None  # gauges read at every instant
     keep_stale = _watched(world, gauge)
     n_stale = 0  # the stale completions by `until` not kept: they count as fired
     last_stale = -INF  # and the latest of their times
     recorder: StatsRecorder = world.recorder
     progress = recorder.progress
+    # fast path: without a progress callback the events are counted once, at the end
+    progressing = recorder.has_progress()
     live, record = recorder.live_level(), recorder.stage_record(stage.index)
     present_level, busy_level = record.present, record.busy
     live_since, live_area, live_value = live.since, live.area, live.value
@@ -379,8 +381,9 @@ def run_ps(
     c = stage.phi_const
     vtime, t_last, rate = stage.vtime, stage.t_last, stage.rate
     present = 0
-    jobs: list[tuple] = []  # (tag, order, attributes, serial, arrived): `PsStage.heap`
-    order = 0
+    # `PsStage.heap`: (tag, serial, attributes, arrived); serials are in arrival order,
+    # as the stage's order of arrival, which breaks ties between equal tags
+    jobs: list[tuple] = []
     stale: list[tuple[float, int]] = []  # (time, seq) of the stale completions
     scheduled = 0
     rate_in = workload._rate
@@ -395,8 +398,16 @@ def run_ps(
     t_stale = INF  # the first stale completion
     s_stale = 0
     mask = PROGRESS_EVERY - 1
-    fired = 0
+    fired = 0  # the events so far, if `progressing`
+    stale_fired = 0  # the stale completions fired (kept)
+    no_work = 0  # the sessions whose run had no work
     arrivals, ended = world.arrivals, world.ended
+    first = arrivals
+    # fast path: while no run of no work has ended a session, the live sessions are the
+    # jobs present and their level is the stage's `present`, updated at the same instants
+    # with the same arithmetic; `live` is then worked out at the end (or at that session)
+    mirrored = (live_since, live_area, live_value) == (present_since, present_area, present_value)
+    completed = stage_completed
     try:
         while True:
             # the next event: the least (time, seq) of the three
@@ -412,15 +423,14 @@ def run_ps(
             if time > until:  # an arrival is always pending, at a finite time
                 break
             if time != now:  # the instant `now` is over: as in `run`
-                if watch:
-                    if table is None:
-                        end_instant(now)
-                    elif present != shown:
+                if table is not None:
+                    if present != shown:
                         shown = present
                         trace_time(now)
                         trace_level(present)
+                elif watch:
+                    end_instant(now)
                 engine.now = now = time
-            changed = False
             if kind == 2:
                 # a stale `PsStage._done`: it returns at once, and the settle does nothing
                 heappop(stale)
@@ -428,17 +438,19 @@ def run_ps(
                     t_stale, s_stale = stale[0]
                 else:
                     t_stale = INF
-            elif kind == 0:
+                stale_fired += 1
+                if progressing:
+                    fired += 1
+                    if not fired & mask:
+                        progress(time)
+                continue
+            if kind == 0:
                 # `World.new_session`, then `Workload._arrive` schedules the next arrival
                 serial = arrivals
                 arrivals += 1
                 a = blank_attrs.copy()
                 if serial_read:
                     a[SERIAL] = float(serial)
-                if now > live_since:
-                    live_area += live_value * (now - live_since)
-                    live_since = now
-                live_value += 1
                 if rate_in is not None:
                     t_arrive = now + -log(1.0 - uniform()) / rate_in
                 else:
@@ -457,42 +469,65 @@ def run_ps(
                             add_session(serial)
                             add_value(v)
                 w = work(a)
-                if not w > 0:  # a run of no work completes at once
-                    _steps(post, a, now, measured, serial)
-                    ended += now >= warmup
+                if not w > 0:  # a run of no work completes at once: nothing changes
+                    if mirrored:  # from now on `live` is kept apart
+                        mirrored = False
+                        live_since, live_area = present_since, present_area
+                        live_value = float(present_value)
+                    # `StatsRecorder.arrival`, and `World.end_session` of a session without
+                    # holds, leases or frames
                     if now > live_since:
                         live_area += live_value * (now - live_since)
                         live_since = now
-                    live_value -= 1
-                else:
-                    # `PsStage.arrive`
-                    if now != t_last:
-                        if present:
-                            vtime += (now - t_last) * rate
-                        t_last = now
-                    heappush(jobs, (vtime + w, order, a, serial, now))
-                    order += 1
-                    stage.present = present = present + 1
-                    if present == known:  # as in `run`
-                        table.append(gauge(blank))
-                        known += 1
-                    rate = c / present
-                    changed = True
-                    # `StatsRecorder.stage_state`, inlined
-                    if now > present_since:
-                        present_area += present_value * (now - present_since)
-                        busy_area += busy_value * (now - present_since)
-                        present_since = now
-                    present_value = present
-                    busy_value = 1.0
-            else:
-                # the live `PsStage._done`, then `settle` runs the session to its end
-                t_done = INF  # fired: it does not turn stale
+                    _steps(post, a, now, measured, serial)
+                    ended += now >= warmup
+                    no_work += 1
+                    if progressing:
+                        fired += 1
+                        if not fired & mask:
+                            progress(time)
+                    continue
+                if not mirrored:  # `StatsRecorder.arrival`
+                    if now > live_since:
+                        live_area += live_value * (now - live_since)
+                        live_since = now
+                    live_value += 1
+                # `PsStage.arrive`
                 if now != t_last:
                     if present:
                         vtime += (now - t_last) * rate
                     t_last = now
-                tag, _, a, serial, arrived = heappop(jobs)
+                heappush(jobs, (vtime + w, serial, a, now))
+                stage.present = present = present + 1
+                if present == known:  # as in `run`
+                    table.append(gauge(blank))
+                    known += 1
+                rate = c / present
+                # `StatsRecorder.stage_state`, inlined
+                if now > present_since:
+                    dt = now - present_since
+                    present_area += present_value * dt
+                    busy_area += busy_value * dt
+                    present_since = now
+                present_value = present
+                busy_value = 1.0
+                # `PsStage.reschedule` (next): the live completion, if any, turns stale
+                if t_done != INF:
+                    if keep_stale:
+                        heappush(stale, (t_done, s_done))
+                        t_stale, s_stale = stale[0]
+                    elif t_done <= until:
+                        n_stale += 1
+                        if t_done > last_stale:
+                            last_stale = t_done
+            else:
+                # the live `PsStage._done` (it fired: it does not turn stale), then `settle`
+                # runs the session to its end
+                if now != t_last:
+                    if present:
+                        vtime += (now - t_last) * rate
+                    t_last = now
+                tag, serial, a, arrived = heappop(jobs)
                 if tag > vtime:
                     vtime = tag
                 stage.present = present = present - 1
@@ -500,16 +535,15 @@ def run_ps(
                     rate = 0.0
                 else:
                     rate = c / present
-                changed = True
                 if now > present_since:
-                    present_area += present_value * (now - present_since)
-                    busy_area += busy_value * (now - present_since)
+                    dt = now - present_since
+                    present_area += present_value * dt
+                    busy_area += busy_value * dt
                     present_since = now
                 present_value = present
                 busy_value = 1.0 if present else 0.0
-                if now >= measured:  # `StatsRecorder.stage_done`
+                if now >= measured:  # `StatsRecorder.stage_done`; its wait, 0, at the end
                     stage_completed += 1
-                    stage_wait += arrived - arrived
                     stage_service += now - arrived
                 for slot, value, samples in post:
                     if samples is None:  # set
@@ -522,33 +556,30 @@ def run_ps(
                             add_session(serial)
                             add_value(v)
                 ended += now >= warmup  # `World.end_session`, as above
-                if now > live_since:
-                    live_area += live_value * (now - live_since)
-                    live_since = now
-                live_value -= 1
-            if changed:
-                # `PsStage.reschedule`: the live completion, if any, turns stale
-                if t_done != INF:
-                    if keep_stale:
-                        heappush(stale, (t_done, s_done))
-                        t_stale, s_stale = stale[0]
-                    elif t_done <= until:
-                        n_stale += 1
-                        if t_done > last_stale:
-                            last_stale = t_done
-                t_done = INF
-                if jobs and rate > 0:
-                    dt = (jobs[0][0] - vtime) / rate
-                    if dt < 0.0:
-                        dt = 0.0
-                    if dt < INF:
-                        t_done = now + dt
-                        s_done = scheduled
-                        scheduled += 1
-            fired += 1
-            if not fired & mask:
-                progress(time)
+                if not mirrored:  # `StatsRecorder.session_ended`
+                    if now > live_since:
+                        live_area += live_value * (now - live_since)
+                        live_since = now
+                    live_value -= 1
+            # `PsStage.reschedule` (the stage changed); a positive `rate` means jobs present
+            t_done = INF
+            if rate > 0:
+                dt = (jobs[0][0] - vtime) / rate
+                if dt < 0.0:
+                    dt = 0.0
+                if dt < INF:
+                    t_done = now + dt
+                    s_done = scheduled
+                    scheduled += 1
+            if progressing:
+                fired += 1
+                if not fired & mask:
+                    progress(time)
     finally:
+        if mirrored:
+            live_since, live_area, live_value = present_since, present_area, float(present_value)
+        if stage_completed > completed:  # each added a wait of 0.0 (`arrived - arrived`)
+            stage_wait += 0.0
         world.arrivals, world.ended = arrivals, ended
         live.since, live.area, live.value = live_since, live_area, live_value
         for level, since, area, value in (
@@ -562,7 +593,10 @@ def run_ps(
         if table is not None:
             _record_gauge(world.recorder, trace_times, trace_present, table)
         _pad_turns(world)
-    engine.events += fired + n_stale
+    # the arrivals, the completions (of the sessions that arrived with work and left) and
+    # the stale completions, fired or only counted
+    arrived = arrivals - first
+    engine.events += arrived + (arrived - no_work - len(jobs)) + stale_fired + n_stale
     if last_stale > engine.now:  # the clock moves on to the last stale completion
         if end_instant is not None:
             end_instant(engine.now)
