@@ -685,11 +685,11 @@ def _record_gauge(
 ) -> None:
     """Record the one level gauge as `StatsRecorder.gauges` would have at the end of each
     instant: `times` are the ends of the instants after which `present` had changed (the
-    gauge cannot have changed at the others). The first goes through `gauges` itself; the
-    later ones are later in time, and each is a change if it differs from the one before
-    (a level gauge is never NaN)."""
+    gauge cannot have changed at the others), increasing. When no two levels have the
+    same value, each of them is a change point (`present` differs from the one before)."""
     if times:
-        recorder.gauge_series(times, list(map(table.__getitem__, present)))
+        values = list(map(table.__getitem__, present))
+        recorder.gauge_series(times, values, len(set(table)) == len(table))
 
 
 def _reads(node: Any, func: str) -> bool:
