@@ -24,6 +24,13 @@ finite is a function of the stage's `present` (`_level_gauge`): the loops read i
 per value of `present` and keep what `StatsRecorder.gauges` keeps, inline. With such a
 gauge or none, and no progress callback, a stale ps completion changes nothing anyone
 sees but the count of events and the clock's last value, so `run_ps` only counts it.
+
+Both loops skip work whose result they can tell otherwise, with the same numbers: until a
+run of no work ends a session at once, the live sessions are the jobs at the stage, so
+the level of live sessions is the stage's `present`, changed at the same instants by the
+same arithmetic, and is copied from it instead of being kept; without a progress callback
+the events are counted at the end (arrivals, completions, stale completions), not one by
+one; the stage's `present` level is kept as a float equal to the count of jobs.
 """
 
 from __future__ import annotations
@@ -157,17 +164,18 @@ def run(
     trace_time, trace_level = trace_times.append, trace_present.append
     blank = world.blank
     shown = -1  # the `present` of the last instant traced
-    watch = end_instant is not None  # gauges to read when an instant is over
+    watch = end_instant is not None and table is None  # gauges read at every instant
     # fast path: the recorder's calls inlined (`StatsRecorder.arrival`, `stage_state` of a
     # fifo stage, `stage_done`, `session_ended`): the same updates in the same order
     recorder: StatsRecorder = world.recorder
     progress = recorder.progress
+    progressing = recorder.has_progress()  # else the events are counted at the end
     live, record = recorder.live_level(), recorder.stage_record(stage.index)
     present_level, busy_level = record.present, record.busy
     # the levels and sums live in locals during the loop (written back when it ends)
     live_since, live_area, live_value = live.since, live.area, live.value
     present_since, present_area = present_level.since, present_level.area
-    present_value = present_level.value
+    present_value = present_level.value  # kept a float equal to `present`, as in `run_ps`
     busy_area, busy_value = busy_level.area, busy_level.value
     assert busy_level.since == present_since  # both set together from the warm-up on
     stage_completed, stage_wait, stage_service = record.completed, record.wait, record.service
@@ -190,9 +198,14 @@ def run(
     job: tuple | None = None  # (attributes, serial, arrived) in service since `started`
     started = 0.0
     mask = PROGRESS_EVERY - 1
-    fired = 0
+    fired = 0  # the events so far, if `progressing`
+    no_work = 0  # the sessions whose run had no work
     arrivals, ended = world.arrivals, world.ended
+    first = arrivals
     present = stage.present
+    assert present == present_value == 0 and not stage.in_service
+    # the live sessions are the jobs present until a run of no work: as in `run_ps`
+    mirrored = (live_since, live_area, live_value) == (present_since, present_area, present_value)
     try:
         while True:
             arriving = t_arrive < t_done or (t_arrive == t_done and s_arrive < s_done)
@@ -200,13 +213,13 @@ def run(
             if time > until:  # an arrival is always pending, at a finite time
                 break
             if time != now:  # the instant `now` is over: `World.end_instant`
-                if watch:
-                    if table is None:
-                        end_instant(now)
-                    elif present != shown:  # a level gauge changes only with `present`
+                if table is not None:
+                    if present != shown:  # a level gauge changes only with `present`
                         shown = present
                         trace_time(now)
                         trace_level(present)
+                elif watch:
+                    end_instant(now)
                 engine.now = now = time
             if arriving:
                 # `World.new_session`, then `Workload._arrive` schedules the next arrival
@@ -216,10 +229,6 @@ def run(
                 a = blank_attrs.copy()
                 if serial_read:
                     a[SERIAL] = float(serial)
-                if now > live_since:
-                    live_area += live_value * (now - live_since)
-                    live_since = now
-                live_value += 1
                 if rate is not None:
                     t_arrive = now + -log(1.0 - uniform()) / rate
                 else:
@@ -239,14 +248,27 @@ def run(
                             add_value(v)
                 w = work(a)
                 if not w > 0:  # a run of no work completes at once
-                    _steps(post, a, now, measured, serial)
-                    # `World.end_session` of a session without holds, leases or frames
-                    ended += now >= warmup
+                    if mirrored:  # from now on `live` is kept apart
+                        mirrored = False
+                        live_since, live_area, live_value = (
+                            present_since,
+                            present_area,
+                            present_value,
+                        )
+                    # `StatsRecorder.arrival`, and `World.end_session` of a session without
+                    # holds, leases or frames
                     if now > live_since:
                         live_area += live_value * (now - live_since)
                         live_since = now
-                    live_value -= 1
+                    _steps(post, a, now, measured, serial)
+                    ended += now >= warmup
+                    no_work += 1
                 else:
+                    if not mirrored:  # `StatsRecorder.arrival`
+                        if now > live_since:
+                            live_area += live_value * (now - live_since)
+                            live_since = now
+                        live_value += 1
                     present += 1
                     stage.present = present
                     if job is None:  # the server is free (`in_service` 0)
@@ -262,10 +284,11 @@ def run(
                         table.append(gauge(blank))
                         known += 1
                     if now > present_since:  # the two levels change together: one `since`
-                        present_area += present_value * (now - present_since)
-                        busy_area += busy_value * (now - present_since)
+                        dt = now - present_since
+                        present_area += present_value * dt
+                        busy_area += busy_value * dt
                         present_since = now
-                    present_value = present
+                    present_value += 1.0
                     busy_value = 1.0
             else:
                 # `FifoStage._done`, then `settle` runs the session to its end
@@ -285,10 +308,11 @@ def run(
                     job = None
                     t_done = INF
                 if now > present_since:  # the two levels change together: one `since`
-                    present_area += present_value * (now - present_since)
-                    busy_area += busy_value * (now - present_since)
+                    dt = now - present_since
+                    present_area += present_value * dt
+                    busy_area += busy_value * dt
                     present_since = now
-                present_value = present
+                present_value -= 1.0
                 busy_value = 1.0 if present else 0.0
                 if now >= measured:
                     stage_completed += 1
@@ -305,14 +329,18 @@ def run(
                             add_session(serial)
                             add_value(v)
                 ended += now >= warmup  # `World.end_session`, as above
-                if now > live_since:
-                    live_area += live_value * (now - live_since)
-                    live_since = now
-                live_value -= 1
-            fired += 1
-            if not fired & mask:
-                progress(time)
+                if not mirrored:  # `StatsRecorder.session_ended`
+                    if now > live_since:
+                        live_area += live_value * (now - live_since)
+                        live_since = now
+                    live_value -= 1
+            if progressing:
+                fired += 1
+                if not fired & mask:
+                    progress(time)
     finally:
+        if mirrored:
+            live_since, live_area, live_value = present_since, present_area, present_value
         world.arrivals, world.ended = arrivals, ended
         live.since, live.area, live.value = live_since, live_area, live_value
         for level, since, area, value in (
@@ -325,7 +353,10 @@ def run(
         if table is not None:
             _record_gauge(world.recorder, trace_times, trace_present, table)
         _pad_turns(world)
-    engine.events += fired
+    # the arrivals and the completions (of the sessions that arrived with work and left)
+    arrived = arrivals - first
+    left = arrived - no_work - len(waiting) - (job is not None)
+    engine.events += arrived + left
     if end_instant is not None:
         end_instant(engine.now)
 
@@ -369,10 +400,12 @@ def run_ps(
     present_level, busy_level = record.present, record.busy
     live_since, live_area, live_value = live.since, live.area, live.value
     present_since, present_area = present_level.since, present_level.area
+    # fast path: the level's value is kept as a float (`present`, a number of jobs, is an
+    # int), which it equals: float arithmetic, the same numbers
     present_value = present_level.value
     busy_area, busy_value = busy_level.area, busy_level.value
     assert busy_level.since == present_since  # both set together from the warm-up on
-    assert not stage.heap and not stage.present and not stage.dirty
+    assert not stage.heap and not stage.present and not stage.dirty and present_value == 0
     stage_completed, stage_wait, stage_service = record.completed, record.wait, record.service
     measured = recorder.warmup
     warmup = world.warmup
@@ -473,7 +506,7 @@ def run_ps(
                     if mirrored:  # from now on `live` is kept apart
                         mirrored = False
                         live_since, live_area = present_since, present_area
-                        live_value = float(present_value)
+                        live_value = present_value
                     # `StatsRecorder.arrival`, and `World.end_session` of a session without
                     # holds, leases or frames
                     if now > live_since:
@@ -502,15 +535,15 @@ def run_ps(
                 if present == known:  # as in `run`
                     table.append(gauge(blank))
                     known += 1
-                rate = c / present
                 # `StatsRecorder.stage_state`, inlined
                 if now > present_since:
                     dt = now - present_since
                     present_area += present_value * dt
                     busy_area += busy_value * dt
                     present_since = now
-                present_value = present
+                present_value += 1.0
                 busy_value = 1.0
+                rate = c / present_value
                 # `PsStage.reschedule` (next): the live completion, if any, turns stale
                 if t_done != INF:
                     if keep_stale:
@@ -531,17 +564,17 @@ def run_ps(
                 if tag > vtime:
                     vtime = tag
                 stage.present = present = present - 1
-                if not present:
-                    rate = 0.0
-                else:
-                    rate = c / present
                 if now > present_since:
                     dt = now - present_since
                     present_area += present_value * dt
                     busy_area += busy_value * dt
                     present_since = now
-                present_value = present
-                busy_value = 1.0 if present else 0.0
+                present_value -= 1.0
+                if present:
+                    busy_value = 1.0
+                    rate = c / present_value
+                else:
+                    busy_value = rate = 0.0
                 if now >= measured:  # `StatsRecorder.stage_done`; its wait, 0, at the end
                     stage_completed += 1
                     stage_service += now - arrived
@@ -577,7 +610,7 @@ def run_ps(
                     progress(time)
     finally:
         if mirrored:
-            live_since, live_area, live_value = present_since, present_area, float(present_value)
+            live_since, live_area, live_value = present_since, present_area, present_value
         if stage_completed > completed:  # each added a wait of 0.0 (`arrived - arrived`)
             stage_wait += 0.0
         world.arrivals, world.ended = arrivals, ended
