@@ -73,6 +73,8 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
         return None
     if type(world.recorder) is not StatsRecorder:  # its calls are inlined
         return None
+    if world.recorder.warmup != world.warmup:  # the loops count ended sessions as completed
+        return None
     if not isinstance(program.arrival, ir.Poisson | ir.Renewal) or program.trace is not None:
         return None
     if program.blocks[program.init]:
@@ -200,6 +202,7 @@ def run(
     mask = PROGRESS_EVERY - 1
     fired = 0  # the events so far, if `progressing`
     no_work = 0  # the sessions whose run had no work
+    completed = stage_completed
     arrivals, ended = world.arrivals, world.ended
     first = arrivals
     present = stage.present
@@ -328,7 +331,6 @@ def run(
                             add_time(now)
                             add_session(serial)
                             add_value(v)
-                ended += now >= warmup  # `World.end_session`, as above
                 if not mirrored:  # `StatsRecorder.session_ended`
                     if now > live_since:
                         live_area += live_value * (now - live_since)
@@ -341,7 +343,8 @@ def run(
     finally:
         if mirrored:
             live_since, live_area, live_value = present_since, present_area, present_value
-        world.arrivals, world.ended = arrivals, ended
+        # `World.end_session` (as in `run_ps`): those of no work, and the completions
+        world.arrivals, world.ended = arrivals, ended + stage_completed - completed
         live.since, live.area, live.value = live_since, live_area, live_value
         for level, since, area, value in (
             (present_level, present_since, present_area, present_value),
@@ -444,15 +447,19 @@ def run_ps(
     try:
         while True:
             # the next event: the least (time, seq) of the three
+            # (`arriving`: True, False for the live completion, None for a stale one)
             if t_arrive < t_done or (t_arrive == t_done and s_arrive < s_done):
-                kind = 0
+                arriving = True
                 time = t_arrive
+                if t_stale <= time and (t_stale < time or s_stale < s_arrive):
+                    arriving = None
+                    time = t_stale
             else:
-                kind = 1
+                arriving = False
                 time = t_done
-            if t_stale <= time and (t_stale < time or s_stale < (s_done if kind else s_arrive)):
-                kind = 2
-                time = t_stale
+                if t_stale <= time and (t_stale < time or s_stale < s_done):
+                    arriving = None
+                    time = t_stale
             if time > until:  # an arrival is always pending, at a finite time
                 break
             if time != now:  # the instant `now` is over: as in `run`
@@ -464,7 +471,7 @@ def run_ps(
                 elif watch:
                     end_instant(now)
                 engine.now = now = time
-            if kind == 2:
+            if arriving is None:
                 # a stale `PsStage._done`: it returns at once, and the settle does nothing
                 heappop(stale)
                 if stale:
@@ -477,7 +484,7 @@ def run_ps(
                     if not fired & mask:
                         progress(time)
                 continue
-            if kind == 0:
+            if arriving:
                 # `World.new_session`, then `Workload._arrive` schedules the next arrival
                 serial = arrivals
                 arrivals += 1
@@ -588,7 +595,6 @@ def run_ps(
                             add_time(now)
                             add_session(serial)
                             add_value(v)
-                ended += now >= warmup  # `World.end_session`, as above
                 if not mirrored:  # `StatsRecorder.session_ended`
                     if now > live_since:
                         live_area += live_value * (now - live_since)
@@ -613,7 +619,9 @@ def run_ps(
             live_since, live_area, live_value = present_since, present_area, present_value
         if stage_completed > completed:  # each added a wait of 0.0 (`arrived - arrived`)
             stage_wait += 0.0
-        world.arrivals, world.ended = arrivals, ended
+        # `World.end_session`: the sessions that ended from the warm-up on are those of no
+        # work counted in `ended`, and the completions counted in the stage's record
+        world.arrivals, world.ended = arrivals, ended + stage_completed - completed
         live.since, live.area, live.value = live_since, live_area, live_value
         for level, since, area, value in (
             (present_level, present_since, present_area, present_value),

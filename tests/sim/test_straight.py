@@ -210,3 +210,20 @@ def test_reading_work_takes_the_event_path(monkeypatch):
     monkeypatch.setattr(straight, "run", lambda *args: taken.append(1))
     serq.run(serq.compile(source=text, horizon=50, warmup=0))
     assert not taken
+
+
+def test_a_recorder_measuring_from_another_warmup_takes_the_event_path(monkeypatch):
+    # the loops count the sessions ended from the warm-up on as the completions measured
+    from serq.sim import simulate
+    from serq.sim.recorder import StatsRecorder
+
+    program = serq.compile(source=PROGRAMS["ps"], horizon=500, warmup=100).program
+    taken = []
+    real = straight.run
+    monkeypatch.setattr(straight, "run", lambda *args: taken.append(1) or real(*args))
+    outcomes = []
+    for warmup in (100.0, 50.0):
+        recorder = StatsRecorder(program, warmup)
+        outcomes.append(simulate(program, recorder=recorder))
+    assert taken == [1]
+    assert outcomes[0].ended == outcomes[1].ended  # ended counts from the run's warm-up
