@@ -562,10 +562,9 @@ def run_ps(
                             last_stale = t_done
             else:
                 # the live `PsStage._done` (it fired: it does not turn stale), then `settle`
-                # runs the session to its end
+                # runs the session to its end; a job is present (it is the one done)
                 if now != t_last:
-                    if present:
-                        vtime += (now - t_last) * rate
+                    vtime += (now - t_last) * rate
                     t_last = now
                 tag, serial, a, arrived = heappop(jobs)
                 if tag > vtime:
