@@ -117,6 +117,7 @@ class StatsRecorder:
         self._stages = [_Stage(warmup, isinstance(s.kind, ir.Fifo)) for s in program.stages]
         self._pools = [_Pool(warmup) for _ in program.pools]
         self._gauge_points = [([], []) for _ in program.gauges]  # times, values: change points
+        self._gauge_unordered: set[int] = set()  # gauges told of an instant before the last
         self._last_gauges: tuple[float, ...] | None = None
         self._live = _Level(warmup)
 
@@ -134,9 +135,16 @@ class StatsRecorder:
         """Whether a progress callback listens (the straight path then keeps its clock)."""
         return self._progress is not None
 
-    def gauge_series(self, times: list[float], values: list[float]) -> None:
+    def gauge_series(self, times: list[float], values: list[float], distinct: bool) -> None:
         """The one gauge's values (never NaN) at the ends of the increasing instants
-        `times`, recorded as `gauges` at each would have: its change points only."""
+        `times`, recorded as `gauges` at each would have: its change points only.
+        `distinct`: each value differs from the one before it (each is a change)."""
+        if distinct and self._last_gauges is None:
+            # fast path: nothing recorded yet, so `gauges` would record the first value,
+            # then each later one: the lists become the change points as they are
+            self._gauge_points[0] = (times, values)
+            self._last_gauges = (values[-1],)
+            return
         self.gauges(times[0], (values[0],))
         changed = list(map(ne, islice(values, 1, None), values))
         points, held = self._gauge_points[0]
@@ -283,6 +291,8 @@ class StatsRecorder:
                     times.pop()
                     held.pop()
             else:
+                if times and now < times[-1]:  # the clock went back: `_gauge` checks the times
+                    self._gauge_unordered.add(i)
                 times.append(now)
                 held.append(value)
 
@@ -323,7 +333,9 @@ class StatsRecorder:
             name: _observe(name, *self._samples[i]) for i, name in enumerate(self.program.observes)
         }
         gauges = {
-            g.name: _gauge(g.name, *self._gauge_points[i], self.warmup, end)
+            g.name: _gauge(
+                g.name, *self._gauge_points[i], self.warmup, end, i not in self._gauge_unordered
+            )
             for i, g in enumerate(self.program.gauges)
         }
         stages = tuple(
@@ -404,8 +416,14 @@ def _observe(name: str, times: list, sessions: list, turns: list, values: list) 
     )
 
 
-def _gauge(name: str, times: list, values: list, warmup: float, end: float) -> Gauge:
-    mean, ci, least, greatest = stats.step_summary(times, values, warmup, end)
+def _gauge(
+    name: str, times: list, values: list, warmup: float, end: float, increasing: bool
+) -> Gauge:
+    """The row of a gauge with change points `times` and `values`; `increasing`: the times
+    are known to increase strictly (`gauges` replaces the point of an instant it is told
+    of again, and the clock does not go back)."""
+    summary = stats.step_summary(times, values, warmup, end, increasing=increasing)
+    mean, ci, least, greatest = summary
     return Gauge(
         name=name,
         mean=mean,

@@ -24,6 +24,13 @@ finite is a function of the stage's `present` (`_level_gauge`): the loops read i
 per value of `present` and keep what `StatsRecorder.gauges` keeps, inline. With such a
 gauge or none, and no progress callback, a stale ps completion changes nothing anyone
 sees but the count of events and the clock's last value, so `run_ps` only counts it.
+
+Both loops skip work whose result they can tell otherwise, with the same numbers: until a
+run of no work ends a session at once, the live sessions are the jobs at the stage, so
+the level of live sessions is the stage's `present`, changed at the same instants by the
+same arithmetic, and is copied from it instead of being kept; without a progress callback
+the events are counted at the end (arrivals, completions, stale completions), not one by
+one; the stage's `present` level is kept as a float equal to the count of jobs.
 """
 
 from __future__ import annotations
@@ -65,6 +72,8 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
     if not ENABLED or world.pools or world.steps or world.limit is not None:
         return None
     if type(world.recorder) is not StatsRecorder:  # its calls are inlined
+        return None
+    if world.recorder.warmup != world.warmup:  # the loops count ended sessions as completed
         return None
     if not isinstance(program.arrival, ir.Poisson | ir.Renewal) or program.trace is not None:
         return None
@@ -157,17 +166,18 @@ def run(
     trace_time, trace_level = trace_times.append, trace_present.append
     blank = world.blank
     shown = -1  # the `present` of the last instant traced
-    watch = end_instant is not None  # gauges to read when an instant is over
+    watch = end_instant is not None and table is None  # gauges read at every instant
     # fast path: the recorder's calls inlined (`StatsRecorder.arrival`, `stage_state` of a
     # fifo stage, `stage_done`, `session_ended`): the same updates in the same order
     recorder: StatsRecorder = world.recorder
     progress = recorder.progress
+    progressing = recorder.has_progress()  # else the events are counted at the end
     live, record = recorder.live_level(), recorder.stage_record(stage.index)
     present_level, busy_level = record.present, record.busy
     # the levels and sums live in locals during the loop (written back when it ends)
     live_since, live_area, live_value = live.since, live.area, live.value
     present_since, present_area = present_level.since, present_level.area
-    present_value = present_level.value
+    present_value = present_level.value  # kept a float equal to `present`, as in `run_ps`
     busy_area, busy_value = busy_level.area, busy_level.value
     assert busy_level.since == present_since  # both set together from the warm-up on
     stage_completed, stage_wait, stage_service = record.completed, record.wait, record.service
@@ -190,9 +200,15 @@ def run(
     job: tuple | None = None  # (attributes, serial, arrived) in service since `started`
     started = 0.0
     mask = PROGRESS_EVERY - 1
-    fired = 0
+    fired = 0  # the events so far, if `progressing`
+    no_work = 0  # the sessions whose run had no work
+    completed = stage_completed
     arrivals, ended = world.arrivals, world.ended
+    first = arrivals
     present = stage.present
+    assert present == present_value == 0 and not stage.in_service
+    # the live sessions are the jobs present until a run of no work: as in `run_ps`
+    mirrored = (live_since, live_area, live_value) == (present_since, present_area, present_value)
     try:
         while True:
             arriving = t_arrive < t_done or (t_arrive == t_done and s_arrive < s_done)
@@ -200,13 +216,13 @@ def run(
             if time > until:  # an arrival is always pending, at a finite time
                 break
             if time != now:  # the instant `now` is over: `World.end_instant`
-                if watch:
-                    if table is None:
-                        end_instant(now)
-                    elif present != shown:  # a level gauge changes only with `present`
+                if table is not None:
+                    if present != shown:  # a level gauge changes only with `present`
                         shown = present
                         trace_time(now)
                         trace_level(present)
+                elif watch:
+                    end_instant(now)
                 engine.now = now = time
             if arriving:
                 # `World.new_session`, then `Workload._arrive` schedules the next arrival
@@ -216,10 +232,6 @@ def run(
                 a = blank_attrs.copy()
                 if serial_read:
                     a[SERIAL] = float(serial)
-                if now > live_since:
-                    live_area += live_value * (now - live_since)
-                    live_since = now
-                live_value += 1
                 if rate is not None:
                     t_arrive = now + -log(1.0 - uniform()) / rate
                 else:
@@ -239,14 +251,27 @@ def run(
                             add_value(v)
                 w = work(a)
                 if not w > 0:  # a run of no work completes at once
-                    _steps(post, a, now, measured, serial)
-                    # `World.end_session` of a session without holds, leases or frames
-                    ended += now >= warmup
+                    if mirrored:  # from now on `live` is kept apart
+                        mirrored = False
+                        live_since, live_area, live_value = (
+                            present_since,
+                            present_area,
+                            present_value,
+                        )
+                    # `StatsRecorder.arrival`, and `World.end_session` of a session without
+                    # holds, leases or frames
                     if now > live_since:
                         live_area += live_value * (now - live_since)
                         live_since = now
-                    live_value -= 1
+                    _steps(post, a, now, measured, serial)
+                    ended += now >= warmup
+                    no_work += 1
                 else:
+                    if not mirrored:  # `StatsRecorder.arrival`
+                        if now > live_since:
+                            live_area += live_value * (now - live_since)
+                            live_since = now
+                        live_value += 1
                     present += 1
                     stage.present = present
                     if job is None:  # the server is free (`in_service` 0)
@@ -262,10 +287,11 @@ def run(
                         table.append(gauge(blank))
                         known += 1
                     if now > present_since:  # the two levels change together: one `since`
-                        present_area += present_value * (now - present_since)
-                        busy_area += busy_value * (now - present_since)
+                        dt = now - present_since
+                        present_area += present_value * dt
+                        busy_area += busy_value * dt
                         present_since = now
-                    present_value = present
+                    present_value += 1.0
                     busy_value = 1.0
             else:
                 # `FifoStage._done`, then `settle` runs the session to its end
@@ -285,10 +311,11 @@ def run(
                     job = None
                     t_done = INF
                 if now > present_since:  # the two levels change together: one `since`
-                    present_area += present_value * (now - present_since)
-                    busy_area += busy_value * (now - present_since)
+                    dt = now - present_since
+                    present_area += present_value * dt
+                    busy_area += busy_value * dt
                     present_since = now
-                present_value = present
+                present_value -= 1.0
                 busy_value = 1.0 if present else 0.0
                 if now >= measured:
                     stage_completed += 1
@@ -304,16 +331,20 @@ def run(
                             add_time(now)
                             add_session(serial)
                             add_value(v)
-                ended += now >= warmup  # `World.end_session`, as above
-                if now > live_since:
-                    live_area += live_value * (now - live_since)
-                    live_since = now
-                live_value -= 1
-            fired += 1
-            if not fired & mask:
-                progress(time)
+                if not mirrored:  # `StatsRecorder.session_ended`
+                    if now > live_since:
+                        live_area += live_value * (now - live_since)
+                        live_since = now
+                    live_value -= 1
+            if progressing:
+                fired += 1
+                if not fired & mask:
+                    progress(time)
     finally:
-        world.arrivals, world.ended = arrivals, ended
+        if mirrored:
+            live_since, live_area, live_value = present_since, present_area, present_value
+        # `World.end_session` (as in `run_ps`): those of no work, and the completions
+        world.arrivals, world.ended = arrivals, ended + stage_completed - completed
         live.since, live.area, live.value = live_since, live_area, live_value
         for level, since, area, value in (
             (present_level, present_since, present_area, present_value),
@@ -325,7 +356,10 @@ def run(
         if table is not None:
             _record_gauge(world.recorder, trace_times, trace_present, table)
         _pad_turns(world)
-    engine.events += fired
+    # the arrivals and the completions (of the sessions that arrived with work and left)
+    arrived = arrivals - first
+    left = arrived - no_work - len(waiting) - (job is not None)
+    engine.events += arrived + left
     if end_instant is not None:
         end_instant(engine.now)
 
@@ -357,20 +391,24 @@ def run_ps(
     trace_time, trace_level = trace_times.append, trace_present.append
     blank = world.blank
     shown = -1
-    watch = end_instant is not None
+    watch = end_instant is not None and table is None  # gauges read at every instant
     keep_stale = _watched(world, gauge)
     n_stale = 0  # the stale completions by `until` not kept: they count as fired
     last_stale = -INF  # and the latest of their times
     recorder: StatsRecorder = world.recorder
     progress = recorder.progress
+    # fast path: without a progress callback the events are counted once, at the end
+    progressing = recorder.has_progress()
     live, record = recorder.live_level(), recorder.stage_record(stage.index)
     present_level, busy_level = record.present, record.busy
     live_since, live_area, live_value = live.since, live.area, live.value
     present_since, present_area = present_level.since, present_level.area
+    # fast path: the level's value is kept as a float (`present`, a number of jobs, is an
+    # int), which it equals: float arithmetic, the same numbers
     present_value = present_level.value
     busy_area, busy_value = busy_level.area, busy_level.value
     assert busy_level.since == present_since  # both set together from the warm-up on
-    assert not stage.heap and not stage.present and not stage.dirty
+    assert not stage.heap and not stage.present and not stage.dirty and present_value == 0
     stage_completed, stage_wait, stage_service = record.completed, record.wait, record.service
     measured = recorder.warmup
     warmup = world.warmup
@@ -379,8 +417,9 @@ def run_ps(
     c = stage.phi_const
     vtime, t_last, rate = stage.vtime, stage.t_last, stage.rate
     present = 0
-    jobs: list[tuple] = []  # (tag, order, attributes, serial, arrived): `PsStage.heap`
-    order = 0
+    # `PsStage.heap`: (tag, serial, attributes, arrived); serials are in arrival order,
+    # as the stage's order of arrival, which breaks ties between equal tags
+    jobs: list[tuple] = []
     stale: list[tuple[float, int]] = []  # (time, seq) of the stale completions
     scheduled = 0
     rate_in = workload._rate
@@ -395,50 +434,63 @@ def run_ps(
     t_stale = INF  # the first stale completion
     s_stale = 0
     mask = PROGRESS_EVERY - 1
-    fired = 0
+    fired = 0  # the events so far, if `progressing`
+    stale_fired = 0  # the stale completions fired (kept)
+    no_work = 0  # the sessions whose run had no work
     arrivals, ended = world.arrivals, world.ended
+    first = arrivals
+    # fast path: while no run of no work has ended a session, the live sessions are the
+    # jobs present and their level is the stage's `present`, updated at the same instants
+    # with the same arithmetic; `live` is then worked out at the end (or at that session)
+    mirrored = (live_since, live_area, live_value) == (present_since, present_area, present_value)
+    completed = stage_completed
     try:
         while True:
             # the next event: the least (time, seq) of the three
+            # (`arriving`: True, False for the live completion, None for a stale one)
             if t_arrive < t_done or (t_arrive == t_done and s_arrive < s_done):
-                kind = 0
+                arriving = True
                 time = t_arrive
+                if t_stale <= time and (t_stale < time or s_stale < s_arrive):
+                    arriving = None
+                    time = t_stale
             else:
-                kind = 1
+                arriving = False
                 time = t_done
-            if t_stale <= time and (t_stale < time or s_stale < (s_done if kind else s_arrive)):
-                kind = 2
-                time = t_stale
+                if t_stale <= time and (t_stale < time or s_stale < s_done):
+                    arriving = None
+                    time = t_stale
             if time > until:  # an arrival is always pending, at a finite time
                 break
             if time != now:  # the instant `now` is over: as in `run`
-                if watch:
-                    if table is None:
-                        end_instant(now)
-                    elif present != shown:
+                if table is not None:
+                    if present != shown:
                         shown = present
                         trace_time(now)
                         trace_level(present)
+                elif watch:
+                    end_instant(now)
                 engine.now = now = time
-            changed = False
-            if kind == 2:
+            if arriving is None:
                 # a stale `PsStage._done`: it returns at once, and the settle does nothing
                 heappop(stale)
                 if stale:
                     t_stale, s_stale = stale[0]
                 else:
                     t_stale = INF
-            elif kind == 0:
+                stale_fired += 1
+                if progressing:
+                    fired += 1
+                    if not fired & mask:
+                        progress(time)
+                continue
+            if arriving:
                 # `World.new_session`, then `Workload._arrive` schedules the next arrival
                 serial = arrivals
                 arrivals += 1
                 a = blank_attrs.copy()
                 if serial_read:
                     a[SERIAL] = float(serial)
-                if now > live_since:
-                    live_area += live_value * (now - live_since)
-                    live_since = now
-                live_value += 1
                 if rate_in is not None:
                     t_arrive = now + -log(1.0 - uniform()) / rate_in
                 else:
@@ -457,59 +509,80 @@ def run_ps(
                             add_session(serial)
                             add_value(v)
                 w = work(a)
-                if not w > 0:  # a run of no work completes at once
-                    _steps(post, a, now, measured, serial)
-                    ended += now >= warmup
+                if not w > 0:  # a run of no work completes at once: nothing changes
+                    if mirrored:  # from now on `live` is kept apart
+                        mirrored = False
+                        live_since, live_area = present_since, present_area
+                        live_value = present_value
+                    # `StatsRecorder.arrival`, and `World.end_session` of a session without
+                    # holds, leases or frames
                     if now > live_since:
                         live_area += live_value * (now - live_since)
                         live_since = now
-                    live_value -= 1
-                else:
-                    # `PsStage.arrive`
-                    if now != t_last:
-                        if present:
-                            vtime += (now - t_last) * rate
-                        t_last = now
-                    heappush(jobs, (vtime + w, order, a, serial, now))
-                    order += 1
-                    stage.present = present = present + 1
-                    if present == known:  # as in `run`
-                        table.append(gauge(blank))
-                        known += 1
-                    rate = c / present
-                    changed = True
-                    # `StatsRecorder.stage_state`, inlined
-                    if now > present_since:
-                        present_area += present_value * (now - present_since)
-                        busy_area += busy_value * (now - present_since)
-                        present_since = now
-                    present_value = present
-                    busy_value = 1.0
-            else:
-                # the live `PsStage._done`, then `settle` runs the session to its end
-                t_done = INF  # fired: it does not turn stale
+                    _steps(post, a, now, measured, serial)
+                    ended += now >= warmup
+                    no_work += 1
+                    if progressing:
+                        fired += 1
+                        if not fired & mask:
+                            progress(time)
+                    continue
+                if not mirrored:  # `StatsRecorder.arrival`
+                    if now > live_since:
+                        live_area += live_value * (now - live_since)
+                        live_since = now
+                    live_value += 1
+                # `PsStage.arrive`
                 if now != t_last:
                     if present:
                         vtime += (now - t_last) * rate
                     t_last = now
-                tag, _, a, serial, arrived = heappop(jobs)
+                heappush(jobs, (vtime + w, serial, a, now))
+                stage.present = present = present + 1
+                if present == known:  # as in `run`
+                    table.append(gauge(blank))
+                    known += 1
+                # `StatsRecorder.stage_state`, inlined
+                if now > present_since:
+                    dt = now - present_since
+                    present_area += present_value * dt
+                    busy_area += busy_value * dt
+                    present_since = now
+                present_value += 1.0
+                busy_value = 1.0
+                rate = c / present_value
+                # `PsStage.reschedule` (next): the live completion, if any, turns stale
+                if t_done != INF:
+                    if keep_stale:
+                        heappush(stale, (t_done, s_done))
+                        t_stale, s_stale = stale[0]
+                    elif t_done <= until:
+                        n_stale += 1
+                        if t_done > last_stale:
+                            last_stale = t_done
+            else:
+                # the live `PsStage._done` (it fired: it does not turn stale), then `settle`
+                # runs the session to its end; a job is present (it is the one done)
+                if now != t_last:
+                    vtime += (now - t_last) * rate
+                    t_last = now
+                tag, serial, a, arrived = heappop(jobs)
                 if tag > vtime:
                     vtime = tag
                 stage.present = present = present - 1
-                if not present:
-                    rate = 0.0
-                else:
-                    rate = c / present
-                changed = True
                 if now > present_since:
-                    present_area += present_value * (now - present_since)
-                    busy_area += busy_value * (now - present_since)
+                    dt = now - present_since
+                    present_area += present_value * dt
+                    busy_area += busy_value * dt
                     present_since = now
-                present_value = present
-                busy_value = 1.0 if present else 0.0
-                if now >= measured:  # `StatsRecorder.stage_done`
+                present_value -= 1.0
+                if present:
+                    busy_value = 1.0
+                    rate = c / present_value
+                else:
+                    busy_value = rate = 0.0
+                if now >= measured:  # `StatsRecorder.stage_done`; its wait, 0, at the end
                     stage_completed += 1
-                    stage_wait += arrived - arrived
                     stage_service += now - arrived
                 for slot, value, samples in post:
                     if samples is None:  # set
@@ -521,35 +594,33 @@ def run_ps(
                             add_time(now)
                             add_session(serial)
                             add_value(v)
-                ended += now >= warmup  # `World.end_session`, as above
-                if now > live_since:
-                    live_area += live_value * (now - live_since)
-                    live_since = now
-                live_value -= 1
-            if changed:
-                # `PsStage.reschedule`: the live completion, if any, turns stale
-                if t_done != INF:
-                    if keep_stale:
-                        heappush(stale, (t_done, s_done))
-                        t_stale, s_stale = stale[0]
-                    elif t_done <= until:
-                        n_stale += 1
-                        if t_done > last_stale:
-                            last_stale = t_done
-                t_done = INF
-                if jobs and rate > 0:
-                    dt = (jobs[0][0] - vtime) / rate
-                    if dt < 0.0:
-                        dt = 0.0
-                    if dt < INF:
-                        t_done = now + dt
-                        s_done = scheduled
-                        scheduled += 1
-            fired += 1
-            if not fired & mask:
-                progress(time)
+                if not mirrored:  # `StatsRecorder.session_ended`
+                    if now > live_since:
+                        live_area += live_value * (now - live_since)
+                        live_since = now
+                    live_value -= 1
+            # `PsStage.reschedule` (the stage changed); a positive `rate` means jobs present
+            t_done = INF
+            if rate > 0:
+                dt = (jobs[0][0] - vtime) / rate
+                if dt < 0.0:
+                    dt = 0.0
+                if dt < INF:
+                    t_done = now + dt
+                    s_done = scheduled
+                    scheduled += 1
+            if progressing:
+                fired += 1
+                if not fired & mask:
+                    progress(time)
     finally:
-        world.arrivals, world.ended = arrivals, ended
+        if mirrored:
+            live_since, live_area, live_value = present_since, present_area, present_value
+        if stage_completed > completed:  # each added a wait of 0.0 (`arrived - arrived`)
+            stage_wait += 0.0
+        # `World.end_session`: the sessions that ended from the warm-up on are those of no
+        # work counted in `ended`, and the completions counted in the stage's record
+        world.arrivals, world.ended = arrivals, ended + stage_completed - completed
         live.since, live.area, live.value = live_since, live_area, live_value
         for level, since, area, value in (
             (present_level, present_since, present_area, present_value),
@@ -562,7 +633,10 @@ def run_ps(
         if table is not None:
             _record_gauge(world.recorder, trace_times, trace_present, table)
         _pad_turns(world)
-    engine.events += fired + n_stale
+    # the arrivals, the completions (of the sessions that arrived with work and left) and
+    # the stale completions, fired or only counted
+    arrived = arrivals - first
+    engine.events += arrived + (arrived - no_work - len(jobs)) + stale_fired + n_stale
     if last_stale > engine.now:  # the clock moves on to the last stale completion
         if end_instant is not None:
             end_instant(engine.now)
@@ -651,11 +725,11 @@ def _record_gauge(
 ) -> None:
     """Record the one level gauge as `StatsRecorder.gauges` would have at the end of each
     instant: `times` are the ends of the instants after which `present` had changed (the
-    gauge cannot have changed at the others). The first goes through `gauges` itself; the
-    later ones are later in time, and each is a change if it differs from the one before
-    (a level gauge is never NaN)."""
+    gauge cannot have changed at the others), increasing. When no two levels have the
+    same value, each of them is a change point (`present` differs from the one before)."""
     if times:
-        recorder.gauge_series(times, list(map(table.__getitem__, present)))
+        values = list(map(table.__getitem__, present))
+        recorder.gauge_series(times, values, len(set(table)) == len(table))
 
 
 def _reads(node: Any, func: str) -> bool:

@@ -7,6 +7,7 @@ The expected numbers of the three traces are the reference's report of the same 
 from __future__ import annotations
 
 import math
+import random
 
 import pytest
 
@@ -138,6 +139,53 @@ def test_a_repeated_instant_that_returns_to_the_old_value_leaves_no_point():
     rec.gauges(2.0, (1.0, 0.0))
     g = rec.finish(outcome(4.0, 0, 0, 0)).gauge("q")
     assert g.times == (0.0,) and g.values == (1.0,) and g.mean == 1.0
+
+
+ONE_GAUGE = FIFO.replace("gauge b = busy(server);\n", "")
+
+
+def _series(warmup: float, times: list, values: list, how: str):
+    """The gauge row of `ONE_GAUGE` told of `values` at the ends of the instants `times`
+    one instant at a time (`gauges`) or all at once (`gauge_series`)."""
+    rec = StatsRecorder(link(ONE_GAUGE), warmup)
+    if how == "instants":
+        for t, v in zip(times, values, strict=True):
+            rec.gauges(t, (v,))
+    else:
+        rec.gauge_series(list(times), list(values), how == "distinct")
+    return rec.finish(outcome(times[-1] + 3.0, 0, 0, 0)).gauge("q")
+
+
+@pytest.mark.parametrize("warmup", [0.0, 2.5, 7.0])
+def test_a_gauge_series_is_recorded_as_its_instants(warmup):
+    rng = random.Random(3)
+    times = sorted(set(rng.uniform(0, 10) for _ in range(300)))
+    changing = [float(rng.randint(0, 5))]
+    for _ in times[1:]:
+        changing.append(rng.choice([v for v in (0.0, 1.0, 2.5, 4.0, 5.0) if v != changing[-1]]))
+    repeating = [float(rng.randint(0, 2)) for _ in times]  # equal neighbours: not distinct
+    for values, hows in ((changing, ("distinct", "any")), (repeating, ("any",))):
+        expected = _series(warmup, times, values, "instants")
+        for how in hows:
+            got = _series(warmup, times, values, how)
+            assert repr(got) == repr(expected)
+            assert (got.times, got.values) == (expected.times, expected.values)
+        # the same as the generic summary, which checks that the times increase
+        mean, ci, least, greatest = stats.step_summary(
+            list(expected.times), list(expected.values), warmup, times[-1] + 3.0
+        )
+        assert repr((expected.mean, expected.ci, expected.min, expected.max)) == repr(
+            (mean, ci, least, greatest)
+        )
+
+
+def test_a_gauge_told_of_an_earlier_instant_keeps_only_what_was_held():
+    rec = StatsRecorder(link(ONE_GAUGE), 0.0)
+    for t, v in ((0.0, 1.0), (4.0, 7.0), (2.0, 3.0), (6.0, 2.0)):  # 4.0 then 2.0: back
+        rec.gauges(t, (v,))
+    g = rec.finish(outcome(8.0, 0, 0, 0)).gauge("q")
+    assert g.times == (0.0, 4.0, 2.0, 6.0)
+    assert (g.min, g.max) == stats.held_range(g.times, g.values, 0.0, 8.0) == (1.0, 3.0)
 
 
 def test_admissions_to_the_other_pools_of_a_hold_are_counted():

@@ -148,3 +148,9 @@ def test_step_summary_is_the_three_functions_at_once():
         except (ValueError, OverflowError) as error:
             got = type(error).__name__
         assert got == expected, (times, values, start, stop)
+        if all(a < b for a, b in zip(times, times[1:], strict=False)):  # they increase
+            try:
+                got = repr(list(stats.step_summary(times, values, start, stop, increasing=True)))
+            except (ValueError, OverflowError) as error:
+                got = type(error).__name__
+            assert got == expected, (times, values, start, stop)

@@ -135,19 +135,54 @@ run { horizon 2000; warmup 100; seed 1; }
 }
 
 
-def _report(text: str, seed: int, on: bool, monkeypatch: pytest.MonkeyPatch) -> str:
+def _report(text: str, seed: int, on: bool, monkeypatch: pytest.MonkeyPatch, **options) -> str:
+    """The report of `text` on the straight path (`on`) or the event path, as text: its
+    repr and, since the repr leaves them out, every sample and gauge change point."""
     monkeypatch.setattr(straight, "ENABLED", on)
-    program = serq.compile(source=text, seed=seed)
-    return repr(serq.run(program))
+    report = serq.run(serq.compile(source=text, seed=seed, **options))
+    samples = {
+        name: (o.times, o.sessions, o.turns, o.samples) for name, o in report.observes.items()
+    }
+    points = {name: (g.times, g.values) for name, g in report.gauges.items()}
+    return repr((report, samples, points))
+
+
+def _same(fast: str, slow: str) -> None:
+    """Assert that two report texts are equal, showing where they first differ (pytest's
+    own diff of texts this long takes minutes)."""
+    if fast != slow:
+        pairs = enumerate(zip(fast, slow, strict=False))
+        at = next((i for i, (a, b) in pairs if a != b), min(len(fast), len(slow)))
+        pytest.fail(f"differ at {at}: {fast[at - 80 : at + 80]!r} != {slow[at - 80 : at + 80]!r}")
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 @pytest.mark.parametrize("seed", [1, 2, 7])
 def test_straight_path_equals_event_path(name, seed, monkeypatch):
     text = PROGRAMS[name]
-    fast = _report(text, seed, True, monkeypatch)
-    slow = _report(text, seed, False, monkeypatch)
-    assert fast == slow
+    _same(_report(text, seed, True, monkeypatch), _report(text, seed, False, monkeypatch))
+
+
+@pytest.mark.parametrize("name", ["ps", "ps_flat_level_gauge", "mg1_gauge", "dd_ps_ties"])
+@pytest.mark.parametrize("warmup", [0, 37.5])
+def test_gauge_points_and_dump_equal_the_event_paths(name, warmup, tmp_path, monkeypatch):
+    # a level gauge's change points come from the loop's trace (taken as they are when
+    # every level has its own value); the summaries, the points and the dump all agree
+    from serq.report import write_dump
+
+    text = PROGRAMS[name]
+    fast = _report(text, 3, True, monkeypatch, warmup=warmup)
+    _same(fast, _report(text, 3, False, monkeypatch, warmup=warmup))
+    dumps = {}
+    for on in (True, False):
+        monkeypatch.setattr(straight, "ENABLED", on)
+        report = serq.run(serq.compile(source=text, seed=3, warmup=warmup))
+        paths = write_dump(report, tmp_path / str(on))
+        dumps[on] = {p.relative_to(tmp_path / str(on)): p.read_text() for p in paths}
+    assert dumps[True].keys() == dumps[False].keys()
+    for path, written in dumps[True].items():
+        _same(written, dumps[False][path])
+    assert any(p.parts[0] == "gauge" for p in dumps[True])
 
 
 @pytest.mark.parametrize("name", ["ps", "mm1"])
@@ -210,3 +245,20 @@ def test_reading_work_takes_the_event_path(monkeypatch):
     monkeypatch.setattr(straight, "run", lambda *args: taken.append(1))
     serq.run(serq.compile(source=text, horizon=50, warmup=0))
     assert not taken
+
+
+def test_a_recorder_measuring_from_another_warmup_takes_the_event_path(monkeypatch):
+    # the loops count the sessions ended from the warm-up on as the completions measured
+    from serq.sim import simulate
+    from serq.sim.recorder import StatsRecorder
+
+    program = serq.compile(source=PROGRAMS["ps"], horizon=500, warmup=100).program
+    taken = []
+    real = straight.run
+    monkeypatch.setattr(straight, "run", lambda *args: taken.append(1) or real(*args))
+    outcomes = []
+    for warmup in (100.0, 50.0):
+        recorder = StatsRecorder(program, warmup)
+        outcomes.append(simulate(program, recorder=recorder))
+    assert taken == [1]
+    assert outcomes[0].ended == outcomes[1].ended  # ended counts from the run's warm-up
