@@ -285,15 +285,19 @@ def install(program: ir.Program, stages: list[StageBase], pending: list[Any]) ->
             stages[k] = st
 
 
-def compile_flow_run(stmt: ir.Run, work: Callable[[Any], float], exprs: Any) -> Callable:
-    """The step of `run a, b, ... (w)`: a flow over the named stages, started now."""
+def compile_flow_run(
+    stmt: ir.Run, work: Callable[[Any], float], exprs: Any, world: Any
+) -> Callable:
+    """The step of `run a, b, ... (w)`: a flow over the named stages, started now (a run of
+    zero work goes through `world.zero_run`)."""
     resolvers = tuple(exprs.resolver(ref) for ref in stmt.stages)
+    zero_run = world.zero_run
 
     def run_flow(s: Any) -> bool:
         a = s.attrs
         w = work(a)
         if not w > 0:  # a run of zero work completes at once
-            return True
+            return zero_run(s)
         stages = tuple(r(a) for r in resolvers)
         s.state = AT_STAGE
         stages[0].network.start(s, stages, w)

@@ -134,13 +134,14 @@ class StatementCompiler:
 
     def _run(self, stmt: ir.Run) -> Step:
         if len(stmt.stages) > 1:
-            return compile_flow_run(stmt, self.expr(stmt.work), self.exprs)
+            return compile_flow_run(stmt, self.expr(stmt.work), self.exprs, self.world)
         if stmt.mode != "plain" or stmt.growing is not None:
             from serq.sim.step import compile_run  # the step engine imports this module's peers
 
             return compile_run(self, stmt)
         ref = stmt.stages[0]
         work = self.expr(stmt.work)
+        zero_run = self.world.zero_run
         if ref.index is None or isinstance(ref.index, ir.Num):
             # fast path: a stage known before the run needs no resolving
             member = self.exprs.resolver(ref)(None)
@@ -148,7 +149,7 @@ class StatementCompiler:
             def run_at(s: Session) -> bool:
                 w = work(s.attrs)
                 if not w > 0:
-                    return True
+                    return zero_run(s)
                 s.state = AT_STAGE
                 member.arrive(s, w)
                 return False
@@ -160,7 +161,7 @@ class StatementCompiler:
             a = s.attrs
             w = work(a)
             if not w > 0:  # a run of zero work (or none at all) completes at once
-                return True
+                return zero_run(s)
             s.state = AT_STAGE
             stage(a).arrive(s, w)
             return False

@@ -1022,12 +1022,13 @@ def compile_run(compiler: Any, stmt: ir.Run) -> Callable[[Any], bool]:
     growing = None if stmt.growing is None else exprs.resolver(stmt.growing)
     decoding = stmt.mode == "decode"
     origin = stmt.origin
+    zero_run = compiler.world.zero_run
 
     def run(s: Any) -> bool:
         a = s.attrs
         w = work(a)
         if not w > 0:  # a run of zero work completes at once
-            return True
+            return zero_run(s)
         member = stage(a)
         if not isinstance(member, StepStage):
             raise SimError(origin, "a prefill or decode run needs a step stage")

@@ -250,6 +250,7 @@ def run(
                             add_session(serial)
                             add_value(v)
                 w = work(a)
+                # no other session is ever ready here: the session goes on (`World.zero_run`)
                 if not w > 0:  # a run of no work completes at once
                     if mirrored:  # from now on `live` is kept apart
                         mirrored = False
@@ -509,6 +510,7 @@ def run_ps(
                             add_session(serial)
                             add_value(v)
                 w = work(a)
+                # no other session is ever ready here: the session goes on (`World.zero_run`)
                 if not w > 0:  # a run of no work completes at once: nothing changes
                     if mirrored:  # from now on `live` is kept apart
                         mirrored = False

@@ -7,7 +7,8 @@ admissions of every pool in declaration order, until nothing changes; then every
 that changed schedules its next completion, in stage order (as the reference does: its
 completions at one instant fall after the other events there). A session runs until a
 step stops it; closing a hold's scope releases it, and a release retries the pools at
-once, so a session admitted by it is ready before the releasing one goes on.
+once, so a session admitted by it is ready before the releasing one goes on. A run of
+zero work completes at once but lets the sessions already ready run first (`zero_run`).
 """
 
 from __future__ import annotations
@@ -282,6 +283,17 @@ class World:
         if job.serial >= 0:
             job.state = READY
             self.ready.append(job)
+
+    def zero_run(self, s: Session) -> bool:
+        """`s` ran a run of zero work, which completes at once: True when it goes on now,
+        because no other session is ready; else it goes behind the ready ones (the spec
+        does not say which runs first; the reference queues it, tests/sim/NOTES.md §10)."""
+        ready = self.ready
+        if not ready:
+            return True
+        s.state = READY
+        ready.append(s)
+        return False
 
     def count_turn(self, s: Session) -> None:
         """`s` executed `turn;`."""

@@ -134,3 +134,14 @@ def test_budget_left_outside_a_plan_is_what_a_plan_would_leave():
     assert samples(ours, "used_at_admission") == [(0, 74.0), (1, 84.0)]
     theirs = pyserq.run(pyserq.compile(path))
     assert same(samples(ours, "used_at_admission"), samples(theirs, "used_at_admission"))
+
+
+def test_a_run_of_zero_work_goes_behind_the_ready_sessions():
+    """A plain run, a step run and a flow of zero work complete at once, behind the
+    sessions already ready (I; the program's comment works the order out)."""
+    _, ours, path = run_both("i_zero_run")
+    theirs = pyserq.run(pyserq.compile(path))
+    assert samples(ours, "order") == [(2, 2.0), (1, 1.0), (0, 0.0)]
+    assert samples(ours, "done") == [(2, 1.0), (1, 2.0), (0, 3.0)]
+    for stat in ("order", "done"):
+        assert same(samples(ours, stat), samples(theirs, stat)), stat
