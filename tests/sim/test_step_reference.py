@@ -14,6 +14,11 @@ serq's value and shows the reference's: the victim among every engine on a share
 with tokens applied at an iteration's end (E), a growing run positioned at 0 caching
 nothing (G). Every program runs
 the same with and without fast-forwarding.
+
+A search of the pools and the other stages added three more: `stuck` across an inner hold
+(K) and a run of zero work that lets the ready sessions run first (I) follow the
+reference; a spill into a full tier evicts from it after the write, keeping the spec's
+invariant against the reference (J).
 """
 
 from __future__ import annotations
@@ -145,3 +150,19 @@ def test_a_run_of_zero_work_goes_behind_the_ready_sessions():
     assert samples(ours, "done") == [(2, 1.0), (1, 2.0), (0, 3.0)]
     for stat in ("order", "done"):
         assert same(samples(ours, stat), samples(theirs, stat)), stat
+
+
+def test_a_spill_into_a_full_tier_evicts_from_it_after_writing():
+    """The spec's invariant, allocated + cached <= cap in every reachable configuration,
+    holds after a spill: the tier evicts once the spilled prefix is in (J). The reference
+    evicts from the tier before it writes the spill, so the tier stays above its cap until
+    the next spill or admission there."""
+    _, ours, path = run_both("j_spill_tier")
+    theirs = pyserq.run(pyserq.compile(path))
+    assert samples(ours, "in") == [(0, 0.0), (1, 0.0), (2, 4.0), (3, 0.0)]
+    assert samples(theirs, "in") == [(0, 0.0), (1, 4.0), (2, 4.0), (3, 0.0)]
+    ours_t, theirs_t = ours.pools[1], theirs.pools[1]
+    assert (ours_t.evicted_entries, ours_t.evicted_units) == (2, 8.0)
+    assert (theirs_t.evicted_entries, theirs_t.evicted_units) == (1, 4.0)
+    assert ours_t.mean_cached == pytest.approx(3.8)  # 4 from 1 to the horizon, 20
+    assert theirs_t.mean_cached == pytest.approx(7.4)  # 8 from 2 on, above the cap of 6
