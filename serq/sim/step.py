@@ -198,31 +198,27 @@ class StepStage(StageBase):
     def budget_left(self) -> float:
         """The budget the planned iteration has left; outside a plan, what a plan started
         now would leave once the residents took their tokens (spec §3: reading it "plans an
-        iteration"; the reference agrees), growth and preemption aside."""
+        iteration"; the reference agrees), growth, preemption and admission aside. Every
+        resident counts, under `serve exclusive prefill` too, as the reference reads it;
+        the sum of the tokens, at most the budget, does not depend on the serve order."""
         if self.planning:
             return self.left
         self._context()
         blank = self.blank
         left = self.budget(blank)
-        if not self.residents:
-            return left
-        chunk = INF if self.chunk is None else self.chunk(blank)
-        if self.exclusive:  # a resident prefill runs alone; decodes are tentative
-            for r in sorted(self.residents, key=_by_admission):
-                if not r.decoding:
-                    t = chunk if chunk < r.remaining else r.remaining
-                    return left - t if t < left else 0.0
-            return left
-        for r in self._serve_order():
-            if left <= 0:
-                break
-            remaining = r.remaining
-            if r.decoding:
-                t = 1.0 if remaining >= 1.0 else remaining
-            else:
-                t = chunk if chunk < remaining else remaining
-            if t > 0:
-                left -= t if t < left else left
+        residents = self.residents
+        if residents:
+            chunk = INF if self.chunk is None else self.chunk(blank)
+            for r in residents:
+                if left <= 0:
+                    break
+                remaining = r.remaining
+                if r.decoding:
+                    t = 1.0 if remaining >= 1.0 else remaining
+                else:
+                    t = chunk if chunk < remaining else remaining
+                if t > 0:
+                    left -= t if t < left else left
         return left
 
     def wants(self) -> bool:

@@ -18,7 +18,8 @@ the same with and without fast-forwarding.
 A search of the pools and the other stages added three more: `stuck` across an inner hold
 (K) and a run of zero work that lets the ready sessions run first (I) follow the
 reference; a spill into a full tier evicts from it after the write, keeping the spec's
-invariant against the reference (J).
+invariant against the reference (J). And budget_left read outside a plan is what a plan
+would leave, as the spec says and the reference does (O).
 """
 
 from __future__ import annotations
@@ -166,3 +167,21 @@ def test_a_spill_into_a_full_tier_evicts_from_it_after_writing():
     assert (theirs_t.evicted_entries, theirs_t.evicted_units) == (1, 4.0)
     assert ours_t.mean_cached == pytest.approx(3.8)  # 4 from 1 to the horizon, 20
     assert theirs_t.mean_cached == pytest.approx(7.4)  # 8 from 2 on, above the cap of 6
+
+
+@pytest.mark.parametrize(
+    "name, b1, b2",
+    [
+        ("o_budget_left", [(3, 6.0), (4, 22.0)], [(3, 22.0), (4, 38.0)]),
+        ("o_budget_left_exclusive", [(3, 0.0), (4, 0.0)], [(3, 0.0), (4, 16.0)]),
+    ],
+)
+def test_budget_left_outside_a_plan_is_what_a_plan_now_would_leave(name, b1, b2):
+    """Reading budget_left "plans an iteration" (spec §3): outside a plan it is the budget
+    less the residents' tokens, every resident counted (O; the programs work it out)."""
+    _, ours, path = run_both(name)
+    theirs = pyserq.run(pyserq.compile(path))
+    assert samples(ours, "b1") == b1
+    assert samples(ours, "b2") == b2
+    for stat in ("b1", "b2"):
+        assert same(samples(ours, stat), samples(theirs, stat)), stat
