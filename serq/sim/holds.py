@@ -356,6 +356,9 @@ class Holds:
         s.last_preempt = position
         s.preempted = run.spec
         self.world.cancel_wait(s)
+        # set before the releases: a cache clause that reads `computed` reads the value the
+        # re-executed hold will find (the spec does not say; the reference does this)
+        s.attrs[COMPUTED] = computed
         frames = s.frames
         while frames:
             frame = frames.pop()
@@ -365,7 +368,6 @@ class Holds:
                         self.release_part(s, part)
                 if frame.hold is run:
                     break
-        s.attrs[COMPUTED] = computed
         self.join(s, run.spec, at_front=True)
 
 

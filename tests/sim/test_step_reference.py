@@ -19,7 +19,8 @@ A search of the pools and the other stages added three more: `stuck` across an i
 (K) and a run of zero work that lets the ready sessions run first (I) follow the
 reference; a spill into a full tier evicts from it after the write, keeping the spec's
 invariant against the reference (J). And budget_left read outside a plan is what a plan
-would leave, as the spec says and the reference does (O).
+would leave, as the spec says and the reference does (O), and a preempted hold's cache
+clause reads the `computed` the preemption sets (Q, reference).
 """
 
 from __future__ import annotations
@@ -185,3 +186,12 @@ def test_budget_left_outside_a_plan_is_what_a_plan_now_would_leave(name, b1, b2)
     assert samples(ours, "b2") == b2
     for stat in ("b1", "b2"):
         assert same(samples(ours, stat), samples(theirs, stat)), stat
+
+
+def test_a_preempted_holds_cache_clause_reads_the_computed_it_sets():
+    """At a preemption `computed` is set before the hold's cache clause is read, so
+    cache (computed) keeps the prefix the re-executed hold then finds (Q)."""
+    _, ours, path = run_both("q_preempt_cache_reads_computed")
+    theirs = pyserq.run(pyserq.compile(path))
+    assert samples(ours, "k") == [(0, 2.0), (0, 2.0)]
+    assert same(samples(ours, "k"), samples(theirs, "k"))
