@@ -7,7 +7,8 @@ admissions of every pool in declaration order, until nothing changes; then every
 that changed schedules its next completion, in stage order (as the reference does: its
 completions at one instant fall after the other events there). A session runs until a
 step stops it; closing a hold's scope releases it, and a release retries the pools at
-once, so a session admitted by it is ready before the releasing one goes on. A run of
+once, so a session admitted by it is ready before the releasing one goes on (a session's
+end retries nothing: the settle retries what it freed after the ready sessions). A run of
 zero work completes at once but lets the sessions already ready run first (`zero_run`).
 """
 
@@ -332,8 +333,8 @@ class World:
         self.recorder.session_ended(now, s.serial)
         if self.closed:
             self.workload.on_end(s)
-        if held:
-            self.retry_pools()
+        # no retry here, unlike a scope's release: the pools it freed are retried by the
+        # settle, after the sessions ready now (the spec's settle order; the reference too)
         if self.limit is not None and self.live == 0 and self.arrivals >= self.limit:
             self.drained_at = now
             self.engine.stop()

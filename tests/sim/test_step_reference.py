@@ -20,7 +20,8 @@ A search of the pools and the other stages added three more: `stuck` across an i
 reference; a spill into a full tier evicts from it after the write, keeping the spec's
 invariant against the reference (J). And budget_left read outside a plan is what a plan
 would leave, as the spec says and the reference does (O), and a preempted hold's cache
-clause reads the `computed` the preemption sets (Q, reference).
+clause reads the `computed` the preemption sets (Q, reference), and what a session's end
+releases waits for the settle's retry (R, reference).
 """
 
 from __future__ import annotations
@@ -195,3 +196,12 @@ def test_a_preempted_holds_cache_clause_reads_the_computed_it_sets():
     theirs = pyserq.run(pyserq.compile(path))
     assert samples(ours, "k") == [(0, 2.0), (0, 2.0)]
     assert same(samples(ours, "k"), samples(theirs, "k"))
+
+
+def test_what_a_sessions_end_releases_is_retried_after_the_ready_sessions():
+    """A session's end does not retry the pools at once, as a scope's release does: the
+    settle retries them once the sessions ready then have run (R)."""
+    _, ours, path = run_both("r_end_release")
+    theirs = pyserq.run(pyserq.compile(path))
+    assert samples(ours, "got") == [(2, 1.0), (1, 2.0)]
+    assert same(samples(ours, "got"), samples(theirs, "got"))
