@@ -15,13 +15,12 @@ with tokens applied at an iteration's end (E), a growing run positioned at 0 cac
 nothing (G). Every program runs
 the same with and without fast-forwarding.
 
-A search of the pools and the other stages added three more: `stuck` across an inner hold
-(K) and a run of zero work that lets the ready sessions run first (I) follow the
-reference; a spill into a full tier evicts from it after the write, keeping the spec's
-invariant against the reference (J). And budget_left read outside a plan is what a plan
-would leave, as the spec says and the reference does (O), and a preempted hold's cache
-clause reads the `computed` the preemption sets (Q, reference), and what a session's end
-releases waits for the settle's retry (R, reference).
+Later searches added more. With the reference: `stuck` across an inner hold (K), a run of
+zero work that lets the ready sessions run first (I), budget_left read outside a plan as
+what a plan would leave, every resident counted (O, as the spec says), a preempted hold's
+cache clause reading the `computed` the preemption sets (Q) and a session's end leaving
+the retry of what it released to the settle (R). Against it, for the spec's invariant: a
+spill into a full tier evicts from it after the write (J).
 """
 
 from __future__ import annotations
