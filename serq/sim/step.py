@@ -349,7 +349,7 @@ class StepStage(StageBase):
         engine.attention = attention
         c = self.cost(blank)
         self.busy = True
-        self.recorder.iteration(self.index, now, prefills, decodes, tokens)
+        self.recorder.iteration(self.index, now, prefills, decodes, tokens, now + c)
         seq = engine.schedule(now + c, self._end, scheduled)
         if (
             self.verdict is not None
@@ -916,6 +916,9 @@ class StepStage(StageBase):
         """The iteration ends: its tokens apply; finished runs leave."""
         now = self.engine.now
         self.busy = False
+        # the iteration's shape lasts until now, not until the next one starts: the
+        # residents may stall on a growth and the stage not iterate (as the reference)
+        self.recorder.iteration_end(self.index, now)
         finished = []
         for r in scheduled:
             t = r.tokens
