@@ -569,7 +569,11 @@ class StepStage(StageBase):
                         r.tokens = 0.0
                     return None
                 if not self.scheduled:
-                    return self._keep(tentative, budget)
+                    if self.preempted:  # no admission in an iteration that preempted
+                        return self._keep(tentative, budget)
+                    # admitted, but its run is not here (it waits at another pool): no
+                    # prefill is selected, so admission goes on (as the reference)
+                    continue
                 tentative = tentative + self.scheduled  # a request that only decodes joins
                 self.scheduled = []
                 if budget - sum(r.tokens for r in tentative) <= 0:
