@@ -196,11 +196,21 @@ class StepStage(StageBase):
         return total
 
     def budget_left(self) -> float:
-        """The budget the planned iteration has left (the whole budget outside a plan)."""
+        """The budget the planned iteration has left; outside a plan, what an iteration
+        planned now would leave once the residents took their tokens (reading it "plans
+        an iteration", spec §3 Gauges; the reference's value)."""
         if self.planning:
             return self.left
         self._context()
-        return self.budget(self.blank)
+        blank = self.blank
+        left = self.budget(blank)
+        chunk = INF if self.chunk is None else self.chunk(blank)
+        for r in self.residents:
+            if r.decoding:
+                left -= 1.0 if r.remaining >= 1.0 else r.remaining
+            else:
+                left -= chunk if chunk < r.remaining else r.remaining
+        return left if left > 0 else 0.0
 
     def wants(self) -> bool:
         """Whether an idle stage has anything to plan: residents or a waiting queue."""
