@@ -320,7 +320,7 @@ class World:
         self.recorder.session_ended(now, s.serial)
         if self.closed:
             self.workload.on_end(s)
-        if held:
+        if held and not any(st.planning for st in self.steps):
             self.retry_pools()
         if self.limit is not None and self.live == 0 and self.arrivals >= self.limit:
             self.drained_at = now
