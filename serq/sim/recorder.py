@@ -62,6 +62,7 @@ class _Stage:
         "kinds",
         "decodes",
         "started",
+        "ends",
         "carried",
         "batches",
         "batch_decodes",
@@ -80,7 +81,8 @@ class _Stage:
         self.iterations = 0
         self.kinds = (_Level(warmup), _Level(warmup), _Level(warmup))  # prefill, decode, mixed
         self.decodes = _Level(warmup)
-        self.started: float | None = None  # the running iteration's start, and its decodes
+        self.started: float | None = None  # the running iteration's start, end and decodes
+        self.ends: float | None = None
         self.carried = 0
         self.batches = 0  # iterations with decodes started after warm-up, ended
         self.batch_decodes = 0.0
@@ -231,7 +233,15 @@ class StatsRecorder:
         else:
             self._pools[pool].counts[what] += amount
 
-    def iteration(self, stage: int, now: float, prefills: int, decodes: int, tokens: float) -> None:
+    def iteration(
+        self,
+        stage: int,
+        now: float,
+        prefills: int,
+        decodes: int,
+        tokens: float,
+        ends: float | None = None,
+    ) -> None:
         s = self._stages[stage]
         if s.started is not None:
             self._end_iteration(s, now)
@@ -244,7 +254,13 @@ class StatsRecorder:
             level.value = 1.0 if i == on and (prefills or decodes) else 0.0
         s.decodes.set(now, decodes)
         s.started = now
+        s.ends = ends
         s.carried = decodes
+
+    def iteration_end(self, stage: int, now: float) -> None:
+        s = self._stages[stage]
+        if s.started is not None:
+            self._end_iteration(s, now)
 
     def iterations(
         self, stage: int, starts: list[float], prefills: int, decodes: int, tokens: float
@@ -274,6 +290,7 @@ class StatsRecorder:
                 s.batch_decodes += decodes * later
                 s.batch_time += starts[-1] - starts[count - 1 - later]
         s.started = starts[-1]
+        s.ends = None
         s.carried = decodes
 
     def gauges(self, now: float, values: tuple[float, ...]) -> None:
@@ -380,6 +397,13 @@ class StatsRecorder:
         span = end - self.warmup
         done = s.completed
         step = isinstance(member.kind, ir.Step)
+        batches, batch_decodes, batch_time = s.batches, s.batch_decodes, s.batch_time
+        if s.started is not None and s.carried > 0 and s.started >= self.warmup:
+            # the iteration running at the end is a batch of its whole length, as the
+            # reference counts it (it counts a batch when the iteration starts)
+            batches += 1
+            batch_decodes += s.carried
+            batch_time += (end if s.ends is None else s.ends) - s.started
         return StageRow(
             name=member.name,
             index=member.index,
@@ -394,8 +418,8 @@ class StatsRecorder:
             decode_only=average(s.kinds[1]) if step else 0.0,
             mixed=average(s.kinds[2]) if step else 0.0,
             mean_decodes=average(s.decodes) if step else 0.0,
-            mean_decode_batch=s.batch_decodes / s.batches if s.batches else NAN,
-            mean_decode_step=s.batch_time / s.batches if s.batches else NAN,
+            mean_decode_batch=batch_decodes / batches if batches else NAN,
+            mean_decode_step=batch_time / batches if batches else NAN,
             skipped=s.skipped,
         )
 

@@ -41,9 +41,22 @@ class Recorder(Protocol):
         """Count an event at pool member `pool`: `what` is one of "evicted_entries",
         "evicted_units", "preemptions", "spills", "rejected", "stuck"."""
 
-    def iteration(self, stage: int, now: float, prefills: int, decodes: int, tokens: float) -> None:
+    def iteration(
+        self,
+        stage: int,
+        now: float,
+        prefills: int,
+        decodes: int,
+        tokens: float,
+        ends: float | None = None,
+    ) -> None:
         """Step stage member `stage` started an iteration at `now` with `prefills`
-        prefilling and `decodes` decoding residents scheduling `tokens` tokens."""
+        prefilling and `decodes` decoding residents scheduling `tokens` tokens, due to
+        end at `ends`."""
+
+    def iteration_end(self, stage: int, now: float) -> None:
+        """The iteration of step stage member `stage` ended at `now`: until the next one
+        starts the stage does not iterate (its residents may be stalled on a growth)."""
 
     def gauges(self, now: float, values: tuple[float, ...]) -> None:
         """The gauges' values at the end of the instant `now` (held until the next call)."""

@@ -368,7 +368,7 @@ class StepStage(StageBase):
         engine.attention = attention
         c = self.cost(blank)
         self.busy = True
-        self.recorder.iteration(self.index, now, prefills, decodes, tokens)
+        self.recorder.iteration(self.index, now, prefills, decodes, tokens, now + c)
         seq = engine.schedule(now + c, self._end, scheduled)
         if (
             self.verdict is not None
@@ -588,7 +588,11 @@ class StepStage(StageBase):
                         r.tokens = 0.0
                     return None
                 if not self.scheduled:
-                    return self._keep(tentative, budget)
+                    if self.preempted:  # no admission in an iteration that preempted
+                        return self._keep(tentative, budget)
+                    # admitted, but its run is not here (it waits at another pool): no
+                    # prefill is selected, so admission goes on (as the reference)
+                    continue
                 tentative = tentative + self.scheduled  # a request that only decodes joins
                 self.scheduled = []
                 if budget - sum(r.tokens for r in tentative) <= 0:
@@ -951,6 +955,9 @@ class StepStage(StageBase):
         """The iteration ends: its tokens apply; finished runs leave."""
         now = self.engine.now
         self.busy = False
+        # the iteration's shape lasts until now, not until the next one starts: the
+        # residents may stall on a growth and the stage not iterate (as the reference)
+        self.recorder.iteration_end(self.index, now)
         finished = []
         for r in scheduled:
             t = r.tokens

@@ -235,13 +235,25 @@ def test_step_fractions_and_iteration_ends():
     assert e.iterations == 3
 
 
-def test_an_iteration_still_running_at_the_end_counts_its_time_not_its_batch():
+def test_an_iteration_still_running_at_the_end_is_a_batch_of_its_whole_length():
+    # the reference (0.1.2 and 0.1.4) counts a batch when its iteration starts: one that
+    # runs past the end counts, with the length it was planned to have
     rec = StatsRecorder(link(STEP), 0.0)
     rec.stage_state(0, 0.0, 1, 1.0)
-    rec.iteration(0, 2.0, 0, 1, 1)
+    rec.iteration(0, 2.0, 0, 1, 1, 5.0)
     e = rec.finish(outcome(4.0, 0, 0, 0)).stage("engine")
     assert e.decode_only == approx(0.5)
-    assert math.isnan(e.mean_decode_batch)
+    assert e.mean_decode_batch == approx(1.0) and e.mean_decode_step == approx(3.0)
+
+
+def test_an_iteration_that_ends_stops_the_shape():
+    # a resident stalled on a growth: the stage does not iterate after the iteration ends
+    rec = StatsRecorder(link(STEP), 0.0)
+    rec.stage_state(0, 0.0, 1, 1.0)
+    rec.iteration(0, 0.0, 1, 0, 2, 1.0)
+    rec.iteration_end(0, 1.0)
+    e = rec.finish(outcome(4.0, 0, 0, 0)).stage("engine")
+    assert e.prefill_only == approx(0.25)
 
 
 def test_empty_observation_and_empty_interval():

@@ -627,6 +627,9 @@ class _Collect:
     def iteration(self, *args):
         pass
 
+    def iteration_end(self, *args):
+        pass
+
     def arrival(self, now, session):
         pass
 
