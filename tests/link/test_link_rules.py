@@ -16,11 +16,7 @@ checks with nothing to report.
 
 from __future__ import annotations
 
-import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -38,7 +34,6 @@ VALID = (
     + sorted((CORPUS / "valid_main").glob("*.sq"))
     + sorted((ROOT / "examples").glob("*.sq"))
 )
-PYSERQ_014 = os.environ.get("PYSERQ_014_PATH", str(ROOT / ".cache" / "pyserq-0.1.4"))
 
 EXPECT = re.compile(r"\A//! (\S+) (\d+):(\d+)\n")
 REFERENCE = re.compile(r'^//~ reference(?: (?P<pos>\d+:\d+|-))?(?: "(?P<says>.*)")?$', re.M)
@@ -141,21 +136,8 @@ print(json.dumps({"version": pyserq.__version__, "results": out}))
 
 
 @pytest.fixture(scope="module")
-def results014():
-    if not (Path(PYSERQ_014) / "pyserq").is_dir():
-        pytest.skip(f"pyserq 0.1.4 not found in {PYSERQ_014} (set PYSERQ_014_PATH)")
-    files = [str(p) for p in INVALID if MAIN.search(p.read_text())]
-    proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, PYSERQ_014],
-        input=json.dumps(files),
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    if "import_error" in out:
-        pytest.skip(f"pyserq 0.1.4 cannot be imported from {PYSERQ_014}: {out['import_error']}")
+def results014(run014):
+    out = run014(_CHILD, [str(p) for p in INVALID if MAIN.search(p.read_text())], timeout=120)
     assert out["version"].startswith("0.1.4")
     return out["results"]
 

@@ -15,11 +15,7 @@ A `// horizon: N` comment gives the horizon passed to compile (0.1.4 takes the h
 outside the program); the default is 10.
 """
 
-import json
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -28,9 +24,6 @@ CORPUS = Path(__file__).resolve().parent.parent / "corpus"
 VALID = sorted((CORPUS / "valid").glob("*.sq"))  # lib/ is not globbed: libraries only
 VALID_MAIN = sorted((CORPUS / "valid_main").glob("*.sq"))
 INVALID = sorted((CORPUS / "invalid").glob("*.sq"))
-PYSERQ_014 = os.environ.get(
-    "PYSERQ_014_PATH", str(Path(__file__).resolve().parents[2] / ".cache" / "pyserq-0.1.4")
-)
 
 EXPECT_RE = re.compile(r"^//! E-parse (\d+):(\d+)\s*$", re.M)
 OVERRIDE_RE = re.compile(r"^//~ reference (\d+):(\d+)\b", re.M)
@@ -104,23 +97,9 @@ print(json.dumps(out))
 
 
 @pytest.fixture(scope="module")
-def results014():
-    if not (Path(PYSERQ_014) / "pyserq").is_dir():
-        pytest.skip(f"pyserq 0.1.4 not found in {PYSERQ_014} (set PYSERQ_014_PATH)")
+def results014(run014):
     files = list(VALID_MAIN) + [p for p in INVALID if _is_main(p.read_text())]
-    jobs = [(str(p), _horizon(p.read_text())) for p in files]
-    proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, PYSERQ_014],
-        input=json.dumps(jobs),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    if "import_error" in out:
-        pytest.skip(f"pyserq 0.1.4 cannot be imported from {PYSERQ_014}: {out['import_error']}")
-    return out["results"]
+    return run014(_CHILD, [(str(p), _horizon(p.read_text())) for p in files])["results"]
 
 
 # --- the corpus is well formed ------------------------------------------------------------

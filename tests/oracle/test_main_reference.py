@@ -15,10 +15,7 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -27,9 +24,6 @@ import serq
 
 PROGRAMS = Path(__file__).resolve().parent / "main_programs"
 FILES = sorted(PROGRAMS.glob("*.sq"))
-PYSERQ_014 = os.environ.get(
-    "PYSERQ_014_PATH", str(Path(__file__).resolve().parents[2] / ".cache" / "pyserq-0.1.4")
-)
 HORIZON_RE = re.compile(r"^// horizon: (\S+)\s*$", re.M)
 SEED = 1
 # Fields serq does not share with 0.1.4: versions, event counts (an implementation's own),
@@ -75,22 +69,8 @@ print(json.dumps(out))
 
 
 @pytest.fixture(scope="module")
-def reference():
-    if not (Path(PYSERQ_014) / "pyserq").is_dir():
-        pytest.skip(f"pyserq 0.1.4 not found in {PYSERQ_014} (set PYSERQ_014_PATH)")
-    jobs = [(str(p), _horizon(p), SEED) for p in FILES]
-    proc = subprocess.run(
-        [sys.executable, "-c", _CHILD, PYSERQ_014],
-        input=json.dumps(jobs),
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    out = json.loads(proc.stdout.strip().splitlines()[-1])
-    if "import_error" in out:
-        pytest.skip(f"pyserq 0.1.4 cannot be imported from {PYSERQ_014}: {out['import_error']}")
-    return out
+def reference(run014):
+    return run014(_CHILD, [(str(p), _horizon(p), SEED) for p in FILES])
 
 
 def _ours(path: Path) -> dict:
