@@ -69,6 +69,9 @@ def read_trace(trace: ir.Trace, base_dir: str) -> list[list[Row]]:
     return [[row for _, _, row in sorted(turns)] for turns in sessions.values()]
 
 
+REPLACE_LIMIT = 100_000  # replacements at one instant before a closed population livelocks
+
+
 class Workload:
     """The arrivals, `init`, `turn` and trace of one run; `world` creates the sessions."""
 
@@ -95,6 +98,8 @@ class Workload:
             self._gap = exprs.compile(self.arrival.gap, arrivals_stream)
         self.init: tuple = ()
         self.turn_block: tuple = ()
+        self._replaced_at = -math.inf  # the instant of the latest replacements, and their count
+        self._replaced = 0
 
     def compile_blocks(self, init: tuple, turn: tuple) -> None:
         """Install the compiled `init` and `turn` blocks (set and observe only)."""
@@ -157,8 +162,22 @@ class Workload:
             s.trace_rows = trace[int(self.stream.random() * len(trace))]
 
     def on_end(self, s: Session) -> None:
-        """A session ended: a closed workload replaces it."""
-        if isinstance(self.arrival, ir.Closed):
+        """A session ended: a closed workload replaces it. A population whose sessions end
+        and are replaced at one instant without end is a livelock: a run-time error."""
+        arrival = self.arrival
+        if isinstance(arrival, ir.Closed):
+            now = self.engine.now
+            if now == self._replaced_at:
+                self._replaced += 1
+                if self._replaced > max(REPLACE_LIMIT, 100 * arrival.population):
+                    raise SimError(
+                        arrival.origin,
+                        f"the closed population's sessions end and are replaced at time "
+                        f"{arith_repr(now)} without end: nothing lets time pass (a hold that "
+                        f"can never fit is rejected, and its session ends)",
+                    )
+            else:
+                self._replaced_at, self._replaced = now, 1
             self.world.new_session()
 
     def turn(self, s: Session) -> bool:

@@ -156,6 +156,30 @@ def test_a_bad_index_is_an_error_not_a_traceback() -> None:
     assert error.message == "stage index 3 out of range (count 3)"
 
 
+def test_a_closed_population_replaced_forever_at_one_instant_is_a_livelock() -> None:
+    """Every session's hold can never fit, so each is rejected and replaced at time 0."""
+    source = (
+        "pool kv { cap 10; }\nstage s : fifo(1);\nworkload { arrive closed(3); }\n"
+        "session { hold kv (20) { run s (1); } }\nrun { horizon 100; }\n"
+    )
+    _, _, outcome = _run(source)
+    [error] = outcome.errors
+    assert error.code == "E-run" and "replaced at time 0 without end" in error.message
+    assert error.span.line == 3
+
+
+def test_a_closed_population_that_ends_sessions_at_once_a_while_is_no_livelock() -> None:
+    """The first 1,000 sessions end at once; the others let time pass."""
+    source = (
+        "stage s : fifo(1);\nworkload { arrive closed(2); }\n"
+        "session { branch (serial < 1000) { end; } else { run s (1); } }\n"
+        "run { horizon 10; }\n"
+    )
+    _, _, outcome = _run(source)
+    assert not outcome.errors
+    assert outcome.ended >= 1000
+
+
 def test_step_stage_prefills_in_budget_sized_iterations() -> None:
     """A prefill of 20 tokens on a budget of 8 takes three iterations of cost 1."""
     source = (
