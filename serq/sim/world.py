@@ -79,6 +79,8 @@ class World:
         self.recorder = recorder
         self.warmup = warmup
         self.check_invariants = check_invariants
+        self._zero_at = -math.inf  # the instant of the latest re-queued runs of zero work
+        self._zero_count = 0
         self.engine = engine = Engine()
         self.ready: deque[Session] = deque()
         self.arrivals = 0
@@ -292,6 +294,15 @@ class World:
         ready = self.ready
         if not ready:
             return True
+        now = self.engine.now
+        if now == self._zero_at:  # sessions that take turns at zero work, in loops, forever
+            self._zero_count += 1
+            if self._zero_count > SPIN_LIMIT:
+                for f in reversed(s.frames):
+                    if f.kind == LOOP:
+                        raise SimError(f.origin, "the loop runs forever without letting time pass")
+        else:
+            self._zero_at, self._zero_count = now, 1
         s.state = READY
         ready.append(s)
         return False

@@ -180,6 +180,24 @@ def test_a_closed_population_that_ends_sessions_at_once_a_while_is_no_livelock()
     assert outcome.ended >= 1000
 
 
+@pytest.mark.parametrize(
+    "run", ["run s (0);", "run E decode (0);", "run s, t (0);"], ids=["plain", "step", "flow"]
+)
+def test_sessions_taking_turns_at_zero_work_forever_is_a_livelock(run: str) -> None:
+    """A run of zero work puts its session behind the ready ones; two sessions that loop
+    over one take turns at one instant without end."""
+    share = "share maxmin;" if "," in run else ""
+    source = (
+        "stage s : ps(1);\nstage t : ps(1);\nstage E : step { budget 8; cost 1; }\n"
+        f"{share}\nworkload {{ arrive batch(2); }}\n"
+        f"session {{ loop {{ {run} }} }}\nrun {{ horizon 10; }}\n"
+    )
+    _, _, outcome = _run(source)
+    [error] = outcome.errors
+    assert error.code == "E-run" and "the loop runs forever" in error.message
+    assert error.span.line == 6
+
+
 def test_step_stage_prefills_in_budget_sized_iterations() -> None:
     """A prefill of 20 tokens on a budget of 8 takes three iterations of cost 1."""
     source = (
