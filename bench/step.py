@@ -19,8 +19,8 @@ Two workloads, each light and loaded:
 - "design rate": the same program at the iteration rate the design note
   (design/step-fast-forward.md) measured for the spec's §7 program, about 590 per
   simulated second with about one resident at light load: 0.8 ms per iteration plus
-  0.2 ms per token and outputs of about 1,200 tokens (`--set c_it=0.0008 c_tok=0.0002
-  out_mean=1200`), about 500 iterations per second and 1,300 per turn.
+  0.2 ms per token and outputs of about 1,200 tokens (`--set c_it=0.0008
+  --set c_tok=0.0002 --set out_mean=1200`), about 500 iterations per second and 1,300 per turn.
 """
 
 from __future__ import annotations
