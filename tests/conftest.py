@@ -22,17 +22,28 @@ PYSERQ_014 = os.environ.get(
 )
 
 
+# Every child script starts with this: 0.1.4 imported from argv[1], or the reason it cannot be.
+PRELUDE = """\
+import json, sys
+sys.path.insert(0, sys.argv[1])
+try:
+    import pyserq
+except ImportError as e:
+    print(json.dumps({"import_error": str(e)})); sys.exit(0)
+"""
+
+
 @pytest.fixture(scope="session")
 def run014() -> Callable[..., Any]:
-    """`run014(child, payload, timeout=300)` runs the script `child` with 0.1.4's folder as
-    its argv[1] and `payload` as JSON on its stdin, and returns the JSON of the last line
-    it prints. Skips when 0.1.4 is missing, or when the child reports `import_error`."""
+    """`run014(child, payload, timeout=300)` runs the script `child` after `PRELUDE` (which
+    imports 0.1.4 as `pyserq`), with `payload` as JSON on its stdin, and returns the JSON of
+    the last line it prints. Skips when 0.1.4 is missing or cannot be imported."""
     if not (Path(PYSERQ_014) / "pyserq").is_dir():
         pytest.skip(f"pyserq 0.1.4 not found in {PYSERQ_014} (set PYSERQ_014_PATH)")
 
     def run(child: str, payload: Any, timeout: float = 300) -> Any:
         proc = subprocess.run(
-            [sys.executable, "-c", child, PYSERQ_014],
+            [sys.executable, "-c", PRELUDE + child, PYSERQ_014],
             input=json.dumps(payload),
             capture_output=True,
             text=True,

@@ -117,13 +117,8 @@ def pyserq012():
     return mod
 
 
+# run014 runs it after its prelude, which imports json, sys and pyserq 0.1.4
 _CHILD = r"""
-import json, sys
-sys.path.insert(0, sys.argv[1])
-try:
-    import pyserq
-except ImportError as e:
-    print(json.dumps({"import_error": str(e)})); sys.exit(0)
 out = {}
 for path in json.loads(sys.stdin.read()):
     try:

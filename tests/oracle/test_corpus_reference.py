@@ -78,13 +78,8 @@ def _compile012(mod, path):
 
 # --- pyserq 0.1.4, in one subprocess for the whole corpus ---------------------------------
 
+# run014 runs it after its prelude, which imports json, sys and pyserq 0.1.4
 _CHILD = r"""
-import json, sys
-sys.path.insert(0, sys.argv[1])
-try:
-    import pyserq
-except ImportError as e:
-    print(json.dumps({"import_error": str(e)})); sys.exit(0)
 out = {"version": pyserq.__version__, "results": {}}
 for path, horizon in json.loads(sys.stdin.read()):
     try:

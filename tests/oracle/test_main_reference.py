@@ -48,13 +48,8 @@ def _horizon(path: Path) -> float:
     return float(m.group(1)) if m else 10.0
 
 
+# run014 runs it after its prelude, which imports json, sys and pyserq 0.1.4
 _CHILD = r"""
-import json, sys
-sys.path.insert(0, sys.argv[1])
-try:
-    import pyserq
-except ImportError as e:
-    print(json.dumps({"import_error": str(e)})); sys.exit(0)
 out = {}
 for path, horizon, seed in json.loads(sys.stdin.read()):
     r = pyserq.run(pyserq.compile(path, horizon=horizon, seed=seed))
