@@ -721,8 +721,8 @@ class StepStage(StageBase):
         crossings: list[tuple],
     ) -> list[float]:
         """`_ends` for a budget or cost that reads kv_decode, the residents' allocations:
-        iteration j's budget reads them before its crossings, its cost after (`start`),
-        so both are evaluated for each iteration, in order."""
+        iteration j's budget reads them before its crossings, its cost after (`start`).
+        Between crossings both are constant, so they are evaluated once per stretch."""
         engine = self.engine
         blank = self.blank
         bound = engine.peek()
@@ -750,11 +750,11 @@ class StepStage(StageBase):
             nxt = most  # iterations j+1 .. nxt-1 grow nothing
             if k < count and crossings[k][0] >= 0:
                 nxt = min(crossings[k][0], most)
-            if grown != kv:  # iteration j alone: its budget read kv, its cost reads grown
-                engine.kv_decode = grown
-                c = cost_fn(blank)
-                if not 0.0 < c < INF:
-                    break
+            engine.kv_decode = grown
+            c = cost_fn(blank)  # iteration j's, and the same for j+1 .. nxt-1
+            if not 0.0 < c < INF:
+                break
+            if grown != kv:  # iteration j alone: its budget read kv, the next ones grown
                 costs.append(c)
                 spent += c
                 j += 1
@@ -763,9 +763,6 @@ class StepStage(StageBase):
                 budget = budget_fn(blank)
                 if not budget >= n or (waiting and budget != self._budget0):
                     break
-            c = cost_fn(blank)  # the same for each of j .. nxt-1
-            if not 0.0 < c < INF:
-                break
             run = nxt - j
             if room != INF:
                 run = min(run, int((room - spent) / c) + 2)
