@@ -21,16 +21,15 @@ from serq.sim.core import Engine
 
 class HoldPart:
     """A hold's allocation on one pool: `alloc` units, `position` the computed position a
-    load reached (None while nothing advanced it), `seq` its admission number."""
+    load reached (None while nothing advanced it)."""
 
-    __slots__ = ("pool", "alloc", "position", "run", "seq", "leased", "released", "consumed")
+    __slots__ = ("pool", "alloc", "position", "run", "leased", "released", "consumed")
 
     def __init__(self, pool: Pool, run: Any) -> None:
         self.pool = pool
         self.run = run
         self.alloc = 0.0
         self.position: float | None = None
-        self.seq = 0
         self.leased = False
         self.released = False
         self.consumed = 0.0
@@ -78,7 +77,6 @@ class Pool:
         "dirty",
         "spill",
         "origin",
-        "_adm_seq",
         "_join_seq",
     )
 
@@ -111,7 +109,6 @@ class Pool:
         self.dirty = False
         self.spill: Any = None
         self.origin = pool.origin
-        self._adm_seq = 0
         self._join_seq = 0
 
     # observables
@@ -190,8 +187,6 @@ class Pool:
     # holders
     def add_holder(self, part: HoldPart, units: float) -> None:
         """Allocate `units` to `part`, the newest holder."""
-        self._adm_seq += 1
-        part.seq = self._adm_seq
         part.alloc = units
         self.allocated += units
         self.holders[part] = None
