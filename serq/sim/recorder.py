@@ -263,11 +263,18 @@ class StatsRecorder:
             self._end_iteration(s, now)
 
     def iterations(
-        self, stage: int, starts: list[float], prefills: int, decodes: int, tokens: float
+        self,
+        stage: int,
+        starts: list[float],
+        prefills: int,
+        decodes: int,
+        tokens: float,
+        ends: float | None = None,
     ) -> None:
         """Iterations of one shape, as `iteration` at each time of `starts` (increasing),
-        each ending when the next starts: a fast-forwarded span. Their levels do not
-        change; the decode batches are counted as one iteration at a time counts them."""
+        each ending when the next starts, the last at `ends`: a fast-forwarded span. Their
+        levels do not change; the decode batches are counted as one iteration at a time
+        counts them."""
         if not starts:
             return
         s = self._stages[stage]
@@ -290,7 +297,7 @@ class StatsRecorder:
                 s.batch_decodes += decodes * later
                 s.batch_time += starts[-1] - starts[count - 1 - later]
         s.started = starts[-1]
-        s.ends = None
+        s.ends = ends
         s.carried = decodes
 
     def gauges(self, now: float, values: tuple[float, ...]) -> None:

@@ -898,10 +898,10 @@ class StepStage(StageBase):
         n = len(scheduled)
         bulk = getattr(self.recorder, "iterations", None)
         if bulk is not None:
-            bulk(self.index, starts, 0, n, float(n))
+            bulk(self.index, starts, 0, n, float(n), ends[-1])
         else:
-            for t in starts:
-                self.recorder.iteration(self.index, t, 0, n, float(n))
+            for t, end in zip(starts, ends[1:], strict=True):
+                self.recorder.iteration(self.index, t, 0, n, float(n), end)
         engine.events += m - 1
         k = float(m - 1)
         for r in scheduled:
