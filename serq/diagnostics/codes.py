@@ -147,3 +147,9 @@ LINT_GUARD = Code(
 )
 # run
 RUNTIME = Code("E-run", "the program failed while it ran: ...", "run")
+STALL = Code(
+    "W-stall",
+    "a step engine with residents or waiting sessions planned no iteration from some time "
+    "to the end of the run: the report's numbers after that time describe a stopped engine",
+    "run",
+)

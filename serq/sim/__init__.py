@@ -86,6 +86,16 @@ def simulate(
         if world is not None:
             outcome.end = world.engine.now
     if world is not None:
+        for origin, since, why in world.stalls:
+            outcome.errors.append(
+                Diagnostic.warning(
+                    codes.STALL,
+                    origin or where,
+                    f"{why}, from t = {_num(since)} to the end of the run",
+                    help="nothing the engine holds moved after that time: its numbers "
+                    "from then on describe a stopped engine",
+                )
+            )
         outcome.events = world.engine.events
         outcome.arrivals = world.arrivals
         outcome.ended = world.ended

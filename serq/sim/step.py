@@ -9,12 +9,14 @@ it scheduled; a resident's KV (kv_decode, kv_prefill) is its hold's allocation, 
 reference counts it (tests/sim/NOTES.md §10). Planning an iteration (`StepStage._plan`):
 
 1. the residents, in the serve order (the keys ascending, ties in admission order), each
-   take one token when decoding and up to `chunk` when prefilling, until the budget is
-   spent; a growing run first grows its hold to the position it will reach, block by
-   block, preempting the most recently admitted resident of any engine on that memory
-   (`preempt lifo`); a resident that preempted itself is skipped and the others go on;
-   under `preempt none` a growth that does not fit takes nothing and waits among the
-   pool's growers, which the settle grows in the order they stalled;
+   take one token when decoding and up to `chunk` when prefilling (`cap`: a chunk at
+   most 0 is no cap), until the budget is spent; a growing run first grows its hold to
+   the position it will reach, block by block, preempting the most recently admitted
+   resident of any engine on that memory (`preempt lifo`); a resident that preempted
+   itself ends the pass over the residents, as vLLM's running loop breaks there (spec
+   §7, scheduler.py:742-813); under `preempt none` a growth that does not fit takes
+   nothing and waits among the pool's growers, which the settle grows in the order they
+   stalled;
 2. unless something was preempted, the stage admits the heads of the queues it serves,
    in pool declaration order, while budget is left (`budget_left(E)` is what is left);
    an admitted session runs at once, and its run here takes its share of this iteration;
@@ -126,6 +128,7 @@ class StepStage(StageBase):
         "_budget0",
         "_chunk",
         "_order",
+        "stalled",
     )
 
     def __init__(
@@ -169,6 +172,7 @@ class StepStage(StageBase):
         self._budget0 = 0.0
         self._chunk = INF
         self._order = 0
+        self.stalled: tuple[float, str] | None = None  # since when, and why, it plans nothing
 
     def bind(self, world: Any) -> None:
         """Attach the world, the memory pool and the pools whose queues this stage serves."""
@@ -208,7 +212,7 @@ class StepStage(StageBase):
         left = self.budget(blank)
         residents = self.residents
         if residents:
-            chunk = INF if self.chunk is None else self.chunk(blank)
+            chunk = self.cap(blank)
             for r in residents:
                 if left <= 0:
                     break
@@ -220,6 +224,17 @@ class StepStage(StageBase):
                 if t > 0:
                     left -= t if t < left else left
         return left
+
+    def cap(self, blank: Any) -> float:
+        """The per-request chunk cap now: `chunk` read before the plan, none (inf) without
+        one or when it is at most 0, as vLLM's long_prefill_token_threshold 0 is none
+        (spec §7; `def long_prefill(reqs, c) = residents + queued(reqs) > 1 ? c : 0;`
+        leaves a request alone the whole budget). Any positive value caps, 0.5 included."""
+        chunk = self.chunk
+        if chunk is None:
+            return INF
+        c = chunk(blank)
+        return c if c > 0 else INF
 
     def wants(self) -> bool:
         """Whether an idle stage has anything to plan: residents or a waiting queue."""
@@ -322,7 +337,7 @@ class StepStage(StageBase):
         self._context()
         blank = self.blank
         budget = self.budget(blank)
-        chunk = INF if self.chunk is None else self.chunk(blank)
+        chunk = self.cap(blank)
         self.planning = True
         self.left = budget
         self.scheduled = []
@@ -336,7 +351,10 @@ class StepStage(StageBase):
             self.planning = self.admitting = False
         scheduled = self.scheduled
         if not scheduled and not self.preempted:
+            if not self.admitted and self.stalled is None:
+                self.stalled = (engine.now, self._why_nothing(budget))
             return False
+        self.stalled = None
         now = engine.now
         # the cost reads the batch: its tokens, and its residents' KV after the growth
         tokens = prefilled = attention = kv_decode = kv_prefill = 0.0
@@ -383,6 +401,39 @@ class StepStage(StageBase):
             self.spans.append(self)
         return True
 
+    def _why_nothing(self, budget: float) -> str:
+        """Why a plan scheduled, preempted and admitted nothing, with what the stage holds:
+        for the stall diagnostic (`stall`)."""
+        residents = self.residents
+        waiting = sum(len(p.queue) + len(p.front) for p in self.served)
+        decoding = sum(1 for r in residents if r.decoding)
+        held = _count(len(residents), "resident")
+        if residents:
+            held += f" ({decoding} decoding, {len(residents) - decoding} prefilling)"
+        held += f" and {_count(waiting, 'waiting session')}"
+        if not budget > 0:
+            why = f"its budget is {_num(budget)}, so no token can be scheduled"
+        elif residents and all(r.stall is not None for r in residents):
+            pool = residents[0].part.pool
+            why = (
+                f"every resident waits to grow its hold on pool {pool.name} (preempt none), "
+                f"which has {_num(pool.cap - pool.allocated)} of {_num(pool.cap)} units free"
+            )
+        elif residents:
+            why = "no resident's growth fits and none can be preempted"
+        else:
+            heads = [p for p in self.served if p.head() is not None]
+            names = ", ".join(p.name for p in heads)
+            why = f"the head of the queue at {names} does not fit"
+        return f"stage {self.name} holds {held}, and {why}"
+
+    def stall(self) -> str | None:
+        """Why this stage has planned nothing since it last tried, if it still has
+        something to plan and no iteration runs; None when it is not stalled."""
+        if self.stalled is None or self.busy or not self.wants():
+            return None
+        return self.stalled[1]
+
     def _serve_order(self) -> list[Resident]:
         residents = self.residents
         keys = self.keys
@@ -420,7 +471,9 @@ class StepStage(StageBase):
             if t <= 0:
                 continue
             if r.grows and not self._grow(r, t, preempt=True):
-                continue  # it waits, or it preempted itself: the others are still served
+                if r.session not in by_session:
+                    break  # it preempted itself: vLLM's running loop ends there
+                continue  # it waits (preempt none): the others are still served
             r.tokens = t
             self.left -= t  # re-read: a preemption in `_grow` gives a victim's tokens back
             scheduled.append(r)
@@ -964,9 +1017,12 @@ class StepStage(StageBase):
             part = r.part
             if r.grows:
                 part.position += t
-            r.remaining -= t
-            if r.remaining <= 0:
+            remaining = r.remaining
+            r.remaining = left = remaining - t
+            if left <= 0:
                 finished.append(r)
+            elif left == remaining:
+                raise SimError(self.origin, _no_progress(self, r, t))
         if finished:
             for r in finished:
                 s = r.session
@@ -984,6 +1040,26 @@ class StepStage(StageBase):
                 self.wake(s)
         elif not self.present:
             self.recorder.stage_state(self.index, now, 0, 0.0)
+
+
+def _no_progress(stage: StepStage, r: Resident, t: float) -> str:
+    """The message of an iteration whose tokens leave a run's remaining work as it was."""
+    what = "chunk" if not r.decoding and t == stage.cap(stage.blank) else "budget"
+    return (
+        f"stage {stage.name} can make no progress: an iteration gives session "
+        f"{_num(r.session.serial)} {t!r} tokens of the {_num(r.remaining)} its "
+        f"{'decode' if r.decoding else 'prefill'} has left, which rounds away "
+        f"(the {what} is too small for the run's work)"
+    )
+
+
+def _count(n: int, word: str) -> str:
+    return f"no {word}" if n == 0 else f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _num(x: float) -> str:
+    """A number as a diagnostic shows it: whole numbers without a fraction."""
+    return str(int(x)) if x == x and abs(x) < 2**53 and x == int(x) else repr(x)
 
 
 def _by_admission(r: Resident) -> tuple[float, int]:

@@ -45,6 +45,7 @@ from serq.sim.step import StepStage, start_iterations
 from serq.sim.workload import Workload
 
 SERIAL = SLOT["serial"]
+INF = math.inf
 SPIN_LIMIT = 1_000_000  # loop iterations of one session at one instant before we call it stuck
 
 
@@ -89,6 +90,8 @@ class World:
         self.turns = 0
         self.limit = limit
         self.drained_at: float | None = None
+        # step engines stopped at the end of a run that went on: (origin, since, why)
+        self.stalls: list[tuple[Any, float, str]] = []
         self.n_attrs = len(program.attrs)
         # what an expression without a session reads as its attributes: zeros, no session
         self.blank: list[Any] = [0.0] * self.n_attrs + [None]
@@ -156,8 +159,26 @@ class World:
         self.settle()
         # fast path: without pools or step stages a settle only runs the ready sessions
         settle = self.settle if self.pools or self.steps else self._settle_plain
-        if not self.engine.stopped:
-            self.engine.run(horizon, settle, self.end_instant, self.recorder.progress)
+        engine = self.engine
+        if not engine.stopped:
+            engine.run(horizon, settle, self.end_instant, self.recorder.progress)
+        if not engine.stopped:
+            self._check_stalls(engine.peek() == INF)
+
+    def _check_stalls(self, quiet: bool) -> None:
+        """The run is over: a step engine that still has something to plan and planned
+        nothing since it last tried has stopped moving. With no event pending (`quiet`)
+        nothing can ever change that, and the run fails at the stage; otherwise the run
+        ran on without it, which `stalls` keeps for a warning."""
+        for stage in self.steps:
+            why = stage.stall()
+            if why is None:
+                continue
+            if quiet:
+                raise SimError(
+                    stage.origin, f"{why}; no event is pending, so the run can never move again"
+                )
+            self.stalls.append((stage.origin, stage.stalled[0], why))
 
     def settle(self) -> None:
         """Run every ready session, then retry every pool, until nothing changes; then

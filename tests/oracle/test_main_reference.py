@@ -135,13 +135,6 @@ def test_batch_fifo_by_hand():
     assert (r.arrivals, r.ended, r.turns) == (3, 3, 3)
 
 
-def test_step_stall_by_hand():
-    # two iterations of cost 1, then a growth that never fits: prefill-only 2 of 10
-    stage = _run("step_stall.sq").stages[0]
-    assert stage.iterations == 2
-    assert stage.prefill_only == pytest.approx(0.2)
-
-
 def test_exclusive_nested_by_hand():
     # both sessions take a slot in the first plan: the first one's run is not at the engine
     reqs = _run("exclusive_nested.sq").pools[0]

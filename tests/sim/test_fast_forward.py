@@ -410,7 +410,20 @@ def generate(k: int) -> Generated:
     if engines == 1 and not step_clock and r.random() < 0.15:  # observables no span moves
         cost = "0.01 + 0.001 * queued(reqs) + 0.0005 * holders(kv) + 0.00004 * tokens"
     chunk = r.choice(
-        ("", "", "chunk 16; ", "chunk 32; ", "chunk 64; ", "chunk max(8, 64 / max(1, residents)); ")
+        (
+            "",
+            "",
+            "chunk 16; ",
+            "chunk 32; ",
+            "chunk 64; ",
+            "chunk max(8, 64 / max(1, residents)); ",
+            # at or below 0 is no cap (vLLM's threshold 0); a fraction is a cap
+            "chunk 0; ",
+            "chunk -1; ",
+            "chunk -inf; ",
+            "chunk 0.5; ",
+            "chunk residents + queued(reqs) > 1 ? 24 : 0; " if engines == 1 else "chunk 0; ",
+        )
     )
     serve = r.choice(
         ("", "", "serve admission; ", "serve decode first; ", "serve by (remaining); ")

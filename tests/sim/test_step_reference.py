@@ -3,8 +3,7 @@ deterministic program each (tests/sim/programs/reference/, found by a differenti
 over generated engine programs; tests/sim/NOTES.md §10 gives the reasoning).
 
 Where the spec is silent the reference decides, and serq now gives its numbers exactly:
-a resident's KV is its allocation (B, D), the cost's KV is the batch's (H), a
-self-preempting resident does not stop the others (F), an admitted request that only
+a resident's KV is its allocation (B, D), the cost's KV is the batch's (H), an admitted request that only
 decodes joins an exclusive-prefill decode batch (C), a settle ends with one pass over the
 engines, so a pool re-admits a preemption's victim and an engine that planned nothing
 plans again only at the next event (A, S), stalled growths wait among the pool's
@@ -12,7 +11,8 @@ growers (N). As the spec says, with the reference: the serving order and the lif
 read the session's latest admission to any pool (L). Where the spec decides against the reference, serq keeps the spec, and the test pins
 serq's value and shows the reference's: the victim among every engine on a shared memory
 with tokens applied at an iteration's end (E), a growing run positioned at 0 caching
-nothing (G). Every program runs
+nothing (G), a self-preempting resident ending the iteration's pass over the residents
+as vLLM's running loop does (F, spec §7's preemption row). Every program runs
 the same with and without fast-forwarding.
 
 Later searches added more. With the reference: `stuck` across an inner hold (K), a run of
@@ -41,7 +41,6 @@ AS_REFERENCE = (
     "c_exclusive",
     "d_kv_budget",
     "d_kv_cost",
-    "f_self_preempt_order",
     "h_kv_batch",
     "h_kvp_batch",
     "h_exclusive_batch",
@@ -87,6 +86,24 @@ def test_a_shared_memory_preempts_the_newest_resident_of_any_engine():
     assert ours.ended == theirs.ended == 2  # before: session 0 preempted itself again
     assert samples(ours, "resumed")[2] == (1, 19.0)  # tokens apply when an iteration ends
     assert samples(theirs, "resumed")[2] == (1, 20.0)
+
+
+def test_a_self_preemption_ends_the_iterations_pass_over_the_residents():
+    """vLLM's running loop breaks when a request's allocation fails and the victim is the
+    request itself (spec §7; scheduler.py:742-813): the residents after it in the serve
+    order get nothing that iteration. Served by (remaining), session 1 (prefill 64 at 15
+    tokens an iteration beside session 0's decode) is first once its remaining (19, then
+    4) is below session 0's; at t = 5 its growth to 64 does not fit in 80 units, it
+    preempts itself, and session 0, after it, waits: every round of re-admission loses
+    session 0 a token, 9 preemptions in all. The reference serves session 0 on."""
+    _, ours, path = run_both("f_self_preempt_order")
+    theirs = pyserq.run(pyserq.compile(path))
+    assert samples(ours, "first") == [(0, 1.0), (1, 39.0)]
+    assert samples(ours, "last") == [(0, 35.0), (1, 43.0)]
+    assert ours.pools[1].preemptions == 9
+    assert samples(theirs, "first") == [(0, 1.0), (1, 36.0)]
+    assert samples(theirs, "last") == [(0, 32.0), (1, 40.0)]
+    assert theirs.pools[1].preemptions == 8
 
 
 def test_a_growing_run_preempted_before_its_first_token_caches_nothing():

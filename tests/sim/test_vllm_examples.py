@@ -1,5 +1,11 @@
 """The vLLM examples against pyserq 0.1.2: exact where the program draws nothing, within
-confidence intervals where it does (the multi-turn engine, lightly and heavily loaded)."""
+confidence intervals where it does (the multi-turn engine, lightly and heavily loaded).
+
+The random ones are written as the reference writes its own: lib/vllm.sq's
+`vllm_request`, the engine's chunk through lib/vllm.sq's `long_prefill` with `let chunk =
+0;` (no cap; a request alone takes the whole budget), the multi-turn one from its two
+sides (`workload { session { ... request; ... } }` and `server { ... }`). Before chunk 0
+meant no cap, these programs completed no request at all."""
 
 from __future__ import annotations
 
@@ -45,7 +51,7 @@ LOADS = {
 @pytest.mark.parametrize("load", LOADS)
 def test_multi_turn_engine_within_intervals(load):
     ours, theirs = both("vllm.sq", horizon=1500, warmup=100, sets=LOADS[load])
-    for obs in ("hit_rate", "ttft", "response"):
+    for obs in ("hit_rate", "ttft", "response", "prefill_tokens"):
         a, b = ours.observe(obs), theirs.observe(obs)
         assert abs(a.mean - b.mean) <= SAFETY * (a.ci + b.ci), (obs, a.mean, b.mean)
     kv_ours = next(p for p in ours.pools if p.name == "kv")
@@ -58,6 +64,7 @@ def test_multi_turn_engine_within_intervals(load):
 @pytest.mark.parametrize("name", ["vllm_single_turn.sq", "vllm_subagents.sq", "vllm_chat.sq"])
 def test_workloads_within_intervals(name):
     ours, theirs = both(name)
+    assert ours.observe("prefill_tokens").count >= 40  # requests complete
     for obs in theirs.observes:
         a, b = ours.observe(obs), theirs.observe(obs)
         if b.count < 40 or a.ci != a.ci or b.ci != b.ci:

@@ -1,0 +1,61 @@
+"""The differential search of the step engine against pyserq 0.1.2, over the whole value
+range (tests/oracle/step_family.py). Run by hand; the CI runs a sample of it
+(tests/oracle/test_step_family.py).
+
+    PYTHONPATH=. python scripts/search_step.py --start 0 --count 500 --out /tmp/search
+
+prints a line per program that does not simply agree and a tally; the programs that
+differ are written to OUT/<verdict>/g<k>.sq.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import os
+import sys
+import tempfile
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "oracle"))
+
+import differential  # noqa: E402
+import step_family  # noqa: E402
+
+
+def one(k: int) -> tuple[int, str, str, str]:
+    text = step_family.program(k)
+    with tempfile.NamedTemporaryFile("w", suffix=".sq", delete=False) as f:
+        f.write(text)
+    try:
+        verdict, detail = differential.compare(f.name)
+    finally:
+        os.unlink(f.name)
+    return k, verdict, detail, text
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--start", type=int, default=0)
+    ap.add_argument("--count", type=int, default=200)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--out", type=Path, default=None)
+    args = ap.parse_args()
+    tally: collections.Counter[str] = collections.Counter()
+    with ProcessPoolExecutor(args.jobs) as pool:
+        for k, verdict, detail, text in pool.map(
+            one, range(args.start, args.start + args.count), chunksize=4
+        ):
+            tally[verdict] += 1
+            if verdict != "same":
+                print(f"g{k}: {verdict}: {detail}", flush=True)
+                if args.out is not None:
+                    where = args.out / verdict
+                    where.mkdir(parents=True, exist_ok=True)
+                    (where / f"g{k}.sq").write_text(text)
+    print(dict(tally))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,127 @@
+"""Run one program in serq and in pyserq 0.1.2 and compare what both report, exactly.
+
+`outcome(report)` reduces a report of either implementation to the same plain data:
+every observation's samples, times and sessions, every pool's counters, every stage's
+iterations and completions, the run's counts. `compare(path)` runs both (pyserq in a
+child process, so a panic or a hang of the reference cannot take the caller down) and
+says how they part: "same", "differ", "serq-error" (serq refused to run it: a stall or
+a value out of its domain, with the message), "reference-error" (pyserq panicked or
+refused) or "timeout".
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import subprocess
+import sys
+from typing import Any
+
+POOL_FIELDS = ("admissions", "preemptions", "rejected", "evicted_entries", "stuck")
+STAGE_FIELDS = ("iterations", "completed")
+
+
+def outcome(report: Any) -> dict[str, Any]:
+    """The comparable content of a report of serq or of pyserq."""
+    observes = {}
+    for name in sorted(report.observes):
+        o = report.observe(name)
+        observes[name] = [list(o.sessions), [_r(x) for x in o.samples], [_r(x) for x in o.times]]
+    return {
+        "observes": observes,
+        "pools": [[getattr(p, f) for f in POOL_FIELDS] for p in report.pools],
+        "stages": [[getattr(s, f, None) for f in STAGE_FIELDS] for s in report.stages],
+        "counts": [report.arrivals, report.ended],
+    }
+
+
+def _r(x: float) -> float | str:
+    """A number as it is compared: to 12 significant digits, inf and nan by name."""
+    if math.isnan(x) or math.isinf(x):
+        return str(x)
+    return float(f"{x:.12g}")
+
+
+_CHILD = """
+import json, sys
+sys.path.insert(0, {here!r})
+import pyserq
+from differential import outcome
+path = sys.argv[1]
+try:
+    r = pyserq.run(pyserq.compile(path))
+    print(json.dumps({{"ok": outcome(r)}}))
+except BaseException as e:
+    print(json.dumps({{"error": type(e).__name__ + ": " + str(e)[:300]}}))
+"""
+
+
+def reference(path: str, timeout: float = 60.0) -> dict[str, Any]:
+    """pyserq 0.1.2's outcome of `path` in a child process: {"ok": ...} or {"error": ...}."""
+    from pathlib import Path
+
+    here = str(Path(__file__).resolve().parent)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-c", _CHILD.format(here=here), path],
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+    except subprocess.TimeoutExpired:
+        return {"error": "timeout"}
+    lines = [x for x in done.stdout.splitlines() if x.startswith("{")]
+    if not lines:
+        return {"error": "no output: " + done.stderr.strip().splitlines()[-1][:300]}
+    return json.loads(lines[-1])
+
+
+def ours(path: str) -> dict[str, Any]:
+    """serq's outcome of `path`: {"ok": ...} or {"error": the first diagnostic}."""
+    from serq.sim.api import compile_program, execute
+
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    compiled, diagnostics = compile_program(text, path)
+    if compiled is None:
+        return {"error": "compile: " + diagnostics[0].message}
+    report, diagnostics = execute(compiled)
+    if report is None:
+        return {"error": diagnostics[0].message}
+    return {"ok": json.loads(json.dumps(outcome(report)))}
+
+
+def compare(path: str, timeout: float = 60.0) -> tuple[str, str]:
+    """(verdict, detail) for the program at `path` (module docstring)."""
+    mine = ours(path)
+    theirs = reference(path, timeout)
+    if "error" in theirs:
+        if theirs["error"] == "timeout":
+            return "timeout", ""
+        if "error" in mine:
+            return "both-error", f"{mine['error']} | {theirs['error']}"
+        return "reference-error", theirs["error"]
+    if "error" in mine:
+        return "serq-error", mine["error"]
+    if mine["ok"] == theirs["ok"]:
+        return "same", ""
+    return "differ", first_difference(mine["ok"], theirs["ok"])
+
+
+def first_difference(a: dict[str, Any], b: dict[str, Any]) -> str:
+    """Where two outcomes first part, in words."""
+    for key in ("counts", "pools", "stages"):
+        if a[key] != b[key]:
+            return f"{key}: serq {a[key]} reference {b[key]}"
+    for name in sorted(set(a["observes"]) | set(b["observes"])):
+        x, y = a["observes"].get(name), b["observes"].get(name)
+        if x != y:
+            if x is None or y is None:
+                return f"observe {name}: only in one"
+            for i, (p, q) in enumerate(
+                zip(zip(*x, strict=True), zip(*y, strict=True), strict=False)
+            ):
+                if p != q:
+                    return f"observe {name} sample {i}: serq {p} reference {q}"
+            return f"observe {name}: {len(x[0])} samples against {len(y[0])}"
+    return "?"
