@@ -3,6 +3,7 @@ range (tests/oracle/step_family.py). Run by hand; the CI runs a sample of it
 (tests/oracle/test_step_family.py).
 
     PYTHONPATH=. python scripts/search_step.py --start 0 --count 500 --out /tmp/search
+    PYTHONPATH=. python scripts/search_step.py --dialect main ...   (fn main, pyserq 0.1.4)
 
 prints a line per program that does not simply agree and a tally; the programs that
 differ are written to OUT/<verdict>/g<k>.sq.
@@ -24,12 +25,16 @@ import differential  # noqa: E402
 import step_family  # noqa: E402
 
 
-def one(k: int) -> tuple[int, str, str, str]:
-    text = step_family.program(k)
+def one(job: tuple[int, str]) -> tuple[int, str, str, str]:
+    k, dialect = job
+    text = step_family.program(k, dialect)
     with tempfile.NamedTemporaryFile("w", suffix=".sq", delete=False) as f:
         f.write(text)
     try:
-        verdict, detail = differential.compare(f.name)
+        if dialect == "main":  # against pyserq 0.1.4, which has no run block there
+            verdict, detail = differential.compare(f.name, main=True, horizon=400.0, seed=1)
+        else:
+            verdict, detail = differential.compare(f.name)
     finally:
         os.unlink(f.name)
     return k, verdict, detail, text
@@ -41,11 +46,14 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", type=Path, default=None)
+    ap.add_argument("--dialect", choices=("items", "main"), default="items")
     args = ap.parse_args()
     tally: collections.Counter[str] = collections.Counter()
     with ProcessPoolExecutor(args.jobs) as pool:
         for k, verdict, detail, text in pool.map(
-            one, range(args.start, args.start + args.count), chunksize=4
+            one,
+            [(k, args.dialect) for k in range(args.start, args.start + args.count)],
+            chunksize=4,
         ):
             tally[verdict] += 1
             if verdict != "same":

@@ -13,8 +13,10 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import subprocess
 import sys
+from pathlib import Path
 from typing import Any
 
 POOL_FIELDS = ("admissions", "preemptions", "rejected", "evicted_entries", "stuck")
@@ -44,26 +46,35 @@ def _r(x: float) -> float | str:
 
 _CHILD = """
 import json, sys
-sys.path.insert(0, {here!r})
+if {side!r}:
+    sys.path.insert(0, {side!r})
+sys.path.insert(1, {here!r})
 import pyserq
 from differential import outcome
 path = sys.argv[1]
 try:
-    r = pyserq.run(pyserq.compile(path))
+    r = pyserq.run(pyserq.compile(path, **{settings!r}))
     print(json.dumps({{"ok": outcome(r)}}))
 except BaseException as e:
     print(json.dumps({{"error": type(e).__name__ + ": " + str(e)[:300]}}))
 """
 
 
-def reference(path: str, timeout: float = 60.0) -> dict[str, Any]:
-    """pyserq 0.1.2's outcome of `path` in a child process: {"ok": ...} or {"error": ...}."""
-    from pathlib import Path
+HERE = Path(__file__).resolve().parent
+# pyserq 0.1.4, the reference of the `fn main` dialect, beside 0.1.2 (scripts/test.sh)
+PYSERQ_014 = os.environ.get("PYSERQ_014_PATH", str(HERE.parents[1] / ".cache" / "pyserq-0.1.4"))
 
-    here = str(Path(__file__).resolve().parent)
+
+def reference(
+    path: str, timeout: float = 60.0, main: bool = False, **settings: Any
+) -> dict[str, Any]:
+    """The reference's outcome of `path` in a child process, {"ok": ...} or {"error": ...}:
+    pyserq 0.1.2, or 0.1.4 for a `fn main` program (`main`), compiled with `settings`."""
+    side = PYSERQ_014 if main else ""
+    child = _CHILD.format(here=str(HERE), side=side, settings=settings)
     try:
         done = subprocess.run(
-            [sys.executable, "-c", _CHILD.format(here=here), path],
+            [sys.executable, "-c", child, path],
             capture_output=True,
             text=True,
             timeout=timeout,
@@ -76,13 +87,13 @@ def reference(path: str, timeout: float = 60.0) -> dict[str, Any]:
     return json.loads(lines[-1])
 
 
-def ours(path: str) -> dict[str, Any]:
+def ours(path: str, **settings: Any) -> dict[str, Any]:
     """serq's outcome of `path`: {"ok": ...} or {"error": the first diagnostic}."""
     from serq.sim.api import compile_program, execute
 
     with open(path, encoding="utf-8") as f:
         text = f.read()
-    compiled, diagnostics = compile_program(text, path)
+    compiled, diagnostics = compile_program(text, path, **settings)
     if compiled is None:
         return {"error": "compile: " + diagnostics[0].message}
     report, diagnostics = execute(compiled)
@@ -91,10 +102,13 @@ def ours(path: str) -> dict[str, Any]:
     return {"ok": json.loads(json.dumps(outcome(report)))}
 
 
-def compare(path: str, timeout: float = 60.0) -> tuple[str, str]:
-    """(verdict, detail) for the program at `path` (module docstring)."""
-    mine = ours(path)
-    theirs = reference(path, timeout)
+def compare(
+    path: str, timeout: float = 60.0, main: bool = False, **settings: Any
+) -> tuple[str, str]:
+    """(verdict, detail) for the program at `path` (module docstring); `main` compares a
+    `fn main` program with pyserq 0.1.4, both compiled with `settings`."""
+    mine = ours(path, **settings)
+    theirs = reference(path, timeout, main, **settings)
     if "error" in theirs:
         if theirs["error"] == "timeout":
             return "timeout", ""

@@ -82,13 +82,15 @@ def ternary(values: list[str]) -> str:
     return text
 
 
-def program(k: int) -> str:
-    """The k-th program of the family, from `random.Random(k)` alone."""
+def program(k: int, dialect: str = "items") -> str:
+    """The k-th program of the family, from `random.Random(k)` alone: top-level items
+    with a `run` block (pyserq 0.1.2's dialect), or with `dialect="main"` the same program
+    in `fn main() { }` from its two sides, with the expression definitions as 0.1.4
+    writes them (`def f(x) { e }`) and no `run` block (horizon 400 from the caller)."""
     r = random.Random(k)
     n = r.randint(1, 6)
     bs = r.choice(("1", "4", "16", "16", "16"))
     blocks = r.choice((4, 6, 8, 12, 20, 39, 64, 256))
-    cap_units = f"{blocks} * bs"
     slots = r.choice((1, 2, 4, 8))
     chunk = r.choice(CHUNK_FORMS).format(c=r.choice(CHUNKS))
     budget = r.choice(BUDGETS)
@@ -97,59 +99,120 @@ def program(k: int) -> str:
     preempt = "preempt lifo;" if r.random() < 0.85 else "preempt none;"
     evict = r.choice(("evict lru;", "evict lru;", "evict by (-size);", "evict by (age);"))
     blocked = r.random() < 0.85
-    forced = r.random() < 0.2
+    forced = "1" if r.random() < 0.2 else "0"
     turns = r.choice((1, 1, 1, 2, 3))
     think = r.choice(("0", "1", "2.5"))
     prompts = [r.choice(PROMPTS) for _ in range(n)]
     outs = [r.choice(OUTS) for _ in range(n)]
     gap = r.choice(GAPS)
-    reserve = r.random() < 0.8
+    reserve = " reserve (known)" if r.random() < 0.8 else ""
     cache = r.choice(("prompt + out - 1", "prompt + out - 1", "prompt", "known", "0"))
     block = "block bs; " if blocked else ""
-    forced_expr = "1" if forced else "0"
-    lines = [
-        f"// step family program {k}",
-        f"let bs = {bs};",
+    main = dialect == "main"
+
+    def units(pool: str, e: str) -> str:  # 0.1.4 writes a pool's units as cost(pool, e)
+        return f"cost({pool}, {e})" if main else e
+
+    if reserve:
+        reserve = f" reserve ({units('kv', 'known')})"
+    header = (
+        f"kv ({units('kv', 'min(known, hit + budget_left(engine))')}){reserve}",
+        f"     reuse ({units('kv', f'{forced} && computed == 0 ? 0 : prompt + computed + 1')})",
+        "     at admission (known = computed < prompt ? prompt : computed + 1,",
+        f"                   hit = {forced} && computed == 0 ? 0"
+        " : min(cachedin(kv), reusable(known))) {",
+    )
+    run = "" if main else "run engine "  # 0.1.4 takes the serving forms in fn main
+    body = [
+        "  observe resumed = computed;",
+        "  set c = cached;",
+        f"  {run}prefill (known - c) growing kv;",
+        "  observe ttft = now - sent;",
+        f"  {run}decode (out - 1 - (known - prompt)) growing kv;",
+        f"}} cache ({units('kv', cache)});",
+    ]
+    if main:  # 0.1.4 holds one pool a hold: the slot, then the KV inside it
+        held = [
+            f"hold reqs ({units('reqs', '1')}) {{",
+            *_indent(["hold " + header[0], *header[1:], *body], 1),
+            "}",
+        ]
+    else:
+        held = [f"hold reqs (1), {header[0]}", *header[1:], *body]
+    request = [
+        "set sent = now;",
+        "set prompt = K + p0;",
+        *held,
+        "observe last = now;",
+        "observe hit = c;",
+    ]
+    if main:  # the engine's waiting line is the KV pool's there
+        chunk = chunk.replace("long_prefill(reqs,", "long_prefill(kv,")
+    # in fn main the KV hold, inside the slot's, is the one the engine admits
+    via = ("", " admit via engine;") if main else (" admit via engine;", "")
+    declarations = [
+        f"pool reqs {{ cap {slots};{via[0]} }}",
+        f"pool kv {{ cap {blocks} * bs; {block}{evict} {preempt}{via[1]} }}",
+        f"stage engine : step {{ budget {budget}; cost {cost}; {chunk} {serve} memory kv; }}",
+    ]
+    init = [
+        "init {",
+        f"  set at = {gap} * serial;",
+        f"  set p0 = {ternary(prompts)};",
+        f"  set out = {ternary(outs)};",
+        f"  set left = {turns};",
+        "  set K = 0;",
+        "}",
+    ]
+    head = [f"// step family program {k}", f"let bs = {bs};"]
+    if main:
+        head += [
+            "def reusable(known) { floor((known - 1) / bs) * bs }",
+            "def long_prefill(p, c) { residents + queued(p) > 1 ? c : 0 }",
+        ]
+        body = [
+            *declarations,
+            "stage tool : delay;",
+            "workload {",
+            f"  arrive batch({n});",
+            "  hidden out;",
+            *_indent(init, 1),
+            "  session {",
+            "    tool (at);",
+            "    loop {",
+            "      turn;",
+            "      set K = prompt + out;",
+            "      set left = left - 1;",
+            f"      branch (left <= 0) {{ end; }} else {{ tool ({think}); }}",
+            "    }",
+            "  }",
+            "}",
+            "server {",
+            *_indent(request, 1),
+            "}",
+        ]
+        return "\n".join([*head, "fn main() {", *_indent(body, 1), "}", ""])
+    head += [
         "def reusable(known) = floor((known - 1) / bs) * bs;",
         "def long_prefill(reqs, c) = residents + queued(reqs) > 1 ? c : 0;",
+    ]
+    lines = [
+        *head,
         "",
-        f"pool reqs {{ cap {slots}; admit via engine; }}",
-        f"pool kv {{ cap {cap_units}; {block}{evict} {preempt} }}",
-        f"stage engine : step {{ budget {budget}; cost {cost}; {chunk} {serve} memory kv; }}",
+        *declarations,
         "stage send : delay;",
         "stage pause : delay;",
         "",
         "workload {",
         f"  arrive batch({n});",
         "  hidden out;",
-        "  init {",
-        f"    set at = {gap} * serial;",
-        f"    set p0 = {ternary(prompts)};",
-        f"    set out = {ternary(outs)};",
-        f"    set left = {turns};",
-        "    set K = 0;",
-        "  }",
+        *_indent(init, 1),
         "}",
         "",
         "session {",
         "  run send (at);",
         "  loop {",
-        "    set arrived = now;",
-        "    set prompt = K + p0;",
-        "    hold reqs (1), kv (min(known, hit + budget_left(engine)))"
-        + (" reserve (known)" if reserve else ""),
-        f"         reuse ({forced_expr} && computed == 0 ? 0 : prompt + computed + 1)",
-        "         at admission (known = computed < prompt ? prompt : computed + 1,",
-        f"                       hit = {forced_expr} && computed == 0 ? 0"
-        " : min(cachedin(kv), reusable(known))) {",
-        "      observe resumed = computed;",
-        "      set c = cached;",
-        "      run engine prefill (known - c) growing kv;",
-        "      observe ttft = now - arrived;",
-        "      run engine decode (out - 1 - (known - prompt)) growing kv;",
-        f"    }} cache ({cache});",
-        "    observe last = now;",
-        "    observe hit = c;",
+        *_indent(request, 2),
         "    set K = prompt + out;",
         "    set left = left - 1;",
         "    branch (left <= 0) { end; }",
@@ -161,3 +224,7 @@ def program(k: int) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _indent(lines: list[str], depth: int) -> list[str]:
+    return [("  " * depth + line) if line else line for line in lines]
