@@ -62,6 +62,14 @@ def _reschedule(pending: list[PsStage]) -> None:
     pending.clear()
 
 
+def _sessions(n: int) -> str:
+    return f"{n} session{'' if n == 1 else 's'}"
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if math.isfinite(x) and x == int(x) else repr(x)
+
+
 class World:
     """The runtime state of one run of `program`."""
 
@@ -179,6 +187,31 @@ class World:
                     stage.origin, f"{why}; no event is pending, so the run can never move again"
                 )
             self.stalls.append((stage.origin, stage.stalled[0], why))
+        if not quiet:
+            return
+        for pool in self.pools:  # no engine is stopped, yet sessions wait: nothing will move
+            queued = len(pool.queue) + len(pool.front)
+            growing = len(pool.growers)
+            if queued or growing:
+                waits = []
+                if queued:
+                    waits.append(f"{_sessions(queued)} wait to be admitted")
+                if growing:
+                    waits.append(f"{_sessions(growing)} wait to grow a hold")
+                free = pool.cap - pool.allocated
+                head = pool.head()
+                late = (
+                    "; its head would fit now: it joined after the pools were last retried, "
+                    "in a plan of a step engine, and only an event retries them"
+                    if head is not None and self.holds._fits(head)
+                    else ""
+                )
+                raise SimError(
+                    pool.origin,
+                    f"at pool {pool.name}, {' and '.join(waits)} ({_num(free)} of "
+                    f"{_num(pool.cap)} units free), and no event is pending, so the run can "
+                    f"never move again{late}",
+                )
 
     def settle(self) -> None:
         """Run every ready session, then retry every pool, until nothing changes; then

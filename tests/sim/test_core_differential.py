@@ -346,7 +346,7 @@ session {
 run { horizon 40; }
 """,
     "grow_preempt_none_waits": """
-pool kv { cap 100; block 8; preempt none; }
+pool kv { cap 150; block 8; preempt none; }
 stage svc : delay;
 workload { arrive batch(3); }
 session {
@@ -357,7 +357,7 @@ session {
     run svc (10 - 5 * serial);
     grow kv (20);
     observe u2 = used(kv);
-    run svc (1);
+    run svc (6);
   } cache (1000);
   observe c = cachedin(kv);
 }
