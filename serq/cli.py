@@ -211,7 +211,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.command == "run":
         return _run(args)
     if args.command == "sweep":
-        from serq.sweep.command import run_sweep
+        from serq.sweeps.command import run_sweep
 
         return run_sweep(args, _color(args))
     if args.command == "plot":

@@ -38,7 +38,7 @@ def run_plot(args: argparse.Namespace, color: bool | None) -> int:
     if importlib.util.find_spec("matplotlib") is None:
         return fail("serq plot needs matplotlib", EXIT_USAGE, help_="pip install 'serq-py[plot]'")
     from serq.plot import PlotError, plot_dump, plot_points, save
-    from serq.sweep.results import read_points
+    from serq.sweeps.results import read_points
 
     try:
         if args.dump is not None:
@@ -56,5 +56,7 @@ def run_plot(args: argparse.Namespace, color: bool | None) -> int:
     try:
         save(figure, args.output)
     except OSError as error:
-        return fail(f"cannot write `{args.output}`: {error.strerror or error}", EXIT_USAGE, args.output)
+        return fail(
+            f"cannot write `{args.output}`: {error.strerror or error}", EXIT_USAGE, args.output
+        )
     return EXIT_OK

@@ -53,7 +53,9 @@ def spec_source(name: str, spec: str) -> tuple[str, str, int]:
     return f"<--set {name}>", prefix + spec, len(prefix)
 
 
-def parse_axis(name: str, spec: str | float | int | Sequence[str | float | int]) -> Axis | Diagnostic:
+def parse_axis(
+    name: str, spec: str | float | int | Sequence[str | float | int]
+) -> Axis | Diagnostic:
     """The values `spec` gives the let `name`: a list or range text (see the module
     docstring), one number, or a sequence of numbers and expression texts."""
     if isinstance(spec, (int, float)) and not isinstance(spec, bool):
@@ -80,7 +82,9 @@ def parse_axis(name: str, spec: str | float | int | Sequence[str | float | int])
     return _axis(name, texts)
 
 
-def parse_axes(sets: Mapping[str, object] | Iterable[tuple[str, object]]) -> list[Axis] | list[Diagnostic]:
+def parse_axes(
+    sets: Mapping[str, object] | Iterable[tuple[str, object]],
+) -> list[Axis] | list[Diagnostic]:
     """The axes of the `--set` pairs `sets` (a let given twice is an error), or the
     diagnostics of the ones that cannot be read."""
     pairs = list(sets.items()) if isinstance(sets, Mapping) else list(sets)
@@ -111,8 +115,9 @@ def points(axes: Sequence[Axis]) -> list[Point]:
     choices = [range(len(axis.texts)) for axis in axes]
     grid = []
     for index, picks in enumerate(itertools.product(*choices)):
-        sets = tuple((n, axes[i].texts[k]) for i, (n, k) in enumerate(zip(names, picks)))
-        values = tuple((n, axes[i].values[k]) for i, (n, k) in enumerate(zip(names, picks)))
+        chosen = list(zip(names, picks, strict=True))
+        sets = tuple((n, axes[i].texts[k]) for i, (n, k) in enumerate(chosen))
+        values = tuple((n, axes[i].values[k]) for i, (n, k) in enumerate(chosen))
         grid.append(Point(index, sets, values))
     return grid
 
@@ -206,7 +211,9 @@ def _split(text: str, separator: str) -> list[str]:
     return parts
 
 
-def _error(name: str, spec: str, start: int, end: int, code: codes.Code, message: str) -> Diagnostic:
+def _error(
+    name: str, spec: str, start: int, end: int, code: codes.Code, message: str
+) -> Diagnostic:
     file, text, offset = spec_source(name, spec)
     first = min(offset + start, len(text))
     last = min(max(offset + end, first + 1), len(text))

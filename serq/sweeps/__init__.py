@@ -18,9 +18,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from serq.diagnostics import Diagnostic, Severity
-from serq.sweep.grid import Axis, Point, parse_axes, points, spec_sources
-from serq.sweep.results import SweepResult, collect, read_points
-from serq.sweep.worker import RunOutcome, RunTask
+from serq.sweeps.grid import Axis, Point, parse_axes, points, spec_sources
+from serq.sweeps.results import SweepResult, collect, read_points
+from serq.sweeps.worker import RunOutcome, RunTask
 
 __all__ = ["Plan", "SweepResult", "execute", "plan", "read_points", "sweep"]
 
@@ -54,7 +54,7 @@ def plan(
     sequence: those; None: the program's own seed) and the run settings given; its
     diagnostics; and the texts they point into. The plan is None when there is an error."""
     from serq.sim import api as sim_api
-    from serq.sweep import worker
+    from serq.sweeps import worker
 
     pairs = list(sets.items()) if isinstance(sets, Mapping) else list(sets)
     axes = parse_axes(pairs)
@@ -79,8 +79,16 @@ def plan(
         seed_list = tuple(seeds)
     tasks = tuple(
         RunTask(
-            p.index * len(seed_list) + k, p.index, text, path, p.sets, seed,
-            horizon, warmup, arrivals, fast_forward,
+            p.index * len(seed_list) + k,
+            p.index,
+            text,
+            path,
+            p.sets,
+            seed,
+            horizon,
+            warmup,
+            arrivals,
+            fast_forward,
         )
         for p in grid
         for k, seed in enumerate(seed_list)
@@ -99,7 +107,7 @@ def execute(
     """Run every task of `sweep_plan` on `executor` (see `executors.stream`; `jobs` sizes
     the local pool), calling `on_outcome` as each run finishes, and return the results in
     grid order. Ctrl-C stops it: the result then holds the runs done, `complete` False."""
-    from serq.sweep.executors import stream
+    from serq.sweeps.executors import stream
 
     outcomes: dict[int, RunOutcome] = {}
     complete = True
@@ -143,7 +151,7 @@ def sweep(
         compile at the first point; the message is the rendered diagnostics."""
     from serq import api
     from serq.sim import api as sim_api
-    from serq.sweep.executors import default_jobs
+    from serq.sweeps.executors import default_jobs
 
     if (path is None) == (source is None):
         raise ValueError("sweep takes a path or a source, not both and not neither")
@@ -155,8 +163,14 @@ def sweep(
     else:
         text, file = source, "<input>"
     checked, diagnostics, known = plan(
-        text, file, sets or {}, seeds=seeds, horizon=horizon, warmup=warmup,
-        arrivals=arrivals, fast_forward=fast_forward,
+        text,
+        file,
+        sets or {},
+        seeds=seeds,
+        horizon=horizon,
+        warmup=warmup,
+        arrivals=arrivals,
+        fast_forward=fast_forward,
     )
     if checked is None:
         raise ValueError(sim_api.render(diagnostics, known))

@@ -22,7 +22,7 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from serq.sweep.worker import RunOutcome, RunTask, ignore_interrupts, run_task
+from serq.sweeps.worker import RunOutcome, RunTask, ignore_interrupts, run_task
 
 
 def default_jobs() -> int:
@@ -70,8 +70,10 @@ def stream(
     elif hasattr(executor, "submit"):
         yield from _futures(tasks, executor, function)
     else:
-        raise TypeError(f"not an executor: {executor!r} (give a concurrent.futures.Executor, "
-                        "a distributed.Client or a tcp:// address)")
+        raise TypeError(
+            f"not an executor: {executor!r} (give a concurrent.futures.Executor, "
+            "a distributed.Client or a tcp:// address)"
+        )
 
 
 def _local_pool(
@@ -79,8 +81,9 @@ def _local_pool(
 ) -> Iterator[RunOutcome]:
     from concurrent.futures import ProcessPoolExecutor
 
-    pool = ProcessPoolExecutor(max_workers=min(jobs, max(len(tasks), 1)),
-                               initializer=ignore_interrupts)
+    pool = ProcessPoolExecutor(
+        max_workers=min(jobs, max(len(tasks), 1)), initializer=ignore_interrupts
+    )
     try:
         yield from _futures(tasks, pool, function)
     finally:

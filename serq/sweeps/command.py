@@ -28,8 +28,8 @@ DASK_ENV = "SERQ_DASK_SCHEDULER"
 def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
     """Run `serq sweep` with the parsed `args`; return the exit status."""
     from serq import api
-    from serq.sweep import execute, plan
-    from serq.sweep.executors import default_jobs, describe
+    from serq.sweeps import execute, plan
+    from serq.sweeps.executors import default_jobs, describe
 
     loaded = api.read_source(args.file)
     if isinstance(loaded, Diagnostic):
@@ -78,7 +78,9 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
             return EXIT_USAGE
     done = len(result.runs)
     shape = f"{len(checked.grid)} points × {len(checked.seeds)} seeds"
-    summary = f"serq sweep: {done} of {len(checked.tasks)} runs ({shape}) in {elapsed:.1f} s, {where}"
+    summary = (
+        f"serq sweep: {done} of {len(checked.tasks)} runs ({shape}) in {elapsed:.1f} s, {where}"
+    )
     if result.failed:
         summary += f"; {result.failed} failed"
     if written:
@@ -94,7 +96,7 @@ def _unusable(out: str | None, dask: str | None) -> Diagnostic | None:
     """Why the sweep cannot write `out` or reach `dask`, before it runs: a suffix it does
     not know, or an optional package that is missing."""
     if out is not None:
-        from serq.sweep.results import SUFFIXES
+        from serq.sweeps.results import SUFFIXES
 
         suffix = Path(out).suffix.lower()
         where = Span.point(out, 0, 1, 1)

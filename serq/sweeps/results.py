@@ -26,9 +26,9 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from serq.sweep.grid import Point
-from serq.sweep.tstat import interval
-from serq.sweep.worker import RunOutcome
+from serq.sweeps.grid import Point
+from serq.sweeps.tstat import interval
+from serq.sweeps.worker import RunOutcome
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -166,7 +166,8 @@ class SweepResult:
             body.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>")
         note = "" if self.complete else "<p>interrupted: not every run finished</p>"
         caption = f"<caption>sweep: {len(self.points)} points × {len(self.seeds)} seeds</caption>"
-        return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>{note}"
+        rows = "".join(body)
+        return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>{note}"
 
 
 def collect(
