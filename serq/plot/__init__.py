@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 FORMATS = (".png", ".svg")
+DPI = 120
 
 
 class PlotError(ValueError):
@@ -138,10 +139,12 @@ def save(figure: Any, path: str | Path) -> Path:
     path = Path(path)
     if path.suffix.lower() not in FORMATS:
         raise PlotError(f"cannot draw `{path}`: the suffix is none of {', '.join(FORMATS)}")
+    from matplotlib import rc_context
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     FigureCanvasAgg(figure)  # attaches itself to the figure: no pyplot, no display
-    figure.savefig(path, dpi=120)
+    with rc_context({"svg.fonttype": "none"}):  # SVG text stays text: searchable, editable
+        figure.savefig(path, dpi=DPI)
     return path
 
 

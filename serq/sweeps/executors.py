@@ -54,10 +54,12 @@ def stream(
     tasks: Sequence[RunTask],
     executor: object = None,
     jobs: int = 1,
-    function: Callable[[RunTask], RunOutcome] = run_task,
+    function: Callable[[RunTask], RunOutcome] | None = None,
 ) -> Iterator[RunOutcome]:
     """The outcome of every task of `tasks`, each once, as the runs finish on `executor`
-    (see the module docstring; `jobs` sizes the local pool). `function` runs one task."""
+    (see the module docstring; `jobs` sizes the local pool). `function` runs one task
+    (default `worker.run_task`)."""
+    function = function or run_task
     if isinstance(executor, str):
         yield from _dask_address(tasks, executor, function)
     elif executor is None and jobs <= 1:
