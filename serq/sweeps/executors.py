@@ -125,7 +125,7 @@ def _dask(
     futures = client.map(function, list(tasks), key=keys, pure=False)
     seen: set[int] = set()
     try:
-        for future in as_completed(futures):
+        for future in as_completed(futures, loop=client.loop):
             outcome = future.result()
             if outcome.index in seen:  # a retried run that reported twice
                 continue
