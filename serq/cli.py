@@ -112,7 +112,7 @@ def _sweep_parser(commands: Any) -> None:
         help="run a program at every point of a grid of `let` values, with replications",
         description="Run FILE at every point of the grid the --set options span (their "
         "product), once per seed, on a local process pool or a Dask cluster; print a table "
-        "of the points (mean and Student-t 95%% interval over the replications) and write "
+        "of the points (mean and Student-t 95 percent interval over the replications) and write "
         "the point and run rows with --out.",
     )
     sweep.add_argument("file", metavar="FILE", help="a .sq file")

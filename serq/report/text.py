@@ -4,7 +4,9 @@
 text (snapshots, tests). A number that does not exist prints as `-`, an infinite one as
 `inf`; a step stage's iteration columns and the pools' event counts have tables of their
 own, shown when the program has any. A note on an observation is printed under the
-observations, the others at the end.
+observations, the others at the end. On a terminal (not in piped or recorded text) the
+gauge table has a sparkline of each gauge over [warmup, end]. `sections` gives the tables
+to other renderers (`html`).
 """
 
 from __future__ import annotations
