@@ -70,6 +70,9 @@ def plot_points(
         ax.set_xscale("log")
     if log_y:
         ax.set_yscale("log")
+        means = [v for row in rows if (v := _float(row[y])) > 0 and math.isfinite(v)]
+        if means:  # an interval reaching 0 or below runs off the bottom, not to 1e-300
+            ax.set_ylim(bottom=min(means) / 4)
     ax.set_xlabel(x)
     ax.set_ylabel(f"{y} (mean, 95% interval)" if any(f"{y}_ci" in r for r in rows) else y)
     ax.grid(True, alpha=0.3)

@@ -66,6 +66,8 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
     from rich.console import Console
 
     console = Console(file=sys.stdout, force_terminal=color, no_color=color is False)
+    if not console.is_terminal:  # piped: the whole table, not cut at 80 columns
+        console.width = max(console.width, 200)
     console.print(result.table(), highlight=False)
     written: list[Path] = []
     if args.out is not None:
