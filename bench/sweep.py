@@ -45,7 +45,9 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=2, help="timings per job count")
     args = parser.parse_args()
     counts = [int(j) for j in args.jobs.split(",")]
-    print(f"{PROGRAM}: {SETS} × {SEEDS} seeds, horizon {HORIZON:g}; {os.cpu_count()} CPUs")
+    load = ", ".join(f"{x:.1f}" for x in os.getloadavg())
+    print(f"{PROGRAM}: {SETS} × {SEEDS} seeds, horizon {HORIZON:g}; {os.cpu_count()} CPUs, "
+          f"load average {load} (a speed-up needs idle CPUs: compare on a quiet machine)")
     best: dict[int, float] = {}
     reference: str | None = None
     for jobs in counts:
