@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from serq.diagnostics import Diagnostic, Severity
+from serq.diagnostics import Diagnostic, Severity, Span, codes
 from serq.sweeps.grid import Axis, Point, parse_axes, points, spec_sources
 from serq.sweeps.results import SweepResult, collect, read_points
 from serq.sweeps.worker import RunOutcome, RunTask
@@ -77,6 +77,10 @@ def plan(
         seed_list = tuple(range(1, seeds + 1))
     else:
         seed_list = tuple(seeds)
+    if not seed_list or any(not isinstance(s, int) or s < 0 for s in seed_list):
+        where = Span.point(path, 0, 1, 1)
+        message = f"seeds {seeds!r}: a sweep needs at least one seed, each a whole number ≥ 0"
+        return None, [*diagnostics, Diagnostic.error(codes.CONSTANT, where, message)], known
     tasks = tuple(
         RunTask(
             p.index * len(seed_list) + k,

@@ -81,6 +81,9 @@ def test_values_the_program_cannot_take_stop_before_any_run(servers):
         serq.sweep(servers, sets={"c": "1,2 3"}, jobs=1)
     with pytest.raises(ValueError, match="STEP is 0"):
         serq.sweep(servers, sets={"c": "1:2:0"}, jobs=1)
+    for seeds in (0, [], [1, -2], [1.5]):
+        with pytest.raises(ValueError, match="at least one seed"):
+            serq.sweep(servers, seeds=seeds, jobs=1)
 
 
 def test_a_program_with_errors_stops_before_any_run(tmp_path):
