@@ -8,7 +8,8 @@ The sweep is examples/vllm.sq (vLLM v1 under a multi-turn chat) over Lambda 0.5,
 2 with 2 seeds, 8 runs of 300 simulated seconds each: enough work per run (about a second)
 that the pool's start-up and the compile of each point in each worker are small beside it.
 Each job count is timed `--repeat` times (the best is kept), wall clock from the call of
-`serq.sweep` to its result, and the results are checked equal to the 1-job ones (the same
+`serq.sweep` to its result, with the CPU time spent (workers included: the work the pool
+adds is the difference), and the results are checked equal to the 1-job ones (the same
 bytes), so the timing is of the same work.
 """
 
@@ -16,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import resource
 import sys
 import time
 from pathlib import Path
@@ -30,13 +32,22 @@ SEEDS = 2
 HORIZON, WARMUP = 300.0, 30.0
 
 
-def timed(jobs: int) -> tuple[float, str]:
-    """The wall time of the sweep on `jobs` local jobs, and its results as CSV."""
-    start = time.perf_counter()
+def cpu_seconds() -> float:
+    """The CPU time of this process and of its children that have ended."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(
+        resource.RUSAGE_CHILDREN
+    )
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+
+
+def timed(jobs: int) -> tuple[float, float, str]:
+    """The wall time and the CPU time (workers included) of the sweep on `jobs` local
+    jobs, and its results as CSV."""
+    start, cpu = time.perf_counter(), cpu_seconds()
     result = serq.sweep(PROGRAM, sets=SETS, seeds=SEEDS, jobs=jobs, horizon=HORIZON, warmup=WARMUP)
-    elapsed = time.perf_counter() - start
+    elapsed, cpu = time.perf_counter() - start, cpu_seconds() - cpu
     assert result.complete and not result.failed
-    return elapsed, result.to_csv() + result.to_csv(runs=True)
+    return elapsed, cpu, result.to_csv() + result.to_csv(runs=True)
 
 
 def main() -> None:
@@ -51,15 +62,17 @@ def main() -> None:
     best: dict[int, float] = {}
     reference: str | None = None
     for jobs in counts:
-        times = []
+        times, cpus = [], []
         for _ in range(args.repeat):
-            elapsed, text = timed(jobs)
+            elapsed, cpu, text = timed(jobs)
             reference = reference or text
             assert text == reference, f"{jobs} jobs gave other results"
             times.append(elapsed)
+            cpus.append(cpu)
         best[jobs] = min(times)
         runs = ", ".join(f"{t:.2f}" for t in times)
-        print(f"{jobs} job(s): best {best[jobs]:.2f} s  (runs: {runs})")
+        cpu_text = ", ".join(f"{c:.2f}" for c in cpus)
+        print(f"{jobs} job(s): best {best[jobs]:.2f} s wall (runs: {runs}; CPU s: {cpu_text})")
     base = best.get(1)
     if base is not None:
         for jobs, elapsed in best.items():
