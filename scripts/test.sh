@@ -4,7 +4,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-python3 -m pip install --quiet --disable-pip-version-check -e '.[test]'
+python3 -m pip install --quiet --disable-pip-version-check -e '.[test,plot,dask,tables]'
 
 # pyserq 0.1.4 (the reference for the `fn main` dialect) beside 0.1.2, in a
 # folder of its own: the differential tests load it in a separate process.

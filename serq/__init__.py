@@ -9,7 +9,13 @@ From a notebook, as with the reference's `pyserq`:
     report = serq.run(serq.compile("examples/mm1.sq", horizon=2000))
     report.observe("sojourn").mean
 
-`compile`, `run`, `Compiled` and `Report` load on first use, so `import serq` stays light.
+A sweep runs a program over a grid of `let` values with replications:
+
+    result = serq.sweep("examples/mm1.sq", sets={"lambda": "0.5:0.9:0.1"}, seeds=5)
+    result.points[0]["sojourn"], result.points[0]["sojourn_ci"]
+
+`compile`, `run`, `sweep`, `Compiled`, `Report` and `SweepResult` load on first use, so
+`import serq` stays light (and never loads dask, matplotlib, pandas or pyarrow).
 """
 
 from __future__ import annotations
@@ -21,19 +27,23 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     from serq.report.model import Report
     from serq.sim.api import Compiled, compile, run
+    from serq.sweeps import SweepResult, sweep
 
-__all__ = ["Compiled", "Report", "__version__", "compile", "run"]
+__all__ = ["Compiled", "Report", "SweepResult", "__version__", "compile", "run", "sweep"]
 
 _LAZY = {
     "compile": "serq.sim.api",
     "run": "serq.sim.api",
     "Compiled": "serq.sim.api",
     "Report": "serq.report.model",
+    "sweep": "serq.sweeps",
+    "SweepResult": "serq.sweeps",
 }
 
 
 def __getattr__(name: str) -> Any:
-    """Load `compile`, `run`, `Compiled` and `Report` when first asked for."""
+    """Load `compile`, `run`, `sweep`, `Compiled`, `Report` and `SweepResult` when first
+    asked for."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'serq' has no attribute {name!r}")

@@ -1,4 +1,5 @@
-"""The `serq` command: `serq check FILE...`, `serq expand FILE`, `serq ir FILE`, `serq run FILE`.
+"""The `serq` command: `serq check FILE...`, `serq expand FILE`, `serq ir FILE`, `serq run FILE`,
+`serq sweep FILE`, `serq plot RESULTS` (or `serq plot --dump DIR`).
 
 Exit status: 0 when every file is clean, 1 when any has an error, 2 on a usage
 error or a file that cannot be read. Whatever the input, the command reports
@@ -99,7 +100,86 @@ def _parser() -> argparse.ArgumentParser:
         "(DIR/gauge/NAME.csv)",
     )
     _color_option(run)
+    _sweep_parser(commands)
+    _plot_parser(commands)
     return parser
+
+
+def _sweep_parser(commands: Any) -> None:
+    """`serq sweep`: the run options of `serq run`, the grid, the seeds and the executor."""
+    sweep = commands.add_parser(
+        "sweep",
+        help="run a program at every point of a grid of `let` values, with replications",
+        description="Run FILE at every point of the grid the --set options span (their "
+        "product), once per seed, on a local process pool or a Dask cluster; print a table "
+        "of the points (mean and Student-t 95 percent interval over the replications) and write "
+        "the point and run rows with --out.",
+    )
+    sweep.add_argument("file", metavar="FILE", help="a .sq file")
+    sweep.add_argument(
+        "--set",
+        type=_assignment,
+        action="append",
+        default=[],
+        metavar="NAME=SPEC",
+        help="sweep the `let NAME` over SPEC: V1,V2,... (expressions) or START:STOP:STEP "
+        "(numbers, STOP included when on the grid); repeatable, the grid is the product",
+    )
+    seeds = sweep.add_mutually_exclusive_group()
+    seeds.add_argument(
+        "--seeds", type=_positive_count, metavar="N", help="N replications per point: seeds 1..N"
+    )
+    seeds.add_argument(
+        "--seed-list", type=_count_list, metavar="S1,S2,...", help="the seeds of every point"
+    )
+    sweep.add_argument("--horizon", type=_number, metavar="T", help="override the horizon")
+    sweep.add_argument("--warmup", type=_time, metavar="T", help="override the warm-up")
+    sweep.add_argument("--arrivals", type=_count, metavar="N", help="override the arrivals")
+    sweep.add_argument(
+        "--no-fast-forward",
+        dest="fast_forward",
+        action="store_false",
+        help="step every step-engine iteration one at a time",
+    )
+    sweep.add_argument(
+        "--jobs", type=_positive_count, metavar="N", help="local worker processes (default: CPUs)"
+    )
+    sweep.add_argument(
+        "--dask",
+        metavar="ADDRESS",
+        help="run on the Dask scheduler at ADDRESS (tcp://HOST:PORT; default "
+        "$SERQ_DASK_SCHEDULER) instead of the local pool",
+    )
+    sweep.add_argument(
+        "--out",
+        metavar="FILE",
+        help="write the results: FILE.csv (points) and FILE.runs.csv (runs), .json, .parquet",
+    )
+    _color_option(sweep)
+
+
+def _plot_parser(commands: Any) -> None:
+    """`serq plot`: a sweep's results, or one run's dump."""
+    plot = commands.add_parser(
+        "plot",
+        help="plot a sweep's results, or a run's --dump directory (needs matplotlib)",
+        description="Plot the mean of --y against --x with its interval from a sweep's "
+        "results file, or with --dump DIR a run's gauges over time and an observation's "
+        "histogram and empirical CDF. PNG or SVG, by the suffix of -o.",
+    )
+    plot.add_argument("results", nargs="?", metavar="RESULTS", help="a serq sweep --out file")
+    plot.add_argument("--x", metavar="NAME", help="the swept value on the x axis")
+    plot.add_argument("--y", metavar="NAME", help="the observation (or gauge) on the y axis")
+    plot.add_argument("--hue", metavar="NAME", help="one line per value of this column")
+    plot.add_argument("--bars", action="store_true", help="error bars instead of a band")
+    plot.add_argument("--log-x", action="store_true", help="a logarithmic x axis")
+    plot.add_argument("--log-y", action="store_true", help="a logarithmic y axis")
+    plot.add_argument("--dump", metavar="DIR", help="plot a `serq run --dump DIR` instead")
+    plot.add_argument(
+        "--observe", metavar="NAME", help="with --dump: the observation (default: the first)"
+    )
+    plot.add_argument("-o", "--output", required=True, metavar="FILE", help="FILE.png or .svg")
+    _color_option(plot)
 
 
 def _color_option(command: argparse.ArgumentParser) -> None:
@@ -130,6 +210,14 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _ir(args)
     if args.command == "run":
         return _run(args)
+    if args.command == "sweep":
+        from serq.sweeps.command import run_sweep
+
+        return run_sweep(args, _color(args))
+    if args.command == "plot":
+        from serq.plot.command import run_plot
+
+        return run_plot(args, _color(args))
     return EXIT_USAGE
 
 
@@ -364,6 +452,17 @@ def _count(text: str) -> int:
     if value < 0:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}")
     return value
+
+
+def _positive_count(text: str) -> int:
+    value = _count(text)
+    if value == 0:
+        raise argparse.ArgumentTypeError(f"not a whole number ≥ 1: {text!r}")
+    return value
+
+
+def _count_list(text: str) -> list[int]:
+    return [_count(part.strip()) for part in text.split(",")]
 
 
 def entry() -> None:

@@ -8,7 +8,8 @@ a step statistic of a fifo stage) is NaN; `serq.report.codec` writes it as null.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
+from typing import Any
 
 
 @dataclass(frozen=True, slots=True)
@@ -136,8 +137,41 @@ class Report:
         """Every member of the pool `name`, in index order."""
         return [row for row in self.pools if row.name == name]
 
+    def _repr_html_(self) -> str:
+        """The report's tables as HTML, for notebooks."""
+        from serq.report.html import report_html
+
+        return report_html(self)
+
+    def to_pandas(self) -> dict[str, Any]:
+        """The report's rows as pandas DataFrames (pandas is an optional extra): a dict with
+        `observes` and `gauges` (one row per name) and `stages` and `pools` (one row per
+        member), the columns the rows' fields."""
+        import pandas as pd
+
+        tables = {
+            "observes": [_summary(o) for o in self.observes.values()],
+            "gauges": [_summary(g) for g in self.gauges.values()],
+            "stages": [_summary(row) for row in self.stages],
+            "pools": [_summary(row) for row in self.pools],
+        }
+        kinds = {"observes": Observe, "gauges": Gauge, "stages": StageRow, "pools": PoolRow}
+        return {
+            name: pd.DataFrame(rows, columns=_summary_fields(kinds[name]))
+            for name, rows in tables.items()
+        }
+
     def json(self, indent: int | None = None) -> str:
         """The summary as JSON (`serq run --json`), versioned by `codec.SCHEMA`."""
         from serq.report.codec import to_json
 
         return to_json(self, indent=indent)
+
+
+def _summary_fields(kind: type) -> list[str]:
+    """The fields of a row type without its per-sample tuples."""
+    return [f.name for f in fields(kind) if f.repr]
+
+
+def _summary(row: Any) -> dict[str, Any]:
+    return {name: getattr(row, name) for name in _summary_fields(type(row))}

@@ -4,7 +4,9 @@
 text (snapshots, tests). A number that does not exist prints as `-`, an infinite one as
 `inf`; a step stage's iteration columns and the pools' event counts have tables of their
 own, shown when the program has any. A note on an observation is printed under the
-observations, the others at the end.
+observations, the others at the end. On a terminal (not in piped or recorded text) the
+gauge table has a sparkline of each gauge over [warmup, end]. `sections` gives the tables
+to other renderers (`html`).
 """
 
 from __future__ import annotations
@@ -16,18 +18,29 @@ from rich.console import Console
 from rich.table import Table
 
 from serq.report.model import PoolRow, Report, StageRow
+from serq.report.sparkline import sparkline
 
 
 def render_text(report: Report, console: Console) -> None:
-    """Print `report` on `console`."""
+    """Print `report` on `console`; each gauge gets a sparkline of its values over time
+    when the console is a terminal that can draw one (never in piped or recorded text)."""
     console.print(_header(report), highlight=False)
+    for section in sections(report, sparklines=_can_draw_sparklines(console)):
+        if isinstance(section, Table):
+            console.print()
+        console.print(section, highlight=False)
+
+
+def sections(report: Report, sparklines: bool = False) -> list[Table | str]:
+    """The report's tables and notes in the order `render_text` prints them (under the
+    header line); `sparklines` adds a column of them to the gauge table."""
     sections: list[Table | str] = []
     if report.observes:
         sections.append(_observes(report))
     observed = [note for note in report.notes if note.startswith("observe ")]
     sections.extend(f"[bold cyan]note[/]: {note}" for note in observed)
     if report.gauges:
-        sections.append(_gauges(report))
+        sections.append(_gauges(report, sparklines))
     if report.stages:
         sections.append(_stages(report.stages))
         steps = [row for row in report.stages if row.iterations]
@@ -37,10 +50,12 @@ def render_text(report: Report, console: Console) -> None:
         sections.append(_pools(report.pools))
         sections.append(_pool_events(report.pools))
     sections.extend(f"[bold cyan]note[/]: {n}" for n in report.notes if n not in observed)
-    for section in sections:
-        if isinstance(section, Table):
-            console.print()
-        console.print(section, highlight=False)
+    return sections
+
+
+def header(report: Report) -> str:
+    """The report's first two lines: the run's settings and counts."""
+    return _header(report)
 
 
 def report_text(report: Report, width: int = 100) -> str:
@@ -89,11 +104,22 @@ def _observes(r: Report) -> Table:
     return table
 
 
-def _gauges(r: Report) -> Table:
+def _gauges(r: Report, sparklines: bool = False) -> Table:
     table = _table("gauge", "mean", "±95%", "min", "max")
+    if sparklines:
+        table.add_column("over time", no_wrap=True, style="cyan")
     for name, g in r.gauges.items():
-        table.add_row(name, *map(number, (g.mean, g.ci, g.min, g.max)))
+        cells = [name, *map(number, (g.mean, g.ci, g.min, g.max))]
+        if sparklines:
+            cells.append(sparkline(g.times, g.values, r.warmup, r.end))
+        table.add_row(*cells)
     return table
+
+
+def _can_draw_sparklines(console: Console) -> bool:
+    """Whether `console` is a terminal whose encoding has the block characters."""
+    encoding = (console.encoding or "").lower()
+    return console.is_terminal and not console.legacy_windows and encoding.startswith("utf")
 
 
 def _member(row: StageRow | PoolRow) -> str:

@@ -1,0 +1,205 @@
+"""Sweeps: one program run at every point of a grid of `let` values, with replications.
+
+`plan` reads the program and the grid (`serq sweep --set NAME=SPEC`, see `grid`) and checks
+both: the values parse as the `let`s they override, and the program compiles at the first
+point (its diagnostics are shown in full before anything runs). `execute` runs every
+(point, seed) on an executor (`executors`: this process, a local process pool or a Dask
+cluster) and collects the outcomes into a `SweepResult` in grid order (`results`), so the
+result is the same whatever ran it. A run that fails is a row with its error. Ctrl-C
+stops the runs and returns the rows already done, with `complete` False.
+
+From Python, `serq.sweep(path, sets={"lambda": "0.5:0.9:0.1"}, seeds=5)` does both.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from serq.diagnostics import Diagnostic, Severity, Span, codes
+from serq.sweeps.grid import Axis, Point, parse_axes, points, spec_sources
+from serq.sweeps.results import SweepResult, collect, read_points
+from serq.sweeps.worker import RunOutcome, RunTask
+
+__all__ = ["Plan", "SweepResult", "execute", "plan", "read_points", "sweep"]
+
+
+@dataclass(frozen=True)
+class Plan:
+    """A checked sweep: the program, its grid, the seeds, and one task per run in grid
+    order (point by point, the seeds of a point in the order given)."""
+
+    path: str
+    text: str
+    axes: tuple[Axis, ...]
+    grid: tuple[Point, ...]
+    seeds: tuple[int, ...]
+    tasks: tuple[RunTask, ...]
+
+
+def plan(
+    text: str,
+    path: str,
+    sets: Mapping[str, Any] | Iterable[tuple[str, Any]] = (),
+    *,
+    seeds: int | Sequence[int] | None = None,
+    horizon: float | None = None,
+    warmup: float | None = None,
+    arrivals: int | None = None,
+    fast_forward: bool = True,
+) -> tuple[Plan | None, list[Diagnostic], dict[str, str]]:
+    """The sweep of the program `text` (from `path`) over `sets` (a let's name to its
+    values: list or range text, a number, or a sequence), with `seeds` (N: seeds 1..N; a
+    sequence: those; None: the program's own seed) and the run settings given; its
+    diagnostics; and the texts they point into. The plan is None when there is an error."""
+    from serq.sim import api as sim_api
+    from serq.sweeps import worker
+
+    pairs = list(sets.items()) if isinstance(sets, Mapping) else list(sets)
+    axes = parse_axes(pairs)
+    if axes and isinstance(axes[0], Diagnostic):
+        return None, list(axes), spec_sources(pairs)  # type: ignore[arg-type]
+    grid = points(axes)  # type: ignore[arg-type]
+    problems, known = _value_problems(text, path, axes)  # type: ignore[arg-type]
+    if problems:
+        return None, problems, known
+    first = dict(grid[0].sets)
+    compiled, diagnostics = sim_api.compile_program(
+        text, path, horizon=horizon, warmup=warmup, arrivals=arrivals, sets=first
+    )
+    known = sim_api.sources(path, text, first, diagnostics)
+    if compiled is None:
+        return None, diagnostics, known
+    if seeds is None:
+        seed_list: tuple[int, ...] = (compiled.program.seed,)
+    elif isinstance(seeds, int):
+        seed_list = tuple(range(1, seeds + 1))
+    else:
+        seed_list = tuple(seeds)
+    if not seed_list or any(not isinstance(s, int) or s < 0 for s in seed_list):
+        where = Span.point(path, 0, 1, 1)
+        message = f"seeds {seeds!r}: a sweep needs at least one seed, each a whole number ≥ 0"
+        return None, [*diagnostics, Diagnostic.error(codes.CONSTANT, where, message)], known
+    tasks = tuple(
+        RunTask(
+            p.index * len(seed_list) + k,
+            p.index,
+            text,
+            path,
+            p.sets,
+            seed,
+            horizon,
+            warmup,
+            arrivals,
+            fast_forward,
+        )
+        for p in grid
+        for k, seed in enumerate(seed_list)
+    )
+    if tasks:
+        worker.remember(tasks[0], compiled)  # the first point is compiled already
+    return Plan(path, text, tuple(axes), tuple(grid), seed_list, tasks), diagnostics, known  # type: ignore[arg-type]
+
+
+def execute(
+    sweep_plan: Plan,
+    executor: object = None,
+    jobs: int = 1,
+    on_outcome: Callable[[RunOutcome], None] | None = None,
+) -> SweepResult:
+    """Run every task of `sweep_plan` on `executor` (see `executors.stream`; `jobs` sizes
+    the local pool), calling `on_outcome` as each run finishes, and return the results in
+    grid order. Ctrl-C stops it: the result then holds the runs done, `complete` False."""
+    from serq.sweeps.executors import stream
+
+    outcomes: dict[int, RunOutcome] = {}
+    complete = True
+    try:
+        for outcome in stream(sweep_plan.tasks, executor, jobs):
+            if outcome.index in outcomes:
+                continue
+            outcomes[outcome.index] = outcome
+            if on_outcome is not None:
+                on_outcome(outcome)
+    except KeyboardInterrupt:
+        complete = False
+    complete = complete and len(outcomes) == len(sweep_plan.tasks)
+    return collect(sweep_plan.grid, sweep_plan.seeds, outcomes, complete)
+
+
+def sweep(
+    path: str | None = None,
+    sets: Mapping[str, Any] | None = None,
+    seeds: int | Sequence[int] | None = None,
+    executor: object = None,
+    *,
+    source: str | None = None,
+    jobs: int | None = None,
+    horizon: float | None = None,
+    warmup: float | None = None,
+    arrivals: int | None = None,
+    fast_forward: bool = True,
+    on_outcome: Callable[[RunOutcome], None] | None = None,
+) -> SweepResult:
+    """Run the program file `path` (or the text `source`) at every point of `sets` (a
+    let's name to its values: `"0.5:0.9:0.1"`, `"1,2,4"`, `[1, 2, 4]`) with `seeds`
+    replications (N: seeds 1..N; a list: those seeds; None: the program's seed).
+
+    `executor` is None (a local process pool of `jobs` workers, default the CPU count; 1
+    runs here), a `concurrent.futures.Executor`, a `distributed.Client` or a Dask scheduler
+    address. Ctrl-C returns the runs done so far (`complete` False).
+
+    Raises:
+        ValueError: the file cannot be read, a value is not one, or the program does not
+        compile at the first point; the message is the rendered diagnostics."""
+    from serq import api
+    from serq.sim import api as sim_api
+    from serq.sweeps.executors import default_jobs
+
+    if (path is None) == (source is None):
+        raise ValueError("sweep takes a path or a source, not both and not neither")
+    if source is None:
+        loaded = api.read_source(path)  # type: ignore[arg-type]
+        if isinstance(loaded, Diagnostic):
+            raise ValueError(sim_api.render([loaded], {}))
+        text, file = loaded, path
+    else:
+        text, file = source, "<input>"
+    checked, diagnostics, known = plan(
+        text,
+        file,
+        sets or {},
+        seeds=seeds,
+        horizon=horizon,
+        warmup=warmup,
+        arrivals=arrivals,
+        fast_forward=fast_forward,
+    )
+    if checked is None:
+        raise ValueError(sim_api.render(diagnostics, known))
+    return execute(checked, executor, jobs or default_jobs(), on_outcome)
+
+
+def _value_problems(
+    text: str, path: str, axes: Sequence[Axis]
+) -> tuple[list[Diagnostic], dict[str, str]]:
+    """The diagnostics of the swept values (a let the program does not declare, a value
+    that is not one expression: each distinct value checked once, on the parse alone) and
+    the texts they point into."""
+    from serq import api
+
+    parsed = api.parse_source(text, path)
+    known = {path: text}
+    if any(d.severity >= Severity.ERROR for d in parsed.diagnostics):
+        return [], known  # the compile of the first point reports them
+    problems: list[Diagnostic] = []
+    for axis in axes:
+        for value in dict.fromkeys(axis.texts):
+            _, found = api.override_lets(parsed.module, {axis.name: value})
+            if found:
+                file, set_text = api.set_source(axis.name, value)
+                known[file] = set_text
+                problems.extend(found)
+                break
+    return problems, known

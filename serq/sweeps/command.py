@@ -1,0 +1,155 @@
+"""`serq sweep FILE --set NAME=SPEC ... [--seeds N] [--out FILE]`: the command's body.
+
+The grid and the program are checked first (diagnostics in full, exit 1, nothing runs),
+the output file's suffix and the optional packages it needs next (exit 2). Then every run
+executes on the local pool (`--jobs`, default the CPU count) or the Dask scheduler
+(`--dask ADDRESS`, default `$SERQ_DASK_SCHEDULER`), with a progress bar and an ETA on
+stderr when it is a terminal. Stdout gets a table of the points; `--out` the files.
+Exit status: 0, or 1 when a run failed (its row says why), 130 after Ctrl-C (the runs
+done are written).
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from serq.diagnostics import Diagnostic, Span, codes, print_diagnostics
+
+EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+DASK_ENV = "SERQ_DASK_SCHEDULER"
+
+
+def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
+    """Run `serq sweep` with the parsed `args`; return the exit status."""
+    from serq import api
+    from serq.sweeps import execute, plan
+    from serq.sweeps.executors import default_jobs, describe
+
+    loaded = api.read_source(args.file)
+    if isinstance(loaded, Diagnostic):
+        print_diagnostics([loaded], {}, file=sys.stderr, color=color)
+        return EXIT_USAGE
+    dask = args.dask or os.environ.get(DASK_ENV) or None
+    unusable = _unusable(args.out, dask)
+    if unusable is not None:
+        print_diagnostics([unusable], {}, file=sys.stderr, color=color)
+        return EXIT_USAGE
+    seeds = args.seed_list if args.seed_list is not None else args.seeds
+    checked, diagnostics, known = plan(
+        loaded,
+        args.file,
+        args.set,
+        seeds=seeds,
+        horizon=args.horizon,
+        warmup=args.warmup,
+        arrivals=args.arrivals,
+        fast_forward=args.fast_forward,
+    )
+    print_diagnostics(diagnostics, known, file=sys.stderr, color=color)
+    if checked is None:
+        return EXIT_ERRORS
+    jobs = args.jobs or default_jobs()
+    where = describe(dask, jobs)
+    bar = _SweepBar(len(checked.tasks), where)
+    start = time.monotonic()
+    try:
+        result = execute(checked, dask, jobs, bar.advance)
+    finally:
+        bar.close()
+    elapsed = time.monotonic() - start
+    from rich.console import Console
+
+    console = Console(file=sys.stdout, force_terminal=color, no_color=color is False)
+    if not console.is_terminal:  # piped: the whole table, not cut at 80 columns
+        console.width = max(console.width, 200)
+    console.print(result.table(), highlight=False)
+    written: list[Path] = []
+    if args.out is not None:
+        try:
+            written = result.write(args.out)
+        except OSError as error:
+            message = f"cannot write `{args.out}`: {error.strerror or error}"
+            failed = Diagnostic.error(codes.IO, Span.point(args.out, 0, 1, 1), message)
+            print_diagnostics([failed], {}, file=sys.stderr, color=color)
+            return EXIT_USAGE
+    done = len(result.runs)
+    shape = f"{len(checked.grid)} points × {len(checked.seeds)} seeds"
+    summary = (
+        f"serq sweep: {done} of {len(checked.tasks)} runs ({shape}) in {elapsed:.1f} s, {where}"
+    )
+    if result.failed:
+        summary += f"; {result.failed} failed"
+    if written:
+        summary += "; wrote " + ", ".join(str(p) for p in written)
+    print(summary, file=sys.stderr)
+    if not result.complete:
+        print("serq sweep: interrupted; the runs done are kept", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    return EXIT_ERRORS if result.failed else EXIT_OK
+
+
+def _unusable(out: str | None, dask: str | None) -> Diagnostic | None:
+    """Why the sweep cannot write `out` or reach `dask`, before it runs: a suffix it does
+    not know, or an optional package that is missing."""
+    if out is not None:
+        from serq.sweeps.results import SUFFIXES
+
+        suffix = Path(out).suffix.lower()
+        where = Span.point(out, 0, 1, 1)
+        if suffix not in SUFFIXES:
+            message = f"cannot write `{out}`: the suffix is none of {', '.join(SUFFIXES)}"
+            return Diagnostic.error(codes.IO, where, message)
+        if suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
+            message = f"cannot write `{out}`: Parquet needs pyarrow"
+            return Diagnostic.error(codes.IO, where, message, help="pip install 'serq-py[tables]'")
+    if dask is not None and importlib.util.find_spec("distributed") is None:
+        message = f"cannot reach the Dask scheduler `{dask}`: dask.distributed is not installed"
+        where = Span.point(f"<--dask {dask}>", 0, 1, 1)
+        return Diagnostic.error(codes.IO, where, message, help="pip install 'serq-py[dask]'")
+    return None
+
+
+class _SweepBar:
+    """A progress bar over the runs on stderr (runs done, elapsed, ETA), shown when stderr
+    is a terminal."""
+
+    def __init__(self, total: int, where: str) -> None:
+        self._bar: Any = None
+        if not getattr(sys.stderr, "isatty", lambda: False)():
+            return
+        from rich.console import Console
+        from rich.progress import (
+            BarColumn,
+            MofNCompleteColumn,
+            Progress,
+            TextColumn,
+            TimeElapsedColumn,
+            TimeRemainingColumn,
+        )
+
+        columns = (
+            TextColumn(f"sweep ({where})"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("runs"),
+            TimeElapsedColumn(),
+            TextColumn("eta"),
+            TimeRemainingColumn(),
+        )
+        self._bar = Progress(*columns, console=Console(file=sys.stderr), transient=True)
+        self._task = self._bar.add_task("", total=total)
+        self._bar.start()
+
+    def advance(self, _outcome: object) -> None:
+        if self._bar is not None:
+            self._bar.advance(self._task)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()

@@ -1,0 +1,119 @@
+"""`serq sweep`: the newcomer's command, the files by suffix, exit statuses, Ctrl-C."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from serq import cli
+from serq.sweeps import executors
+from tests.sweeps.conftest import MM1, ROOT
+
+
+def run(capsys, *argv: str) -> tuple[int, str, str]:
+    status = cli.main(list(argv))
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_the_newcomers_sweep_finds_the_mm1_sojourn(capsys, tmp_path):
+    # the README's command (`serq sweep examples/mm1.sq --set lambda=0.5:0.9:0.1 --seeds 5
+    # --out r.csv`) on a quarter of mm1.sq's horizon, to keep the suite quick
+    out = tmp_path / "r.csv"
+    status, table, err = run(
+        capsys, "sweep", MM1, "--set", "lambda=0.5:0.9:0.1", "--seeds", "5", "--out", str(out),
+        "--horizon", "5000", "--warmup", "500", "--jobs", "2", "--color", "never",
+    )
+    assert status == 0, err
+    assert "lambda" in table and "sojourn" in table and "0.7" in table
+    assert "25 of 25 runs (5 points × 5 seeds)" in err
+    rows = list(csv.DictReader(out.open()))
+    assert [row["lambda"] for row in rows] == ["0.5", "0.6", "0.7", "0.8", "0.9"]
+    for row in rows:
+        lam, mean, half = float(row["lambda"]), float(row["sojourn"]), float(row["sojourn_ci"])
+        assert abs(mean - 1 / (1 - lam)) <= half, row  # M/M/1 with mu = 1
+    runs = list(csv.DictReader((tmp_path / "r.runs.csv").open()))
+    assert len(runs) == 25 and runs[0].keys() == {"point", "lambda", "seed", "sojourn", "error"}
+
+
+@pytest.mark.parametrize("suffix", [".json", ".parquet"])
+def test_other_formats(capsys, tmp_path, suffix):
+    out = tmp_path / f"r{suffix}"
+    argv = ["sweep", MM1, "--set", "lambda=0.5,0.8", "--seed-list", "4,2", "--horizon", "300", "--warmup", "30",
+            "--jobs", "1", "--out", str(out)]
+    assert run(capsys, *argv)[0] == 0
+    if suffix == ".json":
+        document = json.loads(out.read_text())
+        assert document["seeds"] == [4, 2] and len(document["runs"]) == 4
+        assert [p["lambda"] for p in document["points"]] == [0.5, 0.8]
+    else:
+        import pyarrow.parquet as pq
+
+        points = pq.read_table(out).to_pylist()
+        runs = pq.read_table(tmp_path / "r.runs.parquet").to_pylist()
+        assert [p["lambda"] for p in points] == [0.5, 0.8] and len(runs) == 4
+        assert [r["seed"] for r in runs] == [4, 2, 4, 2]
+
+
+def test_usage_errors(capsys, tmp_path):
+    status, _, err = run(capsys, "sweep", MM1, "--set", "lambda=1", "--out", str(tmp_path / "r.txt"))
+    assert status == 2 and "suffix" in err
+    status, _, err = run(capsys, "sweep", MM1, "--set", "lambda=0.5:x:0.1", "--color", "never")
+    assert status == 1 and "error[E-parse]" in err and "<--set lambda>:1:12" in err
+    assert "lambda=0.5:x:0.1" in err  # the value, with a caret under the fault
+    status, _, err = run(capsys, "sweep", MM1, "--set", "mu=1,2", "--color", "never")
+    assert status == 1 and "unknown --set constant `mu`" in err
+    status, _, err = run(capsys, "sweep", str(tmp_path / "none.sq"))
+    assert status == 2 and "no such file" in err
+    assert run(capsys, "sweep", MM1, "--seeds", "0")[0] == 2
+
+
+def test_a_failed_run_exits_1_after_writing_its_row(capsys, servers, tmp_path):
+    out = tmp_path / "r.csv"
+    status, table, err = run(capsys, "sweep", servers, "--set", "c=1,0", "--jobs", "1",
+                             "--out", str(out), "--color", "never")
+    assert status == 1 and "1 failed" in err and "E-constant" in table
+    rows = list(csv.DictReader(out.open()))
+    assert rows[0]["error"] == "" and "E-constant" in rows[1]["error"]
+
+
+def test_ctrl_c_writes_the_runs_done(capsys, monkeypatch, tmp_path):
+    real, calls = executors.run_task, []
+
+    def interrupted(task):
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        calls.append(task)
+        return real(task)
+
+    monkeypatch.setattr(executors, "run_task", interrupted)
+    out = tmp_path / "r.csv"
+    status, _, err = run(capsys, "sweep", MM1, "--set", "lambda=0.5,0.6", "--seeds", "2",
+                         "--horizon", "300", "--warmup", "30", "--jobs", "1", "--out", str(out))
+    assert status == 130 and "interrupted" in err and "3 of 4 runs" in err
+    assert len(list(csv.DictReader((tmp_path / "r.runs.csv").open()))) == 3
+    assert [r["runs"] for r in csv.DictReader(out.open())] == ["2", "1"]
+
+
+def test_sigint_stops_the_pool_and_keeps_the_file(tmp_path):
+    out = tmp_path / "r.csv"
+    argv = [sys.executable, "-m", "serq.cli", "sweep", MM1, "--set", "lambda=0.5:0.9:0.1",
+            "--seeds", "200", "--jobs", "2", "--out", str(out)]
+    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(4)
+    child.send_signal(signal.SIGINT)
+    _, err = child.communicate(timeout=60)
+    assert child.returncode == 130, err.decode()
+    assert b"Traceback" not in err and b"interrupted" in err
+    runs = list(csv.DictReader((tmp_path / "r.runs.csv").open()))
+    assert len(runs) < 1000
+    points = list(csv.DictReader(out.open()))
+    assert sum(int(p["runs"]) + int(p["failed"]) for p in points) == len(runs)

@@ -1,0 +1,120 @@
+"""`serq.sweep` on this process and on a local process pool: grid order, the same bytes on
+1 and 2 jobs, intervals over the runs' means, failed runs as rows, Ctrl-C."""
+
+from __future__ import annotations
+
+import json
+import math
+
+import pytest
+
+import serq
+from serq.sweeps import executors, plan
+from serq.sweeps.tstat import t_quantile
+from tests.sweeps.conftest import MM1, SHORT
+
+
+def sweep(**kw):
+    return serq.sweep(MM1, sets={"lambda": "0.5:0.9:0.2"}, seeds=3, **SHORT, **kw)
+
+
+def test_rows_in_grid_order_and_intervals_over_replications():
+    result = sweep(jobs=1)
+    assert result.complete and result.parameters == ("lambda",) and result.seeds == (1, 2, 3)
+    assert [(r["point"], r["lambda"], r["seed"]) for r in result.runs] == [
+        (p, lam, s) for p, lam in enumerate((0.5, 0.7, 0.9)) for s in (1, 2, 3)
+    ]
+    for point in result.points:
+        means = [r["sojourn"] for r in result.runs if r["point"] == point["point"]]
+        assert point["runs"] == 3 and point["failed"] == 0 and point["error"] == ""
+        assert point["sojourn"] == pytest.approx(sum(means) / 3, rel=1e-15)
+        s = math.sqrt(sum((m - point["sojourn"]) ** 2 for m in means) / 2)
+        assert point["sojourn_ci"] == pytest.approx(t_quantile(0.975, 2) * s / math.sqrt(3))
+    distinct = {r["sojourn"] for r in result.runs}
+    assert len(distinct) == 9  # every seed is its own run
+
+
+def test_one_job_and_two_jobs_give_the_same_bytes(tmp_path):
+    one, two = sweep(jobs=1), sweep(jobs=2)
+    assert one.to_csv() == two.to_csv() and one.to_csv(runs=True) == two.to_csv(runs=True)
+    assert one.to_json() == two.to_json()
+    for name, result in (("one", one), ("two", two)):
+        result.write(tmp_path / f"{name}.csv")
+        result.write(tmp_path / f"{name}.json")
+    for suffix in (".csv", ".runs.csv", ".json"):
+        assert (tmp_path / f"one{suffix}").read_bytes() == (tmp_path / f"two{suffix}").read_bytes()
+
+
+def test_a_concurrent_futures_executor_is_accepted():
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        assert sweep(executor=pool).to_json() == sweep(jobs=1).to_json()
+
+
+def test_seed_list_and_the_programs_own_seed():
+    listed = serq.sweep(MM1, sets={"lambda": [0.5]}, seeds=[7, 3], jobs=1, **SHORT)
+    assert [r["seed"] for r in listed.runs] == [7, 3]
+    own = serq.sweep(MM1, sets={"lambda": 0.5}, jobs=1, **SHORT)
+    assert [r["seed"] for r in own.runs] == [1]  # mm1.sq's run block: seed 1
+    assert own.points[0]["sojourn_ci"] == math.inf
+    assert own.runs[0]["sojourn"] == serq.run(
+        serq.compile(MM1, sets={"lambda": 0.5}, seed=1, **SHORT)
+    ).observe("sojourn").mean
+
+
+def test_a_failed_point_is_a_row_and_the_sweep_goes_on(servers):
+    result = serq.sweep(servers, sets={"c": "1,0,-1,2"}, seeds=2, jobs=2)
+    assert [p["c"] for p in result.points] == [1, 0, -1, 2]
+    assert [(p["runs"], p["failed"]) for p in result.points] == [(2, 0), (0, 2), (0, 2), (2, 0)]
+    bad = result.points[1]
+    assert "E-constant" in bad["error"] and "servers" in bad["error"] and "servers.sq:3:" in bad["error"]
+    assert math.isnan(bad["sojourn"]) and result.failed == 4
+    document = json.loads(result.to_json())
+    assert document["points"][1]["sojourn"] is None and document["complete"] is True
+
+
+def test_values_the_program_cannot_take_stop_before_any_run(servers):
+    with pytest.raises(ValueError, match="unknown --set constant `nope`"):
+        serq.sweep(servers, sets={"nope": "1,2"}, jobs=1)
+    with pytest.raises(ValueError, match="not one expression|E-parse"):
+        serq.sweep(servers, sets={"c": "1,2 3"}, jobs=1)
+    with pytest.raises(ValueError, match="STEP is 0"):
+        serq.sweep(servers, sets={"c": "1:2:0"}, jobs=1)
+    for seeds in (0, [], [1, -2], [1.5]):
+        with pytest.raises(ValueError, match="at least one seed"):
+            serq.sweep(servers, seeds=seeds, jobs=1)
+
+
+def test_a_program_with_errors_stops_before_any_run(tmp_path):
+    broken = tmp_path / "broken.sq"
+    broken.write_text("stage s : fifo(1);\nsession { run t (1); }\n", encoding="utf-8")
+    checked, diagnostics, known = plan(broken.read_text(), str(broken), {})
+    assert checked is None and diagnostics and str(broken) in known
+
+
+def test_ctrl_c_keeps_the_runs_done(monkeypatch):
+    calls = []
+
+    def interrupted(task):
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+        calls.append(task.index)
+        return real(task)
+
+    real = executors.run_task
+    monkeypatch.setattr(executors, "run_task", interrupted)
+    result = sweep(jobs=1)
+    assert not result.complete and len(result.runs) == 4
+    assert [(p["point"], p["runs"]) for p in result.points] == [(0, 3), (1, 1)]
+
+
+def test_sweep_result_in_a_notebook():
+    result = sweep(jobs=1)
+    html = result._repr_html_()
+    assert html.startswith("<table>") and "<th>lambda</th>" in html and "sojourn" in html
+    assert html.count("<tr>") == 1 + 3
+    frame = result.to_pandas()
+    assert list(frame.columns) == result.columns() and len(frame) == 3
+    assert list(frame["lambda"]) == [0.5, 0.7, 0.9]
+    assert len(result.to_pandas(runs=True)) == 9
