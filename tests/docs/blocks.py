@@ -67,3 +67,21 @@ def blocks(path: Path) -> list[Block]:
 def programs(paths: list[Path]) -> list[Block]:
     """The serQ programs (`serq` blocks) of the files `paths`."""
     return [b for p in paths for b in blocks(p) if b.language == "serq"]
+
+
+def reported(block: Block, path: str) -> list[str]:
+    """The codes the program of `block`, saved as `path`, reports: `serq check`'s, and for
+    a block that expects a run-time code, those of a run of at most 100 time units."""
+    from serq import api
+    from serq.diagnostics import codes
+    from serq.sim import api as sim_api
+
+    found = [d.code for d in api.check_source(block.text, path)]
+    expected = codes.ALL.get(block.expected or "")
+    if found or expected is None or expected.category != "run":
+        return found
+    compiled, diagnostics = sim_api.compile_program(block.text, path, horizon=100)
+    if compiled is None:
+        return [d.code for d in diagnostics]
+    _, ran = sim_api.execute(compiled)
+    return [d.code for d in ran]

@@ -5,10 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from serq import api, cli
+from serq import cli
 from serq.diagnostics import codes, explain
-from serq.sim import api as sim_api
-from tests.docs.blocks import DOCS, EXPLANATIONS, programs
+from tests.docs.blocks import DOCS, EXPLANATIONS, programs, reported
 
 
 def test_every_code_has_an_explanation() -> None:
@@ -40,14 +39,7 @@ def test_examples_name_their_own_code() -> None:
 
 @pytest.mark.parametrize("block", EXAMPLES, ids=lambda b: b.path.stem)
 def test_example_reports_its_code(block, tmp_path) -> None:
-    path = str(tmp_path / "example.sq")
-    found = [d.code for d in api.check_source(block.text, path)]
-    if codes.ALL[block.expected].category == "run":
-        assert found == []
-        compiled, diagnostics = sim_api.compile_program(block.text, path, horizon=100)
-        assert compiled is not None, diagnostics
-        _, ran = sim_api.execute(compiled)
-        found = [d.code for d in ran]
+    found = reported(block, str(tmp_path / "example.sq"))
     assert block.expected in found, (block.expected, found)
 
 
