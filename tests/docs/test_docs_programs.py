@@ -32,11 +32,15 @@ def test_docs_program_checks(block) -> None:
         assert block.expected in found, f"{block.id}: {found}"
 
 
-def test_the_tutorial_has_its_steps() -> None:
+def test_the_tutorial_shows_each_step_as_it_is() -> None:
+    """Each tutorial example is on the page whole, as a `serq` block, so the page's
+    programs are the files that run."""
     assert len(TUTORIAL) >= 7
+    shown = {b.text for b in PROGRAMS if b.path.name == "tutorial.md"}
     text = (DOCS / "tutorial.md").read_text(encoding="utf-8")
     for path in TUTORIAL:
         assert f"examples/tutorial/{path.name}" in text, path.name
+        assert path.read_text(encoding="utf-8") in shown, f"{path.name} differs from the page"
 
 
 @pytest.mark.parametrize("path", TUTORIAL, ids=lambda p: p.name)
