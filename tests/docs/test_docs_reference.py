@@ -81,3 +81,37 @@ def test_examples_cite_our_docs() -> None:
             if heading:
                 headings = re.findall(r"^#+ (.*)$", target.read_text(encoding="utf-8"), re.M)
                 assert heading in headings, f"{path.name} cites docs/{page}, {heading!r}"
+
+
+def _slug(heading: str) -> str:
+    """The anchor a Markdown renderer (GitHub's) gives a heading."""
+    text = heading.strip().lower().replace("`", "")
+    text = re.sub(r"[^\w\- ]", "", text)
+    return text.replace(" ", "-")
+
+
+def _anchors(page: str) -> set[str]:
+    """The anchors of a page's headings (a repeated one gets `-1`, `-2`, ...) and its
+    explicit `<a id>`s."""
+    found: set[str] = set(re.findall(r'<a id="([^"]+)"></a>', page))
+    seen: dict[str, int] = {}
+    for heading in re.findall(r"^#+ (.*)$", page, re.M):
+        slug = _slug(heading)
+        n = seen.get(slug, 0)
+        seen[slug] = n + 1
+        found.add(slug if n == 0 else f"{slug}-{n}")
+    return found
+
+
+def test_links_between_the_docs_resolve() -> None:
+    link = re.compile(r"\]\(([\w./-]*?)(?:#([\w-]+))?\)")
+    for page in sorted(DOCS.glob("*.md")):
+        text = page.read_text(encoding="utf-8")
+        for target, anchor in link.findall(text):
+            if target.startswith("http"):
+                continue
+            path = page if target == "" else (page.parent / target)
+            assert path.exists(), f"{page.name} links to {target}"
+            if anchor and path.suffix == ".md":
+                anchors = _anchors(path.read_text(encoding="utf-8"))
+                assert anchor in anchors, f"{page.name} links to {target}#{anchor}"
