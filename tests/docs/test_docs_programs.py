@@ -40,7 +40,9 @@ def test_the_tutorial_shows_each_step_as_it_is() -> None:
     text = (DOCS / "tutorial.md").read_text(encoding="utf-8")
     for path in TUTORIAL:
         assert f"examples/tutorial/{path.name}" in text, path.name
-        assert path.read_text(encoding="utf-8") in shown, f"{path.name} differs from the page"
+        assert path.read_text(encoding="utf-8") in shown, (
+            f"{path.name} differs from docs/tutorial.md: python scripts/tutorial_outputs.py"
+        )
 
 
 @pytest.mark.parametrize("path", TUTORIAL, ids=lambda p: p.name)
@@ -70,3 +72,22 @@ def test_docs_program_runs(block) -> None:
     report, ran = sim_api.execute(compiled)
     assert report is not None and ran == [], [d.message for d in ran]
     assert report.arrivals > 0
+
+
+def test_every_tutorial_command_has_its_output() -> None:
+    """scripts/tutorial_outputs.py can refresh every `serq run` the tutorial shows: each
+    is a ```sh block followed by the ```text block of its output."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location(
+        "tutorial_outputs", ROOT / "scripts" / "tutorial_outputs.py"
+    )
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    text = (DOCS / "tutorial.md").read_text(encoding="utf-8")
+    commands = [line for line in text.splitlines() if line.startswith("serq run ")]
+    paired = [m.group(2) for m in module._PAIR.finditer(text)]
+    assert commands and paired == commands
+    for path in TUTORIAL:
+        assert any(f"examples/tutorial/{path.name}" in c for c in commands), path.name
