@@ -5,7 +5,8 @@ docs/diagnostics.md is `render_page()` written out (`python -m serq.diagnostics.
 > docs/diagnostics.md`; a test keeps the two equal). Each code's text is the Markdown
 file `explanations/<id>.md` beside this module; its heading and one-line summary come
 from `codes`. A fenced block whose info string is `serq E-<name>` is a program that
-reports that code, and the tests check that it does.
+reports that code, and a plain `serq` block after it is that program fixed; the tests
+check that the first reports its code and the second checks clean.
 """
 
 from __future__ import annotations
@@ -28,7 +29,8 @@ almost certainly not what its author meant.
 
 `serq explain CODE` prints the section below for one code (`serq explain` alone
 lists them all). Each section says what the code means, what usually causes it
-and how to fix it, with a small program that reports it.
+and how to fix it, with a small program that reports it and the same program
+fixed.
 
 This page is generated from `serq/diagnostics/explanations/` by
 `python -m serq.diagnostics.explain > docs/diagnostics.md`: edit those files, not
