@@ -1,5 +1,5 @@
 """The `serq` command: `serq check FILE...`, `serq expand FILE`, `serq ir FILE`, `serq run FILE`,
-`serq sweep FILE`, `serq plot RESULTS` (or `serq plot --dump DIR`).
+`serq sweep FILE`, `serq plot RESULTS` (or `serq plot --dump DIR`), `serq explain [CODE]`.
 
 Exit status: 0 when every file is clean, 1 when any has an error, 2 on a usage
 error or a file that cannot be read. Whatever the input, the command reports
@@ -102,6 +102,15 @@ def _parser() -> argparse.ArgumentParser:
     _color_option(run)
     _sweep_parser(commands)
     _plot_parser(commands)
+    explain = commands.add_parser(
+        "explain",
+        help="explain a diagnostic code: what it means and how to fix it",
+        description="Print the explanation of a diagnostic code (docs/diagnostics.md has "
+        "them all); with no code, list every code with its one-line summary.",
+    )
+    explain.add_argument(
+        "code", nargs="?", metavar="CODE", help="a code such as E-hidden (the E- may be left out)"
+    )
     return parser
 
 
@@ -218,7 +227,26 @@ def main(argv: Sequence[str] | None = None) -> int:
         from serq.plot.command import run_plot
 
         return run_plot(args, _color(args))
+    if args.command == "explain":
+        return _explain(args)
     return EXIT_USAGE
+
+
+def _explain(args: argparse.Namespace) -> int:
+    from serq.diagnostics import explain
+
+    if args.code is None:
+        sys.stdout.write(explain.listing())
+        return EXIT_OK
+    code = explain.resolve(args.code)
+    if code is None:
+        close = explain.suggestions(args.code)
+        hint = f"; did you mean {' or '.join(f'`{c}`' for c in close)}?" if close else ""
+        print(f"serq explain: no diagnostic code `{args.code}`{hint}", file=sys.stderr)
+        print("`serq explain` with no code lists them all", file=sys.stderr)
+        return EXIT_USAGE
+    sys.stdout.write(explain.explain(code))
+    return EXIT_OK
 
 
 def _check(args: argparse.Namespace) -> int:
