@@ -12,9 +12,9 @@ Behind it, the workload alone (tests/sim/programs/replica_workload.sq, the repli
 client side with every draw observed) is compared the same way: the marginals of the
 draws, the inter-arrival gaps and the turns per session by KS, and the correlations
 between the draws of a turn, of one session's successive turns and of successive turns
-in time, over seeds by Mann-Whitney. A workload whose draws were correlated, consumed in
-another order, or drawn once per session where they should be per turn, fails one of
-these while its marginals pass.
+in time, over seeds by Mann-Whitney. A workload whose draws were correlated within a
+turn, along a session or along time (a draw made once per session where it should be
+made per turn, say) fails one of these while its marginals pass.
 
 scipy is the test's one extra dependency (the test extra of pyproject.toml). The seeds
 are fixed, so each test gives one answer; the p-values it saw when it was written are
