@@ -135,17 +135,29 @@ def _no_traceback(frame: dict) -> None:
 
 
 def test_lowercase_content_length(wire):
-    wire.send({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "processId": None, "rootUri": None, "capabilities": {}}}, header="content-length")
+    wire.send(
+        {
+            "jsonrpc": "2.0",
+            "id": 0,
+            "method": "initialize",
+            "params": {"processId": None, "rootUri": None, "capabilities": {}},
+        },
+        header="content-length",
+    )
     assert "capabilities" in wire.answer(0)["result"]
-    wire.request(1, "shutdown", None, )
+    wire.request(
+        1,
+        "shutdown",
+        None,
+    )
     assert wire.answer(1)["result"] is None
 
 
 def test_frame_without_content_length_keeps_the_framing(wire):
     wire.initialize()
-    lost = json.dumps({"jsonrpc": "2.0", "id": 5, "method": "textDocument/hover",
-                       "params": {}}).encode()
+    lost = json.dumps(
+        {"jsonrpc": "2.0", "id": 5, "method": "textDocument/hover", "params": {}}
+    ).encode()
     wire.raw(b"Content-Type: application/vscode-jsonrpc\r\n\r\n" + lost)  # no length
     wire.request(6, "shutdown")
     assert wire.answer(5)["error"]["code"] == -32600
@@ -177,8 +189,11 @@ def test_requests_after_shutdown_and_a_clean_exit(wire):
     wire.initialize()
     wire.request(1, "shutdown")
     assert wire.answer(1)["result"] is None
-    wire.request(2, "textDocument/hover", {
-        "textDocument": {"uri": "file:///x.sq"}, "position": {"line": 0, "character": 0}})
+    wire.request(
+        2,
+        "textDocument/hover",
+        {"textDocument": {"uri": "file:///x.sq"}, "position": {"line": 0, "character": 0}},
+    )
     assert wire.answer(2)["error"]["code"] == -32600
     wire.request(3, "shutdown")
     assert wire.answer(3)["error"]["code"] == -32600
@@ -212,8 +227,9 @@ def test_shutdown_while_a_run_is_in_flight(wire, tmp_path):
     path = tmp_path / "long.sq"
     path.write_text(MM1.replace("horizon 20000", "horizon 1e12"))
     wire.open(path.as_uri(), path.read_text())
-    wire.request(1, "workspace/executeCommand", {
-        "command": "serq.run", "arguments": [path.as_uri()]})
+    wire.request(
+        1, "workspace/executeCommand", {"command": "serq.run", "arguments": [path.as_uri()]}
+    )
     time.sleep(2.0)
     wire.request(2, "shutdown")
     assert wire.answer(2)["result"] is None
@@ -250,7 +266,8 @@ def test_bom_is_kept_in_positions_and_bad_bytes_are_e_utf8(wire):
     text = '{"uri": "file:///bad.sq", "languageId": "serq", "version": 1, "text": "let x = 1;'
     body = (
         b'{"jsonrpc": "2.0", "method": "textDocument/didOpen", "params": {"textDocument": '
-        + text.encode() + b' // \xff\\n"}}}'
+        + text.encode()
+        + b' // \xff\\n"}}}'
     )
     wire.raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
     (d,) = wire.diagnostics("file:///bad.sq")
