@@ -14,17 +14,19 @@ from typing import TYPE_CHECKING
 
 from serq.diagnostics import Diagnostic, Severity, Span, codes
 from serq.syntax import ItemCache, ParseResult, ast, parse
+from serq.syntax.source_text import decode
 
 if TYPE_CHECKING:
     from serq.ir import Program
 
 
 def read_source(path: str) -> str | Diagnostic:
-    """The text of the file at `path`, or an `E-io` diagnostic saying why it cannot be read."""
+    """The text of the file at `path`, or an `E-io` diagnostic saying why it cannot be read.
+
+    A byte-order mark is dropped; invalid UTF-8 is not a failure to read: the bytes are
+    escaped (`serq.syntax.source_text`) and the parser reports the first with `E-utf8`."""
     try:
-        return Path(path).read_text(encoding="utf-8")
-    except UnicodeDecodeError as e:
-        reason = f"it is not UTF-8 text (byte {e.start})"
+        return decode(Path(path).read_bytes())
     except IsADirectoryError:
         reason = "it is a directory"
     except FileNotFoundError:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from collections.abc import Sequence
@@ -17,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from serq import __version__, api
 from serq.diagnostics import Diagnostic, Severity, print_diagnostics, to_json
+from serq.vocabulary import SEED_MAX, SEED_MIN
 
 if TYPE_CHECKING:
     from serq.report import Report
@@ -24,6 +26,9 @@ if TYPE_CHECKING:
 EXIT_OK = 0
 EXIT_ERRORS = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
+SEED_RANGE = f"a whole number from {SEED_MIN} to {SEED_MAX}"
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -73,7 +78,9 @@ def _parser() -> argparse.ArgumentParser:
         "stdout (rich tables, or JSON with --json); diagnostics go to stderr.",
     )
     run.add_argument("file", metavar="FILE", help="a .sq file")
-    run.add_argument("--seed", type=_count, metavar="N", help="override the run block's seed")
+    run.add_argument(
+        "--seed", type=_seed, metavar="N", help=f"override the run block's seed ({SEED_RANGE})"
+    )
     run.add_argument("--horizon", type=_number, metavar="T", help="override the horizon")
     run.add_argument("--warmup", type=_time, metavar="T", help="override the warm-up")
     run.add_argument("--arrivals", type=_count, metavar="N", help="override the arrivals")
@@ -202,7 +209,32 @@ def _color_option(command: argparse.ArgumentParser) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run the command line `argv` (default: `sys.argv[1:]`) and return the exit status."""
+    """Run the command line `argv` (default: `sys.argv[1:]`) and return the exit status.
+
+    Ctrl-C stops it with one line and status 130; a closed stdout (`serq run | head`)
+    ends it quietly with status 141, as a program killed by SIGPIPE."""
+    try:
+        status = _main(argv)
+        sys.stdout.flush()  # here, not at exit, where a closed pipe would print a warning
+        return status
+    except KeyboardInterrupt:
+        print("serq: interrupted", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except BrokenPipeError:
+        _silence_stdout()
+        return EXIT_BROKEN_PIPE
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush has nowhere to fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError, AttributeError):  # no real stdout (a test's capture)
+        pass
+
+
+def _main(argv: Sequence[str] | None) -> int:
     parser = _parser()
     try:
         args = parser.parse_args(argv)
@@ -373,12 +405,10 @@ def _run(args: argparse.Namespace) -> int:
     if args.json:
         print(report.json(indent=2))
     else:
-        from rich.console import Console
-
         from serq.report import render_text
 
         color = _color(args)
-        render_text(report, Console(file=sys.stdout, force_terminal=color, no_color=color is False))
+        render_text(report, _console(force_terminal=color, no_color=color is False))
     if args.dump is not None:
         return _dump(report, args)
     return EXIT_OK
@@ -441,6 +471,18 @@ class _ProgressBar:
             self._bar.stop()
 
 
+def _console(**options: Any) -> Any:
+    """A rich console on stdout whose closed pipe ends the command as `main` says."""
+    from rich.console import Console
+
+    class _PipeConsole(Console):
+        def on_broken_pipe(self) -> None:  # rich would exit 1 here
+            self.quiet = True
+            raise BrokenPipeError
+
+    return _PipeConsole(file=sys.stdout, **options)
+
+
 def _color(args: argparse.Namespace) -> bool | None:
     return {"auto": None, "always": True, "never": False}[args.color]
 
@@ -490,7 +532,17 @@ def _positive_count(text: str) -> int:
 
 
 def _count_list(text: str) -> list[int]:
-    return [_count(part.strip()) for part in text.split(",")]
+    return [_seed(part.strip()) for part in text.split(",")]
+
+
+def _seed(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a seed ({SEED_RANGE}): {text!r}") from None
+    if not SEED_MIN <= value <= SEED_MAX:
+        raise argparse.ArgumentTypeError(f"not a seed ({SEED_RANGE}): {text!r}")
+    return value
 
 
 def entry() -> None:

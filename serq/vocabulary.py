@@ -50,3 +50,8 @@ OBSERVABLES = frozenset(
     }
 )
 DISTRIBUTIONS = frozenset({"exp", "det", "uniform", "erlang", "h2", "bernoulli"})
+
+# The seeds a run accepts, on the command line (`--seed`) and in the `run` block: the
+# 64-bit unsigned range, as pyserq 0.1.2 takes (its `compile(seed=)` refuses -1 and 2**64).
+SEED_MIN = 0
+SEED_MAX = 2**64 - 1

@@ -75,13 +75,35 @@ def register(server: SerqServer) -> None:
         document = ls.workspace.get_text_document(uri)
         return await run_program(ls, uri, document.source, document.path, timeout)
 
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: SerqServer, *args) -> None:
+        # A Run in flight ends with the server. Its request is cancelled here, before
+        # pygls walks the pending requests: a cancel that removes one while pygls walks
+        # them is the RuntimeError "dictionary changed size during iteration".
+        ls.stopping = True
+        for worker in list(ls.runs.values()):
+            _kill(worker)
+        current = ls.protocol.msg_id
+        pending = ls.protocol._request_futures  # noqa: SLF001
+        for msg_id, future in list(pending.items()):
+            if msg_id != current and not future.done():
+                future.cancel()
+
     @server.command(CANCEL)
     def cancel(ls: SerqServer, uri: str) -> bool:
         worker = ls.runs.get(uri)
         if worker is None:
             return False
-        worker.kill()  # type: ignore[attr-defined]
+        _kill(worker)
         return True
+
+
+def _kill(worker: asyncio.subprocess.Process) -> None:
+    """Kill `worker` unless it has already ended."""
+    try:
+        worker.kill()
+    except ProcessLookupError:
+        pass
 
 
 def _failed(what: str, diagnostics) -> str:
@@ -112,16 +134,18 @@ async def run_program(ls: SerqServer, uri: str, text: str, path: str | None, tim
     try:
         out, err = await asyncio.wait_for(worker.communicate(), timeout)
     except asyncio.TimeoutError:
-        worker.kill()
+        _kill(worker)
         message = f"the run took longer than {timeout:g} s and was stopped"
         raise JsonRpcInternalError(message) from None
     except asyncio.CancelledError:
-        worker.kill()
+        _kill(worker)
         raise
     finally:
         ls.runs.pop(uri, None)
         if temporary:
             os.unlink(temporary)
+    if ls.stopping:
+        return "**Run stopped**: the language server shut down."
     if worker.returncode != 0:
         message = err.decode(errors="replace").strip()
         if "invalid choice: 'run'" in message:
@@ -143,7 +167,7 @@ def _kill_on_cancel(ls: SerqServer, worker: asyncio.subprocess.Process) -> None:
 
     def on_done(future) -> None:
         if future.cancelled() and worker.returncode is None:
-            worker.kill()
+            _kill(worker)
 
     request.add_done_callback(on_done)
 

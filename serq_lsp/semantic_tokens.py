@@ -105,7 +105,7 @@ def encode(analysis: Analysis) -> list[int]:
         for piece in match.group().split("\n"):  # a token spans one line at most
             line, column = lines.position(start)
             col16 = lines.utf16_column(line, column)
-            length = len(piece.encode("utf-16-le")) // 2
+            length = len(piece.encode("utf-16-le", "surrogatepass")) // 2
             if length:
                 delta_line = line - 1 - last_line
                 delta_col = col16 - last_col if delta_line == 0 else col16

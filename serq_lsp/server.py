@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
 from serq import __version__
 from serq_lsp import (
@@ -15,6 +16,7 @@ from serq_lsp import (
     completion,
     diagnostics,
     folding,
+    framing,
     hover,
     navigation,
     semantic_tokens,
@@ -57,9 +59,9 @@ def main(argv: list[str] | None = None) -> None:
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)
     if args.tcp:
-        server.start_tcp(args.host, args.port)
+        framing.serve_tcp(server, args.host, args.port)
     else:
-        server.start_io()
+        sys.exit(framing.serve_stdio(server))
 
 
 if __name__ == "__main__":

@@ -20,6 +20,7 @@ from serq import __version__
 from serq.syntax import ItemCache, ParseResult, parse
 from serq_lsp.analysis import Analysis, analyze
 from serq_lsp.convert import lsp_diagnostics
+from serq_lsp.framing import SerqProtocol
 
 log = logging.getLogger("serq_lsp")
 
@@ -30,28 +31,29 @@ class SerqServer(LanguageServer):
     """A language server that keeps one item cache and the analysis of every open document."""
 
     def __init__(self) -> None:
-        super().__init__("serq-lsp", __version__)
+        super().__init__("serq-lsp", __version__, protocol_cls=SerqProtocol)
         self.items = ItemCache()
         self.debounce = DEBOUNCE
         self._analyses: dict[str, tuple[int | None, Analysis]] = {}
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self.runs: dict[str, asyncio.subprocess.Process] = {}  # uri -> its running worker
         self.run_command: list[str] | None = None  # `initializationOptions.runCommand`
+        self.stopping = False  # `shutdown` came: runs in flight are stopped
 
     # ------------------------------------------------------------ analyses
 
     def analysis(self, uri: str) -> Analysis:
         """The analysis of the current version of the document at `uri`."""
         document = self.workspace.get_text_document(uri)
+        try:
+            source = document.source  # a document not open is read from its file
+        except (OSError, ValueError):  # which is gone: it is empty
+            source = ""
         cached = self._analyses.get(uri)
-        if (
-            cached is not None
-            and cached[0] == document.version
-            and cached[1].text == document.source
-        ):
+        if cached is not None and cached[0] == document.version and cached[1].text == source:
             return cached[1]
         path = document.path or uri
-        result = analyze(document.source, path, self.items, self._load)
+        result = analyze(source, path, self.items, self._load)
         self._analyses[uri] = (document.version, result)
         return result
 

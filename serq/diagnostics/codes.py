@@ -46,6 +46,15 @@ PARSE = Code(
     "syntax",
 )
 
+TOO_DEEP = Code(
+    "E-too-deep",
+    "operators, calls or blocks nest deeper than serq reads (docs/limits.md gives the limit)",
+    "syntax",
+)
+INVALID_UTF8 = Code(
+    "E-utf8", "the file's bytes are not UTF-8 text: the first bad byte is marked", "syntax"
+)
+
 # io
 IO = Code("E-io", "a file could not be read", "io")
 INTERNAL = Code(

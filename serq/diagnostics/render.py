@@ -271,6 +271,8 @@ def _display(text: str) -> str:
             char = chr(0x2400 + ord(char))
         elif ord(char) == 0x7F:
             char = "\u2421"
+        elif "\ud800" <= char <= "\udfff" or char == "\ufeff":  # an invalid byte, a BOM
+            char = "\ufffd" if char != "\ufeff" else ""
         out.append(char)
         column += cell_len(char)
     return "".join(out)

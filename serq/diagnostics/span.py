@@ -128,12 +128,17 @@ class LineIndex:
         index = self._line_index(line)
         start = self._starts[index]
         prefix = self._text[start : min(start + column - 1, self._ends[index])]
-        return len(prefix.encode("utf-16-le")) // 2
+        if prefix.isascii():  # fast path: one unit a character
+            return len(prefix)
+        return len(prefix.encode("utf-16-le", "surrogatepass")) // 2
 
     def column_from_utf16(self, line: int, utf16_column: int) -> int:
         """Return the 1-based code-point column of 0-based UTF-16 `utf16_column` on `line`,
         clamped to the line's end; a column inside a surrogate pair maps to that character."""
         index = self._line_index(line)
+        start, end = self._starts[index], self._ends[index]
+        if self._text[start : min(end, start + utf16_column)].isascii():  # fast path
+            return min(utf16_column, end - start) + 1
         units = 0
         column = 1
         for char in self._text[self._starts[index] : self._ends[index]]:

@@ -14,6 +14,7 @@ from collections.abc import Callable
 from serq.diagnostics import Label, codes
 from serq.expand.context import Context
 from serq.syntax import ParseResult, ast, parse
+from serq.syntax.source_text import decode
 
 # A loader reads and parses a file: its parse, or the reason it could not be read.
 Loader = Callable[[str], "ParseResult | str"]
@@ -22,10 +23,10 @@ Loader = Callable[[str], "ParseResult | str"]
 def read_file(path: str) -> ParseResult | str:
     """Read and parse `path`; the reason as a string when it cannot be read."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
-    except (OSError, UnicodeDecodeError) as e:
-        return e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        with open(path, "rb") as f:
+            text = decode(f.read())
+    except OSError as e:
+        return e.strerror or str(e)
     return parse(text, path)
 
 

@@ -29,6 +29,7 @@ from serq.diagnostics import Label, Span, codes
 from serq.link.expressions import Resolver
 from serq.link.resolve import Family, Scope
 from serq.syntax import ast
+from serq.vocabulary import SEED_MAX as _SEED_MAX
 
 _MODES = {None: "plain", "prefill": "prefill", "decode": "decode"}
 _KERNEL_ITEMS = (
@@ -42,7 +43,6 @@ _KERNEL_ITEMS = (
     ast.Gauge,
     ast.ErrorItem,
 )
-_SEED_MAX = 2**64 - 1
 
 
 def lower(kernel: ast.Module, scope: Scope) -> ir.Program | None:

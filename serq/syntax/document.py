@@ -18,8 +18,10 @@ from lark import Tree
 from serq.diagnostics import Diagnostic, Label, LineIndex, Span, codes
 from serq.syntax import ast
 from serq.syntax.build import Builder
+from serq.syntax.depth import MAX_DEPTH, too_deep
 from serq.syntax.parser import parse_range
 from serq.syntax.scanner import FN_CLOSE, FN_HEAD, Chunk, scan
+from serq.syntax.source_text import byte_value, first_bad_byte, is_bad_byte, text_start
 
 _FIRST_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9][0-9A-Za-z_.]*|\S")
 _OUTSIDE_MAIN = (ast.Let, ast.Use, ast.DefExpr, ast.DefBlock, ast.ErrorItem)
@@ -77,7 +79,7 @@ def parse(text: str, file: str = "<input>", cache: ItemCache | None = None) -> P
     if cache is None:
         cache = ItemCache()
     lines = LineIndex(text)
-    chunks = scan(text)
+    chunks = scan(text, text_start(text))
     outer: list = []
     inner: list = []
     diagnostics: list[Diagnostic] = []
@@ -121,7 +123,31 @@ def parse(text: str, file: str = "<input>", cache: ItemCache | None = None) -> P
         diagnostics.extend(_dialect_errors(outer, main))
     span = lines.span(file, 0, len(text))
     module = ast.Module(file, tuple(outer), main, span)
+    diagnostics = _invalid_utf8(text, file, lines, diagnostics)
     return ParseResult(module, tuple(sorted(diagnostics, key=Diagnostic.sort_key)), tuple(chunks))
+
+
+def _invalid_utf8(
+    text: str, file: str, lines: LineIndex, diagnostics: list[Diagnostic]
+) -> list[Diagnostic]:
+    """`diagnostics` with one `E-utf8` at the first invalid byte of `text` (if it has one)
+    in place of the syntax errors that the escaped bytes themselves raised."""
+    bad = first_bad_byte(text)
+    if bad is None:
+        return diagnostics
+    count = sum(1 for c in text if is_bad_byte(c))
+    kept = [d for d in diagnostics if not _at_bad_byte(d, text)]
+    more = f" (and {count - 1} more)" if count > 1 else ""
+    message = f"invalid UTF-8: byte 0x{byte_value(text[bad]):02X} begins no UTF-8 character{more}"
+    kept.append(
+        Diagnostic.error(
+            codes.INVALID_UTF8,
+            lines.span(file, bad, bad + 1),
+            message,
+            help="save the file as UTF-8",
+        )
+    )
+    return kept
 
 
 def _dialect_errors(outer: list, main: ast.FnMain) -> list[Diagnostic]:
@@ -180,7 +206,11 @@ def _parse_chunk(
         )
         builder = Builder(file, text)
         nodes: tuple = ()
-        if raw.tree is not None:
+        deep = too_deep(raw.tree) if raw.tree is not None else None
+        if deep is not None:
+            raw.diagnostics.append(_too_deep(builder.span(deep)))
+            nodes = (ast.ErrorItem(lines.span(file, chunk.start, chunk.end)),)
+        elif raw.tree is not None:
             if symbol == "fn_head":
                 nodes = (builder.ident(raw.tree.children[0]),)
             else:
@@ -196,16 +226,34 @@ def _parse_chunk(
     return parsed
 
 
+def _at_bad_byte(d: Diagnostic, text: str) -> bool:
+    return d.code == codes.PARSE.id and d.span.start < len(text) and is_bad_byte(text[d.span.start])
+
+
+def _too_deep(span: Span) -> Diagnostic:
+    return Diagnostic.error(
+        codes.TOO_DEEP,
+        span,
+        f"this nests more than {MAX_DEPTH} levels deep",
+        help="serq reads at most that many nested operators, calls and blocks; "
+        "split the expression with `let`, `def` or `set`",
+    )
+
+
 def parse_whole(text: str, file: str = "<input>") -> ParseResult:
     """Parse `text` in one piece with the `program` rule, without the scanner or a cache.
 
     The item-wise `parse` is the parser; this is its cross-check in tests."""
     lines = LineIndex(text)
-    raw = parse_range(text, file, 0, len(text), 1, 1, "program", lines)
+    begin = text_start(text)
+    raw = parse_range(text, file, begin, len(text), 1, 1 + begin, "program", lines)
     builder = Builder(file, text)
     outer: list = []
     main = None
-    if raw.tree is not None:
+    deep = too_deep(raw.tree) if raw.tree is not None else None
+    if deep is not None:
+        raw.diagnostics.append(_too_deep(builder.span(deep)))
+    elif raw.tree is not None:
         for child in raw.tree.children:
             if child is None:
                 continue
@@ -222,6 +270,7 @@ def parse_whole(text: str, file: str = "<input>") -> ParseResult:
     diagnostics = list(raw.diagnostics) + builder.diagnostics
     if main is not None:
         diagnostics.extend(_dialect_errors(outer, main))
+    diagnostics = _invalid_utf8(text, file, lines, diagnostics)
     module = ast.Module(file, tuple(outer), main, lines.span(file, 0, len(text)))
     return ParseResult(module, tuple(sorted(diagnostics, key=Diagnostic.sort_key)))
 

@@ -50,8 +50,9 @@ class Chunk:
     column: int
 
 
-def scan(text: str) -> list[Chunk]:
-    """Cut `text` into chunks: items, and the head and close of a `fn main` wrapper."""
+def scan(text: str, begin: int = 0) -> list[Chunk]:
+    """Cut `text` from offset `begin` (past a byte-order mark) into chunks: items, and the
+    head and close of a `fn main` wrapper."""
     chunks: list[Chunk] = []
     base = 0  # brace depth of the item list we are in: 0, or 1 inside fn main
     depth = 0
@@ -67,7 +68,7 @@ def scan(text: str) -> list[Chunk]:
         start = -1
 
     pending_semicolon = False  # an item closed its braces; a `;` right after is still its own
-    for m in _TOKENS.finditer(text):
+    for m in _TOKENS.finditer(text, begin):
         group = m.lastgroup
         if group == "comment":
             continue

@@ -1,0 +1,119 @@
+"""Language-server latency on a 2 MB document: open, a one-character edit to its
+`publishDiagnostics`, and a hover sent while that edit's check is pending.
+
+Run by hand from the repository root:
+
+    PYTHONPATH=. python bench/lsp_large.py [--megabytes 2] [--rounds 5]
+
+The goals (issue 17, item 7): the edit publishes within 500 ms and the hover answers
+within 100 ms. The server is a real `serq-lsp` subprocess over stdio, debounce 0.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import statistics
+import sys
+import time
+from pathlib import Path
+
+from lsprotocol import types
+from pygls.lsp.client import LanguageClient
+
+from bench.lsp import program
+
+ROOT = Path(__file__).resolve().parents[1]
+FILE = ROOT / "bench" / "lsp_large.sq"  # never written: the document lives in the editor only
+
+
+def large_program(megabytes: float) -> str:
+    """A program of about `megabytes` MB (bench/lsp.py's program, with more constants)."""
+    lines = 1000
+    while True:
+        text = program(lines)
+        if len(text) >= megabytes * 1_000_000:
+            return text
+        lines = int(lines * megabytes * 1_000_000 / len(text)) + 10
+
+
+async def main(megabytes: float, rounds: int) -> None:
+    client = LanguageClient("bench", "1")
+    published: asyncio.Queue = asyncio.Queue()
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
+        published.put_nowait((time.perf_counter(), params))
+
+    await client.start_io(sys.executable, "-m", "serq_lsp.server")
+    await client.initialize_async(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(), initialization_options={"debounce": 0.0}
+        )
+    )
+    client.initialized(types.InitializedParams())
+    text = large_program(megabytes)
+    uri = FILE.as_uri()
+    doc = types.TextDocumentIdentifier(uri=uri)
+    start = time.perf_counter()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="serq", version=1, text=text)
+        )
+    )
+    await published.get()
+    opened = time.perf_counter() - start
+    lines = text.splitlines()
+    target = next(i for i, line in enumerate(lines) if line.startswith("let c3 "))
+    use = next(i for i, line in enumerate(lines) if "min(prompt, hit" in line)
+    position = types.Position(line=use, character=lines[use].index("prompt"))
+    changes, hovers = [], []
+    for n in range(rounds):
+        digit = str(n % 10)
+        at = lines[target].index("=") + 2
+        edit = types.TextDocumentContentChangePartial(
+            range=types.Range(
+                start=types.Position(line=target, character=at),
+                end=types.Position(line=target, character=at + 1),
+            ),
+            text=digit,
+        )
+        lines[target] = lines[target][:at] + digit + lines[target][at + 1 :]
+        start = time.perf_counter()
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=n + 2),
+                content_changes=[edit],
+            )
+        )
+        hover_start = time.perf_counter()
+        await client.text_document_hover_async(
+            types.HoverParams(text_document=doc, position=position)
+        )
+        hovers.append(time.perf_counter() - hover_start)
+        while True:
+            done, params = await published.get()
+            if params.version == n + 2:
+                break
+        changes.append(done - start)
+    await client.shutdown_async(None)
+    client.exit(None)
+    await client.stop()
+    print(f"document: {len(text) / 1e6:.2f} MB, {len(lines)} lines; open {opened:.2f} s")
+    for name, values, goal in (
+        ("one-character edit -> publish", changes, 500),
+        ("hover while the check is pending", hovers, 100),
+    ):
+        ms = sorted(v * 1000 for v in values)
+        print(
+            f"{name:34s} median {statistics.median(ms):8.1f} ms  "
+            f"min {ms[0]:8.1f}  max {ms[-1]:8.1f}  (goal {goal} ms)"
+        )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--megabytes", type=float, default=2.0)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    asyncio.run(main(args.megabytes, args.rounds))
