@@ -6,6 +6,7 @@ import re
 
 from lsprotocol import types
 
+from serq import builtins
 from serq.expand.printer import print_node
 from serq_lsp import words
 from serq_lsp.analysis import Analysis
@@ -58,7 +59,10 @@ def hover_at(analysis: Analysis, offset: int) -> types.Hover | None:
             span = occurrence.span
     else:
         word = word_at(analysis.text, offset)
-        if word is not None and word[0] in words.KEYWORDS:
+        law = builtins.ARRIVALS.get(word[0]) if word is not None else None
+        if law is not None and analysis.text[: word[1]].rstrip().endswith("arrive"):
+            parts.append(law.markdown())
+        elif word is not None and word[0] in words.KEYWORDS:
             parts.append(f"**{word[0]}**: {words.KEYWORDS[word[0]]}")
     kernel = kernel_at(analysis, offset)
     if kernel is not None:

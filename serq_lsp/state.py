@@ -66,6 +66,18 @@ class SerqServer(LanguageServer):
         """The latest analysis of every open document."""
         return [(uri, a) for uri, (_, a) in self._analyses.items()]
 
+    def source(self, path: str) -> str | None:
+        """The text of the file at `path`: the editor's buffer when it is open, else the
+        disk's; None when it cannot be read."""
+        document = self.workspace.text_documents.get(from_fs_path(os.path.abspath(path)) or "")
+        if document is not None:
+            return document.source
+        try:  # read as the loader reads a library, so that its spans fall on the same lines
+            with open(path, encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except OSError:
+            return None
+
     def _load(self, path: str) -> ParseResult | str:
         """Read a `use`d file: the editor's buffer when it is open, else the disk."""
         document = self.workspace.text_documents.get(from_fs_path(os.path.abspath(path)) or "")
