@@ -6,7 +6,7 @@ signature help read it, and so can the docs. Units are those of the program: ser
 unit of its own, so "time" is whatever unit the program's durations are written in (the
 examples use seconds), "work" is what a stage serves (time at a unit-rate stage, tokens
 at a step engine), and "units" are a pool's (KV tokens or blocks, request slots).
-`tests/test_builtins.py` holds the table to `serq.vocabulary`'s names.
+`tests/link/test_builtins.py` holds the table to `serq.vocabulary`'s names.
 """
 
 from __future__ import annotations
