@@ -8,7 +8,7 @@ from lsprotocol import types
 
 from serq import builtins
 from serq.expand.printer import print_node
-from serq_lsp import words
+from serq_lsp import results, words
 from serq_lsp.analysis import Analysis
 from serq_lsp.convert import lsp_range
 from serq_lsp.describe import describe
@@ -44,7 +44,9 @@ def register(server: SerqServer) -> None:
     def hover(ls: SerqServer, params: types.HoverParams) -> types.Hover | None:
         analysis = ls.analysis(params.text_document.uri)
         offset = analysis.offset(params.position.line, params.position.character)
-        return hover_at(analysis, offset)
+        found = hover_at(analysis, offset)
+        rows = results.hover_rows(analysis, ls.results.get(params.text_document.uri, []), offset)
+        return with_rows(found, rows)
 
 
 def hover_at(analysis: Analysis, offset: int) -> types.Hover | None:
@@ -73,6 +75,17 @@ def hover_at(analysis: Analysis, offset: int) -> types.Hover | None:
         return None
     content = types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts))
     return types.Hover(contents=content, range=lsp_range(span, analysis.lines) if span else None)
+
+
+def with_rows(found: types.Hover | None, rows: str | None) -> types.Hover | None:
+    """`found` with a run's `rows` after it (either may be None)."""
+    if rows is None:
+        return found
+    if found is None:
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=rows))
+    value = f"{found.contents.value}\n\n---\n\n{rows}"  # type: ignore[union-attr]
+    kind = types.MarkupKind.Markdown
+    return types.Hover(contents=types.MarkupContent(kind=kind, value=value), range=found.range)
 
 
 def word_at(text: str, offset: int) -> tuple[str, int] | None:

@@ -17,6 +17,7 @@ from serq_lsp import (
     folding,
     hover,
     navigation,
+    results,
     semantic_tokens,
     signature,
     symbols,
@@ -33,6 +34,7 @@ FEATURES = (
     signature,
     folding,
     commands,
+    results,
 )
 
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Callable
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -37,6 +38,9 @@ class SerqServer(LanguageServer):
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self.runs: dict[str, asyncio.subprocess.Process] = {}  # uri -> its running worker
         self.run_command: list[str] | None = None  # `initializationOptions.runCommand`
+        self.results: dict[str, list] = {}  # uri -> the last run's anchors (serq_lsp.results)
+        # called with (uri, analysis) for each new analysis, e.g. to drop stale results
+        self.on_analysis: list[Callable[[str, Analysis], None]] = []
 
     # ------------------------------------------------------------ analyses
 
@@ -53,6 +57,8 @@ class SerqServer(LanguageServer):
         path = document.path or uri
         result = analyze(document.source, path, self.items, self._load)
         self._analyses[uri] = (document.version, result)
+        for hook in self.on_analysis:
+            hook(uri, result)
         return result
 
     def forget(self, uri: str) -> None:
