@@ -3,7 +3,9 @@
 After a Run (`serq.run`, `serq_lsp.commands`), `record` reads the `--json` report and
 anchors each row where the program names it: an `observe` statement's row (mean ± CI,
 count) after the statement, a gauge's after its declaration, a stage's utilisation and
-a pool's mean use after its name (every member of a family `S[N]`, in order). An anchor
+a pool's mean use after its name (every member of a family `S[N]`, in order), and a
+statistic observed in a `use`d library's `def` at the end of the line of each call that
+writes the `def` out. An anchor
 remembers the text of the item it is in and its place there, so it follows the item when
 lines above it move and is dropped for good at the first edit of the item itself. The
 hints' tooltips, and hover at the name, give the full rows.
@@ -94,6 +96,52 @@ def anchors_of(analysis: Analysis, report: dict) -> Iterable[Anchor]:
         else:
             continue
         yield from _anchor(analysis, where, occ, label, _table(name, [row]))
+    yield from _observed_in_libraries(analysis, observes)
+
+
+def _observed_in_libraries(analysis: Analysis, observes: dict) -> Iterable[Anchor]:
+    """The rows of statistics observed only in a `use`d library's `def`s, at each call of
+    this document that writes such a `def` out (directly or through another `def`)."""
+    index = analysis.index
+    here = {o.key for o in index.occurrences if o.kind == "statistic"}
+    defs = [o for o in index.elsewhere if o.kind == "def"]
+
+    def holder(occ) -> str | None:
+        return next(
+            (
+                d.key[1]
+                for d in defs
+                if d.span.file == occ.span.file
+                and d.node.span.start <= occ.span.start < d.node.span.end
+            ),
+            None,
+        )
+
+    sites: dict[str, list] = {}
+    for occ in index.elsewhere:
+        if occ.kind == "statistic" and occ.key not in here:
+            sites.setdefault(occ.key[1], []).append(occ)
+    for name, found in sites.items():
+        if not isinstance(observes.get(name), dict):
+            continue
+        holders: set[str] = set()
+        pending = [h for h in map(holder, found) if h]
+        while pending:  # the defs that write this one out, in the libraries
+            current = pending.pop()
+            if current in holders:
+                continue
+            holders.add(current)
+            for call in index.references(("def", current)):
+                if not call.is_declaration and call.span.file != analysis.path:
+                    pending.extend(h for h in [holder(call)] if h)
+        row = observes[name]
+        label = f"{name} {_statistic(row)} (n={_number(row.get('count'))})"
+        for d in sorted(holders):
+            for call in index.occurrences:
+                if call.key == ("def", d) and not call.is_declaration:
+                    end = analysis.text.find("\n", call.span.end)
+                    where = len(analysis.text) if end < 0 else end
+                    yield from _anchor(analysis, where, call, label, _table(name, [row]))
 
 
 def _anchor(analysis: Analysis, where: int, occ, label: str, rows: str) -> Iterable[Anchor]:
@@ -136,10 +184,12 @@ def hints(
 
 def hover_rows(analysis: Analysis, anchors: list[Anchor], offset: int) -> str | None:
     """The rows of the result whose measured name covers `offset`, as markdown, or None."""
-    for anchor, start in placed(analysis, anchors):
-        if start + anchor.start <= offset <= start + anchor.end:
-            return "**last run**\n\n" + anchor.rows
-    return None
+    rows = [
+        anchor.rows
+        for anchor, start in placed(analysis, anchors)
+        if start + anchor.start <= offset <= start + anchor.end
+    ]
+    return "**last run**\n\n" + "\n\n".join(rows) if rows else None
 
 
 def placed(analysis: Analysis, anchors: list[Anchor]) -> list[tuple[Anchor, int]]:

@@ -13,7 +13,7 @@ import pytest_lsp
 from lsprotocol import types
 from pytest_lsp import ClientServerConfig, LanguageClient
 
-from tests.lsp.conftest import ROOT, SERVER, Docs, position_of, uri_of
+from tests.lsp.conftest import EXAMPLES, ROOT, SERVER, Docs, position_of, uri_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -135,3 +135,24 @@ async def test_hints_after_a_run_show_the_reports_figures(client, report):
     # and undoing it does not bring the cleared hint back
     await docs.replace(uri, moved)
     assert len(await hints(client, uri)) == 3
+
+
+async def test_a_statistic_observed_in_a_library_shows_at_the_call():
+    """`ttft` is observed inside lib/vllm.sq's `vllm_request`: its row shows at the end of
+    the line that calls it (the report here is a made-up one, the anchors its reading)."""
+    from serq_lsp.analysis import analyze
+    from serq_lsp.results import anchors_of, hints, hover_rows
+
+    path = EXAMPLES / "vllm.sq"
+    text = path.read_text()
+    analysis = analyze(text, str(path))
+    row = {"count": 12, "mean": 0.25, "ci": 0.0125, "cv2": 1.5, "p99": 2.0}
+    report = {"observes": {"ttft": row, "response": {**row, "mean": 3.5}}}
+    anchors = list(anchors_of(analysis, report))
+    found = {(h.position.line, h.position.character): h.label for h in hints(analysis, anchors)}
+    call = position_of(text, "vllm_request(o, 0);", delta=len("vllm_request(o, 0);"))
+    assert found[(call.line, call.character)] == "ttft 0.25 ± 0.0125 (n=12)"
+    observe = position_of(text, "observe response = now - arrived;", delta=33)
+    assert found[(observe.line, observe.character)] == "3.5 ± 0.0125 (n=12)"
+    rows = hover_rows(analysis, anchors, text.index("vllm_request(o") + 2)
+    assert rows is not None and "`ttft`" in rows and "| 12 | 0.25 | 0.0125 | 1.5 | 2 |" in rows
