@@ -175,3 +175,18 @@ async def test_hover_of_built_ins(client, opened, needle, expect):
         types.HoverParams(text_document=DOC, position=position_of(TEXT, needle))
     )
     assert expect in hover.contents.value
+
+
+async def test_an_open_librarys_unsaved_text_is_the_one_navigated(client, docs, opened):
+    """With the library open and edited (not saved), the program's definition lands where
+    the def is in the editor's buffer, not on disk."""
+    edited = "// a line the disk does not have\n\n" + LIB_TEXT
+    client.diagnostics.pop(URI, None)
+    await docs.open(LIB_URI, edited)
+    assert await docs.published(URI) == []  # the program is checked again with the buffer
+    found = await client.text_document_definition_async(
+        types.DefinitionParams(text_document=DOC, position=position_of(TEXT, "vllm_request(o"))
+    )
+    p = position_of(edited, "vllm_request(out")
+    assert where(found) == {("vllm.sq", p.line, p.character)}
+    docs.close(LIB_URI)
