@@ -190,3 +190,14 @@ async def test_an_open_librarys_unsaved_text_is_the_one_navigated(client, docs, 
     p = position_of(edited, "vllm_request(out")
     assert where(found) == {("vllm.sq", p.line, p.character)}
     docs.close(LIB_URI)
+
+
+async def test_completion_offers_the_librarys_defs(client, opened):
+    result = await client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=DOC, position=position_of(TEXT, "observe response = ", delta=19)
+        )
+    )
+    items = {item.label: item for item in result.items}
+    assert items["hit_rate"].detail == "def of vllm.sq"
+    assert items["hit_rate"].kind == types.CompletionItemKind.Function
