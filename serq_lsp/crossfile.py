@@ -77,3 +77,23 @@ def users(ls: SerqServer, path: str, skip: str) -> list[Index]:
 
 def _same(path: str) -> str:
     return os.path.normcase(os.path.realpath(path))
+
+
+def meanings(ls: SerqServer, analysis: Analysis, occ: Occurrence) -> list[tuple[Index, Occurrence]]:
+    """What the name at `occ`, in a library, means in each program that `use`s it: the
+    program's index and the occurrence at the same place there (a library's `def` body
+    reads the names of the program it is written out in)."""
+    out = []
+    for index in users(ls, analysis.path, analysis.path):
+        there = next(
+            (
+                o
+                for o in index.elsewhere
+                if _same(o.span.file) == _same(occ.span.file)
+                and (o.span.start, o.span.end) == (occ.span.start, occ.span.end)
+            ),
+            None,
+        )
+        if there is not None:
+            out.append((index, there))
+    return out

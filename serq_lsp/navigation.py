@@ -42,6 +42,12 @@ def register(server: SerqServer) -> None:
                 )
             ]
         found = analysis.index.declarations(occ.key)
+        if not found:  # a name a library reads: declared by the programs that use it
+            found = [
+                d
+                for index, o in crossfile.meanings(ls, analysis, occ)
+                for d in index.declarations(o.key)
+            ]
         return _locations(ls, analysis, found) or None
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)

@@ -201,3 +201,21 @@ async def test_completion_offers_the_librarys_defs(client, opened):
     items = {item.label: item for item in result.items}
     assert items["hit_rate"].detail == "def of vllm.sq"
     assert items["hit_rate"].kind == types.CompletionItemKind.Function
+
+
+async def test_in_the_library_a_name_it_reads_leads_to_the_programs_that_declare_it(
+    client, docs, opened
+):
+    """`kv` in the library is declared by no library: it is each user program's pool."""
+    await docs.open(LIB_URI, LIB_TEXT)
+    found = await client.text_document_definition_async(
+        types.DefinitionParams(
+            text_document=types.TextDocumentIdentifier(uri=LIB_URI),
+            position=position_of(LIB_TEXT, "kv (min"),
+        )
+    )
+    p = position_of(TEXT, "kv { cap")
+    assert ("vllm.sq", p.line, p.character) in where(loc for loc in found if loc.uri == URI)
+    users = {Path(types_uri_path(loc.uri)).name for loc in found}
+    assert CALLERS <= users
+    docs.close(LIB_URI)
