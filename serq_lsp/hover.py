@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 from lsprotocol import types
 
 from serq import builtins
 from serq.expand.printer import print_node
-from serq_lsp import results, words
+from serq_lsp import crossfile, results, words
 from serq_lsp.analysis import Analysis
 from serq_lsp.convert import lsp_range
 from serq_lsp.describe import describe
@@ -44,9 +45,27 @@ def register(server: SerqServer) -> None:
     def hover(ls: SerqServer, params: types.HoverParams) -> types.Hover | None:
         analysis = ls.analysis(params.text_document.uri)
         offset = analysis.offset(params.position.line, params.position.character)
-        found = hover_at(analysis, offset)
+        found = hover_at(analysis, offset) or _read_by_users(ls, analysis, offset)
         rows = results.hover_rows(analysis, ls.results.get(params.text_document.uri, []), offset)
         return with_rows(found, rows)
+
+
+def _read_by_users(ls: SerqServer, analysis: Analysis, offset: int) -> types.Hover | None:
+    """In a library, a name it reads but does not declare: what it is in each program of
+    the workspace that uses the library."""
+    occurrence = analysis.index.at(offset)
+    if occurrence is None or analysis.index.declarations(occurrence.key):
+        return None
+    lines = []
+    for index, there in crossfile.meanings(ls, analysis, occurrence):
+        for d in index.declarations(there.key)[:1]:
+            name = os.path.basename(d.span.file)
+            lines.append(f"- {d.kind} `{there.key[1]}` of `{name}` (line {d.span.line})")
+    if not lines:
+        return None
+    text = f"`{occurrence.key[1]}` is declared by the programs that use this library:\n\n"
+    content = types.MarkupContent(kind=types.MarkupKind.Markdown, value=text + "\n".join(lines))
+    return types.Hover(contents=content, range=lsp_range(occurrence.span, analysis.lines))
 
 
 def hover_at(analysis: Analysis, offset: int) -> types.Hover | None:

@@ -218,4 +218,12 @@ async def test_in_the_library_a_name_it_reads_leads_to_the_programs_that_declare
     assert ("vllm.sq", p.line, p.character) in where(loc for loc in found if loc.uri == URI)
     users = {Path(types_uri_path(loc.uri)).name for loc in found}
     assert CALLERS <= users
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=LIB_URI),
+            position=position_of(LIB_TEXT, "kv (min"),
+        )
+    )
+    assert "declared by the programs that use this library" in hover.contents.value
+    assert f"- pool `kv` of `vllm.sq` (line {p.line + 1})" in hover.contents.value
     docs.close(LIB_URI)
