@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from serq.expand import Expansion
     from serq.expand.loader import Loader
     from serq.link import LinkResult
-    from serq_lsp.index import Index
+    from serq.link.index import Index
 
 
 _SERIALS = itertools.count(1)
@@ -41,6 +41,7 @@ class Analysis:
     uses: set[str] = field(default_factory=set)  # files read through `use`, absolute
     chunks: tuple[Chunk, ...] = ()  # the scanner's items of `text` (the parse's)
     serial: int = field(default_factory=lambda: next(_SERIALS))  # tells analyses apart
+    load: Loader | None = None  # how `use`d files are read (the index follows them too)
 
     @cached_property
     def lines(self) -> LineIndex:
@@ -48,10 +49,12 @@ class Analysis:
 
     @cached_property
     def index(self) -> Index:
-        """The names of the document: declarations and references (built on first use)."""
-        from serq_lsp.index import build_index
+        """The names of the document and of the libraries it `use`s: declarations and
+        references (built on first use)."""
+        from serq.expand.loader import read_file
+        from serq.link.index import build_index
 
-        return build_index(self.module, self.linked.scope if self.linked else None)
+        return build_index(self.module, self.load or read_file)
 
     def offset(self, line: int, utf16_column: int) -> int:
         """The code-point offset of the 0-based LSP position `line`:`utf16_column`."""
@@ -71,7 +74,9 @@ def analyze(
 ) -> Analysis:
     """Parse, expand and link `text` (the contents of `path`), reading `use`d files by `load`."""
     parsed = parse(text, path, cache)
-    result = Analysis(path, text, parsed.module, list(parsed.diagnostics), chunks=parsed.chunks)
+    result = Analysis(
+        path, text, parsed.module, list(parsed.diagnostics), chunks=parsed.chunks, load=load
+    )
     if _has_error(result.diagnostics):
         return result
     try:

@@ -18,6 +18,7 @@ from pygls.exceptions import JsonRpcInternalError
 
 from serq import api
 from serq.diagnostics import Diagnostic
+from serq_lsp import results
 from serq_lsp.guard import guarded
 from serq_lsp.state import SerqServer
 
@@ -155,7 +156,19 @@ async def run_program(ls: SerqServer, uri: str, text: str, path: str | None, tim
         if worker.returncode < 0:
             raise JsonRpcInternalError("the run was cancelled")
         raise JsonRpcInternalError(f"the run failed ({worker.returncode}): {message[-2000:]}")
-    return report_markdown(out.decode(errors="replace"))
+    output = out.decode(errors="replace")
+    results.record(ls, uri, _analysis_of(ls, uri, text), output)
+    return report_markdown(output)
+
+
+def _analysis_of(ls: SerqServer, uri: str, text: str):
+    """The analysis of `text`, the document at `uri` as it was run (it may have changed)."""
+    current = ls.analysis(uri)
+    if current.text == text:
+        return current
+    from serq_lsp.analysis import analyze
+
+    return analyze(text, current.path, ls.items, ls._load)  # noqa: SLF001
 
 
 def _kill_on_cancel(ls: SerqServer, worker: asyncio.subprocess.Process) -> None:

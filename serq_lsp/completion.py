@@ -6,6 +6,8 @@ current item does not lex or parse up to the cursor, they come from the AST arou
 
 from __future__ import annotations
 
+import os
+
 from lsprotocol import types
 
 from serq.expand.walk import walk
@@ -208,15 +210,23 @@ def _context_variables(path: list) -> tuple[str, ...]:
 def _names(analysis: Analysis, path: list) -> list[types.CompletionItem]:
     enclosing = {id(n) for n in path}
     out = []
-    for occ in analysis.index.symbols():
+    seen = set()
+    libraries = [o for o in analysis.index.elsewhere if o.kind == "def"]  # `use`d `def`s
+    for occ in [*analysis.index.symbols(), *libraries]:
         if occ.kind in ("parameter", "binding") and id(occ.node) not in enclosing:
             continue
+        if occ.key in seen:
+            continue
+        seen.add(occ.key)
         name = occ.key[1].split(":")[-1]
+        detail = occ.kind
+        if occ.span.file != analysis.path:
+            detail = f"def of {os.path.basename(occ.span.file)}"
         out.append(
             types.CompletionItem(
                 label=name,
                 kind=_KINDS.get(occ.kind, types.CompletionItemKind.Variable),
-                detail=occ.kind,
+                detail=detail,
             )
         )
     return out

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import math
+import os
 
+from serq import builtins
 from serq.expand.printer import print_node
+from serq.link.index import Key, Occurrence
 from serq.syntax import ast
 from serq_lsp import words
 from serq_lsp.analysis import Analysis
-from serq_lsp.index import Key, Occurrence
 
 
 def describe(analysis: Analysis, key: Key) -> str | None:
@@ -22,12 +24,9 @@ def describe(analysis: Analysis, key: Key) -> str | None:
         )
     if namespace == "builtin":
         return f"**built-in attribute** `{name}`: {words.BUILTIN_MEANINGS.get(name, '')}."
-    if namespace == "func" and name in words.FUNCTIONS:
-        params, meaning = words.FUNCTIONS[name]
-        return _code(words.signature(params, name)) + f"\n\nbuilt-in function: {meaning}."
-    if namespace == "dist" and name in words.DISTRIBUTIONS:
-        params, meaning = words.DISTRIBUTIONS[name]
-        return _code(words.signature(params, name, "~")) + f"\n\ndistribution: {meaning}."
+    if namespace in ("func", "dist"):
+        builtin = builtins.lookup(name, draw=namespace == "dist")
+        return builtin.markdown() if builtin is not None else None
     if namespace == "file":
         return f"library file `{name}`"
     declarations = analysis.index.declarations(key)
@@ -74,9 +73,14 @@ def _def(analysis: Analysis, decl: Occurrence, _: list[Occurrence]) -> str:
     item = decl.node
     params = ", ".join(p.name for p in item.params)
     head = f"def {item.name.name}({params})"
+    where = ""
+    if decl.span.file != analysis.path:
+        where = (
+            f", in the library `{os.path.relpath(decl.span.file, os.path.dirname(analysis.path))}`"
+        )
     if isinstance(item, ast.DefExpr):
-        return _code(f"{head} = {print_node(item.body)};") + "\n\n`def` of an expression"
-    return _code(head) + "\n\n`def` of statements, written out in place at each call"
+        return _code(f"{head} = {print_node(item.body)};") + f"\n\n`def` of an expression{where}"
+    return _code(head) + f"\n\n`def` of statements, written out in place at each call{where}"
 
 
 def _pool(analysis: Analysis, decl: Occurrence, _: list[Occurrence]) -> str:
@@ -181,7 +185,7 @@ def _generic(analysis: Analysis, decl: Occurrence, all_decls: list[Occurrence]) 
         owner = getattr(getattr(node, "name", None), "name", None) or getattr(
             getattr(node, "verb", None), "name", ""
         )
-        return f"**parameter** `{decl.key[1].split(':', 1)[1]}` of `{owner}`"
+        return f"**parameter** `{decl.key[1].rsplit(':', 1)[1]}` of `{owner}`"
     text = f"**{what}** `{decl.key[1].split(':')[-1]}`"
     if decl.kind in ("statistic", "gauge", "mark"):
         text += "\n\n" + _code(print_node(node).splitlines()[0])

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import re
 
 from lsprotocol import types
 
+from serq import builtins
 from serq.expand.printer import print_node
-from serq_lsp import words
+from serq_lsp import crossfile, results, words
 from serq_lsp.analysis import Analysis
 from serq_lsp.convert import lsp_range
 from serq_lsp.describe import describe
@@ -43,7 +45,27 @@ def register(server: SerqServer) -> None:
     def hover(ls: SerqServer, params: types.HoverParams) -> types.Hover | None:
         analysis = ls.analysis(params.text_document.uri)
         offset = analysis.offset(params.position.line, params.position.character)
-        return hover_at(analysis, offset)
+        found = hover_at(analysis, offset) or _read_by_users(ls, analysis, offset)
+        rows = results.hover_rows(analysis, ls.results.get(params.text_document.uri, []), offset)
+        return with_rows(found, rows)
+
+
+def _read_by_users(ls: SerqServer, analysis: Analysis, offset: int) -> types.Hover | None:
+    """In a library, a name it reads but does not declare: what it is in each program of
+    the workspace that uses the library."""
+    occurrence = analysis.index.at(offset)
+    if occurrence is None or analysis.index.declarations(occurrence.key):
+        return None
+    lines = []
+    for index, there in crossfile.meanings(ls, analysis, occurrence):
+        for d in index.declarations(there.key)[:1]:
+            name = os.path.basename(d.span.file)
+            lines.append(f"- {d.kind} `{there.key[1]}` of `{name}` (line {d.span.line})")
+    if not lines:
+        return None
+    text = f"`{occurrence.key[1]}` is declared by the programs that use this library:\n\n"
+    content = types.MarkupContent(kind=types.MarkupKind.Markdown, value=text + "\n".join(lines))
+    return types.Hover(contents=content, range=lsp_range(occurrence.span, analysis.lines))
 
 
 def hover_at(analysis: Analysis, offset: int) -> types.Hover | None:
@@ -58,7 +80,10 @@ def hover_at(analysis: Analysis, offset: int) -> types.Hover | None:
             span = occurrence.span
     else:
         word = word_at(analysis.text, offset)
-        if word is not None and word[0] in words.KEYWORDS:
+        law = builtins.ARRIVALS.get(word[0]) if word is not None else None
+        if law is not None and analysis.text[: word[1]].rstrip().endswith("arrive"):
+            parts.append(law.markdown())
+        elif word is not None and word[0] in words.KEYWORDS:
             parts.append(f"**{word[0]}**: {words.KEYWORDS[word[0]]}")
     kernel = kernel_at(analysis, offset)
     if kernel is not None:
@@ -69,6 +94,17 @@ def hover_at(analysis: Analysis, offset: int) -> types.Hover | None:
         return None
     content = types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts))
     return types.Hover(contents=content, range=lsp_range(span, analysis.lines) if span else None)
+
+
+def with_rows(found: types.Hover | None, rows: str | None) -> types.Hover | None:
+    """`found` with a run's `rows` after it (either may be None)."""
+    if rows is None:
+        return found
+    if found is None:
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=rows))
+    value = f"{found.contents.value}\n\n---\n\n{rows}"  # type: ignore[union-attr]
+    kind = types.MarkupKind.Markdown
+    return types.Hover(contents=types.MarkupContent(kind=kind, value=value), range=found.range)
 
 
 def word_at(text: str, offset: int) -> tuple[str, int] | None:

@@ -9,11 +9,12 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import from_fs_path
 
+from serq.link.index import Occurrence
 from serq.vocabulary import BUILTIN_ATTRS, CONTEXT_VARS
+from serq_lsp import crossfile
 from serq_lsp.analysis import Analysis
 from serq_lsp.convert import lsp_range
 from serq_lsp.guard import guarded
-from serq_lsp.index import Occurrence
 from serq_lsp.state import SerqServer
 
 # Names the user declared, which a rename may change; the language's own may not be renamed.
@@ -27,7 +28,7 @@ def register(server: SerqServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @guarded
     def definition(ls: SerqServer, params: types.DefinitionParams) -> list[types.Location] | None:
-        uri, analysis, occ = _at(ls, params)
+        _, analysis, occ = _at(ls, params)
         if occ is None:
             return None
         if occ.key[0] == "file":
@@ -41,7 +42,13 @@ def register(server: SerqServer) -> None:
                 )
             ]
         found = analysis.index.declarations(occ.key)
-        return [_location(uri, analysis, o) for o in found] or None
+        if not found:  # a name a library reads: declared by the programs that use it
+            found = [
+                d
+                for index, o in crossfile.meanings(ls, analysis, occ)
+                for d in index.declarations(o.key)
+            ]
+        return _locations(ls, analysis, found) or None
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
     @guarded
@@ -49,16 +56,16 @@ def register(server: SerqServer) -> None:
         uri, analysis, occ = _at(ls, params)
         if occ is None:
             return None
-        found = analysis.index.references(occ.key)
+        found = every_reference(ls, uri, analysis, occ)
         if not params.context.include_declaration:
             found = [o for o in found if not o.is_declaration]
-        return [_location(uri, analysis, o) for o in found]
+        return _locations(ls, analysis, found)
 
     @server.feature(types.TEXT_DOCUMENT_PREPARE_RENAME)
     @guarded
     def prepare_rename(ls: SerqServer, params: types.PrepareRenameParams):
-        _, analysis, occ = _at(ls, params)
-        if occ is None or not _renameable(analysis, occ):
+        uri, analysis, occ = _at(ls, params)
+        if occ is None or refusal(ls, uri, analysis, occ) is not None:
             return None
         return lsp_range(occ.span, analysis.lines)
 
@@ -66,17 +73,20 @@ def register(server: SerqServer) -> None:
     @guarded
     def rename(ls: SerqServer, params: types.RenameParams) -> types.WorkspaceEdit | None:
         uri, analysis, occ = _at(ls, params)
-        if occ is None or not _renameable(analysis, occ):
+        if occ is None:
             return None
+        reason = refusal(ls, uri, analysis, occ)
+        if reason is not None:
+            raise JsonRpcInvalidParams(reason)
         if not _NAME.match(params.new_name):
             raise JsonRpcInvalidParams(f"`{params.new_name}` is not a name")
         if _taken(analysis, occ, params.new_name):
             raise JsonRpcInvalidParams(f"`{params.new_name}` is already a name of this program")
-        edits = [
-            types.TextEdit(range=lsp_range(o.span, analysis.lines), new_text=params.new_name)
-            for o in analysis.index.references(occ.key)
-        ]
-        return types.WorkspaceEdit(changes={uri: edits})
+        changes: dict[str, list[types.TextEdit]] = {}
+        for location in _locations(ls, analysis, every_reference(ls, uri, analysis, occ)):
+            edit = types.TextEdit(range=location.range, new_text=params.new_name)
+            changes.setdefault(location.uri, []).append(edit)
+        return types.WorkspaceEdit(changes=changes)
 
 
 def _at(ls: SerqServer, params) -> tuple[str, Analysis, Occurrence | None]:
@@ -86,15 +96,40 @@ def _at(ls: SerqServer, params) -> tuple[str, Analysis, Occurrence | None]:
     return uri, analysis, analysis.index.at(offset)
 
 
-def _location(uri: str, analysis: Analysis, occ: Occurrence) -> types.Location:
-    return types.Location(uri=uri, range=lsp_range(occ.span, analysis.lines))
+def every_reference(
+    ls: SerqServer, uri: str, analysis: Analysis, occ: Occurrence
+) -> list[Occurrence]:
+    """Every occurrence of `occ`'s name: in the document and its libraries, and for a `def`
+    of a library, in every program of the workspace that `use`s it (each place once)."""
+    found = analysis.index.references(occ.key)
+    if occ.key[0] == "def":
+        homes = {d.span.file for d in analysis.index.declarations(occ.key)}
+        for home in homes:
+            for index in crossfile.users(ls, home, analysis.path):
+                found += index.references(occ.key)
+    unique: dict[tuple[str, int, int], Occurrence] = {}
+    for o in found:
+        unique.setdefault((os.path.realpath(o.span.file), o.span.start, o.span.end), o)
+    return list(unique.values())
 
 
-def _renameable(analysis: Analysis, occ: Occurrence) -> bool:
-    """Safe to rename: a name declared in this document, and no `use`d file can see it."""
+def _locations(ls: SerqServer, analysis: Analysis, found: list[Occurrence]) -> list[types.Location]:
+    return [loc for o in found if (loc := crossfile.location(ls, analysis, o)) is not None]
+
+
+def refusal(ls: SerqServer, uri: str, analysis: Analysis, occ: Occurrence) -> str | None:
+    """Why the name at `occ` may not be renamed, or None when it may: a name of the language
+    is no one's to rename, and a program's name read in a library cannot be renamed from
+    one program (the library's other users read it too)."""
     if occ.key[0] not in RENAMEABLE or not analysis.index.declarations(occ.key):
-        return False
-    return occ.key[0] != "def" or not analysis.uses
+        return f"`{occ.key[1]}` is a name of the language, or declared nowhere"
+    if occ.key[0] == "def":
+        return None
+    elsewhere = {o.span.file for o in analysis.index.references(occ.key)} - {analysis.path}
+    if elsewhere:
+        files = ", ".join(f"`{os.path.basename(f)}`" for f in sorted(elsewhere))
+        return f"`{occ.key[1]}` is read in the library {files}, which other programs may use"
+    return None
 
 
 def _taken(analysis: Analysis, occ: Occurrence, new: str) -> bool:
@@ -104,7 +139,7 @@ def _taken(analysis: Analysis, occ: Occurrence, new: str) -> bool:
     namespace, name = occ.key
     prefix = name.rsplit(".", 1)[0] + "." if "." in name else ""
     if namespace == "local":
-        prefix = name.split(":", 1)[0] + ":"
+        prefix = name.rsplit(":", 1)[0] + ":"
     return any(
         o.key[1] in (prefix + new, new) and o.key[0] in ("value", "res", "def", namespace)
         for o in analysis.index.symbols()

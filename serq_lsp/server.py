@@ -19,6 +19,7 @@ from serq_lsp import (
     framing,
     hover,
     navigation,
+    results,
     semantic_tokens,
     signature,
     symbols,
@@ -35,6 +36,7 @@ FEATURES = (
     signature,
     folding,
     commands,
+    results,
 )
 
 

@@ -1,12 +1,15 @@
-"""Signature help for `def`s, built-in functions and distributions, read from the text so that
+"""Signature help for `def`s (this program's and its libraries'), built-in functions, draws
+and arrival laws (`serq.builtins`, with each parameter's unit), read from the text so that
 it works while the call is still being typed."""
 
 from __future__ import annotations
 
+import os
+
 from lsprotocol import types
 
+from serq import builtins
 from serq.syntax import ast
-from serq_lsp import words
 from serq_lsp.analysis import Analysis
 from serq_lsp.guard import guarded
 from serq_lsp.state import SerqServer
@@ -26,8 +29,9 @@ def register(server: SerqServer) -> None:
         return help_at(analysis, offset)
 
 
-def open_call(text: str, offset: int) -> tuple[str, bool, int] | None:
-    """The call whose parentheses are open at `offset`: (name, is a draw, argument index)."""
+def open_call(text: str, offset: int) -> tuple[str, str, int] | None:
+    """The call whose parentheses are open at `offset`: (name, how it is written: "draw"
+    after `~`, "arrival" after `arrive`, else "call", the argument index)."""
     depth, commas, i = 0, 0, offset - 1
     while i >= 0 and text[i] not in ";{}":
         char = text[i]
@@ -43,7 +47,7 @@ def open_call(text: str, offset: int) -> tuple[str, bool, int] | None:
                     start -= 1
                 if start == end:
                     return None
-                return text[start:end], start > 0 and text[start - 1] == "~", commas
+                return text[start:end], _how(text, start), commas
             depth -= 1
         elif char == "," and depth == 0:
             commas += 1
@@ -51,37 +55,50 @@ def open_call(text: str, offset: int) -> tuple[str, bool, int] | None:
     return None
 
 
+def _how(text: str, start: int) -> str:
+    if start > 0 and text[start - 1] == "~":
+        return "draw"
+    return "arrival" if text[:start].rstrip().endswith("arrive") else "call"
+
+
 def help_at(analysis: Analysis, offset: int) -> types.SignatureHelp | None:
     """Signature help for the call open at `offset`, or None."""
     call = open_call(analysis.text, offset)
     if call is None:
         return None
-    name, draw, active = call
-    signature = _signature(analysis, name, draw)
+    name, how, active = call
+    signature = _signature(analysis, name, how)
     if signature is None:
         return None
     label, params, doc = signature
     info = types.SignatureInformation(
         label=label,
-        documentation=doc,
-        parameters=[types.ParameterInformation(label=p) for p in params],
+        documentation=types.MarkupContent(kind=types.MarkupKind.Markdown, value=doc),
+        parameters=[
+            types.ParameterInformation(label=p, documentation=d or None) for p, d in params
+        ],
         active_parameter=min(active, max(len(params) - 1, 0)),
     )
     return types.SignatureHelp(signatures=[info], active_signature=0, active_parameter=active)
 
 
-def _signature(analysis: Analysis, name: str, draw: bool):
-    if draw:
-        if name in words.DISTRIBUTIONS:
-            params, doc = words.DISTRIBUTIONS[name]
-            return words.signature(params, name, "~"), params, doc
+def _signature(analysis: Analysis, name: str, how: str):
+    """(label, [(parameter, its documentation)], documentation) of `name` called as `how`."""
+    if how == "call":
+        for occ in analysis.index.declarations(("def", name)):
+            item = occ.node
+            if isinstance(item, (ast.DefExpr, ast.DefBlock)):
+                params = [(p.name, "") for p in item.params]
+                label = f"def {name}({', '.join(p for p, _ in params)})"
+                where = os.path.relpath(occ.span.file, os.path.dirname(analysis.path))
+                doc = (
+                    "a `def` of this program"
+                    if occ.span.file == analysis.path
+                    else (f"a `def` of `{where}`, which this program `use`s")
+                )
+                return label, params, doc
+    builtin = builtins.lookup(name, draw=how == "draw", arrival=how == "arrival")
+    if builtin is None:
         return None
-    for occ in analysis.index.declarations(("def", name)):
-        item = occ.node
-        if isinstance(item, (ast.DefExpr, ast.DefBlock)):
-            params = tuple(p.name for p in item.params)
-            return f"def {words.signature(params, name)}", params, "a `def` of this program"
-    if name in words.FUNCTIONS:
-        params, doc = words.FUNCTIONS[name]
-        return words.signature(params, name), params, doc
-    return None
+    params = [(p.name, f"{p.unit}: {p.meaning}") for p in builtin.params]
+    return builtin.signature(), params, builtin.markdown()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import os
+from collections.abc import Callable
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -39,6 +40,9 @@ class SerqServer(LanguageServer):
         self.runs: dict[str, asyncio.subprocess.Process] = {}  # uri -> its running worker
         self.run_command: list[str] | None = None  # `initializationOptions.runCommand`
         self.stopping = False  # `shutdown` came: runs in flight are stopped
+        self.results: dict[str, list] = {}  # uri -> the last run's anchors (serq_lsp.results)
+        # called with (uri, analysis) for each new analysis, e.g. to drop stale results
+        self.on_analysis: list[Callable[[str, Analysis], None]] = []
 
     # ------------------------------------------------------------ analyses
 
@@ -55,6 +59,8 @@ class SerqServer(LanguageServer):
         path = document.path or uri
         result = analyze(source, path, self.items, self._load)
         self._analyses[uri] = (document.version, result)
+        for hook in self.on_analysis:
+            hook(uri, result)
         return result
 
     def forget(self, uri: str) -> None:
@@ -67,6 +73,18 @@ class SerqServer(LanguageServer):
     def open_analyses(self) -> list[tuple[str, Analysis]]:
         """The latest analysis of every open document."""
         return [(uri, a) for uri, (_, a) in self._analyses.items()]
+
+    def source(self, path: str) -> str | None:
+        """The text of the file at `path`: the editor's buffer when it is open, else the
+        disk's; None when it cannot be read."""
+        document = self.workspace.text_documents.get(from_fs_path(os.path.abspath(path)) or "")
+        if document is not None:
+            return document.source
+        try:  # read as the loader reads a library, so that its spans fall on the same lines
+            with open(path, encoding="utf-8", errors="replace") as f:
+                return f.read()
+        except OSError:
+            return None
 
     def _load(self, path: str) -> ParseResult | str:
         """Read a `use`d file: the editor's buffer when it is open, else the disk."""

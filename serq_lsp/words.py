@@ -3,6 +3,7 @@ distributions, context variables and built-in attributes (for hover, completion,
 
 from __future__ import annotations
 
+from serq import builtins
 from serq.vocabulary import BUILTIN_ATTRS, CONTEXT_VARS, TRACE_ATTRS
 
 KEYWORDS: dict[str, str] = {
@@ -103,40 +104,12 @@ KEYWORDS: dict[str, str] = {
     "exclusive": "`serve exclusive prefill`: one prefill alone or a decode-only batch.",
 }
 
-# Built-in functions: signature and what they return.
+# Built-in functions and distributions: parameter names and what they give (serq.builtins).
 FUNCTIONS: dict[str, tuple[tuple[str, ...], str]] = {
-    "min": (("a", "b"), "the smaller of a and b"),
-    "max": (("a", "b"), "the larger of a and b"),
-    "abs": (("x",), "the absolute value of x"),
-    "floor": (("x",), "x rounded down"),
-    "ceil": (("x",), "x rounded up"),
-    "sqrt": (("x",), "the square root of x"),
-    "exp": (("x",), "e to the power x"),
-    "ln": (("x",), "the natural logarithm of x"),
-    "pow": (("a", "b"), "a to the power b"),
-    "queue": (("stage",), "the jobs waiting at the stage"),
-    "busy": (("stage",), "the stage's busy servers"),
-    "work": (("stage",), "the work present at the stage"),
-    "used": (("pool",), "the pool's allocated units"),
-    "free": (("pool",), "the pool's free units"),
-    "cachedin": (("pool",), "the units of this session's prefix cached in the pool"),
-    "holders": (("pool",), "the sessions holding the pool"),
-    "queued": (("pool",), "the holds waiting for the pool"),
-    "budget_left": (("step_stage",), "the budget left in the engine's iteration"),
-    "blocksize": (("pool",), "the pool's block, folded at link time"),
-    "price": (("s", "s_hit", "ds"), "the online price of a miss"),
-    "est_lambda": (("stage",), "the stage's measured arrival rate"),
-    "est_rho": (("stage",), "the stage's measured utilisation"),
-    "est_wait": (("stage",), "the stage's measured mean wait"),
+    name: (tuple(p.name for p in b.params), b.meaning) for name, b in builtins.FUNCTIONS.items()
 }
-
 DISTRIBUTIONS: dict[str, tuple[tuple[str, ...], str]] = {
-    "exp": (("mean",), "exponential with the given mean"),
-    "det": (("x",), "always x"),
-    "uniform": (("lo", "hi"), "uniform between lo and hi"),
-    "erlang": (("k", "mean"), "Erlang with k phases and the given mean"),
-    "h2": (("mean", "cv2"), "two-phase hyperexponential with the given mean and cv²"),
-    "bernoulli": (("p",), "1 with probability p, else 0"),
+    name: (tuple(p.name for p in b.params), b.meaning) for name, b in builtins.DRAWS.items()
 }
 
 CONTEXT_MEANINGS: dict[str, str] = {

@@ -3,7 +3,7 @@
 The folders are those of the `initialize` request (`workspaceFolders`, else `rootUri` or
 `rootPath`), as pygls keeps them. An open document counts with its editor text, through its
 analysis; every other `.sq` file is read from disk and parsed by the same front end
-(`serq.syntax.parse`, then `serq_lsp.index`), its symbols kept until its mtime or size
+(`serq.syntax.parse`, then `serq.link.index`), its symbols kept until its mtime or size
 changes. The walk skips version-control, dependency and cache directories and stops after
 `MAX_FILES` files or `MAX_ENTRIES` directory entries, so a huge folder cannot hang the
 server. A file that cannot be read or parsed gives what it can and never raises.
@@ -21,9 +21,9 @@ from lsprotocol import types
 from pygls.uris import from_fs_path, to_fs_path
 
 from serq.diagnostics import LineIndex
+from serq.link.index import Index, build_index
 from serq.syntax import ast, parse
 from serq_lsp.convert import lsp_range
-from serq_lsp.index import Index, build_index
 
 if TYPE_CHECKING:
     from pygls.workspace import Workspace

@@ -29,12 +29,30 @@ def test_the_package_installs_serq_lsp():
 
 
 def test_the_neovim_snippets_start_serq_lsp_for_sq_files():
-    snippets = _blocks("lua")
-    assert len(snippets) == 2
-    for lua in snippets:
+    """One snippet per API generation: 0.7 (`vim.lsp.start_client` in a FileType autocmd,
+    the one tests/editors/test_neovim.py runs), 0.10 (`vim.lsp.start`), 0.11
+    (`vim.lsp.config`); each uses only what its version has."""
+    snippets = {re.search(r"\(Neovim ([\d.]+) and later\)", b).group(1): b for b in _blocks("lua")}
+    assert set(snippets) == {"0.7", "0.10", "0.11"}
+    for lua in snippets.values():
         assert re.search(r"cmd = \{ 'serq-lsp' \}", lua), lua
-        assert "filetypes = { 'serq' }" in lua
-        assert "vim.filetype.add({ extension = { sq = 'serq' } })" in lua
+    old = snippets["0.7"]
+    assert "vim.lsp.start_client(" in old and "pattern = 'serq'" in old
+    assert "setfiletype serq" in old and "pattern = '*.sq'" in old
+    for newer in ("vim.lsp.start(", "vim.lsp.config", "vim.filetype.add", "vim.fs."):
+        assert newer not in old, newer  # none of these is in Neovim 0.7
+    assert "vim.lsp.start(" in snippets["0.10"] and "vim.lsp.config" not in snippets["0.10"]
+    assert "vim.filetype.add({ extension = { sq = 'serq' } })" in snippets["0.10"]
+    assert "filetypes = { 'serq' }" in snippets["0.11"]
+    assert "vim.lsp.enable('serq')" in snippets["0.11"]
+
+
+def test_the_emacs_snippet_starts_serq_lsp_with_eglot():
+    (elisp,) = _blocks("elisp")
+    assert '(serq-mode . ("serq-lsp"))' in elisp
+    assert "eglot-server-programs" in elisp and "eglot-ensure" in elisp
+    assert "auto-mode-alist '(\"\\\\.sq\\\\'\" . serq-mode)" in elisp
+    assert elisp.count("(") == elisp.count(")") + elisp.count("?(") - elisp.count("?)")
 
 
 def test_the_helix_snippet_starts_serq_lsp_for_sq_files():

@@ -66,7 +66,9 @@ async def test_user_of_a_changed_library_is_checked_again(client, docs, tmp_path
     assert main_text != 'use "lib.sq";\n' + GOOD
     main.write_text(main_text)
     assert await docs.open(uri_of(main), main_text) == []
+    client.diagnostics.pop(uri_of(main), None)
     await docs.open(uri_of(lib), lib_text)
+    assert await docs.published(uri_of(main)) == []  # opening the library re-checks its user
     client.diagnostics.pop(uri_of(main), None)
     await docs.replace(uri_of(lib), "def other(x) = x * 2;\n")
     found = await docs.published(uri_of(main))

@@ -1,9 +1,15 @@
-"""The names of one surface module: every declaration and every reference, resolved.
+"""The names of a program: every declaration and every reference, resolved, in every file.
 
-`build_index(module)` walks the surface AST once, as the author wrote it (the
-kernel's long names are not needed): it records each name it meets as an
-`Occurrence` with the candidate keys it may mean, most local first, and
-resolves every candidate list against the declarations at the end. A key is
+`build_index(module, load)` walks the surface AST once, as the author wrote it (the
+kernel's long names are not needed), and follows each `use` as the expander's loader
+does (`serq.expand.loader`: relative to the using file, each library once, only its
+`def`s and `use`s): a library's `def`s are the program's, and the names in their bodies
+mean what they mean where the call is written out, the program's. It records each
+name it meets as an `Occurrence` (with its span, so its file) with the candidate keys it
+may mean, most local first, and resolves every candidate list against the declarations
+of all the files at the end. Editors answer definition, references, rename, hover and
+symbols from it, so that a name means there what it means to `serq check`;
+`tests/link/test_index.py` holds it to the linker's `Scope` on every example. A key is
 `(namespace, name)`: `value` (lets and session attributes, one namespace),
 `def`, `res` (pools, stages, queues and their members under dotted names:
 `P.kv`, `P.nic`), `entry` (`P.prefill`), `mark` (`D.first_token`), `stat`
@@ -16,7 +22,7 @@ from __future__ import annotations
 import os
 from bisect import bisect_right
 from dataclasses import dataclass, field, is_dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from serq.diagnostics import Span
 from serq.syntax import ast
@@ -27,6 +33,9 @@ from serq.vocabulary import (
     OBSERVABLES,
     TRACE_ATTRS,
 )
+
+if TYPE_CHECKING:
+    from serq.expand.loader import Loader
 
 Key = tuple[str, str]
 
@@ -48,13 +57,16 @@ class Occurrence:
 
 @dataclass
 class Index:
-    """Every occurrence of a name in one module, in source order."""
+    """Every occurrence of a name in one module (`occurrences`, in source order) and in the
+    libraries it `use`s (`elsewhere`), with the files those were read from (`files`)."""
 
     occurrences: list[Occurrence] = field(default_factory=list)
     _starts: list[int] = field(default_factory=list)
+    elsewhere: list[Occurrence] = field(default_factory=list)
+    files: tuple[str, ...] = ()
 
     def at(self, offset: int) -> Occurrence | None:
-        """The occurrence whose name covers `offset` (its end included)."""
+        """The occurrence of the module's own file whose name covers `offset` (end included)."""
         i = bisect_right(self._starts, offset) - 1
         for j in (i, i - 1):
             if j >= 0 and self.occurrences[j].span.start <= offset <= self.occurrences[j].span.end:
@@ -62,15 +74,20 @@ class Index:
         return None
 
     def declarations(self, key: Key) -> list[Occurrence]:
-        """The declarations of `key` (an attribute has one per `set` site)."""
-        return [o for o in self.occurrences if o.key == key and o.is_declaration]
+        """The declarations of `key` in every file, the module's own first (an attribute has
+        one per `set` site)."""
+        return [o for o in self.everywhere() if o.key == key and o.is_declaration]
 
     def references(self, key: Key) -> list[Occurrence]:
-        """Every occurrence of `key`, declarations included."""
-        return [o for o in self.occurrences if o.key == key]
+        """Every occurrence of `key` in every file, declarations included."""
+        return [o for o in self.everywhere() if o.key == key]
+
+    def everywhere(self) -> list[Occurrence]:
+        """The occurrences of the module's file, then those of its libraries."""
+        return self.occurrences + self.elsewhere
 
     def symbols(self) -> list[Occurrence]:
-        """The first declaration of every key declared in this module, in source order."""
+        """The first declaration of every key declared in this module's own file, in order."""
         seen: set[Key] = set()
         out = []
         for o in self.occurrences:
@@ -100,31 +117,56 @@ class _Env:
         return None
 
     def bind(self, idents: tuple[ast.Ident, ...] | list[ast.Ident], scope: Span) -> _Env:
-        new = tuple((i.name, ("local", f"{scope.start}:{i.name}")) for i in idents)
+        where = f"{scope.file}@{scope.start}"
+        new = tuple((i.name, ("local", f"{where}:{i.name}")) for i in idents)
         return _Env(self.queue, self.locals + new, self.gateway)
 
 
-def build_index(module: ast.Module, scope: Any = None) -> Index:
-    """The index of `module`'s names; `scope` (a link scope) is accepted for future use."""
-    return _Builder(module.file).build(module)
+def build_index(module: ast.Module, load: Loader | None = None) -> Index:
+    """The index of `module`'s names; with `load` (the expander's `Loader`), the names of
+    the libraries it `use`s as well, read the way the expander reads them."""
+    return _Builder(module.file, load).build(module)
+
+
+def library_path(file: str, use: ast.Use) -> str:
+    """The absolute path of the library `use` names in `file`, as the loader resolves it."""
+    base = os.path.dirname(file) if file and not file.startswith("<") else "."
+    return os.path.abspath(os.path.join(base, use.path))
 
 
 class _Builder:
-    def __init__(self, file: str) -> None:
+    def __init__(self, file: str, load: Loader | None) -> None:
         self.file = file
+        self.load = load
         self.declared: list[Occurrence] = []
         self.pending: list[_Pending] = []
+        self.libraries: list[str] = []  # to read, in the order their `use`s are met
+        self.seen = {_same(file)}
 
     def build(self, module: ast.Module) -> Index:
         for item in module.all_items():
             self.item(item, _Env())
+        files = []
+        while self.libraries:  # the libraries' own `use`s add to the list
+            path = self.libraries.pop(0)
+            result = self.load(path) if self.load is not None else None
+            if result is None or isinstance(result, str):
+                continue
+            files.append(path)
+            self.file = result.module.file
+            for item in result.module.all_items():
+                if isinstance(item, (ast.Use, ast.DefExpr, ast.DefBlock)):
+                    self.item(item, _Env())
         keys = {o.key for o in self.declared}
         resolved = [
             Occurrence(next((c for c in p.candidates if c in keys), p.fallback), p.span)
             for p in self.pending
         ]
-        occurrences = sorted(self.declared + resolved, key=lambda o: (o.span.start, o.span.end))
-        return Index(occurrences, [o.span.start for o in occurrences])
+        every = sorted(self.declared + resolved, key=lambda o: (o.span.start, o.span.end))
+        own = [o for o in every if o.span.file == module.file]
+        others = [o for o in every if o.span.file != module.file]
+        others.sort(key=lambda o: files.index(o.span.file) if o.span.file in files else -1)
+        return Index(own, [o.span.start for o in own], others, tuple(files))
 
     # ------------------------------------------------------------ recording
 
@@ -187,9 +229,11 @@ class _Builder:
             self.declare(("value", item.name.name), item.name, "let", item, env)
             self.expr(item.value, env)
         elif isinstance(item, ast.Use):
-            base = os.path.dirname(self.file) if not self.file.startswith("<") else "."
-            path = os.path.abspath(os.path.join(base, item.path))
+            path = library_path(self.file, item)
             self.refer(item.path_span, [], ("file", path))
+            if _same(path) not in self.seen:
+                self.seen.add(_same(path))
+                self.libraries.append(path)
         elif isinstance(item, (ast.DefExpr, ast.DefBlock)):
             self.declare(("def", item.name.name), item.name, "def", item, env)
             inner = env.bind(item.params, item.span)
@@ -319,6 +363,11 @@ class _Builder:
             for child in value if isinstance(value, tuple) else (value,):
                 if is_dataclass(child) and not isinstance(child, (Span, type)):
                     self.node(child, env)
+
+
+def _same(path: str) -> str:
+    """The key by which the loader tells one file from another."""
+    return os.path.normcase(os.path.abspath(path))
 
 
 def _word_span(span: Span, length: int) -> Span:
