@@ -50,3 +50,8 @@ OBSERVABLES = frozenset(
     }
 )
 DISTRIBUTIONS = frozenset({"exp", "det", "uniform", "erlang", "h2", "bernoulli"})
+
+# The seeds a run takes, on the command line and in the `run` block alike: the reference's
+# (pyserq 0.1.2) `compile(seed=)` takes exactly the unsigned 64-bit integers.
+SEED_MIN = 0
+SEED_MAX = 2**64 - 1
