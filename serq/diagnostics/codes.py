@@ -147,3 +147,8 @@ LINT_GUARD = Code(
 )
 # run
 RUNTIME = Code("E-run", "the program failed while it ran: ...", "run")
+DRAW = Code(
+    "W-draw",
+    "a draw whose parameters its law does not have, drawn as the reference draws it",
+    "run",
+)

@@ -95,7 +95,7 @@ class World:
         streams = draws.streams(seed)
         self.pools: list[Pool] = []
         self.stages: list[StageBase] = []
-        exprs = ExprCompiler(engine, self.pools, self.stages, self.n_attrs)
+        self.exprs = exprs = ExprCompiler(engine, self.pools, self.stages, self.n_attrs)
 
         def capacity(e: ir.Expr):
             return exprs.compile(e), ir.arith.fold(e)
@@ -245,22 +245,27 @@ class World:
         s.state = RUNNING
         frames = s.frames
         spins = 0
-        while frames:
-            f = frames[-1]
-            pc = f.pc
-            if pc < f.n:
-                f.pc = pc + 1
-                if not f.stmts[pc](s):
-                    return
-            elif f.kind == LOOP:
-                f.pc = 0
-                spins += 1
-                if spins > SPIN_LIMIT:
-                    raise SimError(f.origin, "the loop runs forever without letting time pass")
-            else:
-                frames.pop()
-                if f.kind == HOLD:
-                    self.holds.close(s, f.hold)
+        try:
+            while frames:
+                f = frames[-1]
+                pc = f.pc
+                if pc < f.n:
+                    f.pc = pc + 1
+                    if not f.stmts[pc](s):
+                        return
+                elif f.kind == LOOP:
+                    f.pc = 0
+                    spins += 1
+                    if spins > SPIN_LIMIT:
+                        raise SimError(f.origin, "the loop runs forever without letting time pass")
+                else:
+                    frames.pop()
+                    if f.kind == HOLD:
+                        self.holds.close(s, f.hold)
+        except SimError as error:
+            if error.serial is None:  # the session that was executing
+                error.serial = s.serial
+            raise
         self.end_session(s)
 
     # ------------------------------------------------------------------ sessions
