@@ -75,10 +75,13 @@ def execute(
     *,
     progress: Callable[[float], None] | None = None,
     fast_forward: bool | None = None,
+    check_invariants: bool = False,
 ) -> tuple[Report | None, list[Diagnostic]]:
     """Run `compiled` and return its report and the run's diagnostics; the report is None
     when the run failed. `progress` is called with the clock now and then; `fast_forward`
-    (None: the program's setting) lets step engines advance quiet iterations at once."""
+    (None: the program's setting) lets step engines advance quiet iterations at once;
+    `check_invariants` checks the simulator's invariants after every event (a debug mode:
+    pools within their caps, time never going back, sessions conserved)."""
     from serq.sim import simulate  # the simulator loads only when a program runs
 
     program = compiled.program
@@ -87,7 +90,11 @@ def execute(
         fast_forward = compiled.fast_forward
     try:
         outcome = simulate(
-            program, recorder=recorder, base_dir=compiled.base_dir, fast_forward=fast_forward
+            program,
+            recorder=recorder,
+            base_dir=compiled.base_dir,
+            fast_forward=fast_forward,
+            check_invariants=check_invariants,
         )
         diagnostics = list(outcome.errors)
         if any(d.severity >= Severity.ERROR for d in diagnostics):
@@ -139,15 +146,19 @@ def run(
     *,
     progress: Callable[[float], None] | None = None,
     fast_forward: bool | None = None,
+    check_invariants: bool = False,
 ) -> Report:
     """Run `program` (from `compile`) and return its report; `fast_forward` overrides the
     setting `compile` gave (True: step engines advance quiet iterations at once, with
-    the same results; False: one iteration at a time).
+    the same results; False: one iteration at a time); `check_invariants` checks the
+    simulator's invariants after every event (`execute`).
 
     Raises:
         ValueError: the run failed (a guard that is not 0 or 1, arrivals not drained by
         the horizon, ...); the message is the rendered diagnostics."""
-    report, diagnostics = execute(program, progress=progress, fast_forward=fast_forward)
+    report, diagnostics = execute(
+        program, progress=progress, fast_forward=fast_forward, check_invariants=check_invariants
+    )
     if report is None:
         path = program.path or "<input>"
         text = api.read_source(path) if program.path else None

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from serq import ir
@@ -86,6 +87,8 @@ class World:
         self.arrivals = 0
         self.live = 0
         self.ended = 0
+        self.ended_all = 0  # ended, warm-up included (`check`)
+        self._checked_at = -math.inf
         self.turns = 0
         self.limit = limit
         self.drained_at: float | None = None
@@ -148,7 +151,8 @@ class World:
 
     def run(self, horizon: float) -> None:
         """Run until `horizon` (or until an `arrivals` limit drains)."""
-        if self.straight is not None:  # fast path: one fifo(1) stage, no heap (straight.py)
+        if self.straight is not None and not self.check_invariants:
+            # fast path: one fifo(1) stage, no heap (straight.py)
             straight.run(self, horizon, *self.straight)
             return
         self.engine.until = horizon  # before the first settle: a span ends by the horizon
@@ -156,6 +160,9 @@ class World:
         self.settle()
         # fast path: without pools or step stages a settle only runs the ready sessions
         settle = self.settle if self.pools or self.steps else self._settle_plain
+        if self.check_invariants:
+            settle = self._checked(settle)
+            self.check()
         if not self.engine.stopped:
             self.engine.run(horizon, settle, self.end_instant, self.recorder.progress)
 
@@ -190,6 +197,41 @@ class World:
                 stage.extend()
             spans.clear()
 
+    def _checked(self, settle: Callable[[], None]) -> Callable[[], None]:
+        """`settle`, followed by `check` (serq run --check-invariants: after every event)."""
+
+        def settle_and_check() -> None:
+            settle()
+            self.check()
+
+        return settle_and_check
+
+    def check(self) -> None:
+        """Raise an `E-run` when the state breaks an invariant of the simulator: a pool's
+        used or cached below 0 or their sum above its cap, the clock gone back, sessions
+        not conserved (arrived = ended + live). A failure is a bug of serq, not of the
+        program; the message says which invariant, where and when."""
+        now = self.engine.now
+        if now < self._checked_at:
+            self._broken(f"the clock went back from {now!r} to {self._checked_at!r}")
+        self._checked_at = now
+        for p in self.pools:
+            used, cached = p.allocated, p.cache.total
+            if not (used >= 0 and cached >= 0):
+                self._broken(f"pool `{p.name}` has used {used!r} and cached {cached!r}")
+            if used + cached > p.cap * (1 + 1e-12) + 1e-9:
+                self._broken(
+                    f"pool `{p.name}` has used {used!r} + cached {cached!r} above its cap {p.cap!r}"
+                )
+        if self.live < 0 or self.arrivals != self.ended_all + self.live:
+            self._broken(
+                f"{self.arrivals} sessions arrived, {self.ended_all} ended and {self.live} live"
+            )
+
+    def _broken(self, what: str) -> None:
+        origin = self.program.arrival.origin if self.program.arrival is not None else None
+        raise SimError(origin, f"invariant broken (a bug in serq): {what}")
+
     def _settle_plain(self) -> None:
         """`settle` for a world without pools or step stages."""
         ready = self.ready
@@ -213,11 +255,6 @@ class World:
                 p.dirty = False
                 queued = len(p.queue) + len(p.front)
                 state(p.index, now, p.allocated, p.cache.total, queued, p.n_holders)
-            if self.check_invariants:
-                assert p.allocated + p.cache.total <= p.cap * (1 + 1e-12) + 1e-9, (
-                    f"pool {p.name}: allocated {p.allocated} + cached {p.cache.total} "
-                    f"> cap {p.cap} at {now}"
-                )
 
     def end_instant(self, now: float) -> None:
         """The instant `now` is over: read the gauges."""
@@ -343,6 +380,7 @@ class World:
         s.frames.clear()
         s.state = ENDED
         self.live -= 1
+        self.ended_all += 1
         now = self.engine.now
         if now >= self.warmup:
             self.ended += 1
