@@ -27,6 +27,8 @@ INF = math.inf
 CACHED = SLOT["cached"]
 COMPUTED = SLOT["computed"]
 
+PREEMPT_LIMIT = 100_000  # preemptions at one instant before a run is a livelock
+
 Fn = Callable[[Any], float]
 Resolver = Callable[[Any], Pool]
 
@@ -102,6 +104,8 @@ class Holds:
         self.engine = world.engine
         self.recorder = world.recorder
         self.admissions = 0  # hold admissions so far, the last one numbered by it
+        self._preempted_at = -INF  # the instant of the latest preemption, and their count
+        self._preempted_now = 0
 
     # ------------------------------------------------------------ joining, admission
 
@@ -293,6 +297,14 @@ class Holds:
             self._apply_grow(pool, part, delta)
             return True
         if not pool.lifo:
+            if part.alloc + delta > pool.cap:
+                raise SimError(
+                    origin,
+                    f"`grow {pool.name} ({arith_repr(amount)})` can never be satisfied: the "
+                    f"hold would need {arith_repr(part.alloc + delta)} of pool `{pool.name}`, "
+                    f"whose cap is {arith_repr(pool.cap)}, and under `preempt none` it "
+                    "would wait forever",
+                )
             self._stall(s, pool, part, amount)
             return False
         preempted = False
@@ -354,6 +366,18 @@ class Holds:
         s = run.session
         recorder = self.recorder
         recorder.pool_count(pool.index, "preemptions")
+        now = self.engine.now
+        if now == self._preempted_at:
+            self._preempted_now += 1
+            if self._preempted_now > PREEMPT_LIMIT:
+                raise SimError(
+                    run.spec.origin,
+                    f"a livelock at one instant: {self._preempted_now} preemptions at pool "
+                    f"`{pool.name}` without time passing; a hold that can never grow to what "
+                    "its body needs is preempted and re-admitted at once, forever",
+                )
+        else:
+            self._preempted_at, self._preempted_now = now, 1
         computed = 0.0
         for part in run.parts:
             if part.pool is pool:

@@ -24,7 +24,7 @@ from serq.ir import SLOT
 from serq.sim import draws, fastforward, flows, straight
 from serq.sim.core import Engine
 from serq.sim.errors import SimError
-from serq.sim.exprs import ExprCompiler
+from serq.sim.exprs import ExprCompiler, arith_repr
 from serq.sim.holds import Holds
 from serq.sim.pools import Pool
 from serq.sim.session import (
@@ -165,6 +165,40 @@ class World:
             self.check()
         if not self.engine.stopped:
             self.engine.run(horizon, settle, self.end_instant, self.recorder.progress)
+        if not self.engine.stopped and self.live and self.engine.peek() == math.inf:
+            self._stalled()
+
+    def _stalled(self) -> None:
+        """The run cannot go on: no event is pending and sessions wait. Say where and why;
+        unless a step engine is involved (residents, or sessions waiting at a pool it
+        admits to or keeps its memory in), whose stall rule is the engine's own (`step.py`)."""
+        engines = set(self.served)  # the pools a step engine admits to, or is memory of
+        engines.update(s.kind.memory for s in self.program.stages if isinstance(s.kind, ir.Step))
+        if any(st.residents for st in self.steps) or any(
+            i is not None and (self.pools[i].queue or self.pools[i].front or self.pools[i].growers)
+            for i in engines
+        ):
+            return
+        waits = []
+        origin = None
+        for p, decl in zip(self.pools, self.program.pools, strict=True):
+            queued, growing = len(p.queue) + len(p.front), len(p.growers)
+            if queued:
+                waits.append(
+                    f"{queued} queued for pool `{p.name}` "
+                    f"(used {arith_repr(p.allocated)} of {arith_repr(p.cap)})"
+                )
+            if growing:
+                waits.append(f"{growing} waiting to grow at pool `{p.name}`")
+            if (queued or growing) and origin is None:
+                origin = decl.origin
+        where = "; ".join(waits) or f"{self.live} live"
+        raise SimError(
+            origin or (self.program.arrival.origin if self.program.arrival else None),
+            f"the run stalls at {arith_repr(self.engine.now)}: no event is pending and "
+            f"{self.live} session{'s' if self.live != 1 else ''} wait for ever ({where}); "
+            "nothing that could free them will happen",
+        )
 
     def settle(self) -> None:
         """Run every ready session, then retry every pool, until nothing changes; then
