@@ -101,6 +101,11 @@ def _parser() -> argparse.ArgumentParser:
         "for checking and timing)",
     )
     run.add_argument(
+        "--check-invariants",
+        action="store_true",
+        help="check the simulator's invariants after every event (a debug mode)",
+    )
+    run.add_argument(
         "--dump",
         metavar="DIR",
         help="write the samples (DIR/observe/NAME.csv) and gauge change points "
@@ -393,7 +398,10 @@ def _run(args: argparse.Namespace) -> int:
         bar = _ProgressBar(compiled.program.horizon)
         try:
             report, ran = sim_api.execute(
-                compiled, progress=bar if bar.enabled else None, fast_forward=args.fast_forward
+                compiled,
+                progress=bar if bar.enabled else None,
+                fast_forward=args.fast_forward,
+                check_invariants=args.check_invariants,
             )
         finally:
             bar.close()

@@ -162,3 +162,8 @@ STALL = Code(
     "to the end of the run: the report's numbers after that time describe a stopped engine",
     "run",
 )
+DRAW = Code(
+    "W-draw",
+    "a draw whose parameters its law does not have, drawn as the reference draws it",
+    "run",
+)

@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 
 from serq import ir
 from serq.diagnostics import Label, Span, codes
+from serq.expand.walk import walk
 from serq.ir import arith
 from serq.syntax import ast
 from serq.vocabulary import CONTEXT_VARS, OBSERVABLES
@@ -81,13 +82,49 @@ class Resolver:
         top = math.inf if high is None else high
         if not (math.isfinite(value) and value == math.floor(value) and low <= value <= top):
             bound = f"at least {low}" if high is None else f"from {low} to {high}"
-            self.scope.error(
-                codes.CONSTANT,
-                e.span,
-                f"{what} must be a whole number {bound}, not {_number(value)}",
-            )
+            self.out_of_domain(e, what, f"a whole number {bound}", value)
             return None
         return int(value)
+
+    def out_of_domain(self, e: ast.Expr, what: str, rule: str, value: float) -> None:
+        """Report that the constant `e` (`what`), folded to `value`, is not `rule`. When a
+        `--set` override gave the value, the error is at the `let` it changes and names it."""
+        message = f"{what} must be {rule}, not {_number(value)}"
+        overrides = self.overrides(e)
+        if not overrides:
+            self.scope.error(codes.CONSTANT, e.span, message)
+            return
+        name = overrides[0]
+        let_value = self.scope.lets.get(name)
+        given = "" if let_value is None else f"={_number(let_value)}"
+        self.scope.error(
+            codes.CONSTANT,
+            self.scope.let_spans[name],
+            f"{message}: `--set {name}{given}` makes it so",
+            labels=(Label(e.span, f"{what} is {_number(value)} here"),),
+            help=f"give `--set {name}` a value that makes {what} {rule}",
+        )
+
+    def overrides(self, e: ast.Expr) -> list[str]:
+        """The `let`s whose values `--set` gave that the constant `e` reads, directly or
+        through other lets, in the order they are met."""
+        found: list[str] = []
+        seen: set[str] = set()
+        todo = [e]
+        while todo:
+            for n in walk(todo.pop()):
+                name = _bare_name(n) if isinstance(n, ast.Name | ast.Ref) else None
+                if name is None or name in seen:
+                    continue
+                seen.add(name)
+                value = self.scope.let_values.get(name)
+                if value is None:
+                    continue
+                if value.span.file.startswith("<--set "):
+                    found.append(name)
+                else:
+                    todo.append(value)
+        return found
 
     def family_size(self, item: ast.Pool | ast.Stage) -> int:
         """The member count of a pool or stage: 1, or its `[N]` (1 after reporting a bad N)."""
@@ -103,7 +140,12 @@ class Resolver:
         blocks = [o for o in pool.options if isinstance(o, ast.Option) and o.key == "block"]
         if not blocks or blocks[-1].value is None:
             return None
-        return self.constant(blocks[-1].value, f"the block of pool `{pool.name.name}`")
+        what = f"the block of pool `{pool.name.name}`"
+        value = self.constant(blocks[-1].value, what)
+        if value is not None and not 0 < value < math.inf:
+            self.out_of_domain(blocks[-1].value, what, "positive and finite", value)
+            return None
+        return value
 
     # -- expressions
 

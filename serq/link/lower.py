@@ -26,10 +26,11 @@ from dataclasses import replace
 
 from serq import ir
 from serq.diagnostics import Label, Span, codes
+from serq.ir import arith
 from serq.link.expressions import Resolver
 from serq.link.resolve import Family, Scope
 from serq.syntax import ast
-from serq.vocabulary import SEED_MAX as _SEED_MAX
+from serq.vocabulary import SEED_MAX, SEED_MIN
 
 _MODES = {None: "plain", "prefill": "prefill", "decode": "decode"}
 _KERNEL_ITEMS = (
@@ -147,7 +148,11 @@ class _Lowering:
                 continue
             key = option.key
             if key == "cap" and option.value is not None:
-                value = self.r.constant(option.value, f"the cap of pool `{name}`")
+                what = f"the cap of pool `{name}`"
+                value = self.r.constant(option.value, what)
+                if value is not None and not value >= 0:
+                    self.r.out_of_domain(option.value, what, "at least 0", value)
+                    value = None
                 cap = math.inf if value is None else value
             elif key == "block":
                 pass  # folded by `declare` (Family.block)
@@ -228,6 +233,10 @@ class _Lowering:
             key, value = option.key, option.value
             if key == "budget" and value is not None:
                 budget = self.r.expr(value)
+                folded = arith.fold(budget)
+                if folded is not None and not folded > 0:
+                    what = f"the budget of step stage `{name}`"
+                    self.r.out_of_domain(value, what, "positive", folded)
             elif key == "cost" and value is not None:
                 cost = self.r.expr(value)
             elif key == "chunk" and value is not None:
@@ -319,10 +328,13 @@ class _Lowering:
             return None
         if process == "poisson":
             rate = self.r.constant(arg, "the poisson rate")
+            if rate is not None and not 0 < rate < math.inf:
+                self.r.out_of_domain(arg, "the poisson rate", "positive and finite", rate)
+                rate = None
             return ir.Poisson(0.0 if rate is None else rate, span)
         if process == "renewal":
             return ir.Renewal(self.r.expr(arg, constant=True, draws=True), span)
-        population = self.r.whole(arg, f"the {process} population", low=0, high=10**9) or 0
+        population = self.r.whole(arg, f"the {process} population", low=1, high=10**9) or 0
         if process == "closed":
             return ir.Closed(population, span)
         return ir.Batch(population, span)
@@ -330,9 +342,12 @@ class _Lowering:
     def run_settings(
         self, items: tuple[ast.Item, ...]
     ) -> tuple[float | None, float, int, int | None]:
-        """horizon, warmup, seed and arrivals of the run blocks (a repeated one: the last)."""
+        """horizon, warmup, seed and arrivals of the run blocks (a repeated one: the last),
+        each in its domain: a positive horizon, finite unless `arrivals` bounds the run,
+        `0 <= warmup < horizon`, a seed in `SEED_MIN ..= SEED_MAX`, a positive `arrivals`."""
         horizon: float | None = None
         warmup, seed, arrivals = 0.0, 1, None
+        written: dict[str, ast.Expr] = {}
         for item in items:
             if not isinstance(item, ast.RunSettings):
                 continue
@@ -346,11 +361,26 @@ class _Lowering:
                 elif key == "warmup":
                     warmup = self.r.constant(value, "the warmup") or 0.0
                 elif key == "seed":
-                    seed = self.r.whole(value, "the seed", low=0, high=_SEED_MAX) or 0
+                    seed = self.r.whole(value, "the seed", low=SEED_MIN, high=SEED_MAX) or 0
                 elif key == "arrivals":
-                    arrivals = self.r.whole(value, "the arrivals", low=0, high=10**12)
+                    arrivals = self.r.whole(value, "the arrivals", low=1, high=10**12)
                 else:
                     self.unexpected(setting, "the run block")
+                    continue
+                written[key] = value
+        if horizon is not None:
+            bounded = arrivals is not None or "arrivals" in written
+            if not horizon > 0 or (horizon == math.inf and not bounded):
+                rule = "positive"
+                if not bounded:
+                    rule = "positive and finite (or `arrivals N;` bounds the run)"
+                self.r.out_of_domain(written["horizon"], "the horizon", rule, horizon)
+                horizon = None
+        if "warmup" in written and not 0 <= warmup < (math.inf if horizon is None else horizon):
+            rule = "at least 0"
+            if horizon is not None:
+                rule = f"at least 0 and below the horizon {_num(horizon)}"
+            self.r.out_of_domain(written["warmup"], "the warmup", rule, warmup)
         return horizon, warmup, seed, arrivals
 
     # --------------------------------------------------------------- statements
@@ -458,3 +488,7 @@ def _clause_statements(workloads: list[ast.Workload], kind: type) -> list[ast.St
 
 # A placeholder for a reference that failed (the program is not built then).
 _NO_REF = ir.Ref("pool", 0, 1, None, Span("<none>", 0, 0, 1, 1, 1, 1))
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if math.isfinite(x) and x == int(x) else repr(x)

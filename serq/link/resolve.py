@@ -65,6 +65,7 @@ class Scope:
 
     lets: dict[str, float | None] = field(default_factory=dict)  # None: its value failed
     let_spans: dict[str, Span] = field(default_factory=dict)
+    let_values: dict[str, ast.Expr] = field(default_factory=dict)  # the first `let` of a name
     pools: dict[str, Family] = field(default_factory=dict)
     stages: dict[str, Family] = field(default_factory=dict)
     attrs: dict[str, int] = field(default_factory=dict)  # name -> slot
@@ -108,6 +109,7 @@ def declare(kernel: ast.Module) -> Scope:
     for item in lets:
         claims.setdefault(item.name.name, []).append(Declaration("let", item.name.span))
         scope.let_spans.setdefault(item.name.name, item.name.span)
+        scope.let_values.setdefault(item.name.name, item.value)
     for item in lets:  # constants first: a pool's options may read any of them
         name = item.name.name
         value = resolver.constant(item.value, f"`let {name}`", visible=scope.lets)

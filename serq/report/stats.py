@@ -20,9 +20,18 @@ SELECT_FROM = 4096  # from this many values a percentile sorts only the tail
 MIN_SAMPLES_FOR_CI = 40  # below this many samples an observation's half-width is inf
 
 
+def fsum(values: Sequence[float]) -> float:
+    """The exact sum of `values` (`math.fsum`), or ±inf or NaN when it passes the float
+    range, which `math.fsum` raises for: a statistic that overflows is reported, not an error."""
+    try:
+        return math.fsum(values)
+    except OverflowError:
+        return sum(values, 0.0)
+
+
 def mean(values: Sequence[float]) -> float:
     """The arithmetic mean of `values` (NaN without any)."""
-    return math.fsum(values) / len(values) if values else NAN
+    return fsum(values) / len(values) if values else NAN
 
 
 def cv2(values: Sequence[float], known_mean: float | None = None) -> float:
@@ -37,7 +46,10 @@ def cv2(values: Sequence[float], known_mean: float | None = None) -> float:
         return NAN
     # fast path: map in C, the same `(v - m) ** 2` terms (fsum is exact: order is free;
     # `** 2` is `** 2.0`: a float power converts an int exponent to float first)
-    variance = math.fsum(map(pow, map(sub, values, repeat(m)), repeat(2.0))) / (n - 1)
+    try:
+        variance = math.fsum(map(pow, map(sub, values, repeat(m)), repeat(2.0))) / (n - 1)
+    except OverflowError:  # a square or the sum of squares passes the float range
+        variance = math.inf if m == m else NAN
     return variance / (m * m)
 
 
@@ -71,7 +83,10 @@ def half_width(batch_means: Sequence[float]) -> float:
     if k < 2:
         return NAN
     m = mean(batch_means)
-    s = math.sqrt(math.fsum((b - m) ** 2 for b in batch_means) / (k - 1))
+    try:
+        s = math.sqrt(math.fsum((b - m) ** 2 for b in batch_means) / (k - 1))
+    except OverflowError:  # a square or the sum of squares passes the float range
+        s = math.inf
     return T_95 * s / math.sqrt(k)
 
 
@@ -94,13 +109,13 @@ def integral(times: Sequence[float], values: Sequence[float], start: float, stop
     i = max(bisect_right(times, start) - 1, 0)  # the piece in force at `start`
     j = bisect_left(times, stop, i + 1)  # pieces i .. j - 1 meet (start, stop)
     if j == i + 1:
-        return math.fsum([values[i] * (stop - start)])  # fsum: a -0.0 term sums to 0.0
+        return fsum([values[i] * (stop - start)])  # fsum: a -0.0 term sums to 0.0
     # fast path: one comprehension over the inner pieces (fsum is exact: order is free)
     total = [values[i] * (times[i + 1] - start)]
     inner = zip(values[i + 1 : j - 1], times[i + 1 : j - 1], times[i + 2 : j], strict=True)
     total += [v * (hi - lo) for v, lo, hi in inner if hi > lo]
     total.append(values[j - 1] * (stop - times[j - 1]))
-    return math.fsum(total)
+    return fsum(total)
 
 
 def time_average(
@@ -174,11 +189,11 @@ def step_summary(
         i = max(bisect_right(times, lo) - 1, 0)
         j = bisect_left(times, hi, i + 1)
         if j == i + 1:
-            return math.fsum([values[i] * (hi - lo)]) / (hi - lo)
+            return fsum([values[i] * (hi - lo)]) / (hi - lo)
         total = [values[i] * (times[i + 1] - lo)]
         total += areas[i + 1 : j - 1]
         total.append(values[j - 1] * (hi - times[j - 1]))
-        return math.fsum(total) / (hi - lo)
+        return fsum(total) / (hi - lo)
 
     i = max(bisect_right(times, start) - 1, 0)  # `held_range`: every inner piece counts
     j = bisect_left(times, stop, i + 1)  # when each is held for a positive time

@@ -82,9 +82,11 @@ def simulate(
         if limit is not None:
             outcome.end = _drain_end(world, program, horizon, warmup, limit)
     except SimError as error:
-        outcome.errors.append(error.diagnostic(where))
         if world is not None:
             outcome.end = world.engine.now
+            if error.time is None:
+                error.time = world.engine.now
+        outcome.errors.append(error.diagnostic(where))
     if world is not None:
         for origin, since, why in world.stalls:
             outcome.errors.append(
@@ -96,6 +98,7 @@ def simulate(
                     "from then on describe a stopped engine",
                 )
             )
+        outcome.errors.extend(world.exprs.warnings.values())  # W-draw
         outcome.events = world.engine.events
         outcome.arrivals = world.arrivals
         outcome.ended = world.ended

@@ -18,6 +18,7 @@ from serq import api, ir
 from serq.diagnostics import Diagnostic, Severity, Span, codes, render_full
 from serq.report.model import Report
 from serq.sim.recorder import StatsRecorder
+from serq.vocabulary import SEED_MAX, SEED_MIN
 
 
 @dataclass(frozen=True, slots=True)
@@ -74,10 +75,13 @@ def execute(
     *,
     progress: Callable[[float], None] | None = None,
     fast_forward: bool | None = None,
+    check_invariants: bool = False,
 ) -> tuple[Report | None, list[Diagnostic]]:
     """Run `compiled` and return its report and the run's diagnostics; the report is None
     when the run failed. `progress` is called with the clock now and then; `fast_forward`
-    (None: the program's setting) lets step engines advance quiet iterations at once."""
+    (None: the program's setting) lets step engines advance quiet iterations at once;
+    `check_invariants` checks the simulator's invariants after every event (a debug mode:
+    pools within their caps, time never going back, sessions conserved)."""
     from serq.sim import simulate  # the simulator loads only when a program runs
 
     program = compiled.program
@@ -86,7 +90,11 @@ def execute(
         fast_forward = compiled.fast_forward
     try:
         outcome = simulate(
-            program, recorder=recorder, base_dir=compiled.base_dir, fast_forward=fast_forward
+            program,
+            recorder=recorder,
+            base_dir=compiled.base_dir,
+            fast_forward=fast_forward,
+            check_invariants=check_invariants,
         )
         diagnostics = list(outcome.errors)
         if any(d.severity >= Severity.ERROR for d in diagnostics):
@@ -138,15 +146,19 @@ def run(
     *,
     progress: Callable[[float], None] | None = None,
     fast_forward: bool | None = None,
+    check_invariants: bool = False,
 ) -> Report:
     """Run `program` (from `compile`) and return its report; `fast_forward` overrides the
     setting `compile` gave (True: step engines advance quiet iterations at once, with
-    the same results; False: one iteration at a time).
+    the same results; False: one iteration at a time); `check_invariants` checks the
+    simulator's invariants after every event (`execute`).
 
     Raises:
         ValueError: the run failed (a guard that is not 0 or 1, arrivals not drained by
         the horizon, ...); the message is the rendered diagnostics."""
-    report, diagnostics = execute(program, progress=progress, fast_forward=fast_forward)
+    report, diagnostics = execute(
+        program, progress=progress, fast_forward=fast_forward, check_invariants=check_invariants
+    )
     if report is None:
         path = program.path or "<input>"
         text = api.read_source(path) if program.path else None
@@ -182,16 +194,35 @@ def render(diagnostics: Iterable[Diagnostic], known: Mapping[str, str]) -> str:
 
 
 def _settings_problem(program: ir.Program) -> tuple[str, str] | None:
-    """What is wrong with the run settings of `program`: a message and a help, or None."""
-    if program.horizon is None:
+    """What is wrong with the run settings of `program` once the command line's overrides
+    are in: a message and a help, or None. The run block's own values were checked where
+    they are written (`serq.link.lower`); these are the same rules."""
+    horizon, warmup = program.horizon, program.warmup
+    if horizon is None:
         return "the run has no horizon", "give one: `run { horizon T; }` or --horizon T"
-    if not program.horizon > 0:
-        return f"the horizon is {program.horizon}", "the horizon is a positive time"
-    if not (0 <= program.warmup < program.horizon) or math.isnan(program.warmup):
+    if not horizon > 0:
+        return f"the horizon is {_num(horizon)}", "the horizon is a positive time"
+    if horizon == math.inf and program.arrivals is None:
         return (
-            f"warmup {program.warmup} is not below the horizon {program.horizon}",
+            "the horizon is inf and no `arrivals` bounds the run: it would never end",
+            "give a finite horizon, or bound the run with `arrivals N` (--arrivals N)",
+        )
+    if not warmup >= 0:
+        return f"warmup {_num(warmup)} is negative", "the warm-up is a time >= 0"
+    if not warmup < horizon:
+        return (
+            f"warmup {_num(warmup)} is not below the horizon {_num(horizon)}",
             "the measured interval is [warmup, horizon]: the warm-up must be shorter",
         )
-    if program.seed < 0 or (program.arrivals is not None and program.arrivals < 0):
-        return "a negative seed or count of arrivals", "seeds and counts are whole numbers ≥ 0"
+    if not SEED_MIN <= program.seed <= SEED_MAX:
+        return (
+            f"the seed {program.seed} is out of range",
+            f"a seed is a whole number from {SEED_MIN} to {SEED_MAX}",
+        )
+    if program.arrivals is not None and program.arrivals < 1:
+        return f"{program.arrivals} arrivals", "`arrivals` counts sessions: a whole number >= 1"
     return None
+
+
+def _num(x: float) -> str:
+    return str(int(x)) if math.isfinite(x) and x == int(x) else repr(x)

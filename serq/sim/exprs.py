@@ -17,7 +17,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from serq.diagnostics import Span
+from serq.diagnostics import Diagnostic, Span, codes
 from serq.ir import arith
 from serq.ir.expr import (
     Attr,
@@ -34,7 +34,7 @@ from serq.ir.expr import (
     Unary,
 )
 from serq.sim import draws
-from serq.sim.errors import SimError
+from serq.sim.errors import SimError, out_of_domain
 
 Fn = Callable[[Any], float]
 
@@ -89,6 +89,10 @@ def _not_simulated(origin: Span, what: str) -> float:
     raise SimError(origin, f"`{what}` is not simulated yet")
 
 
+def _draw_fails(origin: Span, problem: tuple[str, float, str]) -> float:
+    raise out_of_domain(origin, *problem)
+
+
 class ExprCompiler:
     """Compiles expressions against one run: its `engine` (context variables), its runtime
     `pools` and `stages` (member lists) and `session_slot`, the index of the session in an
@@ -110,8 +114,11 @@ class ExprCompiler:
         }
         for name, (_, fn) in arith.FUNCTIONS.items():
             self.ns[f"_f_{name}"] = fn
+        self.warnings: dict[Span, Diagnostic] = {}  # W-draw, by the draw's origin
         for name, fn in draws.SAMPLERS.items():
             self.ns[f"_d_{name}"] = fn
+            self.ns[f"_c_{name}"] = draws.checked(name, _draw_fails, self.warn_cv2)
+        self.ns["_draw_fails"] = _draw_fails
         self._names: dict[int, str] = {}
         self._stream: random.Random | None = None
 
@@ -193,14 +200,46 @@ class ExprCompiler:
         if isinstance(e, Cost):
             return self._code(e.value)
         if isinstance(e, Draw):
-            stream = self._stream or random.Random(0)
-            u = self._bind(stream.random, "_U")
-            args = [self._code(x) for x in e.args]
-            inner = "".join(f", {c}" for c, _ in args)
-            return f"_d_{e.dist}({u}{inner})", max((d for _, d in args), default=0) + 1
+            return self._draw(e)
         if isinstance(e, Observable):
             return self._observable(e)
         raise TypeError(f"not an expression: {e!r}")
+
+    def _draw(self, e: Draw) -> tuple[str, int]:
+        """A draw: its sampler on constant arguments checked now, else a sampler that
+        checks its arguments at every draw (`draws.checked`)."""
+        stream = self._stream or random.Random(0)
+        u = self._bind(stream.random, "_U")
+        args = [self._code(x) for x in e.args]
+        depth = max((d for _, d in args), default=0) + 1
+        if all(isinstance(x, Num) for x in e.args):
+            values = tuple(x.value for x in e.args)  # type: ignore[union-attr]
+            found = draws.problem(e.dist, values)
+            if found is not None:  # fails when (if ever) it is drawn
+                origin = self._bind(e.origin, "_O")
+                return f"_draw_fails({origin}, {self._bind(found, '_P')})", 1
+            if draws.below_one(e.dist, values):
+                self.warn_cv2(e.origin, values)
+                args = [args[0], ("1.0", 1)]
+            inner = "".join(f", {c}" for c, _ in args)
+            return f"_d_{e.dist}({u}{inner})", depth
+        origin = self._bind(e.origin, "_O")
+        inner = "".join(f", {c}" for c, _ in args)
+        return f"_c_{e.dist}({u}{inner}, {origin})", depth
+
+    def warn_cv2(self, origin: Span, args: tuple[float, ...]) -> None:
+        """Warn (W-draw, once per draw) that `~h2(args)` at `origin` is drawn with cv2 = 1."""
+        if origin in self.warnings:
+            return
+        mean, cv2 = args
+        self.warnings[origin] = Diagnostic.warning(
+            codes.DRAW,
+            origin,
+            f"`~h2({arith_repr(mean)}, {arith_repr(cv2)})`: no hyperexponential has a cv2 "
+            f"below 1; this draws `~h2({arith_repr(mean)}, 1)`, an exponential of mean "
+            f"{arith_repr(mean)}, not the variance asked for",
+            help="for a cv2 below 1, draw `~erlang(k, m)`: its cv2 is 1/k",
+        )
 
     def _ref(self, ref: Ref, in_statement: bool = False) -> tuple[str, int]:
         """Code for the member a reference names (`in_statement`: a statement's target,

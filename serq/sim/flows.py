@@ -24,7 +24,7 @@ from itertools import count
 from typing import Any
 
 from serq import ir
-from serq.sim.errors import SimError
+from serq.sim.errors import SimError, bad_work
 from serq.sim.session import AT_STAGE
 from serq.sim.stages import INF, PsStage, StageBase
 
@@ -293,10 +293,14 @@ def compile_flow_run(
     resolvers = tuple(exprs.resolver(ref) for ref in stmt.stages)
     zero_run = world.zero_run
 
+    origin = stmt.origin
+
     def run_flow(s: Any) -> bool:
         a = s.attrs
         w = work(a)
         if not w > 0:  # a run of zero work completes at once
+            if w != w:  # NaN work; below 0 is no work, as the reference has it
+                raise bad_work(origin, w)
             return zero_run(s)
         stages = tuple(r(a) for r in resolvers)
         s.state = AT_STAGE

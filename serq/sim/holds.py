@@ -18,7 +18,7 @@ from typing import Any
 
 from serq.diagnostics import Span
 from serq.ir import SLOT
-from serq.sim.errors import SimError
+from serq.sim.errors import SimError, out_of_domain
 from serq.sim.exprs import arith_repr
 from serq.sim.pools import GrowWait, HoldPart, Pool
 from serq.sim.session import GROWING, HOLD, QUEUED, READY, Frame, Session
@@ -26,6 +26,8 @@ from serq.sim.session import GROWING, HOLD, QUEUED, READY, Frame, Session
 INF = math.inf
 CACHED = SLOT["cached"]
 COMPUTED = SLOT["computed"]
+
+PREEMPT_LIMIT = 100_000  # preemptions at one instant before a run is a livelock
 
 Fn = Callable[[Any], float]
 Resolver = Callable[[Any], Pool]
@@ -35,7 +37,17 @@ class HoldSpec:
     """A compiled `hold`: per pool a resolver (attrs -> pool member), units and reserve;
     the hold's reuse, cache and lease; its body (compiled statements)."""
 
-    __slots__ = ("resolvers", "units", "reserves", "reuse", "cache", "lease", "body", "origin")
+    __slots__ = (
+        "resolvers",
+        "units",
+        "reserves",
+        "reuse",
+        "cache",
+        "lease",
+        "body",
+        "origin",
+        "part_origins",
+    )
 
     def __init__(
         self,
@@ -55,6 +67,7 @@ class HoldSpec:
         self.lease = lease
         self.body: tuple = ()
         self.origin = origin
+        self.part_origins: tuple[Span, ...] = (origin,) * len(units)  # each `pool (units)`
 
 
 class HoldRun:
@@ -91,6 +104,8 @@ class Holds:
         self.engine = world.engine
         self.recorder = world.recorder
         self.admissions = 0  # hold admissions so far, the last one numbered by it
+        self._preempted_at = -INF  # the instant of the latest preemption, and their count
+        self._preempted_now = 0
 
     # ------------------------------------------------------------ joining, admission
 
@@ -99,10 +114,10 @@ class Holds:
         a = s.attrs
         pools = [resolve(a) for resolve in spec.resolvers]
         for i, pool in enumerate(pools):
-            need = pool.round_up(spec.units[i](a))
+            need = pool.round_up(_units(spec, i, a, pool))
             reserve = spec.reserves[i]
             if reserve is not None:
-                need = max(need, pool.round_up(reserve(a)))
+                need = max(need, pool.round_up(_reserve(spec, i, a, pool)))
             if need > pool.cap:
                 self.recorder.pool_count(pool.index, "rejected")
                 self.world.end_session(s)
@@ -129,11 +144,11 @@ class Holds:
         a = run.session.attrs
         units = []
         for i, pool in enumerate(run.pools):
-            u = pool.round_up(spec.units[i](a))
+            u = pool.round_up(_units(spec, i, a, pool))
             need = u
             reserve = spec.reserves[i]
             if reserve is not None:
-                need = max(u, pool.round_up(reserve(a)))
+                need = max(u, pool.round_up(_reserve(spec, i, a, pool)))
             if pool.allocated + need > pool.cap:
                 return False
             units.append(u)
@@ -258,6 +273,8 @@ class Holds:
         part = innermost(s, pool)
         if part is None:
             raise SimError(origin, f"`load {pool.name}` outside a hold of `{pool.name}`")
+        if not amount >= 0:
+            raise out_of_domain(origin, f"the units of `load {pool.name}`", amount, "at least 0")
         position = part.consumed if part.position is None else part.position
         if position + amount > part.alloc:
             raise SimError(
@@ -273,11 +290,21 @@ class Holds:
         part = innermost(s, pool)
         if part is None:
             raise SimError(origin, f"grow outside a hold of pool `{pool.name}`")
+        if not amount >= 0:
+            raise out_of_domain(origin, f"the units of `grow {pool.name}`", amount, "at least 0")
         delta = pool.round_up(part.alloc + amount) - part.alloc
         if pool.allocated + delta <= pool.cap:  # stalled growers do not stop one that fits
             self._apply_grow(pool, part, delta)
             return True
         if not pool.lifo:
+            if part.alloc + delta > pool.cap:
+                raise SimError(
+                    origin,
+                    f"`grow {pool.name} ({arith_repr(amount)})` can never be satisfied: the "
+                    f"hold would need {arith_repr(part.alloc + delta)} of pool `{pool.name}`, "
+                    f"whose cap is {arith_repr(pool.cap)}, and under `preempt none` it "
+                    "would wait forever",
+                )
             self._stall(s, pool, part, amount)
             return False
         preempted = False
@@ -339,6 +366,18 @@ class Holds:
         s = run.session
         recorder = self.recorder
         recorder.pool_count(pool.index, "preemptions")
+        now = self.engine.now
+        if now == self._preempted_at:
+            self._preempted_now += 1
+            if self._preempted_now > PREEMPT_LIMIT:
+                raise SimError(
+                    run.spec.origin,
+                    f"a livelock at one instant: {self._preempted_now} preemptions at pool "
+                    f"`{pool.name}` without time passing; a hold that can never grow to what "
+                    "its body needs is preempted and re-admitted at once, forever",
+                )
+        else:
+            self._preempted_at, self._preempted_now = now, 1
         computed = 0.0
         for part in run.parts:
             if part.pool is pool:
@@ -369,6 +408,24 @@ class Holds:
                 if frame.hold is run:
                     break
         self.join(s, run.spec, at_front=True)
+
+
+def _units(spec: HoldSpec, i: int, a: Any, pool: Pool) -> float:
+    """The units the hold `spec` asks of its `i`th pool for the attributes `a`."""
+    units = spec.units[i](a)
+    if not units >= 0:  # negative units would create capacity
+        what = f"the units of `hold {pool.name}`"
+        raise out_of_domain(spec.part_origins[i], what, units, "at least 0")
+    return units
+
+
+def _reserve(spec: HoldSpec, i: int, a: Any, pool: Pool) -> float:
+    """The reserve the hold `spec` asks of its `i`th pool for the attributes `a`."""
+    reserve = spec.reserves[i](a)
+    if not reserve >= 0:
+        what = f"the reserve of `hold {pool.name}`"
+        raise out_of_domain(spec.part_origins[i], what, reserve, "at least 0")
+    return reserve
 
 
 def innermost(s: Session, pool: Pool) -> HoldPart | None:

@@ -80,8 +80,8 @@ class Session:
         self.where: Any = None
         self.waiter: Any = None  # the hold run or grow it waits on
         self.leases: dict[Any, list[Any]] = {}  # pool -> leased hold parts, oldest first
-        self.trace_rows: list[tuple[float, float, float, float]] | None = None
-        self.trace_pos = 0
+        self.trace_rows: Any = None  # an array: (new, out, think, forced) per turn, flat
+        self.trace_pos = 0  # the index in it of the next turn's `new`
         self.last_preempt: float | None = None  # the position of its last preemption
         self.preempted: Any = None  # the spec of the hold that preemption aborted
         self.stuck = False

@@ -17,7 +17,7 @@ from typing import Any
 
 from serq.ir import Delay, Fifo, Ps, Stage, Step
 from serq.sim.core import Engine
-from serq.sim.errors import SimError
+from serq.sim.errors import SimError, out_of_domain
 
 INF = float("inf")
 
@@ -281,6 +281,8 @@ class PsStage(StageBase):
         "pending",
         "dirty",
         "blank",
+        "origin",
+        "name",
         "_order",
     )
 
@@ -296,6 +298,8 @@ class PsStage(StageBase):
         self.rate = 0.0
         self.heap: list[tuple[float, int, Any]] = []
         self.version = 0
+        self.origin: Any = None  # the stage's declaration, for a capacity that is not positive
+        self.name = ""
         self._order = count().__next__
 
     def _rate(self, n: int) -> float:
@@ -330,6 +334,11 @@ class PsStage(StageBase):
                 dt = 0.0
             if dt < INF:
                 self.engine.schedule(now + dt, self._done, self.version)
+        elif heap and not self.rate > 0:  # its jobs would wait forever, or run backwards
+            n = self.present
+            capacity = self.rate * n if self.phi_const is None else self.phi_const
+            what = f"the capacity of ps stage `{self.name}` with {n} job{'s' if n != 1 else ''}"
+            raise out_of_domain(self.origin, what, capacity, "positive")
 
     def arrive(self, job, work):
         now = self.engine.now
@@ -423,6 +432,8 @@ def build_stage(
         phi, const = compile_capacity(kind.capacity)
         ps = PsStage(index, engine, recorder, wake, phi, pending)
         ps.phi_const = const
+        ps.origin = stage.origin
+        ps.name = stage.name if stage.index is None else f"{stage.name}[{stage.index}]"
         return ps
     if isinstance(kind, Step):
         from serq.sim.step import StepStage  # the step engine builds on this module

@@ -13,7 +13,7 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
-from serq.sim.errors import SimError
+from serq.sim.errors import SimError, bad_work
 from serq.sim.exprs import ExprCompiler, arith_repr
 from serq.sim.flows import compile_flow_run
 from serq.sim.holds import HoldSpec
@@ -129,6 +129,7 @@ class StatementCompiler:
             stmt.origin,
         )
         spec.body = self.block(stmt.body)
+        spec.part_origins = tuple(p.origin for p in stmt.pools)
         join = self.world.holds.join
         return lambda s: join(s, spec)
 
@@ -142,6 +143,7 @@ class StatementCompiler:
         ref = stmt.stages[0]
         work = self.expr(stmt.work)
         zero_run = self.world.zero_run
+        origin = stmt.origin
         if ref.index is None or isinstance(ref.index, ir.Num):
             # fast path: a stage known before the run needs no resolving
             member = self.exprs.resolver(ref)(None)
@@ -149,6 +151,8 @@ class StatementCompiler:
             def run_at(s: Session) -> bool:
                 w = work(s.attrs)
                 if not w > 0:
+                    if w != w:  # NaN work; below 0 is no work, as the reference has it
+                        raise bad_work(origin, w)
                     return zero_run(s)
                 s.state = AT_STAGE
                 member.arrive(s, w)
@@ -160,7 +164,9 @@ class StatementCompiler:
         def run(s: Session) -> bool:
             a = s.attrs
             w = work(a)
-            if not w > 0:  # a run of zero work (or none at all) completes at once
+            if not w > 0:  # a run of zero work completes at once
+                if w != w:  # NaN work; below 0 is no work, as the reference has it
+                    raise bad_work(origin, w)
                 return zero_run(s)
             s.state = AT_STAGE
             stage(a).arrive(s, w)

@@ -45,7 +45,7 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
-from serq.sim.errors import SimError
+from serq.sim.errors import SimError, bad_work, out_of_domain
 from serq.sim.holds import innermost
 from serq.sim.pools import GrowWait
 from serq.sim.session import AT_STAGE, READY
@@ -234,6 +234,8 @@ class StepStage(StageBase):
         if chunk is None:
             return INF
         c = chunk(blank)
+        if c != c:
+            raise out_of_domain(self.origin, f"the chunk of `{self.name}`", c, "a number")
         return c if c > 0 else INF
 
     def wants(self) -> bool:
@@ -337,6 +339,8 @@ class StepStage(StageBase):
         self._context()
         blank = self.blank
         budget = self.budget(blank)
+        if not budget >= 0:  # 0 plans nothing: the stall rule's, not a domain error
+            raise out_of_domain(self.origin, f"the budget of `{self.name}`", budget, "at least 0")
         chunk = self.cap(blank)
         self.planning = True
         self.left = budget
@@ -385,6 +389,10 @@ class StepStage(StageBase):
         engine.prefilled = prefilled
         engine.attention = attention
         c = self.cost(blank)
+        if not c >= 0:  # the clock never runs backwards
+            raise out_of_domain(
+                self.origin, f"the cost of an iteration of `{self.name}`", c, "at least 0"
+            )
         self.busy = True
         self.recorder.iteration(self.index, now, prefills, decodes, tokens, now + c)
         seq = engine.schedule(now + c, self._end, scheduled)
@@ -1104,6 +1112,8 @@ def compile_run(compiler: Any, stmt: ir.Run) -> Callable[[Any], bool]:
         a = s.attrs
         w = work(a)
         if not w > 0:  # a run of zero work completes at once
+            if w != w:  # NaN work; below 0 is no work, as the reference has it
+                raise bad_work(origin, w)
             return zero_run(s)
         member = stage(a)
         if not isinstance(member, StepStage):

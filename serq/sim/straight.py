@@ -47,6 +47,7 @@ from serq import ir
 from serq.ir import SLOT
 from serq.sim import draws
 from serq.sim.core import PROGRESS_EVERY
+from serq.sim.errors import SimError, bad_work
 from serq.sim.recorder import StatsRecorder
 from serq.sim.stages import FifoStage, PsStage
 
@@ -60,7 +61,7 @@ FINITE = 1e300  # a gauge bounded by this never overflows, so is never NaN
 
 
 def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | None:
-    """`(pre, work, stage, post, gauge, serial)` when `program` may run on the straight
+    """`(pre, work, stage, post, gauge, serial, origin)` when `program` may run on the straight
     path: the `set`s and `observe`s before the run, its work, its fifo(1) or ps stage,
     those after, its one gauge if it is a level gauge (`_level_gauge`), and whether
     anything reads the attribute `serial`; else None.
@@ -96,6 +97,8 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
     if type(stage) is PsStage:
         if stage.phi_const is None:  # a capacity that reads `present`: the event path
             return None
+        if not stage.phi_const > 0:  # no capacity: the event path reports it
+            return None
     elif type(stage) is not FifoStage or stage.servers != 1:
         return None
     if _reads(program, "work"):  # `work(s)` reads the stage's jobs, which are not kept
@@ -121,7 +124,7 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
     post = tuple(op(s) for s in stmts[k + 1 :])
     gauge = _level_gauge(world, program)
     serial = _has(program, lambda n: isinstance(n, ir.Attr) and n.slot == SERIAL)
-    return pre, _work(run.work, exprs, stream), stage, post, gauge, serial
+    return pre, _work(run.work, exprs, stream), stage, post, gauge, serial, run.origin
 
 
 def _is_now(e: ir.Expr) -> bool:
@@ -148,12 +151,13 @@ def run(
     post: tuple,
     gauge: Any,
     serial_read: bool,
+    origin: Any,
 ) -> None:
     """Run `world` to `until` on the straight path (what `world.run` does otherwise), with
     what `plan` gave: `gauge`, if not None, is the program's one gauge, a level gauge;
-    a session's attribute `serial` is set only if `serial_read`."""
+    a session's attribute `serial` is set only if `serial_read`; `origin` is the run's."""
     if type(stage) is PsStage:
-        run_ps(world, until, pre, work, stage, post, gauge, serial_read)
+        run_ps(world, until, pre, work, stage, post, gauge, serial_read, origin)
         return
     engine = world.engine
     workload = world.workload
@@ -209,6 +213,7 @@ def run(
     assert present == present_value == 0 and not stage.in_service
     # the live sessions are the jobs present until a run of no work: as in `run_ps`
     mirrored = (live_since, live_area, live_value) == (present_since, present_area, present_value)
+    serial = -1  # the session being executed, for an error's note
     try:
         while True:
             arriving = t_arrive < t_done or (t_arrive == t_done and s_arrive < s_done)
@@ -252,6 +257,8 @@ def run(
                 w = work(a)
                 # no other session is ever ready here: the session goes on (`World.zero_run`)
                 if not w > 0:  # a run of no work completes at once
+                    if w != w:  # NaN work; below 0 is no work, as the reference has it
+                        raise bad_work(origin, w, serial)
                     if mirrored:  # from now on `live` is kept apart
                         mirrored = False
                         live_since, live_area, live_value = (
@@ -341,6 +348,10 @@ def run(
                 fired += 1
                 if not fired & mask:
                     progress(time)
+    except SimError as error:
+        if error.serial is None and serial >= 0:
+            error.serial = serial
+        raise
     finally:
         if mirrored:
             live_since, live_area, live_value = present_since, present_area, present_value
@@ -374,6 +385,7 @@ def run_ps(
     post: tuple,
     gauge: Any,
     serial_read: bool,
+    origin: Any,
 ) -> None:
     """`run` for one ps(φ) stage of a constant φ: `PsStage` and the world's rescheduling
     inlined. The pending events are the next arrival, the live completion (the one of the
@@ -445,6 +457,7 @@ def run_ps(
     # with the same arithmetic; `live` is then worked out at the end (or at that session)
     mirrored = (live_since, live_area, live_value) == (present_since, present_area, present_value)
     completed = stage_completed
+    serial = -1  # the session being executed, for an error's note
     try:
         while True:
             # the next event: the least (time, seq) of the three
@@ -512,6 +525,8 @@ def run_ps(
                 w = work(a)
                 # no other session is ever ready here: the session goes on (`World.zero_run`)
                 if not w > 0:  # a run of no work completes at once: nothing changes
+                    if w != w:  # NaN work; below 0 is no work, as the reference has it
+                        raise bad_work(origin, w, serial)
                     if mirrored:  # from now on `live` is kept apart
                         mirrored = False
                         live_since, live_area = present_since, present_area
@@ -615,6 +630,10 @@ def run_ps(
                 fired += 1
                 if not fired & mask:
                     progress(time)
+    except SimError as error:
+        if error.serial is None and serial >= 0:
+            error.serial = serial
+        raise
     finally:
         if mirrored:
             live_since, live_area, live_value = present_since, present_area, present_value

@@ -13,6 +13,7 @@ from __future__ import annotations
 import csv
 import math
 import random
+from array import array
 from pathlib import Path
 from typing import Any
 
@@ -24,49 +25,101 @@ from serq.sim.session import Session
 
 TURN_NO = SLOT["turn_no"]
 NEW, OUT, THINK, FORCED, MORE = (SLOT[n] for n in ("new", "out", "think", "forced", "more"))
-Row = tuple[float, float, float, float]
 
 
-def read_trace(trace: ir.Trace, base_dir: str) -> list[list[Row]]:
-    """The sessions of `trace` (read relative to `base_dir`), each its rows in turn order."""
+def read_trace(trace: ir.Trace, base_dir: str) -> list[array]:
+    """The sessions of `trace` (read relative to `base_dir`), each its turns in turn order
+    as one flat array of (new, out, think, forced) per turn.
+
+    The file is read as a stream, one row at a time, and each session is kept in a
+    compact array of doubles: the memory is that of the turns kept (32 bytes a turn),
+    never of the file's text. A malformed row is an error naming the file, line and
+    column."""
     path = Path(base_dir) / trace.path
+    name = trace.path
     try:
-        with path.open(newline="", encoding="utf-8") as f:
-            rows = list(csv.reader(f))
-    except (OSError, UnicodeDecodeError) as e:
-        reason = getattr(e, "strerror", None) or str(e)
-        raise SimError(trace.origin, f"cannot read trace `{trace.path}`: {reason}") from None
-    if not rows:
-        raise SimError(trace.origin, f"trace `{trace.path}` is empty")
-    header = [c.strip() for c in rows[0]]
+        f = path.open(newline="", encoding="utf-8")
+    except OSError as e:
+        raise SimError(trace.origin, f"cannot read trace `{name}`: {e.strerror or e}") from None
+    with f:
+        try:
+            return _sessions(csv.reader(f), trace.origin, name)
+        except UnicodeDecodeError as e:
+            reason = f"it is not UTF-8 text (byte {e.start} of a block)"
+            raise SimError(trace.origin, f"cannot read trace `{name}`: {reason}") from None
+
+
+def _sessions(reader: Any, origin: Any, name: str) -> list[array]:
+    header = next(reader, None)
+    if header is None:
+        raise SimError(origin, f"trace `{name}` is empty")
+    header = [c.strip() for c in header]
     need = ["session", "turn", "new", "out", "think"]
     if header[:5] != need or len(header) > 6 or (len(header) == 6 and header[5] != "forced"):
         raise SimError(
-            trace.origin,
-            f"trace `{trace.path}`: the header must be session,turn,new,out,think[,forced]",
+            origin, f"trace `{name}`: the header must be session,turn,new,out,think[,forced]"
         )
-    sessions: dict[str, list[tuple[float, int, Row]]] = {}
-    for line, row in enumerate(rows[1:], start=2):
-        if not row or all(not c.strip() for c in row):
-            continue
-        if len(row) != len(header):
+    width = len(header)
+    sessions: dict[str, array] = {}  # per session: turn, new, out, think[, forced] per row
+    get = sessions.get
+    for row in reader:
+        if len(row) != width:
+            if not row or all(not c.strip() for c in row):
+                continue
             raise SimError(
-                trace.origin,
-                f"trace `{trace.path}` line {line}: expected "
-                f"{len(header)} columns, found {len(row)}",
+                origin,
+                f"trace `{name}` line {reader.line_num}, column "
+                f"{_column(row, min(len(row), width))}: "
+                f"expected {width} columns, found {len(row)}",
             )
+        key = row[0].strip()
+        turns = get(key)
+        if turns is None:
+            turns = sessions[key] = array("d")
         try:
-            values = [float(c) for c in row[1:]]
+            turns.extend(map(float, row[1:]))  # fast path: the floats parsed in C
         except ValueError:
+            bad = next(i for i in range(1, width) if not _is_number(row[i]))
             raise SimError(
-                trace.origin, f"trace `{trace.path}` line {line}: a column is not a number"
+                origin,
+                f"trace `{name}` line {reader.line_num}, column {_column(row, bad)}: "
+                f"`{row[bad].strip()}` in column `{header[bad]}` is not a number",
             ) from None
-        forced = values[4] if len(values) > 4 else 0.0
-        turns = sessions.setdefault(row[0].strip(), [])
-        turns.append((values[0], len(turns), (values[1], values[2], values[3], forced)))
     if not sessions:
-        raise SimError(trace.origin, f"trace `{trace.path}` has no rows")
-    return [[row for _, _, row in sorted(turns)] for turns in sessions.values()]
+        raise SimError(origin, f"trace `{name}` has no rows")
+    return [_in_turn_order(turns, width - 1) for turns in sessions.values()]
+
+
+def _in_turn_order(turns: array, stride: int) -> array:
+    """A session's rows (turn, new, out, think[, forced], `stride` numbers each) as (new,
+    out, think, forced) per turn, in turn order (rows of one turn keep the file's order)."""
+    n = len(turns) // stride
+    keys = turns[0::stride]
+    out = array("d", bytes(8 * 4 * n))  # forced is 0 where the trace has no such column
+    if list(keys) == sorted(keys):  # fast path: in order, columns moved in C
+        for c in range(1, stride):
+            out[c - 1 :: 4] = turns[c::stride]
+        return out
+    order = sorted(range(n), key=keys.__getitem__)
+    for c in range(1, stride):
+        column = turns[c::stride]
+        out[c - 1 :: 4] = array("d", [column[i] for i in order])
+    return out
+
+
+def _column(row: list[str], index: int) -> int:
+    """The 1-based column where field `index` of `row` starts, or where the row ends."""
+    if index >= len(row):
+        return len(",".join(row)) + 1
+    return 1 + sum(len(c) + 1 for c in row[:index])
+
+
+def _is_number(text: str) -> bool:
+    try:
+        float(text)
+    except ValueError:
+        return False
+    return True
 
 
 REPLACE_LIMIT = 100_000  # replacements at one instant before a closed population livelocks
@@ -184,13 +237,13 @@ class Workload:
         """`turn;`: the next turn's attributes, then the `turn` block."""
         a = s.attrs
         a[TURN_NO] += 1.0
-        rows = s.trace_rows
+        rows = s.trace_rows  # (new, out, think, forced) per turn, flat
         if rows is not None:
             k = s.trace_pos
             if k < len(rows):
-                a[NEW], a[OUT], a[THINK], a[FORCED] = rows[k]
-                s.trace_pos = k + 1
-                a[MORE] = 1.0 if k + 1 < len(rows) else 0.0
+                a[NEW], a[OUT], a[THINK], a[FORCED] = rows[k : k + 4]
+                s.trace_pos = k = k + 4
+                a[MORE] = 1.0 if k < len(rows) else 0.0
             else:
                 a[MORE] = 0.0
         for step in self.turn_block:

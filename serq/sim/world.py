@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import math
 from collections import deque
+from collections.abc import Callable
 from typing import Any
 
 from serq import ir
@@ -23,7 +24,7 @@ from serq.ir import SLOT
 from serq.sim import draws, fastforward, flows, straight
 from serq.sim.core import Engine
 from serq.sim.errors import SimError
-from serq.sim.exprs import ExprCompiler
+from serq.sim.exprs import ExprCompiler, arith_repr
 from serq.sim.holds import Holds
 from serq.sim.pools import Pool
 from serq.sim.session import (
@@ -62,14 +63,6 @@ def _reschedule(pending: list[PsStage]) -> None:
     pending.clear()
 
 
-def _sessions(n: int) -> str:
-    return f"{n} session{'' if n == 1 else 's'}"
-
-
-def _num(x: float) -> str:
-    return str(int(x)) if math.isfinite(x) and x == int(x) else repr(x)
-
-
 class World:
     """The runtime state of one run of `program`."""
 
@@ -95,6 +88,8 @@ class World:
         self.arrivals = 0
         self.live = 0
         self.ended = 0
+        self.ended_all = 0  # ended, warm-up included (`check`)
+        self._checked_at = -math.inf
         self.turns = 0
         self.limit = limit
         self.drained_at: float | None = None
@@ -106,7 +101,7 @@ class World:
         streams = draws.streams(seed)
         self.pools: list[Pool] = []
         self.stages: list[StageBase] = []
-        exprs = ExprCompiler(engine, self.pools, self.stages, self.n_attrs)
+        self.exprs = exprs = ExprCompiler(engine, self.pools, self.stages, self.n_attrs)
 
         def capacity(e: ir.Expr):
             return exprs.compile(e), ir.arith.fold(e)
@@ -159,7 +154,8 @@ class World:
 
     def run(self, horizon: float) -> None:
         """Run until `horizon` (or until an `arrivals` limit drains)."""
-        if self.straight is not None:  # fast path: one fifo(1) stage, no heap (straight.py)
+        if self.straight is not None and not self.check_invariants:
+            # fast path: one fifo(1) stage, no heap (straight.py)
             straight.run(self, horizon, *self.straight)
             return
         self.engine.until = horizon  # before the first settle: a span ends by the horizon
@@ -167,6 +163,9 @@ class World:
         self.settle()
         # fast path: without pools or step stages a settle only runs the ready sessions
         settle = self.settle if self.pools or self.steps else self._settle_plain
+        if self.check_invariants:
+            settle = self._checked(settle)
+            self.check()
         engine = self.engine
         if not engine.stopped:
             engine.run(horizon, settle, self.end_instant, self.recorder.progress)
@@ -187,31 +186,41 @@ class World:
                     stage.origin, f"{why}; no event is pending, so the run can never move again"
                 )
             self.stalls.append((stage.origin, stage.stalled[0], why))
-        if not quiet:
-            return
-        for pool in self.pools:  # no engine is stopped, yet sessions wait: nothing will move
-            queued = len(pool.queue) + len(pool.front)
-            growing = len(pool.growers)
-            if queued or growing:
-                waits = []
-                if queued:
-                    waits.append(f"{_sessions(queued)} wait to be admitted")
-                if growing:
-                    waits.append(f"{_sessions(growing)} wait to grow a hold")
-                free = pool.cap - pool.allocated
-                head = pool.head()
-                late = (
-                    "; its head would fit now: it joined after the pools were last retried, "
-                    "in a plan of a step engine, and only an event retries them"
-                    if head is not None and self.holds._fits(head)
-                    else ""
+        if quiet and self.live:
+            self._stalled()
+
+    def _stalled(self) -> None:
+        """No event is pending and sessions are live, none of them at a stopped engine:
+        they wait at the pools for ever. Say where, and when the head of a queue would fit
+        now, why it was not admitted (it joined in an engine's plan, after the pools were
+        last retried, and only an event retries them)."""
+        waits = []
+        origin = None
+        late = ""
+        for p, decl in zip(self.pools, self.program.pools, strict=True):
+            queued, growing = len(p.queue) + len(p.front), len(p.growers)
+            if queued:
+                waits.append(
+                    f"{queued} queued for pool `{p.name}` "
+                    f"(used {arith_repr(p.allocated)} of {arith_repr(p.cap)})"
                 )
-                raise SimError(
-                    pool.origin,
-                    f"at pool {pool.name}, {' and '.join(waits)} ({_num(free)} of "
-                    f"{_num(pool.cap)} units free), and no event is pending, so the run can "
-                    f"never move again{late}",
-                )
+                head = p.head()
+                if not late and head is not None and self.holds._fits(head):
+                    late = (
+                        f"; the head at `{p.name}` would fit now: it joined in a step "
+                        "engine's plan, after the pools were last retried"
+                    )
+            if growing:
+                waits.append(f"{growing} waiting to grow at pool `{p.name}`")
+            if (queued or growing) and origin is None:
+                origin = decl.origin
+        where = "; ".join(waits) or f"{self.live} live"
+        raise SimError(
+            origin or (self.program.arrival.origin if self.program.arrival else None),
+            f"the run stalls at {arith_repr(self.engine.now)}: no event is pending and "
+            f"{self.live} session{'s' if self.live != 1 else ''} wait for ever ({where}); "
+            f"nothing that could free them will happen{late}",
+        )
 
     def settle(self) -> None:
         """Run every ready session, then retry every pool, until nothing changes; then
@@ -244,6 +253,41 @@ class World:
                 stage.extend()
             spans.clear()
 
+    def _checked(self, settle: Callable[[], None]) -> Callable[[], None]:
+        """`settle`, followed by `check` (serq run --check-invariants: after every event)."""
+
+        def settle_and_check() -> None:
+            settle()
+            self.check()
+
+        return settle_and_check
+
+    def check(self) -> None:
+        """Raise an `E-run` when the state breaks an invariant of the simulator: a pool's
+        used or cached below 0 or their sum above its cap, the clock gone back, sessions
+        not conserved (arrived = ended + live). A failure is a bug of serq, not of the
+        program; the message says which invariant, where and when."""
+        now = self.engine.now
+        if now < self._checked_at:
+            self._broken(f"the clock went back from {now!r} to {self._checked_at!r}")
+        self._checked_at = now
+        for p in self.pools:
+            used, cached = p.allocated, p.cache.total
+            if not (used >= 0 and cached >= 0):
+                self._broken(f"pool `{p.name}` has used {used!r} and cached {cached!r}")
+            if used + cached > p.cap * (1 + 1e-12) + 1e-9:
+                self._broken(
+                    f"pool `{p.name}` has used {used!r} + cached {cached!r} above its cap {p.cap!r}"
+                )
+        if self.live < 0 or self.arrivals != self.ended_all + self.live:
+            self._broken(
+                f"{self.arrivals} sessions arrived, {self.ended_all} ended and {self.live} live"
+            )
+
+    def _broken(self, what: str) -> None:
+        origin = self.program.arrival.origin if self.program.arrival is not None else None
+        raise SimError(origin, f"invariant broken (a bug in serq): {what}")
+
     def _settle_plain(self) -> None:
         """`settle` for a world without pools or step stages."""
         ready = self.ready
@@ -267,11 +311,6 @@ class World:
                 p.dirty = False
                 queued = len(p.queue) + len(p.front)
                 state(p.index, now, p.allocated, p.cache.total, queued, p.n_holders)
-            if self.check_invariants:
-                assert p.allocated + p.cache.total <= p.cap * (1 + 1e-12) + 1e-9, (
-                    f"pool {p.name}: allocated {p.allocated} + cached {p.cache.total} "
-                    f"> cap {p.cap} at {now}"
-                )
 
     def end_instant(self, now: float) -> None:
         """The instant `now` is over: read the gauges."""
@@ -299,22 +338,27 @@ class World:
         s.state = RUNNING
         frames = s.frames
         spins = 0
-        while frames:
-            f = frames[-1]
-            pc = f.pc
-            if pc < f.n:
-                f.pc = pc + 1
-                if not f.stmts[pc](s):
-                    return
-            elif f.kind == LOOP:
-                f.pc = 0
-                spins += 1
-                if spins > SPIN_LIMIT:
-                    raise SimError(f.origin, "the loop runs forever without letting time pass")
-            else:
-                frames.pop()
-                if f.kind == HOLD:
-                    self.holds.close(s, f.hold)
+        try:
+            while frames:
+                f = frames[-1]
+                pc = f.pc
+                if pc < f.n:
+                    f.pc = pc + 1
+                    if not f.stmts[pc](s):
+                        return
+                elif f.kind == LOOP:
+                    f.pc = 0
+                    spins += 1
+                    if spins > SPIN_LIMIT:
+                        raise SimError(f.origin, "the loop runs forever without letting time pass")
+                else:
+                    frames.pop()
+                    if f.kind == HOLD:
+                        self.holds.close(s, f.hold)
+        except SimError as error:
+            if error.serial is None:  # the session that was executing
+                error.serial = s.serial
+            raise
         self.end_session(s)
 
     # ------------------------------------------------------------------ sessions
@@ -392,6 +436,7 @@ class World:
         s.frames.clear()
         s.state = ENDED
         self.live -= 1
+        self.ended_all += 1
         now = self.engine.now
         if now >= self.warmup:
             self.ended += 1

@@ -365,7 +365,7 @@ def test_origins_are_the_surface_forms():
                     1,
                     26,
                     "E-constant",
-                    "the closed population must be a whole number from 0 to 1000000000, not -1",
+                    "the closed population must be a whole number from 1 to 1000000000, not -1",
                 )
             ],
         ),

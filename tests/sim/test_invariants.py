@@ -1,0 +1,94 @@
+"""`serq run --check-invariants`: every example and corpus program runs with the
+simulator's invariants checked after every event, and a broken one is an `E-run`.
+
+The invariants: each pool's used and cached are never negative and never sum above its
+cap, the clock never goes back, and sessions are conserved (arrived = ended + live).
+The programs run to a short horizon (200, or their own if shorter) from no warm-up, so
+that the whole corpus stays quick; a program's own run-time error is allowed (some
+corpus programs stop by design), an invariant broken or an internal error is not.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import serq
+from serq.sim import api as sim_api
+from serq.sim.errors import SimError
+from serq.sim.recording import NullRecorder
+from serq.sim.world import World
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAMS = [
+    *sorted((ROOT / "examples").glob("*.sq")),
+    *sorted((ROOT / "tests" / "corpus" / "valid").glob("*.sq")),
+    *sorted((ROOT / "tests" / "corpus" / "valid_main").glob("*.sq")),
+    *sorted((ROOT / "tests" / "sim" / "programs").glob("*.sq")),
+]
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: f"{p.parent.name}/{p.name}")
+def test_every_program_keeps_the_invariants(path):
+    text = path.read_text(encoding="utf-8")
+    compiled, diagnostics = sim_api.compile_program(text, str(path), warmup=0.0)
+    if compiled is None:
+        pytest.skip(f"does not compile: {diagnostics[0].message if diagnostics else '?'}")
+    horizon = min(compiled.program.horizon or 200.0, 200.0)
+    compiled, _ = sim_api.compile_program(text, str(path), warmup=0.0, horizon=horizon)
+    assert compiled is not None
+    _, ran = sim_api.execute(compiled, check_invariants=True)
+    assert [d.message for d in ran if d.code == "E-internal"] == []
+    assert [d.message for d in ran if "invariant broken" in d.message] == []
+
+
+PROGRAM = """pool kv { cap 10; }
+stage s : fifo(1);
+workload { arrive poisson(1); }
+session { hold kv (2) { run s (1); } }
+run { horizon 50; }
+"""
+
+
+def _world() -> World:
+    compiled, _ = sim_api.compile_program(PROGRAM, "t.sq")
+    assert compiled is not None
+    return World(compiled.program, NullRecorder(), 1, 0.0, None, ".", True)
+
+
+@pytest.mark.parametrize(
+    ("tamper", "says"),
+    [
+        (lambda w: setattr(w.pools[0], "allocated", -1.0), "pool `kv` has used -1.0"),
+        (lambda w: setattr(w.pools[0], "allocated", 11.0), "above its cap 10.0"),
+        (lambda w: setattr(w, "live", w.live + 1), "sessions arrived"),
+    ],
+)
+def test_a_broken_invariant_is_an_error_saying_which(tamper, says):
+    world = _world()
+    world.run(5.0)
+    world.check()  # a real run keeps them
+    tamper(world)
+    with pytest.raises(SimError, match="invariant broken") as raised:
+        world.check()
+    assert says in raised.value.message
+
+
+def test_the_clock_going_back_is_caught():
+    world = _world()
+    world.run(5.0)
+    world.check()
+    world.engine.now = 1.0
+    with pytest.raises(SimError, match="the clock went back"):
+        world.check()
+
+
+def test_the_api_and_the_command_line_take_the_flag(tmp_path, capsys):
+    program = serq.compile(source=PROGRAM)
+    assert serq.run(program, check_invariants=True).observes == serq.run(program).observes
+    path = tmp_path / "p.sq"
+    path.write_text(PROGRAM)
+    from serq.cli import main
+
+    assert main(["run", str(path), "--check-invariants", "--color", "never"]) == 0

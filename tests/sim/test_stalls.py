@@ -1,0 +1,111 @@
+"""Every way a run stops moving ends with a diagnostic that says where sessions wait.
+
+The programs are the ones docs/domains-and-stalls.md states each rule with (checked
+here to be in it, verbatim); each must stop with its `E-run`, at its place, in its words.
+The step engine's own stall (an iteration that schedules nothing with residents) is the
+step engine's rule and not tested here.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from serq.sim import api as sim_api
+
+DOC = (Path(__file__).resolve().parents[2] / "docs" / "domains-and-stalls.md").read_text()
+
+NO_EVENT = """pool kv { cap 10; preempt none; }
+stage s : fifo(1);
+workload { arrive batch(2); }
+session { hold kv (4) { run s (1); grow kv (3); run s (1); } }
+run { horizon 100; }
+"""
+NEVER_GROWS = """pool kv { cap 10; preempt none; }
+stage s : fifo(1);
+workload { arrive batch(2); }
+session { hold kv (6) { run s (1); grow kv (6); run s (1); } }
+run { horizon 100; }
+"""
+ONE_INSTANT = """pool kv { cap 16; preempt lifo; }
+stage E : step { budget 64; cost 0; memory kv; }
+workload { arrive batch(1); }
+session { hold kv (8) { run E prefill (8) growing kv; run E decode (20) growing kv; } cache (28); }
+run { horizon 100; }
+"""
+PS_ZERO = """stage p : ps(0);
+workload { arrive poisson(1); }
+session { run p (1); }
+run { horizon 100; }
+"""
+
+CASES = [
+    (
+        NO_EVENT,
+        (1, 6),
+        "the run stalls at 2: no event is pending and 2 sessions wait for ever (2 waiting "
+        "to grow at pool `kv`); nothing that could free them will happen",
+        "at simulated time 2",
+    ),
+    (
+        NEVER_GROWS,
+        (4, 36),
+        "`grow kv (6)` can never be satisfied: the hold would need 12 of pool `kv`, whose "
+        "cap is 10, and under `preempt none` it would wait forever",
+        "in session 0; at simulated time 1",
+    ),
+    (
+        ONE_INSTANT,
+        (4, 11),
+        "a livelock at one instant: 100001 preemptions at pool `kv` without time passing; "
+        "a hold that can never grow to what its body needs is preempted and re-admitted "
+        "at once, forever",
+        "at simulated time 0",
+    ),
+    (
+        PS_ZERO,
+        (1, 7),
+        "the capacity of ps stage `p` with 1 job is 0; it must be positive",
+        None,
+    ),
+]
+
+
+@pytest.mark.parametrize(("text", "where", "message", "note"), CASES)
+def test_a_stall_is_a_diagnostic_that_says_where_and_why(text, where, message, note):
+    assert text.strip() in DOC  # the rule is stated with this program
+    compiled, diagnostics = sim_api.compile_program(text, "t.sq")
+    assert compiled is not None, diagnostics
+    report, ran = sim_api.execute(compiled)
+    assert report is None
+    [d] = ran
+    assert (d.code, (d.span.line, d.span.column), d.message) == ("E-run", where, message)
+    if note is not None:
+        assert d.notes == (note,)
+
+
+def test_sessions_queued_behind_a_hold_that_never_ends_are_named():
+    text = """pool kv { cap 10; }
+stage s : fifo(1);
+workload { arrive batch(3); }
+session { hold kv (6) { run s (1); grow kv (0); hold kv (6) { run s (1); } } }
+run { horizon 100; }
+"""
+    compiled, _ = sim_api.compile_program(text, "t.sq")
+    report, [d] = sim_api.execute(compiled)
+    assert report is None
+    assert d.message.startswith("the run stalls at 1: no event is pending and 3 sessions")
+    assert "queued for pool `kv` (used 6 of 10)" in d.message
+
+
+def test_a_grow_that_fits_once_others_leave_waits_and_the_run_ends_normally():
+    text = """pool kv { cap 10; preempt none; }
+stage s : fifo(1);
+workload { arrive batch(2); }
+session { hold kv (4) { run s (serial + 1); branch (serial == 0) { grow kv (5); } run s (1); } }
+run { horizon 100; }
+"""
+    compiled, _ = sim_api.compile_program(text, "t.sq")
+    report, ran = sim_api.execute(compiled)
+    assert ran == [] and report is not None and report.ended == 2
