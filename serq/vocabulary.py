@@ -22,8 +22,18 @@ CONTEXT_VARS = frozenset(
         "admission",
         "remaining",
         "waited",
+        # a claim over a step stage's iterations (pyserq 0.1.4): the tokens the residents
+        # would take with no budget, the tokens served so far, the sessions arrived so far
+        "demand",
+        "served",
+        "arrived",
+        # a pool's preempt keys: where the candidate victim's hold is now
+        "position",
     }
 )
+
+# The aggregates of a run's observations a claim `at end` reads: `total(obs)` ...
+CLAIM_AGGREGATES = frozenset({"total", "count", "largest", "prefix_total"})
 
 # Attributes every session has; the trace ones exist with a trace.
 BUILTIN_ATTRS = frozenset({"serial", "turn_no", "cached", "computed"})

@@ -32,9 +32,13 @@ HOMES: dict[str, tuple[Place, ...]] = {
     **{v: (Place.EVICT,) for v in ("size", "age", "last", "waiting")},
     "waited": (Place.QUEUE,),
     "present": (Place.PS,),
-    **{v: (Place.BUDGET, Place.COST, Place.SERVE) for v in _TOTALS},
-    **{v: (Place.COST,) for v in ("tokens", "prefilled", "attention")},
-    **{v: (Place.SERVE,) for v in ("decoding", "admission", "remaining")},
+    **{v: (Place.BUDGET, Place.COST, Place.SERVE, Place.ITERATION) for v in _TOTALS},
+    **{v: (Place.COST, Place.ITERATION) for v in ("tokens", "prefilled", "attention")},
+    **{v: (Place.SERVE, Place.PREEMPT) for v in ("decoding", "admission")},
+    "remaining": (Place.SERVE,),
+    # pyserq 0.1.4's claims and preempt keys
+    **{v: (Place.ITERATION,) for v in ("demand", "served", "arrived")},
+    "position": (Place.PREEMPT,),
 }
 assert set(HOMES) | {"now"} == CONTEXT_VARS
 
@@ -45,6 +49,15 @@ def check(kernel: ast.Module) -> Iterator[Diagnostic]:
         if site.place is Place.CONSTANT:
             continue
         for n in names(site.expr):
+            if n.name == "now" and site.place is Place.GIVEN:
+                yield Diagnostic.error(
+                    codes.MOMENT,
+                    n.span,
+                    "a claim's `given` may not read `now`: it is a condition on one "
+                    "session's attributes",
+                    notes=(f"in {site.owner}",),
+                )
+                continue
             if n.name == "now" and site.place is Place.ARRIVAL:
                 yield Diagnostic.error(
                     codes.MOMENT,
