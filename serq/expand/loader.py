@@ -9,8 +9,8 @@ read once; a file that uses itself through a chain is a cycle, reported at the
 from __future__ import annotations
 
 import os
-from dataclasses import replace
 from collections.abc import Callable
+from dataclasses import replace
 
 from serq.diagnostics import Label, codes
 from serq.expand.context import Context

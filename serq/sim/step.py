@@ -43,6 +43,7 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
+from serq.sim.claims import demand as claims_demand
 from serq.sim.errors import SimError
 from serq.sim.holds import innermost
 from serq.sim.pools import GrowWait
@@ -122,6 +123,7 @@ class StepStage(StageBase):
         "admitted",
         "verdict",
         "spans",
+        "claims",
         "_pending",
         "_budget0",
         "_chunk",
@@ -165,6 +167,7 @@ class StepStage(StageBase):
         self.admitted = False  # the plan admitted a session
         self.verdict: Any = None  # a fastforward.Verdict when spans may be skipped
         self.spans: list[StepStage] = []  # the world's candidates for `extend`
+        self.claims: Any = None  # the run's `Claims` when a claim reads this stage's iterations
         self._pending = -1  # the end event of a candidate iteration
         self._budget0 = 0.0
         self._chunk = INF
@@ -366,6 +369,10 @@ class StepStage(StageBase):
         engine.tokens = tokens
         engine.prefilled = prefilled
         engine.attention = attention
+        if self.claims is not None:  # a claim over iterations reads the planned iteration
+            self.claims.iteration(
+                self.index, claims_demand(self.residents, chunk), self.world.arrivals
+            )
         c = self.cost(blank)
         self.busy = True
         self.recorder.iteration(self.index, now, prefills, decodes, tokens, now + c)
@@ -955,6 +962,8 @@ class StepStage(StageBase):
         # the iteration's shape lasts until now, not until the next one starts: the
         # residents may stall on a growth and the stage not iterate (as the reference)
         self.recorder.iteration_end(self.index, now)
+        if self.claims is not None:
+            self.claims.iteration_end(self.index, sum(r.tokens for r in scheduled))
         finished = []
         for r in scheduled:
             t = r.tokens
