@@ -134,7 +134,7 @@ class Holds:
             reserve = spec.reserves[i]
             if reserve is not None:
                 need = max(u, pool.round_up(reserve(a)))
-            if pool.allocated + need > pool.cap:
+            if pool.allocated + pool.held + need > pool.cap:
                 return False
             units.append(u)
         run.units_now = units
@@ -153,8 +153,10 @@ class Holds:
             reuse = spec.reuse(a)
         consumed = 0.0
         parts = []
-        for pool, units in zip(run.pools, run.units_now, strict=True):
+        for i, (pool, units) in enumerate(zip(run.pools, run.units_now, strict=True)):
             part = HoldPart(pool, run)
+            if pool.reserve_held and spec.reserves[i] is not None:
+                part.reserve = pool.round_up(spec.reserves[i](a))
             if caching:
                 part.consumed = pool.cache.consume(s, reuse)
                 consumed = max(consumed, part.consumed)
@@ -274,14 +276,14 @@ class Holds:
         if part is None:
             raise SimError(origin, f"grow outside a hold of pool `{pool.name}`")
         delta = pool.round_up(part.alloc + amount) - part.alloc
-        if pool.allocated + delta <= pool.cap:  # stalled growers do not stop one that fits
-            self._apply_grow(pool, part, delta)
+        if pool.committed() + pool.growth(part, delta) <= pool.cap:  # stalled growers do not
+            self._apply_grow(pool, part, delta)  # stop one that fits
             return True
         if not pool.lifo:
             self._stall(s, pool, part, amount)
             return False
         preempted = False
-        while pool.allocated + delta > pool.cap:
+        while pool.committed() + pool.growth(part, delta) > pool.cap:
             victim = pool.victim(innermost)
             if victim is None:
                 break
@@ -290,7 +292,7 @@ class Holds:
             if victim.run.session is s:
                 self.world.retry_pools()
                 return False
-        if pool.allocated + delta > pool.cap:
+        if pool.committed() + pool.growth(part, delta) > pool.cap:
             self._stall(s, pool, part, amount)
             return False
         self._apply_grow(pool, part, delta)
@@ -301,6 +303,7 @@ class Holds:
     def _apply_grow(self, pool: Pool, part: HoldPart, delta: float) -> None:
         part.alloc += delta
         pool.allocated += delta
+        pool.grew(part, delta)
         pool.dirty = True
         pool.evict(self.recorder)
 
@@ -319,7 +322,7 @@ class Holds:
             wait = growers[0]
             part = wait.part
             delta = pool.round_up(part.alloc + wait.amount) - part.alloc
-            if pool.allocated + delta > pool.cap:
+            if pool.committed() + pool.growth(part, delta) > pool.cap:
                 break
             growers.popleft()
             self._apply_grow(pool, part, delta)
@@ -368,7 +371,7 @@ class Holds:
                         self.release_part(s, part)
                 if frame.hold is run:
                     break
-        self.join(s, run.spec, at_front=True)
+        self.join(s, run.spec, at_front=not pool.requeue_tail)
 
 
 def innermost(s: Session, pool: Pool) -> HoldPart | None:

@@ -47,6 +47,7 @@ from serq.sim.claims import demand as claims_demand
 from serq.sim.errors import SimError
 from serq.sim.holds import innermost
 from serq.sim.pools import GrowWait
+from serq.sim.preempt import resident_by_keys
 from serq.sim.session import AT_STAGE, READY
 from serq.sim.stages import StageBase
 
@@ -491,7 +492,7 @@ class StepStage(StageBase):
         need = target - part.alloc
         if need <= 0:
             return True
-        while pool.allocated + need > pool.cap:
+        while pool.allocated + pool.held + pool.growth(part, need) > pool.cap:
             if not pool.lifo:
                 # preempt none: it waits, growing nothing (the reference grows no part of
                 # a growth that does not fit), among the pool's growers: the settle grows
@@ -520,6 +521,7 @@ class StepStage(StageBase):
                 return False
         part.alloc += need
         pool.allocated += need
+        pool.grew(part, need)
         pool.dirty = True
         pool.evict(self.recorder)
         return True
@@ -529,6 +531,8 @@ class StepStage(StageBase):
         step stage whose memory `pool` is (spec §3, preempt lifo)."""
         if pool is not self.memory:
             return pool.victim(innermost)
+        if pool.preempt_keys:
+            return resident_by_keys(pool, self.world.steps, innermost)
         best = None
         newest = -INF
         for stage in self.world.steps:  # every engine whose memory this pool is

@@ -116,6 +116,8 @@ class World:
             if isinstance(pool.evict, ir.By):
                 evict_keys = [exprs.compile(k, streams["eviction"]) for k in pool.evict.keys]
             self.pools.append(Pool(i, pool, engine, queue_keys, evict_keys))
+            if pool.preempt_keys:  # `preempt by (keys)`
+                self.pools[-1].preempt_keys = tuple(exprs.compile(k) for k in pool.preempt_keys)
             self.pools[-1].cache.blank = self.blank
         for pool, runtime in zip(program.pools, self.pools, strict=True):
             if pool.spill is not None:
@@ -125,6 +127,8 @@ class World:
         self.spans: list[StepStage] = []  # step stages whose iteration may become a span
         for s in self.steps:
             s.bind(self)
+        if any(p.preempt == "by" or p.reserve_held for p in program.pools):
+            fast_forward = False  # spans know only `preempt lifo` and plain admission
         if fast_forward and self.steps:
             for stage, verdict in zip(self.stages, fastforward.analyse(program), strict=True):
                 if verdict is not None and verdict.skips:
