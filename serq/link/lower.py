@@ -94,9 +94,7 @@ class _Lowering:
             for i in items
             if isinstance(i, ast.Gauge)
         )
-        claims = tuple(
-            c for i in items if isinstance(i, ast.Claim) for c in self.claim(i, stages)
-        )
+        claims = tuple(c for i in items if isinstance(i, ast.Claim) for c in self.claim(i, stages))
         if self.r.failed or self.broken or self.scope.diagnostics:
             return None
         return ir.Program(

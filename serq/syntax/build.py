@@ -96,10 +96,9 @@ class Builder:
 
     def _argument(self, t: Tree, name: Token, call: Tree) -> ast.Let:
         """let NAME = args.number("ARG", default);: an input of the program."""
-        module, func, args = call.children
+        callee, args = call.children
         given = [] if args is None else list(args.children)
-        if f"{module}.{func}" != "args.number":
-            return ast.Let(self.ident(name), self.r_library_call(call), self.span(t))
+        del callee  # ARGS_NUMBER, the one library function
         if (
             len(given) != 2
             or not isinstance(given[0], Token)
@@ -114,14 +113,9 @@ class Builder:
         return ast.Let(self.ident(name), self.build(given[1]), self.span(t), arg)
 
     def r_library_call(self, t: Tree) -> ast.Call:
-        """`lib.f(...)` anywhere but as a let's value: only `args.number` exists, there."""
-        module, func, _ = t.children
-        called = f"{module}.{func}"
-        if called == "args.number":
-            self.error(self.span(t), "`args.number` is the whole value of a `let`")
-        else:
-            self.error(self.span(t), f"unknown library function `{called}`")
-        return ast.Call(ast.Ident(called, self.span(t)), (), self.span(t))
+        """`args.number(...)` anywhere but as the whole value of a let."""
+        self.error(self.span(t), "`args.number` is the whole value of a `let`")
+        return ast.Call(ast.Ident("args.number", self.span(t)), (), self.span(t))
 
     def r_claim_item(self, t: Tree) -> ast.Claim:
         name, given, body = t.children
@@ -254,6 +248,7 @@ class Builder:
         keys, requeue = t.children
         word = None if requeue is None else self.ident(requeue.children[0])
         return self.option(t, "preempt by", keys=self.exprs(keys), target=word)
+
     r_queue_fifo = _bare("queue fifo")
     r_queue_by = _keyed("queue by")
     r_admit_via = _targeted("admit via")
