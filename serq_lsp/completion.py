@@ -28,6 +28,7 @@ ITEMS = (
     "server",
     "run",
     "gauge",
+    "claim",
     "fn",
 )
 STATEMENTS = (
@@ -51,7 +52,7 @@ STATEMENTS = (
     "tool",
     "transfer",
 )
-POOL_OPTIONS = ("cap", "block", "evict", "preempt", "admit", "queue", "spill")
+POOL_OPTIONS = ("cap", "block", "evict", "preempt", "admit", "queue", "spill", "reserve")
 STEP_OPTIONS = ("budget", "cost", "chunk", "serve", "memory")
 CLAUSES = ("arrive", "trace", "init", "turn", "session", "hidden")
 SETTINGS = ("horizon", "warmup", "seed", "arrivals")

@@ -23,6 +23,7 @@ from serq.syntax import ast
 from serq.vocabulary import (
     BUILTIN_ATTRS,
     CLAIM_AGGREGATES,
+    CLAIM_CONTEXT,
     CONTEXT_VARS,
     MATH_FUNCS,
     OBSERVABLES,
@@ -147,7 +148,7 @@ class _Builder:
             if env.queue:
                 candidates.append((namespace, f"{env.queue}.{name}"))
             candidates.append((namespace, name))
-        if name in CONTEXT_VARS:
+        if name in CONTEXT_VARS or name in CLAIM_CONTEXT:
             fallback: Key = ("context", name)
         elif name in BUILTIN_ATTRS or name in TRACE_ATTRS or name == "inf":
             fallback = ("builtin", name)

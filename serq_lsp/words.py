@@ -3,7 +3,7 @@ distributions, context variables and built-in attributes (for hover, completion,
 
 from __future__ import annotations
 
-from serq.vocabulary import BUILTIN_ATTRS, CONTEXT_VARS, TRACE_ATTRS
+from serq.vocabulary import BUILTIN_ATTRS, CLAIM_CONTEXT, CONTEXT_VARS, TRACE_ATTRS
 
 KEYWORDS: dict[str, str] = {
     "let": "Names a constant: `let NAME = expr;`, folded before the program runs.",
@@ -186,7 +186,7 @@ CONTEXT_MEANINGS: dict[str, str] = {
     "arrived": "the sessions arrived so far",
     "position": "where the candidate victim's hold on the pool is now",
 }
-assert set(CONTEXT_MEANINGS) == CONTEXT_VARS
+assert set(CONTEXT_MEANINGS) == CONTEXT_VARS | CLAIM_CONTEXT
 
 BUILTIN_MEANINGS: dict[str, str] = {
     "serial": "the session's serial number",

@@ -20,7 +20,7 @@ from serq import ir
 from serq.diagnostics import Label, Span, codes
 from serq.ir import arith
 from serq.syntax import ast
-from serq.vocabulary import CLAIM_AGGREGATES, CONTEXT_VARS, OBSERVABLES
+from serq.vocabulary import CLAIM_AGGREGATES, CLAIM_CONTEXT, CONTEXT_VARS, OBSERVABLES
 
 if TYPE_CHECKING:
     from serq.link.resolve import Family, Scope
@@ -199,7 +199,7 @@ class _Expr:
             if self.constant:
                 return self.not_constant(span, f"`{name}` is a session attribute")
             return ir.Attr(self.scope.attrs[name])
-        if name in CONTEXT_VARS:
+        if name in CONTEXT_VARS or name in CLAIM_CONTEXT:
             if self.constant and not self.draws:
                 return self.not_constant(span, f"`{name}` is a context variable")
             return ir.Ctx(name)

@@ -331,7 +331,7 @@ function buildGrammar(keywords, vocab) {
           {
             // `args.number("name", default)`: a program argument (`use "std/args";`).
             name: 'support.function.library.serq',
-            match: '\\bargs\\s*\\.\\s*number\\b',
+            match: '\\b(?:args)\\b\\s*\\.\\s*number\\b',
           },
           {
             // a claim's aggregates of the run's observations: `total(obs)`, ...

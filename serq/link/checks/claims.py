@@ -18,7 +18,7 @@ from serq.diagnostics import Diagnostic, Label, codes
 from serq.expand.walk import walk
 from serq.link.checks.places import Place, attributes, sites
 from serq.syntax import ast
-from serq.vocabulary import CLAIM_AGGREGATES, OBSERVABLES
+from serq.vocabulary import CLAIM_AGGREGATES, CLAIM_CONTEXT, OBSERVABLES
 
 # What a claim over iterations may read of the deployment, as the iteration starts.
 ITERATION_OBSERVABLES = frozenset({"queue", "busy", "used", "free", "holders", "queued"})
@@ -74,7 +74,10 @@ def _fault(place: Place, n: ast.Node, attrs: set[str]) -> str | None:  # noqa: C
     if isinstance(n, ast.Name) and n.name in attrs:
         whom = "the stage" if place is Place.ITERATION else "the run"
         kind = "a claim over iterations" if place is Place.ITERATION else "a claim `at end`"
-        return f"`{n.name}` is a session attribute, and {kind} reads {whom}, not a session"
+        message = f"`{n.name}` is a session attribute, and {kind} reads {whom}, not a session"
+        if n.name in CLAIM_CONTEXT:
+            message += f" (the context variable `{n.name}` is hidden by the attribute: rename it)"
+        return message
     if call in OBSERVABLES:
         if place is Place.AT_END:
             return (

@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from serq.diagnostics import Diagnostic, codes
-from serq.link.checks.places import Place, names, sites
+from serq.link.checks.places import Place, attributes, names, sites
 from serq.syntax import ast
-from serq.vocabulary import CONTEXT_VARS
+from serq.vocabulary import CLAIM_CONTEXT, CONTEXT_VARS
 
 _TOTALS = frozenset({"residents", "decoders", "kv_decode", "kv_prefill"})
 
@@ -40,15 +40,18 @@ HOMES: dict[str, tuple[Place, ...]] = {
     **{v: (Place.ITERATION,) for v in ("demand", "served", "arrived")},
     "position": (Place.PREEMPT,),
 }
-assert set(HOMES) | {"now"} == CONTEXT_VARS
+assert set(HOMES) | {"now"} == CONTEXT_VARS | CLAIM_CONTEXT
 
 
 def check(kernel: ast.Module) -> Iterator[Diagnostic]:
     """E-moment for every context variable of `kernel` read outside its place."""
+    attrs = attributes(kernel)  # an attribute named like a claim's context variable wins
     for site in sites(kernel):
         if site.place is Place.CONSTANT:
             continue
         for n in names(site.expr):
+            if n.name in CLAIM_CONTEXT and n.name in attrs:
+                continue
             if n.name == "now" and site.place is Place.GIVEN:
                 yield Diagnostic.error(
                     codes.MOMENT,
