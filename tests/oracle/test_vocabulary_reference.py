@@ -259,7 +259,9 @@ def _diff(mine, theirs, path="") -> list[str]:
         if not isinstance(mine, list) or len(mine) != len(theirs):
             return [f"{path}: {mine!r} != reference {theirs!r}"]
         return [
-            d for i, (a, b) in enumerate(zip(mine, theirs)) for d in _diff(a, b, f"{path}[{i}]")
+            d
+            for i, (a, b) in enumerate(zip(mine, theirs, strict=True))
+            for d in _diff(a, b, f"{path}[{i}]")
         ]
     if isinstance(theirs, (int, float)) and isinstance(mine, (int, float)):
         if mine == theirs or math.isclose(mine, theirs, rel_tol=1e-9, abs_tol=1e-9):
