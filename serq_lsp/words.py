@@ -150,7 +150,7 @@ FUNCTIONS: dict[str, tuple[tuple[str, ...], str]] = {
     "largest": (("obs",), "the largest sample of the observation, 0 for none (at end)"),
     "prefix_total": (
         ("obs",),
-        "the sum of the prefix sums of the samples, largest first (a claim `at end`)",
+        "the sum of the prefix sums of the samples, smallest first (a claim `at end`)",
     ),
 }
 

@@ -14,7 +14,8 @@
 - `at end (P)` is read when the run ends, unless sessions are still live then
   (`not_evaluated`); its aggregates count every sample of the observation, the warm-up's
   too: `total`, `count`, `largest` (0 for none) and `prefix_total`, the sum of the
-  prefix sums of the samples in descending order (Σ_k k·x_(k), x_(1) ≥ x_(2) ≥ …).
+  prefix sums of the samples in ascending order (Σ_k (n - k + 1)·x_(k), x_(1) ≤ x_(2) ≤ …:
+  the total completion time of jobs of those lengths served shortest first).
 """
 
 from __future__ import annotations
@@ -131,7 +132,7 @@ class Claims:
             return math.fsum(values)
         if func == "largest":
             return max(values, default=0.0)
-        ordered = sorted(values, reverse=True)  # prefix_total
+        ordered = sorted(values)  # prefix_total: the prefix sums, smallest sample first
         return math.fsum((len(ordered) - k) * x for k, x in enumerate(ordered))
 
     # ------------------------------------------------------------------ the report

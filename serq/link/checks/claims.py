@@ -29,7 +29,14 @@ def check(kernel: ast.Module) -> Iterator[Diagnostic]:
     """E-structure for every claim or preempt key of `kernel` that reads what it may not."""
     attrs = attributes(kernel)
     for site in sites(kernel):
+        observed = {  # `total(obs)`: `obs` names an observation, not an attribute
+            id(n.args[0])
+            for n in walk(site.expr)
+            if isinstance(n, ast.Call) and n.func.name in CLAIM_AGGREGATES and n.args
+        }
         for n in walk(site.expr):
+            if id(n) in observed:
+                continue
             message = _fault(site.place, n, attrs)
             if message is not None:
                 yield Diagnostic.error(
