@@ -55,6 +55,11 @@ def _bound(rng: random.Random) -> str:
     return rng.choice(CONSTANTS)
 
 
+def _aggregate_bound(rng: random.Random) -> str:
+    """A bound an aggregate is near (whole and half numbers up to 60), or an extreme."""
+    return rng.choice((*CONSTANTS, *(str(k / 2) for k in range(0, 121, 3))))
+
+
 def _step_program(rng: random.Random, lifo: bool) -> str:
     n = rng.randint(1, 5)
     bs = rng.choice((1, 2, 4))
@@ -108,7 +113,9 @@ def _step_program(rng: random.Random, lifo: bool) -> str:
             f"  claim c{i}{given}: {quant} iteration of engine ({var} {op} {_bound(rng)});"
         )
     agg = rng.choice(("total", "count", "largest", "prefix_total"))
-    claims.append(f"  claim fin: at end ({agg}(lat) {rng.choice(('>=', '<'))} {_bound(rng)});")
+    claims.append(
+        f"  claim fin: at end ({agg}(lat) {rng.choice(('>=', '<'))} {_aggregate_bound(rng)});"
+    )
     return f"""fn main() {{
   pool kv {{ cap {blocks} * {bs}; block {bs}; evict lru; {preempt} {held}admit via engine; }}
   stage engine : step {{ budget {budget}; cost {cost}; {chunk}memory kv; }}
