@@ -357,6 +357,7 @@ class StatsRecorder:
         observes = {
             name: _observe(name, *self._samples[i]) for i, name in enumerate(self.program.observes)
         }
+        claims = tuple(getattr(outcome, "claims", ()))  # a recorder's caller may have none
         gauges = {
             g.name: _gauge(
                 g.name, *self._gauge_points[i], self.warmup, end, i not in self._gauge_unordered
@@ -386,8 +387,8 @@ class StatsRecorder:
             gauges=gauges,
             stages=stages,
             pools=pools,
-            notes=(*_notes(self.program, observes), *_livelocks(pools), *_claim_notes(outcome)),
-            claims=tuple(outcome.claims),
+            notes=(*_notes(self.program, observes), *_livelocks(pools), *_claim_notes(claims)),
+            claims=claims,
         )
 
     def _end_iteration(self, s: _Stage, now: float) -> None:
@@ -495,10 +496,10 @@ def is_test(expr: ir.Expr) -> bool:
     )
 
 
-def _claim_notes(outcome: Outcome) -> list[str]:
+def _claim_notes(claims: tuple) -> list[str]:
     """A note for each claim that failed or was never witnessed: when, and what it read."""
     notes = []
-    for row in outcome.claims:
+    for row in claims:
         if row.result == "fails":
             read = ", ".join(f"{name} = {arith_repr(value)}" for name, value in row.values)
             when = "at the end" if row.kind == "at_end" else "first at"
