@@ -53,9 +53,12 @@ def expand_source(
     path: str = "<input>",
     cache: ItemCache | None = None,
     sets: Mapping[str, str | float] | None = None,
+    defs: Mapping[str, str] | None = None,
 ) -> tuple[ast.Module | None, list[Diagnostic]]:
-    """The kernel of the program `text` (the contents of `path`), with the `let` constants
-    named in `sets` given those values (see `override_lets`), and every diagnostic so far.
+    """The kernel of the program `text` (the contents of `path`), with the program's
+    arguments and `let` constants named in `sets` given those values (see
+    `override_lets`), the expression definitions named in `defs` given those bodies (see
+    `override_defs`), and every diagnostic so far.
 
     The kernel is None when `text` has syntax errors, which the expander does not
     read past, or when serq itself failed (an `E-internal` diagnostic says so)."""
@@ -64,6 +67,9 @@ def expand_source(
     module = parsed.module
     if sets:
         module, overridden = override_lets(module, sets)
+        diagnostics.extend(overridden)
+    if defs:
+        module, overridden = override_defs(module, defs)
         diagnostics.extend(overridden)
     if any(d.severity >= Severity.ERROR for d in diagnostics):
         return None, diagnostics
@@ -81,13 +87,14 @@ def link_source(
     path: str = "<input>",
     cache: ItemCache | None = None,
     sets: Mapping[str, str | float] | None = None,
+    defs: Mapping[str, str] | None = None,
 ) -> tuple[Program | None, list[Diagnostic]]:
-    """The IR of the program `text` (the contents of `path`), with the `let` overrides
-    `sets`, and every diagnostic so far.
+    """The IR of the program `text` (the contents of `path`), with the overrides `sets`
+    and `defs` (see `expand_source`), and every diagnostic so far.
 
     The program is None when any phase found an error: the linker does not run on a
     program with syntax or expansion errors, and it reports every error of its own."""
-    kernel, diagnostics = expand_source(text, path, cache, sets)
+    kernel, diagnostics = expand_source(text, path, cache, sets, defs)
     if kernel is None or any(d.severity >= Severity.ERROR for d in diagnostics):
         return None, diagnostics
     try:
@@ -108,16 +115,26 @@ def set_source(name: str, value: str | float) -> tuple[str, str]:
     return f"<--set {name}>", f"let {name} = {text};"
 
 
+def def_source(name: str, body: str) -> tuple[str, str]:
+    """The file name and text `override_defs` parses `--def name=body` from."""
+    return f"<--def {name}>", f"let {name} = {body};"
+
+
 def override_lets(
     module: ast.Module, sets: Mapping[str, str | float]
 ) -> tuple[ast.Module, list[Diagnostic]]:
-    """`module` with the value of each `let NAME` named in `sets` replaced by the value
-    given there (an expression's text or a number), and the diagnostics of the values
-    that cannot be: a name no `let` declares, text that is not one expression, NaN.
+    """`module` with the value of each program argument (`let x = args.number("NAME",
+    default);`) or else `let NAME` named in `sets` replaced by the value given there (an
+    expression's text or a number), and the diagnostics of the values that cannot be: a
+    name no argument or `let` declares (with the close one, if any), text that is not
+    one expression, NaN.
 
     This is `serq run --set NAME=VALUE`: the value is parsed as the `let` would be and
-    replaces the declared one before expansion, so it is folded wherever the let is."""
-    declared = [item.name.name for item in module.all_items() if isinstance(item, ast.Let)]
+    replaces the declared one (an argument's default) before expansion, so it is folded
+    wherever the let is."""
+    lets = [item for item in module.all_items() if isinstance(item, ast.Let)]
+    arguments = {i.argument.name: i.name.name for i in lets if i.argument is not None}
+    declared = [item.name.name for item in lets]
     values: dict[str, ast.Expr] = {}
     diagnostics: list[Diagnostic] = []
     for name, value in sets.items():
@@ -136,23 +153,94 @@ def override_lets(
                 message = f"--set {name}: `{value}` is not one expression"
                 diagnostics.append(Diagnostic.error(codes.PARSE, start, message))
             continue
-        if name not in declared:
-            known = ", ".join(dict.fromkeys(declared)) or "none (the program has no `let`)"
-            diagnostics.append(
-                Diagnostic.error(
-                    codes.UNKNOWN_NAME,
-                    items[0].name.span,
-                    f"unknown --set constant `{name}`",
-                    help=f"--set overrides a declared `let`; available constants: {known}",
-                )
-            )
+        target = arguments.get(name, name if name in declared else None)
+        if target is None:
+            names = [*arguments, *(n for n in declared if n not in arguments.values())]
+            diagnostics.append(_unknown_override(name, items[0].name.span, names))
             continue
-        values[name] = items[0].value
+        values[target] = items[0].value
 
     def override(items: tuple[ast.Item, ...]) -> tuple[ast.Item, ...]:
         return tuple(
             replace(item, value=values[item.name.name])
             if isinstance(item, ast.Let) and item.name.name in values
+            else item
+            for item in items
+        )
+
+    main = module.main
+    if main is not None:
+        main = replace(main, items=override(main.items))
+    return replace(module, items=override(module.items), main=main), diagnostics
+
+
+def _unknown_override(name: str, span: Span, names: list[str]) -> Diagnostic:
+    """A usage error: `--set name` names no argument and no `let` of `names`."""
+    import difflib
+
+    close = difflib.get_close_matches(name, names, n=1)
+    known = ", ".join(dict.fromkeys(names)) or "none"
+    help_ = f"--set gives a program argument (`args.number`) or a `let`; the program has: {known}"
+    if close:
+        help_ = f"did you mean `{close[0]}`? " + help_
+    return Diagnostic.error(
+        codes.UNKNOWN_NAME, span, f"unknown --set argument or constant `{name}`", help=help_
+    )
+
+
+def override_defs(
+    module: ast.Module, defs: Mapping[str, str]
+) -> tuple[ast.Module, list[Diagnostic]]:
+    """`module` with the body of each expression definition (`def NAME(...) { expr }`)
+    named in `defs` replaced by the expression text given there, which reads the def's
+    parameters, and the diagnostics of those that cannot be: a name no `def` declares
+    (with the close one), a `def` of statements, text that is not one expression.
+
+    This is `serq run --def NAME=EXPR` (pyserq 0.1.4's `defs=`)."""
+    declared = {i.name.name: i for i in module.all_items() if isinstance(i, ast.DefExpr)}
+    blocks = {i.name.name: i for i in module.all_items() if isinstance(i, ast.DefBlock)}
+    bodies: dict[str, ast.Expr] = {}
+    diagnostics: list[Diagnostic] = []
+    for name, body in defs.items():
+        file, text = def_source(name, body)
+        start = Span(file, 0, len(text), 1, 1, 1, len(text) + 1)
+        if name in blocks:
+            diagnostics.append(
+                Diagnostic.error(
+                    codes.WRONG_KIND,
+                    blocks[name].name.span,
+                    f"--def {name}: `def {name}` is statements; --def replaces the body of an "
+                    "expression definition",
+                )
+            )
+            continue
+        if name not in declared:
+            import difflib
+
+            close = difflib.get_close_matches(name, list(declared), n=1)
+            known = ", ".join(declared) or "none"
+            help_ = "--def replaces the body of a `def NAME(...) { expr }`; "
+            help_ += f"the program has: {known}"
+            if close:
+                help_ = f"did you mean `{close[0]}`? " + help_
+            diagnostics.append(
+                Diagnostic.error(codes.UNKNOWN_NAME, start, f"unknown --def `{name}`", help=help_)
+            )
+            continue
+        parsed = parse(text, file)
+        items = parsed.module.items
+        if parsed.diagnostics or len(items) != 1 or not isinstance(items[0], ast.Let):
+            diagnostics.extend(parsed.diagnostics)
+            if not parsed.diagnostics:
+                message = f"--def {name}: `{body}` is not one expression"
+                diagnostics.append(Diagnostic.error(codes.PARSE, start, message))
+            continue
+        bodies[name] = items[0].value
+
+    def override(items: tuple[ast.Item, ...]) -> tuple[ast.Item, ...]:
+        return tuple(
+            replace(item, body=bodies[item.name.name])
+            if isinstance(item, ast.DefExpr) and item.name.name in bodies
             else item
             for item in items
         )

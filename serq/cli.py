@@ -2,8 +2,9 @@
 `serq sweep FILE`, `serq plot RESULTS` (or `serq plot --dump DIR`), `serq explain [CODE]`.
 
 Exit status: 0 when every file is clean, 1 when any has an error, 2 on a usage
-error or a file that cannot be read. Whatever the input, the command reports
-diagnostics, never a Python traceback.
+error (a `--set` or `--def` name the program does not declare, too) or a file that
+cannot be read, 3 for `serq run --claims-fail` when a claim failed. Whatever the input,
+the command reports diagnostics, never a Python traceback.
 """
 
 from __future__ import annotations
@@ -29,6 +30,7 @@ EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 SEED_RANGE = f"a whole number from {SEED_MIN} to {SEED_MAX}"
+EXIT_CLAIMS = 3  # `serq run --claims-fail`: a claim failed
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -45,6 +47,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     check.add_argument("files", nargs="+", metavar="FILE", help="a .sq file")
     check.add_argument("--json", action="store_true", help="print the diagnostics as a JSON list")
+    _override_options(check)
     _color_option(check)
     expand = commands.add_parser(
         "expand",
@@ -70,6 +73,7 @@ def _parser() -> argparse.ArgumentParser:
         "--arrivals", type=_count, metavar="N", help="override the run block's arrivals"
     )
     ir.add_argument("--compact", action="store_true", help="print the JSON on one line")
+    _override_options(ir)
     _color_option(ir)
     run = commands.add_parser(
         "run",
@@ -84,15 +88,13 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--horizon", type=_number, metavar="T", help="override the horizon")
     run.add_argument("--warmup", type=_time, metavar="T", help="override the warm-up")
     run.add_argument("--arrivals", type=_count, metavar="N", help="override the arrivals")
-    run.add_argument(
-        "--set",
-        type=_assignment,
-        action="append",
-        default=[],
-        metavar="NAME=VALUE",
-        help="give the `let NAME` the value VALUE (an expression; repeatable)",
-    )
+    _override_options(run)
     run.add_argument("--json", action="store_true", help="print the report as JSON")
+    run.add_argument(
+        "--claims-fail",
+        action="store_true",
+        help="exit with status 3 when a claim fails or is never witnessed (for CI)",
+    )
     run.add_argument(
         "--no-fast-forward",
         dest="fast_forward",
@@ -203,6 +205,29 @@ def _plot_parser(commands: Any) -> None:
     _color_option(plot)
 
 
+def _override_options(command: argparse.ArgumentParser) -> None:
+    """`--set NAME=VALUE` and `--def NAME=EXPR`, which check, ir and run take."""
+    command.add_argument(
+        "--set",
+        type=_assignment,
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help='give the program argument NAME (declared `args.number("NAME", default)`) or '
+        "else the `let NAME` the value VALUE, an expression (repeatable)",
+    )
+    command.add_argument(
+        "--def",
+        dest="defs",
+        type=_assignment,
+        action="append",
+        default=[],
+        metavar="NAME=EXPR",
+        help="replace the body of the expression definition `def NAME(...) { expr }` by "
+        "EXPR, which may read its parameters (repeatable)",
+    )
+
+
 def _color_option(command: argparse.ArgumentParser) -> None:
     """`--color auto|always|never`, which every command takes."""
     command.add_argument(
@@ -297,17 +322,24 @@ def _check(args: argparse.Namespace) -> int:
             unreadable = True
             continue
         sources[path] = loaded
-        diagnostics.extend(api.check_source(loaded, path))
+        sets, defs = dict(args.set), dict(args.defs)
+        diagnostics.extend(api.link_source(loaded, path, sets=sets, defs=defs)[1])
+        _override_sources(sources, sets, defs)
     if args.json:
         print(json.dumps([to_json(d) for d in diagnostics], indent=2))
     else:
         color = {"auto": None, "always": True, "never": False}[args.color]
         print_diagnostics(diagnostics, sources, file=sys.stderr, color=color)
-    if unreadable:
+    if unreadable or _bad_override(diagnostics):
         return EXIT_USAGE
     if any(d.severity >= Severity.ERROR for d in diagnostics):
         return EXIT_ERRORS
     return EXIT_OK
+
+
+def _bad_override(diagnostics: list[Diagnostic]) -> bool:
+    """Whether a `--set` or `--def` value failed: a usage error, not the program's."""
+    return any(d.span.file.startswith(("<--set ", "<--def ")) for d in diagnostics)
 
 
 def _expand(args: argparse.Namespace) -> int:
@@ -351,7 +383,8 @@ def _ir(args: argparse.Namespace) -> int:
     if isinstance(loaded, Diagnostic):
         print_diagnostics([loaded], {}, file=sys.stderr, color=_color(args))
         return EXIT_USAGE
-    program, diagnostics = api.link_source(loaded, path)
+    sets, defs = dict(args.set), dict(args.defs)
+    program, diagnostics = api.link_source(loaded, path, sets=sets, defs=defs)
     text: str | None = None
     if program is not None:
         printed = api.format_ir(
@@ -362,6 +395,7 @@ def _ir(args: argparse.Namespace) -> int:
         else:
             text = printed
     sources = {path: loaded}
+    _override_sources(sources, sets, defs)
     for d in diagnostics:  # an error may lie in a `use`d library
         if d.span.file not in sources:
             library = api.read_source(d.span.file)
@@ -370,6 +404,8 @@ def _ir(args: argparse.Namespace) -> int:
     print_diagnostics(diagnostics, sources, file=sys.stderr, color=_color(args))
     if text is not None:
         sys.stdout.write(text + "\n")
+    if _bad_override(diagnostics):
+        return EXIT_USAGE
     if any(d.severity >= Severity.ERROR for d in diagnostics):
         return EXIT_ERRORS
     return EXIT_OK
@@ -383,7 +419,7 @@ def _run(args: argparse.Namespace) -> int:
     if isinstance(loaded, Diagnostic):
         print_diagnostics([loaded], {}, file=sys.stderr, color=_color(args))
         return EXIT_USAGE
-    sets = dict(args.set)
+    sets, defs = dict(args.set), dict(args.defs)
     compiled, diagnostics = sim_api.compile_program(
         loaded,
         path,
@@ -392,6 +428,7 @@ def _run(args: argparse.Namespace) -> int:
         warmup=args.warmup,
         arrivals=args.arrivals,
         sets=sets,
+        defs=defs,
     )
     report = None
     if compiled is not None:
@@ -406,10 +443,10 @@ def _run(args: argparse.Namespace) -> int:
         finally:
             bar.close()
         diagnostics = [*diagnostics, *ran]
-    sources = sim_api.sources(path, loaded, sets, diagnostics)
+    sources = sim_api.sources(path, loaded, sets, diagnostics, defs)
     print_diagnostics(diagnostics, sources, file=sys.stderr, color=_color(args))
     if report is None:
-        return EXIT_ERRORS
+        return EXIT_USAGE if _bad_override(diagnostics) else EXIT_ERRORS
     if args.json:
         print(report.json(indent=2))
     else:
@@ -418,8 +455,22 @@ def _run(args: argparse.Namespace) -> int:
         color = _color(args)
         render_text(report, _console(force_terminal=color, no_color=color is False))
     if args.dump is not None:
-        return _dump(report, args)
+        status = _dump(report, args)
+        if status != EXIT_OK:
+            return status
+    if args.claims_fail and report.claims_failed():
+        return EXIT_CLAIMS
     return EXIT_OK
+
+
+def _override_sources(sources: dict[str, str], sets: dict, defs: dict) -> None:
+    """Add the texts `--set` and `--def` values are parsed from (diagnostics point there)."""
+    for name, value in sets.items():
+        file, text = api.set_source(name, value)
+        sources[file] = text
+    for name, body in defs.items():
+        file, text = api.def_source(name, body)
+        sources[file] = text
 
 
 def _dump(report: Report, args: argparse.Namespace) -> int:

@@ -25,6 +25,18 @@ CONTEXT_VARS = frozenset(
     }
 )
 
+# Context variables of pyserq 0.1.4's vocabulary: read in a claim over a step stage's
+# iterations (`demand`, the tokens the residents would take with no budget; `served`, the
+# tokens served so far; `arrived`, the sessions arrived so far) and in a pool's preempt
+# keys (`position`, where the candidate victim's hold is now). Unlike `CONTEXT_VARS` they
+# are not reserved: the spec does not name them, and `set arrived = now;` is a program of
+# the spec's, so a session attribute of that name wins, and is refused where only the
+# context variable may be read.
+CLAIM_CONTEXT = frozenset({"demand", "served", "arrived", "position"})
+
+# The aggregates of a run's observations a claim `at end` reads: `total(obs)` ...
+CLAIM_AGGREGATES = frozenset({"total", "count", "largest", "prefix_total"})
+
 # Attributes every session has; the trace ones exist with a trace.
 BUILTIN_ATTRS = frozenset({"serial", "turn_no", "cached", "computed"})
 TRACE_ATTRS = frozenset({"new", "out", "think", "more", "forced"})

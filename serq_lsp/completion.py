@@ -30,6 +30,7 @@ ITEMS = (
     "server",
     "run",
     "gauge",
+    "claim",
     "fn",
 )
 STATEMENTS = (
@@ -53,7 +54,7 @@ STATEMENTS = (
     "tool",
     "transfer",
 )
-POOL_OPTIONS = ("cap", "block", "evict", "preempt", "admit", "queue", "spill")
+POOL_OPTIONS = ("cap", "block", "evict", "preempt", "admit", "queue", "spill", "reserve")
 STEP_OPTIONS = ("budget", "cost", "chunk", "serve", "memory")
 CLAUSES = ("arrive", "trace", "init", "turn", "session", "hidden")
 SETTINGS = ("horizon", "warmup", "seed", "arrivals")
@@ -84,7 +85,15 @@ _PLACE_VARIABLES = {
     ),
     "evict by": ("size", "age", "last", "waiting"),
     "queue by": ("waited",),
+    "preempt by": ("decoding", "admission", "position"),
 }
+# What a claim over iterations reads of the iteration (pyserq 0.1.4).
+_ITERATION_VARIABLES = (
+    *_PLACE_VARIABLES["cost"],
+    "demand",
+    "served",
+    "arrived",
+)
 _KINDS = {
     "let": types.CompletionItemKind.Constant,
     "def": types.CompletionItemKind.Function,
@@ -115,6 +124,7 @@ def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:
     if found is not None and found.nothing:  # only punctuation fits, or in a comment/string
         return []
     path = _path(analysis.module, offset)
+    _OFFSET[0] = offset
     if found is None:  # the item is broken before the cursor: judge by the AST
         keywords, expression = _keywords(path)
         names = expression or not keywords
@@ -149,6 +159,16 @@ def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:
             )
             for f, (p, _) in words.FUNCTIONS.items()
         ]
+        if any(isinstance(n, ast.Let) for n in path):  # a program argument
+            items.append(
+                types.CompletionItem(
+                    label="args.number",
+                    kind=types.CompletionItemKind.Function,
+                    detail='args.number("name", default): a program argument (use "std/args";)',
+                    insert_text='args.number("$1", $2)',
+                    insert_text_format=types.InsertTextFormat.Snippet,
+                )
+            )
     return items
 
 
@@ -204,7 +224,14 @@ def _context_variables(path: list) -> tuple[str, ...]:
             return ("now", "present")
         if isinstance(node, ast.Spill):
             return ("now", *_PLACE_VARIABLES["evict by"])
+        if isinstance(node, ast.Claim) and node.kind != "at_end":
+            given = node.given is not None and node.given.span.start <= _OFFSET[0]
+            given = given and _OFFSET[0] <= node.given.span.end
+            return () if given else ("now", *_ITERATION_VARIABLES)
     return ("now",)
+
+
+_OFFSET = [0]  # the offset `complete` is at, for `_context_variables`
 
 
 def _names(analysis: Analysis, path: list) -> list[types.CompletionItem]:
@@ -214,6 +241,8 @@ def _names(analysis: Analysis, path: list) -> list[types.CompletionItem]:
     libraries = [o for o in analysis.index.elsewhere if o.kind == "def"]  # `use`d `def`s
     for occ in [*analysis.index.symbols(), *libraries]:
         if occ.kind in ("parameter", "binding") and id(occ.node) not in enclosing:
+            continue
+        if occ.kind == "claim":  # a claim's name is read by nothing
             continue
         if occ.key in seen:
             continue

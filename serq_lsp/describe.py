@@ -192,7 +192,28 @@ def _generic(analysis: Analysis, decl: Occurrence, all_decls: list[Occurrence]) 
     return text
 
 
+def _claim(analysis: Analysis, decl: Occurrence, _: list[Occurrence]) -> str:
+    """A claim: its text, and in words what it checks and when."""
+    item: ast.Claim = decl.node
+    if item.kind == "at_end":
+        when = "once, when the run ends (not evaluated while sessions are live then), on the "
+        when += "run's aggregates"
+    else:
+        stage = print_node(item.stage) if item.stage is not None else "?"
+        quantifier = "every" if item.kind == "every_iteration" else "at least one"
+        when = f"as {quantifier} iteration of step stage `{stage}` starts, once it is planned"
+    text = f"claim: checks `{print_node(item.pred)}` {when}"
+    if item.given is not None:
+        text += (
+            f"; only while every arriving session satisfies `{print_node(item.given)}` "
+            "(else it is out of scope)"
+        )
+    return _code(print_node(item)) + f"\n\n{text}. `serq run` reports it; `--claims-fail` "
+    "exits 3 when it fails."
+
+
 _DESCRIBERS = {
+    "claim": _claim,
     "let": _let,
     "def": _def,
     "pool": _pool,

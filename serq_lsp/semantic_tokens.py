@@ -47,6 +47,7 @@ _BY_KIND = {
     "mark": "event",
     "statistic": "variable",
     "gauge": "variable",
+    "claim": "event",
     "parameter": "parameter",
     "binding": "parameter",
 }

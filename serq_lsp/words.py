@@ -4,7 +4,7 @@ distributions, context variables and built-in attributes (for hover, completion,
 from __future__ import annotations
 
 from serq import builtins
-from serq.vocabulary import BUILTIN_ATTRS, CONTEXT_VARS, TRACE_ATTRS
+from serq.vocabulary import BUILTIN_ATTRS, CLAIM_CONTEXT, CONTEXT_VARS, TRACE_ATTRS
 
 KEYWORDS: dict[str, str] = {
     "let": "Names a constant: `let NAME = expr;`, folded before the program runs.",
@@ -75,7 +75,8 @@ KEYWORDS: dict[str, str] = {
     "cap": "The pool's capacity in units.",
     "block": "The pool's block size: allocation and caching in whole blocks.",
     "evict": "The pool's eviction order: `evict lru;` or `evict by (keys);`.",
-    "preempt": "Which resident gives way when a growing run does not fit: `lifo` or `none`.",
+    "preempt": "Which resident gives way when a growing run does not fit: `lifo`, `none` or "
+    "`by (keys) [requeue tail|head]` (the smallest keys, ties to the newest).",
     "admit": "`admit via S;`: the pool's queue is admitted by step stage S.",
     "via": "`admit via S;`: the step stage that admits this pool's queue.",
     "spill": "`spill POOL via STAGE (amount) when (test);`: moves evicted entries elsewhere.",
@@ -102,11 +103,38 @@ KEYWORDS: dict[str, str] = {
     "by": "Orders by keys, ascending: `by (k1, k2, ...)`.",
     "in": "`choose i in n` or an aggregate's range 0 .. n-1.",
     "exclusive": "`serve exclusive prefill`: one prefill alone or a decode-only batch.",
+    "args": '`args.number("name", default)`: an input of the program (`use "std/args";`), '
+    "given with `serq run --set name=VALUE` or the API's `sets=`.",
+    "claim": "A property the run checks and reports: `claim NAME [given (cond)]: every "
+    "iteration of E (p);`, `some iteration of E (p);` or `at end (p);`.",
+    "given": "`claim NAME given (cond): ...`: the claim applies only while every session that "
+    "arrives satisfies cond (read once, at its arrival, after `init`).",
+    "every": "`every iteration of E (p)`: p must hold as each iteration of step stage E starts.",
+    "some": "`some iteration of E (p)`: p must hold as at least one iteration of E starts.",
+    "iteration": "One scheduler step of a step stage; a claim reads it as it starts.",
+    "of": "`every iteration of E` / `some iteration of E`: the step stage a claim watches.",
+    "requeue": "`preempt by (keys) requeue tail|head;`: where the victim goes back in the "
+    "pool's queue (default: head).",
+    "tail": "`requeue tail`: the preempted request waits behind every other.",
+    "head": "`requeue head`: the preempted request is the next one admitted.",
+    "held": "`reserve held;`: a holder's reservation stays counted against admission and "
+    "growth until it releases, not only at its admission.",
 }
 
 # Built-in functions and distributions: parameter names and what they give (serq.builtins).
 FUNCTIONS: dict[str, tuple[tuple[str, ...], str]] = {
-    name: (tuple(p.name for p in b.params), b.meaning) for name, b in builtins.FUNCTIONS.items()
+    **{
+        name: (tuple(p.name for p in b.params), b.meaning)
+        for name, b in builtins.FUNCTIONS.items()
+    },
+    # the run's aggregates a claim `at end` reads
+    "total": (("obs",), "the sum of every sample of the observation (a claim `at end`)"),
+    "count": (("obs",), "the number of samples of the observation (a claim `at end`)"),
+    "largest": (("obs",), "the largest sample of the observation, 0 for none (at end)"),
+    "prefix_total": (
+        ("obs",),
+        "the sum of the prefix sums of the samples, smallest first (a claim `at end`)",
+    ),
 }
 DISTRIBUTIONS: dict[str, tuple[tuple[str, ...], str]] = {
     name: (tuple(p.name for p in b.params), b.meaning) for name, b in builtins.DRAWS.items()
@@ -130,8 +158,12 @@ CONTEXT_MEANINGS: dict[str, str] = {
     "decoding": "1 for a decoding resident",
     "admission": "the resident's admission sequence number",
     "remaining": "the tokens the resident's run has left",
+    "demand": "the tokens the residents would take in the iteration with no budget",
+    "served": "the tokens the stage's finished iterations served",
+    "arrived": "the sessions arrived so far",
+    "position": "where the candidate victim's hold on the pool is now",
 }
-assert set(CONTEXT_MEANINGS) == CONTEXT_VARS
+assert set(CONTEXT_MEANINGS) == CONTEXT_VARS | CLAIM_CONTEXT
 
 BUILTIN_MEANINGS: dict[str, str] = {
     "serial": "the session's serial number",

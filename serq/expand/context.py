@@ -144,6 +144,7 @@ class Context:
     lets: dict[str, float] = field(default_factory=dict)
     origins: list[Origin] = field(default_factory=list)
     fn_main: bool = False
+    std_args: bool = False  # the program has `use "std/args";`
 
     def error(
         self,

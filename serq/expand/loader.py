@@ -10,11 +10,15 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
+from dataclasses import replace
 
 from serq.diagnostics import Label, codes
 from serq.expand.context import Context
 from serq.syntax import ParseResult, ast, parse
 from serq.syntax.source_text import decode
+
+# The libraries serq supplies itself: `use "std/args";` makes `args.number` available.
+STD_LIBRARIES = ("std/args",)
 
 # A loader reads and parses a file: its parse, or the reason it could not be read.
 Loader = Callable[[str], "ParseResult | str"]
@@ -35,7 +39,20 @@ def flatten(module: ast.Module, ctx: Context, load: Loader = read_file) -> list[
     place of its `use`; the `use` items themselves are gone."""
     ctx.fn_main = module.main is not None
     seen: set[str] = set()
-    return _items(module.all_items(), module.file, ctx, load, seen, [_key(module.file)], True)
+    items = _items(module.all_items(), module.file, ctx, load, seen, [_key(module.file)], True)
+    out = []
+    for item in items:  # an input is its value from here on (sets replaced it before)
+        if isinstance(item, ast.Let) and item.argument is not None:
+            if not ctx.std_args:
+                ctx.error(
+                    codes.USE,
+                    item.argument.span,
+                    '`args.number` needs `use "std/args";`',
+                    help='add `use "std/args";` at the top of the file',
+                )
+            item = replace(item, argument=None)
+        out.append(item)
+    return out
 
 
 def _key(path: str) -> str:
@@ -70,6 +87,9 @@ def _items(
 def _use(
     item: ast.Use, file: str, ctx: Context, load: Loader, seen: set[str], chain: list[str]
 ) -> list[ast.Item]:
+    if item.path in STD_LIBRARIES:
+        ctx.std_args = True
+        return []
     base = os.path.dirname(file) if file and not file.startswith("<") else "."
     path = os.path.join(base, item.path)
     key = _key(path)

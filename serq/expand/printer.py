@@ -71,7 +71,7 @@ class _Printer:
         self.main_dialect = main_dialect
         self._lines: dict[type, Callable] = {
             # items
-            ast.Let: lambda n: [f"let {n.name.name} = {self.expr(n.value)};"],
+            ast.Let: lambda n: [f"let {n.name.name} = {self._let_value(n)};"],
             ast.Use: lambda n: [f'use "{n.path}";'],
             ast.DefExpr: self._def_expr,
             ast.DefBlock: lambda n: self._block(f"def {n.name.name}({_names(n.params)})", n.body),
@@ -87,6 +87,7 @@ class _Printer:
             ast.Share: lambda n: [f"share {n.policy};"],
             ast.Pull: self._pull,
             ast.Gauge: lambda n: [f"gauge {n.name.name} = {self.expr(n.value)};"],
+            ast.Claim: lambda n: [self._claim(n)],
             ast.ErrorItem: lambda n: [ERROR],
             ast.FnMain: self._fn_main,
             # options, kinds, clauses, members
@@ -258,7 +259,25 @@ class _Printer:
             return [f"arrive {n.process};"]
         return [f"arrive {n.process}({self.expr(n.arg)});"]
 
+    def _let_value(self, n: ast.Let) -> str:
+        if n.argument is None:
+            return self.expr(n.value)
+        return f'args.number("{n.argument.name}", {self.expr(n.value)})'
+
+    def _claim(self, n: ast.Claim) -> str:
+        given = "" if n.given is None else f" given ({self.expr(n.given)})"
+        if n.kind == "at_end":
+            body = f"at end ({self.expr(n.pred)})"
+        else:
+            quantifier = "every" if n.kind == "every_iteration" else "some"
+            stage = "?" if n.stage is None else self.expr(n.stage)
+            body = f"{quantifier} iteration of {stage} ({self.expr(n.pred)})"
+        return f"claim {n.name.name}{given}: {body};"
+
     def _option(self, n: ast.Option) -> str:
+        if n.key == "preempt by":
+            requeue = "" if n.target is None else f" requeue {n.target.name}"
+            return f"preempt by ({self.exprs(n.keys)}){requeue};"
         words = [n.key]
         if n.target is not None:
             words.append(n.target.name)

@@ -14,9 +14,11 @@ from serq.ir import arith
 from serq.ir.codec import IR_VERSION, IRFormatError, from_json, to_json
 from serq.ir.expr import (
     BINARY_OPS,
+    CLAIM_AGGREGATES,
     POOL_OBSERVABLES,
     STAGE_OBSERVABLES,
     UNARY_OPS,
+    Aggregate,
     Attr,
     Binary,
     Call,
@@ -32,7 +34,9 @@ from serq.ir.expr import (
 )
 from serq.ir.program import (
     BUILTIN_ATTRS,
+    CLAIM_KINDS,
     PREEMPTS,
+    REQUEUES,
     RUN_MODES,
     SHARES,
     SLOT,
@@ -41,6 +45,7 @@ from serq.ir.program import (
     Branch,
     By,
     Choose,
+    Claim,
     Closed,
     Delay,
     Drop,
@@ -91,11 +96,16 @@ __all__ = [
     "Observable",
     "Cost",
     "Draw",
+    "Aggregate",
+    "CLAIM_AGGREGATES",
     "UNARY_OPS",
     "BINARY_OPS",
     "POOL_OBSERVABLES",
     "STAGE_OBSERVABLES",
     # statements
+    "Claim",
+    "CLAIM_KINDS",
+    "REQUEUES",
     "Stmt",
     "Turn",
     "Set",

@@ -127,4 +127,16 @@ class Draw:
     origin: Span
 
 
-Expr = Num | Attr | Ctx | Unary | Binary | Cond | Call | Observable | Cost | Draw
+@dataclass(frozen=True, slots=True)
+class Aggregate:
+    """total(obs), count(obs), largest(obs), prefix_total(obs): an aggregate of every sample
+    of observation `stat` (warm-up included), read by a claim `at end`; `func` is one of
+    `CLAIM_AGGREGATES`."""
+
+    func: str
+    stat: int
+
+
+CLAIM_AGGREGATES = ("total", "count", "largest", "prefix_total")
+
+Expr = Num | Attr | Ctx | Unary | Binary | Cond | Call | Observable | Cost | Draw | Aggregate

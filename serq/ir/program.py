@@ -19,7 +19,9 @@ from serq.ir.expr import Expr, Ref
 BUILTIN_ATTRS = ("cached", "serial", "turn_no", "new", "out", "think", "more", "forced", "computed")
 SLOT = {name: slot for slot, name in enumerate(BUILTIN_ATTRS)}
 RUN_MODES = ("plain", "prefill", "decode")
-PREEMPTS = ("none", "lifo")
+PREEMPTS = ("none", "lifo", "by")
+REQUEUES = ("head", "tail")
+CLAIM_KINDS = ("every_iteration", "some_iteration", "at_end")
 SHARES = ("maxmin", "bottleneck")
 
 # ----------------------------------------------------------------- statements
@@ -202,7 +204,10 @@ class Spill:
 @dataclass(frozen=True, slots=True)
 class Pool:
     """One member of `pool NAME [N] { ... }`: `cap` may be inf, `block` None when the pool
-    has none, `preempt` one of `PREEMPTS`, `admit_via` a stage member."""
+    has none, `preempt` one of `PREEMPTS`, `admit_via` a stage member. `preempt` "by"
+    chooses the victim by ascending `preempt_keys` (ties: the most recently admitted) and
+    puts it back at the `requeue` end of the queue (one of `REQUEUES`); `reserve_held`
+    keeps each holder's reservation counted until it releases (`reserve held;`)."""
 
     name: str
     index: int | None
@@ -214,6 +219,9 @@ class Pool:
     spill: Spill | None
     admit_via: int | None
     origin: Span
+    preempt_keys: tuple[Expr, ...] = ()
+    requeue: str = "head"
+    reserve_held: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,6 +321,20 @@ class Gauge:
     origin: Span
 
 
+@dataclass(frozen=True, slots=True)
+class Claim:
+    """claim NAME [given (given)]: KIND (pred);: `kind` one of `CLAIM_KINDS`, `stage` the
+    step stage member of an iteration claim (None for `at end`); `given` reads one
+    session's attributes, `pred` the iteration's context or the run's aggregates."""
+
+    name: str
+    given: Expr | None
+    kind: str
+    stage: int | None
+    pred: Expr
+    origin: Span
+
+
 # --------------------------------------------------------------------- program
 
 
@@ -343,3 +365,4 @@ class Program:
     arrivals: int | None
     share: str | None
     gauges: tuple[Gauge, ...]
+    claims: tuple[Claim, ...] = ()

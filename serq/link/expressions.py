@@ -21,7 +21,7 @@ from serq.diagnostics import Label, Span, codes
 from serq.expand.walk import walk
 from serq.ir import arith
 from serq.syntax import ast
-from serq.vocabulary import CONTEXT_VARS, OBSERVABLES
+from serq.vocabulary import CLAIM_AGGREGATES, CLAIM_CONTEXT, CONTEXT_VARS, OBSERVABLES
 
 if TYPE_CHECKING:
     from serq.link.resolve import Family, Scope
@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 _POOL_FUNCS = frozenset(ir.POOL_OBSERVABLES) | {"blocksize"}
 _STAGE_FUNCS = frozenset(ir.STAGE_OBSERVABLES)
 _ARITY = {**{f: n for f, (n, _) in arith.FUNCTIONS.items()}, "cost": 2, "price": 3}
-_FUNCTION_NAMES = frozenset(arith.FUNCTIONS) | OBSERVABLES | {"cost"}
+_FUNCTION_NAMES = frozenset(arith.FUNCTIONS) | OBSERVABLES | {"cost"} | CLAIM_AGGREGATES
 _LANGUAGE = CONTEXT_VARS | {"inf"}
 MAX_MEMBERS = 1_000_000  # the largest family a program may declare
 
@@ -241,7 +241,7 @@ class _Expr:
             if self.constant:
                 return self.not_constant(span, f"`{name}` is a session attribute")
             return ir.Attr(self.scope.attrs[name])
-        if name in CONTEXT_VARS:
+        if name in CONTEXT_VARS or name in CLAIM_CONTEXT:
             if self.constant and not self.draws:
                 return self.not_constant(span, f"`{name}` is a context variable")
             return ir.Ctx(name)
@@ -426,6 +426,8 @@ class _Expr:
             )
         if func in arith.FUNCTIONS:
             return ir.Call(func, tuple(self.visit(a) for a in e.args))
+        if func in CLAIM_AGGREGATES:
+            return self.aggregate(e)
         if self.constant:
             return self.not_constant(e.span, f"`{func}(...)` reads the deployment's state")
         if func == "cost":
@@ -440,6 +442,27 @@ class _Expr:
         if func == "blocksize":
             return self.blocksize(e, target)
         return ir.Observable(func, target, args, e.span)
+
+    def aggregate(self, e: ast.Call) -> ir.Expr:
+        """total(obs), count(obs), largest(obs), prefix_total(obs): `obs` an observation."""
+        func, arg = e.func.name, e.args[0]
+        if self.constant:
+            return self.not_constant(e.span, f"`{func}(...)` aggregates the run's observations")
+        name = _bare_name(arg)
+        if name is None:
+            return self.r.fail(
+                codes.WRONG_KIND, arg.span, f"`{func}` takes the name of an observation"
+            )
+        if name not in self.scope.observes:
+            candidates = dict(self.scope.observe_spans)
+            return self.unknown(
+                arg.span,
+                f"unknown observation `{name}`",
+                name,
+                candidates,
+                "an aggregate reads a statistic that an `observe` records",
+            )
+        return ir.Aggregate(func, self.scope.observes[name])
 
     def cost_target(self, node: ast.Expr) -> ir.Ref | None:
         """The pool or stage of `cost(X, e)`: a family needs no index (its unit is every

@@ -28,6 +28,8 @@ from serq.diagnostics import Span
 from serq.syntax import ast
 from serq.vocabulary import (
     BUILTIN_ATTRS,
+    CLAIM_AGGREGATES,
+    CLAIM_CONTEXT,
     CONTEXT_VARS,
     MATH_FUNCS,
     OBSERVABLES,
@@ -188,7 +190,7 @@ class _Builder:
             if env.queue:
                 candidates.append((namespace, f"{env.queue}.{name}"))
             candidates.append((namespace, name))
-        if name in CONTEXT_VARS:
+        if name in CONTEXT_VARS or name in CLAIM_CONTEXT:
             fallback: Key = ("context", name)
         elif name in BUILTIN_ATTRS or name in TRACE_ATTRS or name == "inf":
             fallback = ("builtin", name)
@@ -254,6 +256,15 @@ class _Builder:
         elif isinstance(item, ast.Gauge):
             self.declare(("stat", item.name.name), item.name, "gauge", item, env)
             self.expr(item.value, env)
+        elif isinstance(item, ast.Claim):
+            self.declare(("claim", item.name.name), item.name, "claim", item, env)
+            if item.given is not None:
+                self.expr(item.given, env)
+            if isinstance(item.stage, ast.Name):
+                self.resource(item.stage.ident, env)
+            elif item.stage is not None:
+                self.ref(item.stage, env)
+            self.expr(item.pred, env)
         elif isinstance(item, ast.Workload):
             for clause in item.clauses:
                 if isinstance(clause, ast.Hidden):
@@ -324,10 +335,14 @@ class _Builder:
             self.expr(node.body, inner)
         elif isinstance(node, ast.Call):
             name = node.func.name
-            fallback: Key = ("func", name) if name in MATH_FUNCS | OBSERVABLES else ("def", name)
+            builtin = MATH_FUNCS | OBSERVABLES | CLAIM_AGGREGATES
+            fallback: Key = ("func", name) if name in builtin else ("def", name)
             self.refer(node.func.span, [("def", name)], fallback)
             for arg in node.args:
-                self.expr(arg, env)
+                if name in CLAIM_AGGREGATES and isinstance(arg, ast.Name):  # `total(obs)`
+                    self.refer(arg.span, [("stat", arg.name)], ("stat", arg.name))
+                else:
+                    self.expr(arg, env)
         elif isinstance(node, ast.DefCall):
             self.refer(node.name.span, [("def", node.name.name)], ("def", node.name.name))
             for arg in node.args:
@@ -340,7 +355,7 @@ class _Builder:
             if node.gateway is not None:
                 self.resource(node.gateway, env)
         elif isinstance(node, ast.Option):
-            if node.target is not None:
+            if node.target is not None and node.key != "preempt by":  # `requeue tail`
                 self.resource(node.target, env)
             self.children(node, env, skip=("target",))
         elif isinstance(node, ast.Spill):

@@ -42,6 +42,7 @@ _KERNEL_ITEMS = (
     ast.RunSettings,
     ast.Share,
     ast.Gauge,
+    ast.Claim,
     ast.ErrorItem,
 )
 
@@ -94,6 +95,7 @@ class _Lowering:
             for i in items
             if isinstance(i, ast.Gauge)
         )
+        claims = tuple(c for i in items if isinstance(i, ast.Claim) for c in self.claim(i, stages))
         if self.r.failed or self.broken or self.scope.diagnostics:
             return None
         return ir.Program(
@@ -114,7 +116,41 @@ class _Lowering:
             arrivals=arrivals,
             share=shares[-1] if shares else None,
             gauges=gauges,
+            claims=claims,
         )
+
+    def claim(self, item: ast.Claim, stages: tuple[ir.Stage, ...]) -> list[ir.Claim]:
+        """The IR of one claim: an iteration claim names one step stage member."""
+        name = item.name.name
+        given = None if item.given is None else self.r.expr(item.given)
+        pred = self.r.expr(item.pred)
+        stage: int | None = None
+        if item.stage is not None:
+            ref = self.r.resource(item.stage, "stage")
+            if ref is None:
+                return []
+            index = 0
+            if ref.index is not None:
+                if not isinstance(ref.index, ir.Num):
+                    self.error(
+                        codes.INDEX,
+                        ref.origin,
+                        f"claim `{name}`: the stage of a claim is a member named by a "
+                        "constant index",
+                    )
+                    return []
+                index = int(ref.index.value)
+            stage = ref.base + index
+            if stage < len(stages) and not isinstance(stages[stage].kind, ir.Step):
+                self.error(
+                    codes.WRONG_KIND,
+                    ref.origin,
+                    f"claim `{name}`: `{stages[stage].name}` is not a step stage, and a claim "
+                    "over iterations reads a step stage's iterations",
+                    labels=(Label(stages[stage].origin, "declared here"),),
+                )
+                return []
+        return [ir.Claim(name, given, item.kind, stage, pred, item.span)]
 
     def leftover(self, item: ast.Item) -> None:
         """Report an item the kernel should not hold any more (a bug of the expander)."""
@@ -133,6 +169,8 @@ class _Lowering:
             return []
         name = item.name.name
         cap, evict, preempt, queue = math.inf, ir.Lru(), "none", ir.By(())
+        preempt_keys: tuple[ir.Expr, ...] = ()
+        requeue, reserve_held = "head", False
         spill: tuple[Family, Family, ir.Expr, ir.Expr, Span] | None = None
         admit: Family | None = None
         for option in item.options:
@@ -161,7 +199,13 @@ class _Lowering:
             elif key == "evict by":
                 evict = ir.By(tuple(self.r.expr(k) for k in option.keys))
             elif key in ("preempt none", "preempt lifo"):
-                preempt = key.split()[1]
+                preempt, preempt_keys, requeue = key.split()[1], (), "head"
+            elif key == "preempt by":
+                preempt = "by"
+                preempt_keys = tuple(self.r.expr(k) for k in option.keys)
+                requeue = "head" if option.target is None else option.target.name
+            elif key == "reserve held":
+                reserve_held = True
             elif key == "queue fifo":
                 queue = ir.By(())
             elif key == "queue by":
@@ -188,6 +232,9 @@ class _Lowering:
                     spill=spilled,
                     admit_via=None if admit is None else self.member(admit, i),
                     origin=item.name.span,
+                    preempt_keys=preempt_keys,
+                    requeue=requeue,
+                    reserve_held=reserve_held,
                 )
             )
         return members

@@ -1,9 +1,10 @@
 """The report as JSON: `serq run --json`, versioned by `SCHEMA`.
 
 The keys and their order are the reference's (`pyserq.Report.json()`, its report version
-1) with three more: `schema` first, then after the reference's keys `skipped` (per stage
-row, the iterations a step engine fast-forwarded) and `notes`. A number that does not exist (NaN) or
-is infinite (the half-width of fewer than 40 samples) is null, and a whole number is
+1, and 0.1.4's `claims` after `gauges` when the program has claims) with three more:
+`schema` first, then after the reference's keys `skipped` (per stage row, the iterations
+a step engine fast-forwarded) and `notes`. A number that does not exist (NaN) or is
+infinite (the half-width of fewer than 40 samples) is null, and a whole number is
 written without a fraction. Samples and change points are not in the JSON; `--dump`
 writes them (`serq.report.dump`).
 """
@@ -15,7 +16,7 @@ import math
 from dataclasses import fields
 from typing import Any
 
-from serq.report.model import Gauge, Observe, PoolRow, Report, StageRow
+from serq.report.model import ClaimRow, Gauge, Observe, PoolRow, Report, StageRow
 
 SCHEMA = 1  # bump on any change of a key's name, meaning or type
 
@@ -35,6 +36,7 @@ _OBSERVE = ("count", "mean", "ci", "cv2", "p99")
 _GAUGE = ("mean", "ci", "min", "max")
 _STAGE = tuple(f.name for f in fields(StageRow) if f.name != "skipped")  # the reference's
 _POOL = tuple(f.name for f in fields(PoolRow))
+_CLAIM = ("name", "kind", "result", "checked", "failures", "first", "note")  # the reference's
 
 
 class ReportFormatError(ValueError):
@@ -52,6 +54,10 @@ def to_dict(report: Report) -> dict[str, Any]:
     out["gauges"] = {
         name: {key: _number(getattr(g, key)) for key in _GAUGE} for name, g in report.gauges.items()
     }
+    if report.claims:  # as the reference, only for a program with claims
+        out["claims"] = [
+            {key: _number(getattr(row, key)) for key in _CLAIM} for row in report.claims
+        ]
     out["stages"] = [{key: _number(getattr(row, key)) for key in _STAGE} for row in report.stages]
     out["pools"] = [{key: _number(getattr(row, key)) for key in _POOL} for row in report.pools]
     out["skipped"] = [row.skipped for row in report.stages]
@@ -91,6 +97,10 @@ def from_json(text: str) -> Report:
             ),
             pools=tuple(PoolRow(**_row(row, _POOL)) for row in data["pools"]),
             notes=tuple(data.get("notes", ())),
+            claims=tuple(
+                ClaimRow(**{key: _read(c[key]) for key in _CLAIM if key != "note"}, note=c["note"])
+                for c in data.get("claims", ())
+            ),
         )
     except (KeyError, TypeError, AttributeError, json.JSONDecodeError) as error:
         raise ReportFormatError(f"not a serq report: {error}") from None

@@ -92,6 +92,25 @@ class PoolRow:
 
 
 @dataclass(frozen=True, slots=True)
+class ClaimRow:
+    """One claim's outcome, as pyserq 0.1.4 reports it: `kind` every_iteration,
+    some_iteration or at_end; `result` holds, fails, witnessed, not_witnessed,
+    out_of_scope or not_evaluated; `checked` the evaluations, `failures` those that were
+    false; `first` the time of the first failure (of the first witness for
+    some_iteration), NaN for none; `note` why it was not (wholly) evaluated, or None.
+    `values` is serq's own: what the predicate read at `first` (for the run's note)."""
+
+    name: str
+    kind: str
+    result: str
+    checked: int
+    failures: int
+    first: float
+    note: str | None
+    values: tuple[tuple[str, float], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
 class Report:
     """A run's report. `horizon` is the configured deadline and `end` the time the run
     stopped; averages and rates are over [warmup, end]. `notes` are remarks on the run
@@ -112,6 +131,15 @@ class Report:
     stages: tuple[StageRow, ...] = ()
     pools: tuple[PoolRow, ...] = ()
     notes: tuple[str, ...] = ()
+    claims: tuple[ClaimRow, ...] = ()
+
+    def claim(self, name: str) -> ClaimRow | None:
+        """The claim `name`, or None."""
+        return next((row for row in self.claims if row.name == name), None)
+
+    def claims_failed(self) -> list[ClaimRow]:
+        """The claims that failed or were never witnessed."""
+        return [row for row in self.claims if row.result in ("fails", "not_witnessed")]
 
     def observe(self, name: str) -> Observe | None:
         """The observation `name`, or None."""

@@ -49,6 +49,8 @@ def sections(report: Report, sparklines: bool = False) -> list[Table | str]:
     if report.pools:
         sections.append(_pools(report.pools))
         sections.append(_pool_events(report.pools))
+    if report.claims:
+        sections.append(_claims(report))
     sections.extend(f"[bold cyan]note[/]: {n}" for n in report.notes if n not in observed)
     return sections
 
@@ -157,6 +159,24 @@ def _pools(rows: tuple[PoolRow, ...]) -> Table:
     for p in rows:
         means = (p.mean_used, p.mean_cached, p.mean_queue, p.mean_holders, p.mean_wait)
         table.add_row(_member(p), *map(number, means), str(p.admissions))
+    return table
+
+
+_KINDS = {"every_iteration": "every iteration", "some_iteration": "some iteration"}
+
+
+def _claims(r: Report) -> Table:
+    table = _table("claim")
+    table.add_column("kind", no_wrap=True)
+    table.add_column("result", no_wrap=True)
+    for column in ("checked", "failures", "first"):
+        table.add_column(column, justify="right", no_wrap=True)
+    table.add_column("note")
+    for c in r.claims:
+        first = "-" if math.isnan(c.first) else number(c.first)
+        kind = _KINDS.get(c.kind, "at end")
+        cells = (c.name, kind, c.result, str(c.checked), str(c.failures), first, c.note or "")
+        table.add_row(*cells)
     return table
 
 

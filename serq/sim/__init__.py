@@ -42,6 +42,7 @@ class Outcome:
     ended: int = 0
     turns: int = 0
     errors: list[Diagnostic] = field(default_factory=list)
+    claims: tuple = ()  # the claims' `ClaimRow`s
 
 
 def simulate(
@@ -103,6 +104,8 @@ def simulate(
         outcome.arrivals = world.arrivals
         outcome.ended = world.ended
         outcome.turns = world.turns
+        if world.claims is not None and not outcome.errors:
+            outcome.claims = world.claims.rows(outcome.end, world.live)
     return outcome
 
 

@@ -52,11 +52,13 @@ def compile_program(
     warmup: float | None = None,
     arrivals: int | None = None,
     sets: Mapping[str, str | float] | None = None,
+    defs: Mapping[str, str] | None = None,
 ) -> tuple[Compiled | None, list[Diagnostic]]:
-    """The program `text` (the contents of `path`) linked with the `let` overrides `sets`
-    and the run settings given (None keeps the program's), and every diagnostic; the
-    program is None when there is an error."""
-    program, diagnostics = api.link_source(text, path, sets=sets)
+    """The program `text` (the contents of `path`) linked with the overrides `sets`
+    (program arguments and `let`s) and `defs` (expression definitions' bodies) and the
+    run settings given (None keeps the program's), and every diagnostic; the program is
+    None when there is an error."""
+    program, diagnostics = api.link_source(text, path, sets=sets, defs=defs)
     if program is None or any(d.severity >= Severity.ERROR for d in diagnostics):
         return None, diagnostics
     settings = {"seed": seed, "horizon": horizon, "warmup": warmup, "arrivals": arrivals}
@@ -115,10 +117,13 @@ def compile(
     warmup: float | None = None,
     arrivals: int | None = None,
     sets: Mapping[str, str | float] | None = None,
+    defs: Mapping[str, str] | None = None,
     fast_forward: bool = True,
 ) -> Compiled:
     """The program file `path`, or the program text `source`, linked with the overrides
-    of `serq run` (`sets`: `let` values by name, as numbers or expression text);
+    of `serq run` (`sets`: the values of program arguments, `args.number("name", d)`, or
+    of `let`s, by name, as numbers or expression text; `defs`: the bodies of expression
+    definitions by name, as text);
     `fast_forward=False` steps every step-engine iteration one at a time.
 
     Raises:
@@ -134,10 +139,17 @@ def compile(
     else:
         text, file = source, "<input>"
     compiled, diagnostics = compile_program(
-        text, file, seed=seed, horizon=horizon, warmup=warmup, arrivals=arrivals, sets=sets
+        text,
+        file,
+        seed=seed,
+        horizon=horizon,
+        warmup=warmup,
+        arrivals=arrivals,
+        sets=sets,
+        defs=defs,
     )
     if compiled is None:
-        raise ValueError(render(diagnostics, sources(file, text, sets, diagnostics)))
+        raise ValueError(render(diagnostics, sources(file, text, sets, diagnostics, defs)))
     return compiled if fast_forward else replace(compiled, fast_forward=False)
 
 
@@ -172,13 +184,17 @@ def sources(
     text: str | None,
     sets: Mapping[str, str | float] | None,
     diagnostics: Iterable[Diagnostic],
+    defs: Mapping[str, str] | None = None,
 ) -> dict[str, str]:
-    """The texts the renderer needs for `diagnostics`: the program's, the `--set` values'
-    and any library a diagnostic points into."""
+    """The texts the renderer needs for `diagnostics`: the program's, the `--set` and
+    `--def` values' and any library a diagnostic points into."""
     known = {} if text is None else {path: text}
     for name, value in (sets or {}).items():
         file, set_text = api.set_source(name, value)
         known[file] = set_text
+    for name, body in (defs or {}).items():
+        file, def_text = api.def_source(name, body)
+        known[file] = def_text
     for d in diagnostics:
         if d.span.file not in known and not d.span.file.startswith("<"):
             library = api.read_source(d.span.file)

@@ -49,6 +49,11 @@ class Engine:
         "decoding",
         "admission",
         "remaining",
+        # a claim over iterations' (pyserq 0.1.4), and a preempt key's
+        "demand",
+        "served",
+        "arrived",
+        "position",
     )
 
     def __init__(self) -> None:
@@ -63,6 +68,7 @@ class Engine:
         self.residents = self.decoders = self.kv_decode = self.kv_prefill = 0.0
         self.tokens = self.prefilled = self.attention = 0.0
         self.decoding = self.admission = self.remaining = 0.0
+        self.demand = self.served = self.arrived = self.position = 0.0
 
     def schedule(self, time: float, action: Action, arg: Any = None) -> int:
         """Call `action(arg)` at `time` (not before now); returns the event's sequence number."""

@@ -20,6 +20,7 @@ from typing import Any
 from serq.diagnostics import Diagnostic, Span, codes
 from serq.ir import arith
 from serq.ir.expr import (
+    Aggregate,
     Attr,
     Binary,
     Call,
@@ -43,6 +44,7 @@ _PLAIN = {"+", "-", "*"}
 _CONTEXT = {"now", "present", "size", "age", "last", "waiting", "waited"}
 _CONTEXT |= {"residents", "decoders", "kv_decode", "kv_prefill", "tokens", "prefilled"}
 _CONTEXT |= {"attention", "decoding", "admission", "remaining"}
+_CONTEXT |= {"demand", "served", "arrived", "position"}
 # The code of an observable of one argument, by name: `t` the member, `a` the session slot.
 _OBSERVABLE_CODE = {
     "used": "{t}.allocated",
@@ -85,6 +87,10 @@ def arith_repr(value: float) -> str:
     return str(int(value)) if value == math.floor(value) and abs(value) < 1e15 else repr(value)
 
 
+def _no_aggregates(func: str, stat: int) -> float:
+    raise AssertionError(f"`{func}` of observation {stat} read outside a claim `at end`")
+
+
 def _not_simulated(origin: Span, what: str) -> float:
     raise SimError(origin, f"`{what}` is not simulated yet")
 
@@ -111,6 +117,7 @@ class ExprCompiler:
             "_pow": arith.power,
             "_member": member,
             "_not_simulated": _not_simulated,
+            "_agg": _no_aggregates,
         }
         for name, (_, fn) in arith.FUNCTIONS.items():
             self.ns[f"_f_{name}"] = fn
@@ -203,6 +210,8 @@ class ExprCompiler:
             return self._draw(e)
         if isinstance(e, Observable):
             return self._observable(e)
+        if isinstance(e, Aggregate):  # a claim `at end`: `_agg` is `serq.sim.claims`'
+            return f"_agg({e.func!r}, {e.stat})", 1
         raise TypeError(f"not an expression: {e!r}")
 
     def _draw(self, e: Draw) -> tuple[str, int]:

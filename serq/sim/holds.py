@@ -149,7 +149,7 @@ class Holds:
             reserve = spec.reserves[i]
             if reserve is not None:
                 need = max(u, pool.round_up(_reserve(spec, i, a, pool)))
-            if pool.allocated + need > pool.cap:
+            if pool.allocated + pool.held + need > pool.cap:
                 return False
             units.append(u)
         run.units_now = units
@@ -168,8 +168,10 @@ class Holds:
             reuse = spec.reuse(a)
         consumed = 0.0
         parts = []
-        for pool, units in zip(run.pools, run.units_now, strict=True):
+        for i, (pool, units) in enumerate(zip(run.pools, run.units_now, strict=True)):
             part = HoldPart(pool, run)
+            if pool.reserve_held and spec.reserves[i] is not None:
+                part.reserve = pool.round_up(spec.reserves[i](a))
             if caching:
                 part.consumed = pool.cache.consume(s, reuse)
                 consumed = max(consumed, part.consumed)
@@ -293,8 +295,8 @@ class Holds:
         if not amount >= 0:
             raise out_of_domain(origin, f"the units of `grow {pool.name}`", amount, "at least 0")
         delta = pool.round_up(part.alloc + amount) - part.alloc
-        if pool.allocated + delta <= pool.cap:  # stalled growers do not stop one that fits
-            self._apply_grow(pool, part, delta)
+        if pool.committed() + pool.growth(part, delta) <= pool.cap:  # stalled growers do not
+            self._apply_grow(pool, part, delta)  # stop one that fits
             return True
         if not pool.lifo:
             if part.alloc + delta > pool.cap:
@@ -308,7 +310,7 @@ class Holds:
             self._stall(s, pool, part, amount)
             return False
         preempted = False
-        while pool.allocated + delta > pool.cap:
+        while pool.committed() + pool.growth(part, delta) > pool.cap:
             victim = pool.victim(innermost)
             if victim is None:
                 break
@@ -317,7 +319,7 @@ class Holds:
             if victim.run.session is s:
                 self.world.retry_pools()
                 return False
-        if pool.allocated + delta > pool.cap:
+        if pool.committed() + pool.growth(part, delta) > pool.cap:
             self._stall(s, pool, part, amount)
             return False
         self._apply_grow(pool, part, delta)
@@ -328,6 +330,7 @@ class Holds:
     def _apply_grow(self, pool: Pool, part: HoldPart, delta: float) -> None:
         part.alloc += delta
         pool.allocated += delta
+        pool.grew(part, delta)
         pool.dirty = True
         pool.evict(self.recorder)
 
@@ -346,7 +349,7 @@ class Holds:
             wait = growers[0]
             part = wait.part
             delta = pool.round_up(part.alloc + wait.amount) - part.alloc
-            if pool.allocated + delta > pool.cap:
+            if pool.committed() + pool.growth(part, delta) > pool.cap:
                 break
             growers.popleft()
             self._apply_grow(pool, part, delta)
@@ -407,7 +410,7 @@ class Holds:
                         self.release_part(s, part)
                 if frame.hold is run:
                     break
-        self.join(s, run.spec, at_front=True)
+        self.join(s, run.spec, at_front=not pool.requeue_tail)
 
 
 def _units(spec: HoldSpec, i: int, a: Any, pool: Pool) -> float:

@@ -23,7 +23,7 @@ class HoldPart:
     """A hold's allocation on one pool: `alloc` units, `position` the computed position a
     load reached (None while nothing advanced it)."""
 
-    __slots__ = ("pool", "alloc", "position", "run", "leased", "released", "consumed")
+    __slots__ = ("pool", "alloc", "position", "run", "leased", "released", "consumed", "reserve")
 
     def __init__(self, pool: Pool, run: Any) -> None:
         self.pool = pool
@@ -33,6 +33,7 @@ class HoldPart:
         self.leased = False
         self.released = False
         self.consumed = 0.0
+        self.reserve = 0.0  # the units its hold reserved (`reserve held` counts them)
 
     def computed(self) -> float:
         """The computed prefix: once a load moved any position of the hold, this part's
@@ -77,6 +78,10 @@ class Pool:
         "dirty",
         "spill",
         "origin",
+        "preempt_keys",
+        "requeue_tail",
+        "reserve_held",
+        "held",
         "_join_seq",
     )
 
@@ -92,7 +97,7 @@ class Pool:
         self.name = pool.name if pool.index is None else f"{pool.name}[{pool.index}]"
         self.cap = pool.cap
         self.block = pool.block if pool.block else None
-        self.lifo = pool.preempt == "lifo"
+        self.lifo = pool.preempt in ("lifo", "by")  # a growth that does not fit preempts
         self.keys = tuple(queue_keys)
         self.engine = engine
         self.allocated = 0.0
@@ -109,6 +114,14 @@ class Pool:
         self.dirty = False
         self.spill: Any = None
         self.origin = pool.origin
+        # `preempt by (keys) requeue tail|head`: the victim by ascending keys (the World
+        # compiles them), put back at the tail or the head of the queue
+        self.preempt_keys: tuple[Callable[[Any], float], ...] = ()
+        self.requeue_tail = pool.requeue == "tail"
+        # `reserve held`: each holder's reservation beyond its allocation stays counted
+        # against admission and growth (`held`, their sum) until it releases
+        self.reserve_held = pool.reserve_held
+        self.held = 0.0
         self._join_seq = 0
 
     # observables
@@ -189,6 +202,8 @@ class Pool:
         """Allocate `units` to `part`, the newest holder."""
         part.alloc = units
         self.allocated += units
+        if self.reserve_held:
+            self.held += max(0.0, part.reserve - units)
         self.holders[part] = None
         session = part.run.session
         sessions = self.sessions
@@ -199,6 +214,10 @@ class Pool:
 
     def remove_holder(self, part: HoldPart) -> None:
         """Give `part`'s allocation back."""
+        if self.reserve_held:
+            self.held -= max(0.0, part.reserve - part.alloc)
+            if self.held < 0 or not self.holders:
+                self.held = max(0.0, self.held)
         self.allocated -= part.alloc
         del self.holders[part]
         if not self.holders:
@@ -207,8 +226,31 @@ class Pool:
         part.released = True
         self.dirty = True
 
+    def committed(self) -> float:
+        """The units admission and growth count as taken: the allocation, and under
+        `reserve held` the holders' reservations beyond it."""
+        return self.allocated + self.held
+
+    def growth(self, part: HoldPart, need: float) -> float:
+        """What growing `part` by `need` units adds to `committed()`: `need`, less what
+        its own held reservation already covers."""
+        if not self.reserve_held:
+            return need
+        covered = min(need, max(0.0, part.reserve - part.alloc))
+        return need - covered
+
+    def grew(self, part: HoldPart, need: float) -> None:
+        """`part` grew by `need` (after `growth` said it fits): its held slack shrinks."""
+        if self.reserve_held:
+            self.held -= min(need, max(0.0, part.reserve - (part.alloc - need)))
+
     def victim(self, innermost: Callable[[Any, Pool], HoldPart | None]) -> HoldPart | None:
-        """The most recently admitted holder's innermost hold here that is not a lease."""
+        """The most recently admitted holder's innermost hold here that is not a lease;
+        under `preempt by` the holder with the smallest keys, ties to the newest."""
+        if self.preempt_keys:
+            from serq.sim.preempt import by_keys
+
+            return by_keys(self, innermost)
         for session in reversed(self.sessions):
             part = innermost(session, self)
             if part is not None:
@@ -218,8 +260,9 @@ class Pool:
     def evict(self, recorder: Any) -> None:
         """Evict cached entries until the allocation and the cache fit the capacity."""
         cache = self.cache
-        if self.allocated + cache.total > self.cap:
-            removed, units = cache.evict_to(self.cap - self.allocated)
+        taken = self.allocated + self.held
+        if taken + cache.total > self.cap:
+            removed, units = cache.evict_to(self.cap - taken)
             if units:
                 self.dirty = True
                 self.evict_counts(recorder, removed, units)

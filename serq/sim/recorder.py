@@ -23,6 +23,7 @@ import serq
 from serq import ir
 from serq.report import stats
 from serq.report.model import Gauge, Observe, PoolRow, Report, StageRow
+from serq.sim.exprs import arith_repr
 
 if TYPE_CHECKING:
     from serq.ir import Program
@@ -356,6 +357,7 @@ class StatsRecorder:
         observes = {
             name: _observe(name, *self._samples[i]) for i, name in enumerate(self.program.observes)
         }
+        claims = tuple(getattr(outcome, "claims", ()))  # a recorder's caller may have none
         gauges = {
             g.name: _gauge(
                 g.name, *self._gauge_points[i], self.warmup, end, i not in self._gauge_unordered
@@ -385,7 +387,8 @@ class StatsRecorder:
             gauges=gauges,
             stages=stages,
             pools=pools,
-            notes=(*_notes(self.program, observes), *_livelocks(pools)),
+            notes=(*_notes(self.program, observes), *_livelocks(pools), *_claim_notes(claims)),
+            claims=claims,
         )
 
     def _end_iteration(self, s: _Stage, now: float) -> None:
@@ -491,6 +494,23 @@ def is_test(expr: ir.Expr) -> bool:
     return (isinstance(expr, ir.Binary) and expr.op in TESTS) or (
         isinstance(expr, ir.Unary) and expr.op == "!"
     )
+
+
+def _claim_notes(claims: tuple) -> list[str]:
+    """A note for each claim that failed or was never witnessed: when, and what it read."""
+    notes = []
+    for row in claims:
+        if row.result == "fails":
+            read = ", ".join(f"{name} = {arith_repr(value)}" for name, value in row.values)
+            when = "at the end" if row.kind == "at_end" else "first at"
+            notes.append(
+                f"claim `{row.name}` fails: {when} {arith_repr(row.first)}"
+                + (f" ({read})" if read else "")
+                + ("" if row.kind == "at_end" else f", {row.failures} of {row.checked} iterations")
+            )
+        elif row.result == "not_witnessed":
+            notes.append(f"claim `{row.name}` is never witnessed in {row.checked} iterations")
+    return notes
 
 
 def _livelocks(pools: tuple[PoolRow, ...]) -> list[str]:

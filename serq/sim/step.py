@@ -45,9 +45,11 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
+from serq.sim.claims import demand as claims_demand
 from serq.sim.errors import SimError, bad_work, out_of_domain
 from serq.sim.holds import innermost
 from serq.sim.pools import GrowWait
+from serq.sim.preempt import resident_by_keys
 from serq.sim.session import AT_STAGE, READY
 from serq.sim.stages import StageBase
 
@@ -124,6 +126,7 @@ class StepStage(StageBase):
         "admitted",
         "verdict",
         "spans",
+        "claims",
         "_pending",
         "_budget0",
         "_chunk",
@@ -168,6 +171,7 @@ class StepStage(StageBase):
         self.admitted = False  # the plan admitted a session
         self.verdict: Any = None  # a fastforward.Verdict when spans may be skipped
         self.spans: list[StepStage] = []  # the world's candidates for `extend`
+        self.claims: Any = None  # the run's `Claims` when a claim reads this stage's iterations
         self._pending = -1  # the end event of a candidate iteration
         self._budget0 = 0.0
         self._chunk = INF
@@ -388,6 +392,10 @@ class StepStage(StageBase):
         engine.tokens = tokens
         engine.prefilled = prefilled
         engine.attention = attention
+        if self.claims is not None:  # a claim over iterations reads the planned iteration
+            self.claims.iteration(
+                self.index, claims_demand(self.residents, chunk), self.world.arrivals
+            )
         c = self.cost(blank)
         if not c >= 0:  # the clock never runs backwards
             raise out_of_domain(
@@ -545,7 +553,7 @@ class StepStage(StageBase):
         need = target - part.alloc
         if need <= 0:
             return True
-        while pool.allocated + need > pool.cap:
+        while pool.allocated + pool.held + pool.growth(part, need) > pool.cap:
             if not pool.lifo:
                 # preempt none: it waits, growing nothing (the reference grows no part of
                 # a growth that does not fit), among the pool's growers: the settle grows
@@ -574,6 +582,7 @@ class StepStage(StageBase):
                 return False
         part.alloc += need
         pool.allocated += need
+        pool.grew(part, need)
         pool.dirty = True
         pool.evict(self.recorder)
         return True
@@ -583,6 +592,8 @@ class StepStage(StageBase):
         step stage whose memory `pool` is (spec §3, preempt lifo)."""
         if pool is not self.memory:
             return pool.victim(innermost)
+        if pool.preempt_keys:
+            return resident_by_keys(pool, self.world.steps, innermost)
         best = None
         newest = -INF
         for stage in self.world.steps:  # every engine whose memory this pool is
@@ -1016,6 +1027,8 @@ class StepStage(StageBase):
         # the iteration's shape lasts until now, not until the next one starts: the
         # residents may stall on a growth and the stage not iterate (as the reference)
         self.recorder.iteration_end(self.index, now)
+        if self.claims is not None:
+            self.claims.iteration_end(self.index, sum(r.tokens for r in scheduled))
         finished = []
         for r in scheduled:
             t = r.tokens

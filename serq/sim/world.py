@@ -22,6 +22,7 @@ from typing import Any
 from serq import ir
 from serq.ir import SLOT
 from serq.sim import draws, fastforward, flows, straight
+from serq.sim.claims import Claims
 from serq.sim.core import Engine
 from serq.sim.errors import SimError
 from serq.sim.exprs import ExprCompiler, arith_repr
@@ -121,6 +122,8 @@ class World:
             if isinstance(pool.evict, ir.By):
                 evict_keys = [exprs.compile(k, streams["eviction"]) for k in pool.evict.keys]
             self.pools.append(Pool(i, pool, engine, queue_keys, evict_keys))
+            if pool.preempt_keys:  # `preempt by (keys)`
+                self.pools[-1].preempt_keys = tuple(exprs.compile(k) for k in pool.preempt_keys)
             self.pools[-1].cache.blank = self.blank
         for pool, runtime in zip(program.pools, self.pools, strict=True):
             if pool.spill is not None:
@@ -130,10 +133,15 @@ class World:
         self.spans: list[StepStage] = []  # step stages whose iteration may become a span
         for s in self.steps:
             s.bind(self)
+        if any(p.preempt == "by" or p.reserve_held for p in program.pools):
+            fast_forward = False  # spans know only `preempt lifo` and plain admission
         if fast_forward and self.steps:
             for stage, verdict in zip(self.stages, fastforward.analyse(program), strict=True):
                 if verdict is not None and verdict.skips:
                     stage.verdict = verdict
+        self.claims: Claims | None = None
+        if program.claims:
+            self._install_claims(program, exprs)
         # pools whose queue a step stage serves (admitted by its iterations, not here)
         self.served = frozenset(i for i, p in enumerate(program.pools) if p.admit_via is not None)
         self.workload = Workload(
@@ -148,7 +156,26 @@ class World:
         statements = StatementCompiler(program, self, exprs, streams["session"])
         self.session_block = statements.block(program.session)
         self.gauges = tuple(exprs.compile(g.value) for g in program.gauges)
-        self.straight = straight.plan(self, program, exprs, streams["session"])
+        self.straight = None
+        if self.claims is None:
+            self.straight = straight.plan(self, program, exprs, streams["session"])
+
+    def _install_claims(self, program: ir.Program, exprs: ExprCompiler) -> None:
+        """The run's claims: every sample goes to them too, and a step stage a claim reads
+        iterates one iteration at a time (a fast-forwarded span would skip their checks)."""
+        claims = self.claims = Claims(program, self.engine, exprs, self.blank)
+        for stage in claims.by_stage:
+            step = self.stages[stage]
+            step.claims = claims
+            step.verdict = None
+        if claims.samples:
+            record = self.recorder.observe
+
+            def observe(stat: int, now: float, session: int, turn: int, value: float) -> None:
+                claims.observed(stat, value)
+                record(stat, now, session, turn, value)
+
+            self.recorder.observe = observe
 
     # ------------------------------------------------------------------ running
 
@@ -376,6 +403,8 @@ class World:
         self.recorder.arrival(self.engine.now, serial)
         for step in workload.init:
             step(s)
+        if self.claims is not None:
+            self.claims.arrived(s)
         s.frames.append(Frame(self.session_block))
         self.ready.append(s)
 

@@ -486,11 +486,16 @@ StageKind = Union[Fifo, Ps, Delay, Step]
 
 @dataclass(frozen=True, slots=True)
 class Let:
-    """let NAME = expr;"""
+    """let NAME = expr; or let NAME = args.number("ARG", default); (`use "std/args";`)
+
+    With `argument`, the let is an input of the program named by that string, given on
+    the command line (`--set ARG=VALUE`) or through the API (`sets=`); `value` is then
+    the default."""
 
     name: Ident
     value: Expr
     span: Span
+    argument: Ident | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -708,6 +713,25 @@ class Gauge:
 
 
 @dataclass(frozen=True, slots=True)
+class Claim:
+    """claim NAME [given (cond)]: every iteration of STAGE (pred); | some iteration of
+    STAGE (pred); | at end (pred);: a property the run checks and reports.
+
+    `kind` is one of `CLAIM_KINDS`; `stage` is the stage of an iteration claim (None for
+    `at end`)."""
+
+    name: Ident
+    given: Expr | None
+    kind: str
+    stage: Name | Ref | None
+    pred: Expr
+    span: Span
+
+
+CLAIM_KINDS = ("every_iteration", "some_iteration", "at_end")
+
+
+@dataclass(frozen=True, slots=True)
 class ErrorItem:
     """Text the parser could not read as an item."""
 
@@ -729,6 +753,7 @@ Item = Union[
     Share,
     Pull,
     Gauge,
+    Claim,
     ErrorItem,
 ]
 

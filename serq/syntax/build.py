@@ -90,7 +90,49 @@ class Builder:
 
     def r_let_item(self, t: Tree) -> ast.Let:
         name, value = t.children
+        if isinstance(value, Tree) and value.data == "library_call":
+            return self._argument(t, name, value)
         return ast.Let(self.ident(name), self.build(value), self.span(t))
+
+    def _argument(self, t: Tree, name: Token, call: Tree) -> ast.Let:
+        """let NAME = args.number("ARG", default);: an input of the program."""
+        callee, args = call.children
+        given = [] if args is None else list(args.children)
+        del callee  # ARGS_NUMBER, the one library function
+        if (
+            len(given) != 2
+            or not isinstance(given[0], Token)
+            or given[0].type != "STRING"
+            or (isinstance(given[1], Token) and given[1].type == "STRING")
+        ):
+            self.error(self.span(call), 'write `args.number("name", default)`')
+            return ast.Let(self.ident(name), ast.Number(0.0, "0", self.span(call)), self.span(t))
+        arg = ast.Ident(str(given[0])[1:-1], self.span(given[0]))
+        if not arg.name.isidentifier():
+            self.error(arg.span, f"`{arg.name}` is not a name an argument can have")
+        return ast.Let(self.ident(name), self.build(given[1]), self.span(t), arg)
+
+    def r_library_call(self, t: Tree) -> ast.Call:
+        """`args.number(...)` anywhere but as the whole value of a let."""
+        self.error(self.span(t), "`args.number` is the whole value of a `let`")
+        return ast.Call(ast.Ident("args.number", self.span(t)), (), self.span(t))
+
+    def r_claim_item(self, t: Tree) -> ast.Claim:
+        name, given, body = t.children
+        kind, stage, pred = self.build(body)
+        given_expr = None if given is None else self.build(given.children[0])
+        return ast.Claim(self.ident(name), given_expr, kind, stage, pred, self.span(t))
+
+    def r_claim_every(self, t: Tree) -> tuple:
+        stage, pred = t.children
+        return "every_iteration", self.build(stage), self.build(pred)
+
+    def r_claim_some(self, t: Tree) -> tuple:
+        stage, pred = t.children
+        return "some_iteration", self.build(stage), self.build(pred)
+
+    def r_claim_at_end(self, t: Tree) -> tuple:
+        return "at_end", None, self.build(t.children[0])
 
     def r_use_item(self, t: Tree) -> ast.Use:
         (path,) = t.children
@@ -199,6 +241,14 @@ class Builder:
     r_evict_by = _keyed("evict by")
     r_preempt_none = _bare("preempt none")
     r_preempt_lifo = _bare("preempt lifo")
+    r_reserve_held = _bare("reserve held")
+
+    def r_preempt_by(self, t: Tree) -> ast.Option:
+        """preempt by (keys) [requeue tail|head];: `target` is the requeue word, if any."""
+        keys, requeue = t.children
+        word = None if requeue is None else self.ident(requeue.children[0])
+        return self.option(t, "preempt by", keys=self.exprs(keys), target=word)
+
     r_queue_fifo = _bare("queue fifo")
     r_queue_by = _keyed("queue by")
     r_admit_via = _targeted("admit via")

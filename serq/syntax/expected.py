@@ -9,6 +9,7 @@ from lark import Token
 # Terminals that can begin an expression; when NUMBER and `~` are both among
 # those expected, the parser was after an expression.
 _EXPRESSION_START = {"NAME", "NUMBER", "LPAR", "MINUS", "BANG", "TILDE", "MAX", "MIN", "SUM"}
+_EXPRESSION_START.add("ARGS_NUMBER")  # `args.number(...)`, a let's value
 # Terminals that continue an expression already read.
 _OPERATORS = {
     "OR",

@@ -121,6 +121,9 @@ def test_textmate_names_are_the_vocabulary():
     assert {w for w, s in tm.items() if s.startswith("support.function.math")} == set(
         vocabulary.MATH_FUNCS
     ) - _lark_keywords()
+    assert {w for w, s in tm.items() if s.startswith("support.function.aggregate.claim")} == set(
+        vocabulary.CLAIM_AGGREGATES
+    )
     draws = json.loads(TM_GRAMMAR.read_text(encoding="utf-8"))["repository"]["draws"]
     listed = re.search(r"\\b\(\?:([\w|]+)\)\\b", draws["patterns"][0]["match"]).group(1)
     assert set(listed.split("|")) == set(vocabulary.DISTRIBUTIONS)

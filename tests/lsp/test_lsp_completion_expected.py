@@ -22,6 +22,7 @@ ITEMS = {
     "run",
     "gauge",
     "share",
+    "claim",
 }
 STATEMENTS = {
     "turn",
@@ -44,7 +45,7 @@ STATEMENTS = {
     "tool",
     "transfer",
 }
-POOL_OPTIONS = {"cap", "block", "evict", "preempt", "admit", "queue", "spill"}
+POOL_OPTIONS = {"cap", "block", "evict", "preempt", "admit", "queue", "spill", "reserve"}
 STEP_OPTIONS = {"budget", "cost", "chunk", "serve", "memory"}
 
 
@@ -76,7 +77,7 @@ async def keywords(client, docs, tmp_path, marked: str) -> set[str]:
         ("pool p {\n  |\n}", POOL_OPTIONS),
         ("pool p {\n  cap 64;\n  |\n}", POOL_OPTIONS),
         ("pool p { evict | }", {"lru", "by"}),
-        ("pool p { preempt | }", {"none", "lifo"}),
+        ("pool p { preempt | }", {"none", "lifo", "by"}),
         ("pool p { queue | }", {"fifo", "by"}),
         ("stage s : step {\n  |\n}", STEP_OPTIONS),
         ("stage s : step { serve | }", {"admission", "by", "decode", "exclusive"}),

@@ -67,9 +67,9 @@ def test_sets_in_fn_main_are_overridden_too():
         (
             {"nope": 1},
             [
-                "error[E-unknown-name]: unknown --set constant `nope`",
+                "error[E-unknown-name]: unknown --set argument or constant `nope`",
                 "<--set nope>:1:5",
-                "available constants: lambda",
+                "the program has: lambda",
             ],
         ),
         ({"lambda": "abc"}, ["unknown name `abc`", "let lambda = abc;"]),

@@ -53,7 +53,7 @@ def test_json_report(capsys, stub_sim, fifo):
 def test_overrides_reach_the_program(capsys, stub_sim, fifo):
     argv = ["run", fifo, "--seed", "9", "--horizon", "20", "--warmup", "0", "--arrivals", "3"]
     status, _, _ = run(capsys, *argv, "--set", "x=1", "--json")
-    assert status == 1  # FIFO declares no `let x`
+    assert status == 2  # FIFO declares no `let x`: a usage error
     status, out, _ = run(capsys, *argv, "--json")
     program, base_dir = stub_sim.calls[-1]
     assert status == 0 and (program.seed, program.horizon, program.warmup, program.arrivals) == (
@@ -73,8 +73,8 @@ def test_set(capsys, stub_sim):
     assert (status, err) == (0, "")
     assert stub_sim.calls[-1][0].arrival.rate == 0.5
     status, _, err = run(capsys, "run", mm1, "--set", "nope=1", "--color", "never")
-    assert status == 1
-    assert "error[E-unknown-name]: unknown --set constant `nope`" in err
+    assert status == 2  # a usage error
+    assert "error[E-unknown-name]: unknown --set argument or constant `nope`" in err
     assert "--> <--set nope>:1:5" in err and "let nope = 1;" in err
 
 

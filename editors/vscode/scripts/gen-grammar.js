@@ -27,11 +27,13 @@ const OUTPUT = path.resolve(__dirname, '..', 'syntaxes', 'serq.tmLanguage.json')
 // (a test checks it); a keyword missing here falls into DEFAULT_SCOPE.
 const KEYWORD_SCOPES = {
   'storage.type.item.serq': [
-    'def', 'fn', 'gauge', 'let', 'pool', 'queue', 'server', 'session', 'stage', 'workload',
+    'claim', 'def', 'fn', 'gauge', 'let', 'pool', 'queue', 'server', 'session', 'stage',
+    'workload',
   ],
   'keyword.control.import.serq': ['use'],
   'keyword.control.serq': [
-    'branch', 'choose', 'else', 'end', 'in', 'loop', 'request', 'turn', 'with',
+    'branch', 'choose', 'else', 'end', 'every', 'given', 'in', 'iteration', 'loop', 'of',
+    'request', 'some', 'turn', 'with',
   ],
   'keyword.other.statement.serq': [
     'drop', 'grow', 'hold', 'load', 'mark', 'observe', 'release', 'run', 'set', 'transfer',
@@ -40,12 +42,15 @@ const KEYWORD_SCOPES = {
   'keyword.other.option.serq': [
     'admission', 'admit', 'arrivals', 'arrive', 'at', 'block', 'budget', 'by', 'cache', 'cap',
     'chunk', 'cost', 'evict', 'exclusive', 'first', 'from', 'growing', 'hidden', 'horizon',
-    'init', 'latency', 'lease', 'memory', 'nic', 'on', 'preempt', 'pull', 'reserve', 'reuse',
+    'held', 'init', 'latency', 'lease', 'memory', 'nic', 'on', 'preempt', 'pull', 'requeue',
+    'reserve', 'reuse',
     'seed', 'serve', 'share', 'spill', 'to', 'trace', 'via', 'warmup', 'when',
   ],
   'support.type.stage-kind.serq': ['delay', 'fifo', 'ps', 'step'],
   'support.function.arrival.serq': ['batch', 'closed', 'poisson', 'renewal'],
-  'constant.language.policy.serq': ['bottleneck', 'lifo', 'lru', 'maxmin', 'none', 'ordered'],
+  'constant.language.policy.serq': [
+    'bottleneck', 'head', 'lifo', 'lru', 'maxmin', 'none', 'ordered', 'tail',
+  ],
   'support.function.aggregate.serq': ['max', 'min', 'sum'],
 };
 const DEFAULT_SCOPE = 'keyword.other.serq';
@@ -94,7 +99,7 @@ function vocabulary(text) {
     sets[match[1]] = [...match[2].matchAll(/"([^"]+)"/g)].map((m) => m[1]).sort();
   }
   for (const name of ['CONTEXT_VARS', 'BUILTIN_ATTRS', 'TRACE_ATTRS', 'MATH_FUNCS', 'OBSERVABLES',
-    'DISTRIBUTIONS']) {
+    'DISTRIBUTIONS', 'CLAIM_AGGREGATES']) {
     if (!sets[name]) throw new Error(`serq/vocabulary.py has no frozenset ${name}`);
   }
   return sets;
@@ -323,6 +328,16 @@ function buildGrammar(keywords, vocab) {
       },
       builtins: {
         patterns: [
+          {
+            // `args.number("name", default)`: a program argument (`use "std/args";`).
+            name: 'support.function.library.serq',
+            match: '\\b(?:args)\\b\\s*\\.\\s*number\\b',
+          },
+          {
+            // a claim's aggregates of the run's observations: `total(obs)`, ...
+            name: 'support.function.aggregate.claim.serq',
+            match: `${words(vocab.CLAIM_AGGREGATES)}(?=\\s*\\()`,
+          },
           {
             // `queue(X)` is the observable; `queue` before anything else is a keyword.
             name: 'support.function.observable.serq',

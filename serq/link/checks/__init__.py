@@ -16,6 +16,7 @@ One module per rule family:
   constant branch guard (L-constant-guard);
 - `constants`: a NaN constant (E-constant);
 - `gauges`: a gauge that reads more than the state (E-structure);
+- `claims`: a claim or a preempt key that reads what it may not (E-structure);
 - `structure`: step modes, flows and `share`, step options, families, key
   draws, `cached` and `reuse` without `cache` (E-structure).
 
@@ -26,7 +27,16 @@ moment and hidden rules filter.
 from __future__ import annotations
 
 from serq.diagnostics import Diagnostic
-from serq.link.checks import constants, gauges, hidden, lints, moments, reveal, structure
+from serq.link.checks import (
+    claims,
+    constants,
+    gauges,
+    hidden,
+    lints,
+    moments,
+    reveal,
+    structure,
+)
 from serq.syntax import ast
 
 __all__ = ["check_rules"]
@@ -41,6 +51,7 @@ def check_rules(kernel: ast.Module, lets: dict[str, float]) -> list[Diagnostic]:
         *lints.check(kernel, lets),
         *constants.check(kernel, lets),
         *gauges.check(kernel),
+        *claims.check(kernel),
         *structure.check(kernel, lets),
     ]
     unique: dict[tuple, Diagnostic] = {}

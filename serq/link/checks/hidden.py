@@ -34,6 +34,7 @@ FORBIDDEN = frozenset(
         Place.BUDGET,
         Place.COST,
         Place.SERVE,
+        Place.PREEMPT,
     }
 )
 

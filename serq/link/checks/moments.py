@@ -21,9 +21,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from serq.diagnostics import Diagnostic, codes
-from serq.link.checks.places import Place, names, sites
+from serq.link.checks.places import Place, attributes, names, sites
 from serq.syntax import ast
-from serq.vocabulary import CONTEXT_VARS
+from serq.vocabulary import CLAIM_CONTEXT, CONTEXT_VARS
 
 _TOTALS = frozenset({"residents", "decoders", "kv_decode", "kv_prefill"})
 
@@ -32,19 +32,35 @@ HOMES: dict[str, tuple[Place, ...]] = {
     **{v: (Place.EVICT,) for v in ("size", "age", "last", "waiting")},
     "waited": (Place.QUEUE,),
     "present": (Place.PS,),
-    **{v: (Place.BUDGET, Place.COST, Place.SERVE) for v in _TOTALS},
-    **{v: (Place.COST,) for v in ("tokens", "prefilled", "attention")},
-    **{v: (Place.SERVE,) for v in ("decoding", "admission", "remaining")},
+    **{v: (Place.BUDGET, Place.COST, Place.SERVE, Place.ITERATION) for v in _TOTALS},
+    **{v: (Place.COST, Place.ITERATION) for v in ("tokens", "prefilled", "attention")},
+    **{v: (Place.SERVE, Place.PREEMPT) for v in ("decoding", "admission")},
+    "remaining": (Place.SERVE,),
+    # pyserq 0.1.4's claims and preempt keys
+    **{v: (Place.ITERATION,) for v in ("demand", "served", "arrived")},
+    "position": (Place.PREEMPT,),
 }
-assert set(HOMES) | {"now"} == CONTEXT_VARS
+assert set(HOMES) | {"now"} == CONTEXT_VARS | CLAIM_CONTEXT
 
 
 def check(kernel: ast.Module) -> Iterator[Diagnostic]:
     """E-moment for every context variable of `kernel` read outside its place."""
+    attrs = attributes(kernel)  # an attribute named like a claim's context variable wins
     for site in sites(kernel):
         if site.place is Place.CONSTANT:
             continue
         for n in names(site.expr):
+            if n.name in CLAIM_CONTEXT and n.name in attrs:
+                continue
+            if n.name == "now" and site.place is Place.GIVEN:
+                yield Diagnostic.error(
+                    codes.MOMENT,
+                    n.span,
+                    "a claim's `given` may not read `now`: it is a condition on one "
+                    "session's attributes",
+                    notes=(f"in {site.owner}",),
+                )
+                continue
             if n.name == "now" and site.place is Place.ARRIVAL:
                 yield Diagnostic.error(
                     codes.MOMENT,

@@ -34,6 +34,10 @@ class Place(enum.Enum):
     GAUGE = "a gauge, read on the deployment's state with no session"
     ARRIVAL = "an arrival gap, drawn with no session"
     CONSTANT = "a constant"
+    PREEMPT = "a pool's preempt keys, read for each candidate victim"
+    GIVEN = "a claim's `given`, read on one session's attributes"
+    ITERATION = "a claim over iterations, read when an iteration starts"
+    AT_END = "a claim `at end`, read when the run ends"
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +73,17 @@ def sites(kernel: ast.Module) -> Iterator[Site]:
                     yield Site(Place.CONSTANT, opt.key, opt.value, "the run block")
         elif isinstance(item, ast.Gauge):
             yield Site(Place.GAUGE, "gauge", item.value, f"gauge `{item.name.name}`")
+        elif isinstance(item, ast.Claim):
+            yield from claim_sites(item)
+
+
+def claim_sites(claim: ast.Claim) -> Iterator[Site]:
+    """The expressions of a claim: its `given`, and its predicate where its kind reads it."""
+    owner = f"claim `{claim.name.name}`"
+    if claim.given is not None:
+        yield Site(Place.GIVEN, "given", claim.given, owner)
+    place = Place.AT_END if claim.kind == "at_end" else Place.ITERATION
+    yield Site(place, claim.kind, claim.pred, owner)
 
 
 def _pool(pool: ast.Pool) -> Iterator[Site]:
@@ -88,6 +103,9 @@ def _pool(pool: ast.Pool) -> Iterator[Site]:
             elif opt.key == "queue by":
                 for k in opt.keys:
                     yield Site(Place.QUEUE, opt.key, k, owner)
+            elif opt.key == "preempt by":
+                for k in opt.keys:
+                    yield Site(Place.PREEMPT, opt.key, k, owner)
 
 
 def _stage(stage: ast.Stage) -> Iterator[Site]:

@@ -1,0 +1,60 @@
+"""`preempt by (keys) requeue tail|head`: the victim a growth that does not fit preempts.
+
+The candidates are those `preempt lifo` has (the residents holding the pool of every
+step stage whose memory it is, else the pool's holders), leases excluded. Each one's
+keys are read with `decoding` (1 for a decoding resident), `admission` (the session's
+latest admission number) and `position` (where its hold on the pool is now) set; the
+smallest keys lose, and among equal keys the most recently admitted, as under
+`preempt lifo` (pyserq 0.1.4: `preempt by (1)` is `preempt lifo`). Where the victim
+goes back in the queue is `Holds.preempt`'s (`Pool.requeue_tail`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+INF = float("inf")
+
+
+def by_keys(pool: Any, innermost: Callable[[Any, Any], Any]) -> Any:
+    """The victim among `pool`'s holders (no engine's memory), or None."""
+    engine = pool.engine
+    best = None
+    best_key: tuple = ()
+    for session in pool.sessions:  # in the order of their latest admission: later wins ties
+        part = innermost(session, pool)
+        if part is None or part.leased:
+            continue
+        engine.decoding = 0.0
+        engine.admission = float(session.admitted)
+        engine.position = part.consumed if part.position is None else part.position
+        key = tuple(k(session.attrs) for k in pool.preempt_keys)
+        if best is None or key <= best_key:
+            best, best_key = part, key
+    return best
+
+
+def resident_by_keys(pool: Any, steps: list[Any], innermost: Callable[[Any, Any], Any]) -> Any:
+    """The victim among the residents of the step stages in `steps` whose memory `pool`
+    is, or None."""
+    engine = pool.engine
+    candidates = []
+    for stage in steps:
+        if stage.memory is not pool:
+            continue
+        for r in stage.residents:
+            part = innermost(r.session, pool)
+            if part is not None and not part.leased:
+                candidates.append((r, part))
+    best = None
+    best_key: tuple = ()
+    newest = -INF
+    for r, part in candidates:
+        engine.decoding = 1.0 if r.decoding else 0.0
+        engine.admission = r.admission
+        engine.position = part.consumed if part.position is None else part.position
+        key = tuple(k(r.session.attrs) for k in pool.preempt_keys)
+        if best is None or key < best_key or (key == best_key and r.admission > newest):
+            best, best_key, newest = part, key, r.admission
+    return best

@@ -1,0 +1,242 @@
+"""pyserq 0.1.4's newer vocabulary, case by case: a minimal program each, its values worked
+out by hand (in the comments), equal to the reference (tests/oracle/test_vocabulary_reference.py
+runs the same constructs through pyserq 0.1.4)."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import serq
+
+# ---------------------------------------------------------------- reserve held
+
+RESERVE = """fn main() {{
+  pool kv {{ cap 20; preempt none; {option} }}
+  stage svc : delay;
+  workload {{ arrive batch(2); }}
+  server {{
+    branch (serial == 0) {{
+      hold kv (cost(kv, 4)) reserve (cost(kv, 12)) {{ grow kv (cost(kv, {g0})); run svc (cost(svc, 2)); }}
+    }} else {{
+      run svc (cost(svc, 1));
+      hold kv (cost(kv, 4)) reserve (cost(kv, {r1})) {{
+        observe adm = now; grow kv (cost(kv, {g1})); observe grown = now; run svc (cost(svc, 1));
+      }}
+    }}
+  }}
+}}
+"""
+
+
+def _times(option: str, g0: float, r1: float, g1: float) -> tuple[float, float]:
+    text = RESERVE.format(option=option, g0=g0, r1=r1, g1=g1)
+    r = serq.run(serq.compile(source=text, horizon=20))
+    return r.observe("adm").samples[0], r.observe("grown").samples[0]
+
+
+@pytest.mark.parametrize(
+    ("g0", "r1", "g1", "plain", "held"),
+    [
+        # session 0 holds 4 and reserved 12 (cap 20); session 1 asks at t=1 for 4, reserving r1.
+        # Plain: 4 allocated + max(4, r1) must fit. Held: 12 (the reservation) + max(4, r1).
+        (0, 4, 0, (1, 1), (1, 1)),  # 4 + 4 = 8; 12 + 4 = 16: both fit
+        (0, 8, 0, (1, 1), (1, 1)),  # 12 + 8 = 20 fits exactly
+        (0, 9, 0, (1, 1), (2, 2)),  # 12 + 9 = 21 > 20: waits for session 0's end at 2
+        (10, 6, 0, (1, 1), (1, 1)),  # session 0 grew to 14 > 12: max(14, 12) + 6 = 20
+        (10, 7, 0, (2, 2), (2, 2)),  # 14 + 7 = 21 either way
+        # growth counts the others' held reservation: 12 + (4 + 8) = 24 > 20 waits; + 4 fits
+        (0, 4, 8, (1, 1), (1, 2)),
+        (0, 4, 4, (1, 1), (1, 1)),
+        (0, 0, 0, (1, 1), (1, 1)),  # a reservation of 0 is the units themselves
+        (0, 2.5, 0, (1, 1), (1, 1)),
+    ],
+)
+def test_reserve_held_by_hand(g0, r1, g1, plain, held):
+    assert _times("", g0, r1, g1) == plain
+    assert _times("reserve held;", g0, r1, g1) == held
+
+
+# ------------------------------------------------------- preempt by … requeue
+
+PREEMPT = """fn main() {
+  pool m { cap 7; preempt by (x) requeue REQUEUE; }
+  stage svc : delay;
+  workload { arrive batch(4); init { set x = serial; } }
+  server {
+    hold m (cost(m, serial == 3 ? 5 : 2)) {
+      run svc (cost(svc, serial == 1 ? 1 : 3 + 1.7 * serial));
+      grow m (cost(m, serial == 1 ? 2 : serial == 0 ? 1 : 0));
+      observe g = now;
+      run svc (cost(svc, 1));
+    }
+    observe done = now;
+  }
+}
+"""
+
+
+def _done(requeue: str) -> tuple[dict[int, float], int]:
+    r = serq.run(serq.compile(source=PREEMPT.replace("REQUEUE", requeue), horizon=50))
+    done = r.observe("done")
+    return dict(zip(done.sessions, done.samples, strict=True)), r.pools[0].preemptions
+
+
+def test_preempt_by_keys_requeue_head_by_hand():
+    # t=0: sessions 0, 1, 2 hold 2 each (6 of 7); session 3 (5) waits. t=1: session 1 grows
+    # by 2, 8 > 7: the victim is the smallest x among the holders, session 0 (lifo would
+    # take session 2, the newest), requeued at the head, ahead of session 3. t=2: session 1
+    # ends (used 2); session 0 comes in (4), session 3 does not fit (9). Session 0 runs 3,
+    # grows by 1 at 5 (5 of 7), ends at 6; session 3 comes in at 6, runs 8.1, ends at 15.1;
+    # session 2 runs 6.4 and ends at 7.4.
+    assert _done("head") == ({1: 2.0, 0: 6.0, 2: 7.4, 3: 15.1}, 1)
+
+
+def test_preempt_by_keys_requeue_tail_by_hand():
+    # The same preemption at t=1, but session 0 goes behind session 3: at t=2 session 3
+    # comes in (7 of 7) and session 0 waits until session 2 ends at 7.4. At 10.4 session 0
+    # grows, 8 > 7, and has the smallest x of the holders (0 against 3): it preempts
+    # itself, goes to the tail, comes straight back in (7 of 7) and runs again; at 13.4 it
+    # grows (session 3 left at 11.1) and ends at 14.4.
+    assert _done("tail") == ({1: 2.0, 2: 7.4, 3: 11.1, 0: 14.4}, 2)
+
+
+def test_preempt_by_a_constant_key_is_lifo():
+    # ties go to the most recently admitted holder, as `preempt lifo` chooses
+    by_one = serq.run(
+        serq.compile(source=PREEMPT.replace("(x) requeue REQUEUE", "(1)"), horizon=50)
+    )
+    lifo = serq.run(
+        serq.compile(source=PREEMPT.replace("by (x) requeue REQUEUE", "lifo"), horizon=50)
+    )
+    assert list(by_one.observe("done").samples) == list(lifo.observe("done").samples)
+
+
+# ----------------------------------------------------------------- claims
+
+ITERATIONS = """fn main() {
+  pool kv { cap 64; block 4; evict lru; preempt lifo; admit via engine; }
+  stage engine : step { budget 8; cost 1; memory kv; }
+  workload { arrive renewal(3); init { set q = serial; } turn { set p = 6; set o = 3; } hidden o; }
+  server {
+    hold kv (cost(kv, p)) { prefill (p) growing kv; decode (o) growing kv; } cache (cost(kv, p));
+    observe fin = now;
+  }
+  claim a: every iteration of engine (now < 7);
+  claim b: some iteration of engine (now > 7.5);
+  claim c given (q < 2): every iteration of engine (now < 100);
+  claim d: at end (count(fin) >= 0);
+  claim e: some iteration of engine (tokens > 8);
+}
+"""
+
+
+def test_iteration_claims_by_hand():
+    # Sessions arrive at 3, 6, 9; each takes one prefill iteration (6 of a budget of 8) and
+    # three decode iterations, so iterations start at 3, 4, ..., 10 (the horizon): 8.
+    r = serq.run(serq.compile(source=ITERATIONS, horizon=10))
+    rows = {c.name: c for c in r.claims}
+    a, b, c, d, e = (rows[n] for n in "abcde")
+    assert (a.result, a.checked, a.failures, a.first) == ("fails", 8, 4, 7)  # 7, 8, 9, 10
+    assert (b.result, b.checked, b.failures, b.first) == ("witnessed", 8, 5, 8)
+    # session 2 (q = 2) arrives at 9 and fails `given`: the claim stops, after 3 .. 8
+    assert (c.result, c.checked, c.note) == ("out_of_scope", 6, "session 2 fails `given`")
+    assert (d.result, d.checked, d.note) == ("not_evaluated", 0, "1 session live at the end")
+    assert (e.result, e.failures, math.isnan(e.first)) == ("not_witnessed", 8, True)
+    assert "claim `a` fails: first at 7 (now = 7), 4 of 8 iterations" in r.notes
+
+
+def test_claims_in_the_json_are_the_reference_s_keys():
+    r = serq.run(serq.compile(source=ITERATIONS, horizon=10))
+    import json
+
+    claims = json.loads(r.json())["claims"]
+    assert list(claims[0]) == ["name", "kind", "result", "checked", "failures", "first", "note"]
+    assert claims[4]["first"] is None and claims[0]["kind"] == "every_iteration"
+
+
+AGGREGATES = """fn main() {{
+  stage svc : delay;
+  workload {{ arrive batch(5); init {{ set x = {x}; }} }}
+  server {{ run svc (cost(svc, serial)); observe x = x; }}
+  claim t: at end (total(x) == {total});
+  claim n: at end (count(x) == {count});
+  claim l: at end (largest(x) == {largest});
+  claim p: at end (prefix_total(x) == {prefix});
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    ("x", "total", "count", "largest", "prefix"),
+    [
+        # 1, 2, 4, 8, 16: prefix_total sums the prefix sums of the samples, smallest first:
+        # 1 + 3 + 7 + 15 + 31 = 57
+        ("pow(2, serial)", 31, 5, 16, 57),
+        # 3, 3, -5, 3, 3, smallest first -5, 3, 3, 3, 3: -5 - 2 + 1 + 4 + 7 = 5
+        ("serial == 2 ? -5 : 3", 7, 5, 3, 5),
+        ("0.5", 2.5, 5, 0.5, 7.5),  # 0.5 * (1 + 2 + 3 + 4 + 5)
+        ("-serial", -10, 5, 0, -40),  # -4, -3, -2, -1, 0: -4 - 7 - 9 - 10 - 10
+    ],
+)
+def test_aggregates_by_hand(x, total, count, largest, prefix):
+    text = AGGREGATES.format(x=x, total=total, count=count, largest=largest, prefix=prefix)
+    r = serq.run(serq.compile(source=text, horizon=20, warmup=2))  # warm-up samples count too
+    assert {c.name: c.result for c in r.claims} == dict.fromkeys("tnlp", "holds")
+
+
+def test_largest_of_no_samples_is_zero():
+    text = AGGREGATES.format(x="1", total=5, count=5, largest=1, prefix=15).replace(
+        "observe x = x;", "branch (x > 9) { observe x = x; }"
+    )
+    text = text.replace("== 5)", "== 0)").replace("== 1)", "== 0)").replace("== 15)", "== 0)")
+    r = serq.run(serq.compile(source=text, horizon=20))
+    assert {c.name: c.result for c in r.claims} == dict.fromkeys("tnlp", "holds")
+
+
+# ---------------------------------------------------------- program arguments
+
+ARGS = """use "std/args";
+fn main() {
+  let n = args.number("sessions", 2);
+  def work(k) { 1 + k }
+  stage svc : delay;
+  workload { arrive batch(n); }
+  server { run svc (cost(svc, work(serial))); observe t = now; }
+}
+"""
+
+
+def test_arguments_and_defs():
+    r = serq.run(serq.compile(source=ARGS, horizon=50))
+    assert list(r.observe("t").samples) == [1.0, 2.0]  # the default: 2 sessions
+    r = serq.run(serq.compile(source=ARGS, horizon=50, sets={"sessions": 3}))
+    assert list(r.observe("t").samples) == [1.0, 2.0, 3.0]
+    r = serq.run(
+        serq.compile(
+            source=ARGS, horizon=50, sets={"sessions": "1 + 1"}, defs={"work": "2 * k + 0.5"}
+        )
+    )
+    assert list(r.observe("t").samples) == [0.5, 2.5]
+
+
+@pytest.mark.parametrize(
+    ("sets", "defs", "message"),
+    [
+        ({"session": 3}, {}, "did you mean `sessions`?"),
+        ({"nope": 1}, {}, "unknown --set argument or constant `nope`"),
+        ({}, {"wrk": "1"}, "did you mean `work`?"),
+        ({}, {"work": "k +"}, "expected"),
+    ],
+)
+def test_bad_overrides_are_reported(sets, defs, message):
+    with pytest.raises(ValueError) as raised:
+        serq.compile(source=ARGS, horizon=50, sets=sets, defs=defs)
+    assert message in str(raised.value)
+
+
+def test_args_number_needs_use_std_args():
+    with pytest.raises(ValueError) as raised:
+        serq.compile(source=ARGS.replace('use "std/args";\n', ""), horizon=50)
+    assert '`args.number` needs `use "std/args";`' in str(raised.value)
