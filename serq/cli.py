@@ -1,4 +1,5 @@
-"""The `serq` command: `serq check FILE...`, `serq expand FILE`, `serq ir FILE`, `serq run FILE`.
+"""The `serq` command: `serq check FILE...`, `serq expand FILE`, `serq ir FILE`, `serq run FILE`,
+`serq fmt FILE...`.
 
 Exit status: 0 when every file is clean, 1 when any has an error, 2 on a usage
 error or a file that cannot be read. Whatever the input, the command reports
@@ -99,6 +100,19 @@ def _parser() -> argparse.ArgumentParser:
         "(DIR/gauge/NAME.csv)",
     )
     _color_option(run)
+    fmt = commands.add_parser(
+        "fmt",
+        help="format files in the canonical layout",
+        description="Rewrite serQ files in the canonical layout, comments kept; `-` reads "
+        "stdin and writes stdout. Items with syntax errors are left as written.",
+    )
+    fmt.add_argument("files", nargs="+", metavar="FILE", help="a .sq file, or - for stdin")
+    fmt.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; print a diff and exit 1 when a file would change",
+    )
+    _color_option(fmt)
     return parser
 
 
@@ -130,6 +144,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _ir(args)
     if args.command == "run":
         return _run(args)
+    if args.command == "fmt":
+        from serq.formatter.command import fmt
+
+        return fmt(args.files, check=args.check, color=_color(args))
     return EXIT_USAGE
 
 
