@@ -50,15 +50,13 @@ def format_source(text: str, path: str = "<input>") -> Formatted:
     """The text of `path` (whose contents are `text`) in the canonical layout."""
     parsed = parse(text, path)
     places = [
-        p.start
-        for d in parsed.diagnostics
-        for p in (d.span, *(label.span for label in d.labels))
+        p.start for d in parsed.diagnostics for p in (d.span, *(label.span for label in d.labels))
     ]
     chunks = list(parsed.chunks)
     ends = [c.start - 1 for c in chunks[1:]] + [len(text)]  # up to the next chunk
     broken = [
         (c.start, c.end)
-        for c, end in zip(chunks, ends)
+        for c, end in zip(chunks, ends, strict=True)
         if any(c.start <= p <= max(end, c.end) for p in places)
     ]
     module = parsed.module

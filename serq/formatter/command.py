@@ -36,7 +36,9 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
             text, name = loaded, path
         formatted = format_source(text, name)
         if formatted.diagnostics:
-            print_diagnostics(list(formatted.diagnostics), {name: text}, file=sys.stderr, color=color)
+            print_diagnostics(
+                list(formatted.diagnostics), {name: text}, file=sys.stderr, color=color
+            )
             print(
                 f"{name}: {formatted.kept} item(s) with syntax errors left as written",
                 file=sys.stderr,
@@ -60,6 +62,8 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
             try:
                 Path(path).write_text(formatted.text, encoding="utf-8")
             except OSError as error:
-                print(f"serq fmt: cannot write `{path}`: {error.strerror or error}", file=sys.stderr)
+                print(
+                    f"serq fmt: cannot write `{path}`: {error.strerror or error}", file=sys.stderr
+                )
                 status = EXIT_USAGE
     return status
