@@ -11,10 +11,12 @@ import logging
 
 from serq import __version__
 from serq_lsp import (
+    code_actions,
     commands,
     completion,
     diagnostics,
     folding,
+    formatting,
     hover,
     navigation,
     semantic_tokens,
@@ -33,6 +35,8 @@ FEATURES = (
     signature,
     folding,
     commands,
+    formatting,
+    code_actions,
 )
 
 

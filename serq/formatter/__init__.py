@@ -46,8 +46,11 @@ class Formatted:
         return not self.diagnostics
 
 
-def format_source(text: str, path: str = "<input>") -> Formatted:
-    """The text of `path` (whose contents are `text`) in the canonical layout."""
+def format_source(
+    text: str, path: str = "<input>", only: tuple[int, int] | None = None
+) -> Formatted:
+    """The text of `path` (whose contents are `text`) in the canonical layout; with `only`
+    (offsets `start`, `end`), only the items that touch that range are formatted."""
     parsed = parse(text, path)
     places = [
         p.start for d in parsed.diagnostics for p in (d.span, *(label.span for label in d.labels))
@@ -59,6 +62,14 @@ def format_source(text: str, path: str = "<input>") -> Formatted:
         for c, end in zip(chunks, ends, strict=True)
         if any(c.start <= p <= max(end, c.end) for p in places)
     ]
+    if only is not None:
+        outside = [
+            (c.start, c.end)
+            for c in chunks
+            if c.kind == "item" and (c.end < only[0] or c.start > only[1])
+        ]
+    else:
+        outside = []
     module = parsed.module
     nodes = list(module.items)
     if module.main is not None:
@@ -67,7 +78,7 @@ def format_source(text: str, path: str = "<input>") -> Formatted:
         return Formatted(text, parsed.diagnostics, len(broken))
     main = module.main.name.name if module.main is not None else "main"
     printer = _Formatter(text, main_dialect=module.main is not None)
-    out = printer.file(chunks, nodes, set(broken), main)
+    out = printer.file(chunks, nodes, set(broken) | set(outside), main)
     return Formatted(out, parsed.diagnostics, len(broken))
 
 
@@ -96,7 +107,7 @@ class _Formatter(_Printer):
         """The whole file, chunk by chunk in source order; `broken` chunks as written."""
         lines: list[str] = []
         depth = 0
-        previous_multi = False
+        previous_multi = previous_kept = False
         self.first = True
         for chunk in chunks:
             indent = INDENT * depth
@@ -108,12 +119,15 @@ class _Formatter(_Printer):
                 self._placed(chunk.end)
                 previous_multi = True
                 continue
-            blank = self._blank_before(chunk.start) or previous_multi
+            blank = self._blank_before(chunk.start) or (previous_multi and not previous_kept)
             printed = self._leading(chunk.start)
             if (chunk.start, chunk.end) in broken:
-                body = [self.text[chunk.start : chunk.end]]
                 self._skip(chunk.end)
                 end = chunk.end
+                for c in self._trailing(chunk.end):  # kept as written too
+                    end = c.end
+                body = [self.text[chunk.start : end]]
+                self._placed(end)
             elif chunk.kind == FN_HEAD:
                 body = [f"fn {main}() {{"]
                 self._skip(chunk.end)
@@ -126,8 +140,10 @@ class _Formatter(_Printer):
                 self._skip(end)  # a chunk that ends the file holds the comments after it
             body = self._with_trailing(body, end if chunk.kind == "item" else chunk.end)
             multi = len(body) > 1 or any("\n" in line for line in body)
-            if not self.first and (blank or multi):
+            kept = (chunk.start, chunk.end) in broken
+            if not self.first and (blank or (multi and not (kept and previous_kept))):
                 lines.append("")
+            previous_kept = kept
             lines.extend(indent + line if line else line for line in printed + body)
             previous_multi = multi
             self.first = chunk.kind == FN_HEAD
@@ -254,8 +270,8 @@ class _Formatter(_Printer):
         self._take(end)
         self._placed(end)
 
-    def _with_trailing(self, lines: list[str], end: int) -> list[str]:
-        """`lines` with the comments that follow `end` on its source line appended."""
+    def _trailing(self, end: int) -> list[Comment]:
+        """The comments that follow `end` on its source line, taken."""
         trailing = []
         while self.next < len(self.comments):
             c = self.comments[self.next]
@@ -264,7 +280,13 @@ class _Formatter(_Printer):
             trailing.append(c)
             self.next += 1
             end = c.end
+        return trailing
+
+    def _with_trailing(self, lines: list[str], end: int) -> list[str]:
+        """`lines` with the comments that follow `end` on its source line appended."""
+        trailing = self._trailing(end)
         if trailing:
+            end = trailing[-1].end
             lines = lines[:-1] + [_trail(lines[-1], trailing)]
             self._placed(end)
         return lines
