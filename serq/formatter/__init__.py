@@ -119,6 +119,7 @@ class _Formatter(_Printer):
                 self._placed(chunk.end)
                 previous_multi = True
                 continue
+            first = self.first  # nothing placed yet in this list (the file, or fn main)
             blank = self._blank_before(chunk.start) or (previous_multi and not previous_kept)
             printed = self._leading(chunk.start)
             if (chunk.start, chunk.end) in broken:
@@ -141,7 +142,7 @@ class _Formatter(_Printer):
             body = self._with_trailing(body, end if chunk.kind == "item" else chunk.end)
             multi = len(body) > 1 or any("\n" in line for line in body)
             kept = (chunk.start, chunk.end) in broken
-            if not self.first and (blank or (multi and not (kept and previous_kept))):
+            if not first and (blank or (multi and not (kept and previous_kept))):
                 lines.append("")
             previous_kept = kept
             lines.extend(indent + line if line else line for line in printed + body)
@@ -169,7 +170,7 @@ class _Formatter(_Printer):
         inner = self._take(span.end)
         if inner:
             if len(printed) > 1 and printed[-1].startswith("}"):
-                printed = printed[:-1] + [_own(c) for c in inner] + printed[-1:]
+                printed = printed[:-1] + [INDENT + c.text for c in inner] + printed[-1:]
             else:
                 printed[-1] = _trail(printed[-1], inner)
         self.first = False
