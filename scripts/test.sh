@@ -43,4 +43,6 @@ if ! command -v nvim >/dev/null; then
 fi
 
 ruff check .
+# Every example and valid corpus program is in `serq fmt`'s layout.
+find examples tests/corpus/valid tests/corpus/valid_main -name '*.sq' -print0 | xargs -0 python3 -m serq.cli fmt --check
 python3 -m pytest "$@"

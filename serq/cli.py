@@ -1,5 +1,6 @@
 """The `serq` command: `serq check FILE...`, `serq expand FILE`, `serq ir FILE`, `serq run FILE`,
-`serq sweep FILE`, `serq plot RESULTS` (or `serq plot --dump DIR`), `serq explain [CODE]`.
+`serq sweep FILE`, `serq plot RESULTS` (or `serq plot --dump DIR`), `serq explain [CODE]`,
+`serq fmt FILE...`.
 
 Exit status: 0 when every file is clean, 1 when any has an error, 2 on a usage
 error (a `--set` or `--def` name the program does not declare, too) or a file that
@@ -125,6 +126,19 @@ def _parser() -> argparse.ArgumentParser:
     explain.add_argument(
         "code", nargs="?", metavar="CODE", help="a code such as E-hidden (the E- may be left out)"
     )
+    fmt = commands.add_parser(
+        "fmt",
+        help="format files in the canonical layout",
+        description="Rewrite serQ files in the canonical layout, comments kept; `-` reads "
+        "stdin and writes stdout. Items with syntax errors are left as written.",
+    )
+    fmt.add_argument("files", nargs="+", metavar="FILE", help="a .sq file, or - for stdin")
+    fmt.add_argument(
+        "--check",
+        action="store_true",
+        help="write nothing; print a diff and exit 1 when a file would change",
+    )
+    _color_option(fmt)
     return parser
 
 
@@ -291,6 +305,10 @@ def _main(argv: Sequence[str] | None) -> int:
         return run_plot(args, _color(args))
     if args.command == "explain":
         return _explain(args)
+    if args.command == "fmt":
+        from serq.formatter.command import fmt
+
+        return fmt(args.files, check=args.check, color=_color(args))
     return EXIT_USAGE
 
 

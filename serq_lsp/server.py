@@ -12,10 +12,12 @@ import sys
 
 from serq import __version__
 from serq_lsp import (
+    code_actions,
     commands,
     completion,
     diagnostics,
     folding,
+    formatting,
     framing,
     hover,
     navigation,
@@ -37,6 +39,8 @@ FEATURES = (
     folding,
     commands,
     results,
+    formatting,
+    code_actions,
 )
 
 

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from serq.diagnostics import Diagnostic, Label, Span, codes
+from serq.diagnostics import Diagnostic, Fix, Label, Span, codes
 from serq.syntax import ast
 
 
@@ -155,10 +155,11 @@ class Context:
         labels: tuple[Label, ...] = (),
         notes: tuple[str, ...] = (),
         help: str | None = None,
+        fix: Fix | None = None,
     ) -> None:
         """Report an error of `code` on the surface form at `span`."""
         self.diagnostics.append(
-            Diagnostic.error(code, span, message, labels=labels, notes=notes, help=help)
+            Diagnostic.error(code, span, message, labels=labels, notes=notes, help=help, fix=fix)
         )
 
     def const(self, expr: ast.Expr) -> float | None:

@@ -14,6 +14,7 @@ from dataclasses import replace
 from typing import Any
 
 from serq.diagnostics import codes
+from serq.diagnostics.suggest import did_you_mean
 from serq.expand.entry_bodies import EntryBody, Rewrite
 from serq.expand.queue_declarations import ROLE_OF, Declarations, Queue, Source, takes_from
 from serq.expand.transfers import call_source, from_pool, latency_runs
@@ -127,7 +128,9 @@ def expand_call(
     link = verb == "transfer" and (verb, False) in q.entries
     entry = q.entries.get((verb, False if link else call.source is not None))
     if entry is None:
-        declared.error(report, parts[1].ident.span, _no_entry(q, verb, call))
+        verbs = {v for v, _ in q.entries} | ({"route"} if q.gateway else set())
+        hint = did_you_mean(verb, verbs, parts[1].ident.span) if verb not in verbs else {}
+        declared.error(report, parts[1].ident.span, _no_entry(q, verb, call), **hint)
         return []
     if call.to is not None and not link:
         declared.error(

@@ -297,7 +297,7 @@ class _Printer:
         if n.reuse is not None:
             head.append(f"reuse ({self.expr(n.reuse)})")
         if n.bindings:
-            bindings = ", ".join(f"{b.name.name} = {self.expr(b.value)}" for b in n.bindings)
+            bindings = ", ".join(self._binding(b) for b in n.bindings)
             head.append(f"at admission ({bindings})")
         tail = ""
         if n.cache is not None:
@@ -308,9 +308,37 @@ class _Printer:
             head = [" ".join(head)]
         else:  # `reuse` and `at admission` on lines of their own, under the pools
             head = [head[0], *(_HOLD_CONTINUATION + h for h in head[1:])]
+            if n.bindings and len(head[-1]) + 2 > _WIDTH:  # one binding a line
+                head[-1:] = self._bindings_lines(n.bindings)
         lines = head[:-1] + self._block(head[-1], n.body)
         if tail:
             lines[-1] += tail + ";"
+        return lines
+
+    def _binding(self, b: ast.Binding) -> str:
+        return f"{b.name.name} = {self.expr(b.value)}"
+
+    def _bindings_lines(self, bindings) -> list[str]:
+        """`at admission (a = …,` with each next binding under the first, and a
+        conditional too long for its line broken before its `:`."""
+        lead = _HOLD_CONTINUATION + "at admission ("
+        pad = " " * len(lead)
+        lines: list[str] = []
+        for i, b in enumerate(bindings):
+            first = lead if i == 0 else pad
+            last = i == len(bindings) - 1
+            end = ")" if last else ","
+            text = first + self._binding(b) + end
+            value = b.value
+            if len(text) + 2 > _WIDTH and isinstance(value, ast.Conditional):
+                test = self._operand(value.test, _OR)
+                then = self._operand(value.then, _CONDITIONAL)
+                otherwise = self._operand(value.otherwise, _CONDITIONAL)
+                head = f"{first}{b.name.name} = "
+                lines.append(f"{head}{test} ? {then}")
+                lines.append(" " * len(head) + f": {otherwise}{end}")
+            else:
+                lines.append(text)
         return lines
 
     def _hold_pool(self, p: ast.HoldPool) -> str:

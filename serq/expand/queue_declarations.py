@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from serq.diagnostics import Label, Span, codes
+from serq.diagnostics.suggest import did_you_mean
 from serq.expand.context import Context
 from serq.expand.walk import walk
 from serq.syntax import ast
@@ -118,7 +119,12 @@ class Declarations:
         roles: list[str] = []
         for r in node.roles:
             if r.name not in ROLES:
-                self.error(True, r.span, f"unknown role `{r.name}`: a queue plays {_role_list()}")
+                self.error(
+                    True,
+                    r.span,
+                    f"unknown role `{r.name}`: a queue plays {_role_list()}",
+                    **did_you_mean(r.name, ROLES, r.span),
+                )
             elif r.name in roles:
                 self.error(True, r.span, f"role `{r.name}` twice")
             else:

@@ -17,7 +17,7 @@ import math
 from typing import TYPE_CHECKING
 
 from serq import ir
-from serq.diagnostics import Label, Span, codes
+from serq.diagnostics import Edit, Fix, Label, Span, codes
 from serq.expand.walk import walk
 from serq.ir import arith
 from serq.syntax import ast
@@ -293,6 +293,10 @@ class _Expr:
             where = candidates[close[0]]
             if where is not None:
                 kw["labels"] = (Label(where, f"`{close[0]}` is declared here"),)
+            if span.end - span.start == len(name):  # the span is the name as written
+                kw["fix"] = Fix(
+                    f"change `{name}` to `{close[0]}`", (Edit(span, close[0]),), "unsafe"
+                )
         return self.r.fail(codes.UNKNOWN_NAME, span, message, **kw)
 
     def ref_as_value(self, ref: ast.Ref) -> ir.Expr:

@@ -15,7 +15,9 @@ import math
 
 from rich import box
 from rich.console import Console
+from rich.measure import Measurement
 from rich.table import Table
+from rich.text import Text
 
 from serq.report.model import PoolRow, Report, StageRow
 from serq.report.sparkline import sparkline
@@ -26,9 +28,12 @@ def render_text(report: Report, console: Console) -> None:
     when the console is a terminal that can draw one (never in piped or recorded text)."""
     console.print(_header(report), highlight=False)
     for section in sections(report, sparklines=_can_draw_sparklines(console)):
-        if isinstance(section, Table):
+        if not isinstance(section, Table):
+            console.print(section, highlight=False)
+            continue
+        for part in fit(section, console):  # a table wider than the console, in parts
             console.print()
-        console.print(section, highlight=False)
+            console.print(part, highlight=False)
 
 
 def sections(report: Report, sparklines: bool = False) -> list[Table | str]:
@@ -58,6 +63,55 @@ def sections(report: Report, sparklines: bool = False) -> list[Table | str]:
 def header(report: Report) -> str:
     """The report's first two lines: the run's settings and counts."""
     return _header(report)
+
+
+def fit(table: Table, console: Console) -> list[Table | Text]:
+    """`table` as tables that fit `console`'s width, every value kept: the whole table when
+    it fits; else its columns in groups, each group with the first column again; else,
+    when not even two columns fit, each row stacked as `column  value` lines."""
+    width = console.width
+    if _natural(console, table) <= width:
+        return [table]
+    headers = [str(c.header) for c in table.columns]
+    cells = [[str(v) for v in c.cells] for c in table.columns]
+    rows = list(zip(*cells, strict=True))
+    groups: list[list[int]] = []
+    group: list[int] = []
+    for i in range(1, len(headers)):
+        candidate = _sub_table(headers, rows, [0, *group, i])
+        if group and _natural(console, candidate) > width:
+            groups.append(group)
+            group = []
+            candidate = _sub_table(headers, rows, [0, i])
+        if _natural(console, candidate) > width:
+            return _stacked(headers, rows)
+        group.append(i)
+    if group:
+        groups.append(group)
+    return [_sub_table(headers, rows, [0, *g]) for g in groups]
+
+
+def _natural(console: Console, table: Table) -> int:
+    """The width `table` takes when nothing limits it."""
+    return Measurement.get(console, console.options.update(width=1 << 20), table).maximum
+
+
+def _sub_table(headers: list[str], rows: list[tuple[str, ...]], columns: list[int]) -> Table:
+    table = _table(*(headers[i] for i in columns))
+    for row in rows:
+        table.add_row(*(row[i] for i in columns))
+    return table
+
+
+def _stacked(headers: list[str], rows: list[tuple[str, ...]]) -> list[Text]:
+    """One block a row: its name, then `column: value` lines that wrap where they must."""
+    blocks = []
+    for row in rows:
+        block = Text(f"{headers[0]} {row[0]}", style="bold")
+        for header, value in zip(headers[1:], row[1:], strict=True):
+            block.append(f"\n  {header}: {value}", style="")
+        blocks.append(block)
+    return blocks
 
 
 def report_text(report: Report, width: int = 100) -> str:

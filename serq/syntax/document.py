@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass, fields, is_dataclass, replace
 
 from lark import Tree
 
@@ -215,13 +215,10 @@ def _parse_chunk(
                 nodes = (builder.ident(raw.tree.children[0]),)
             else:
                 nodes = builder.items(raw.tree.children)
-        parsed = _Parsed(
-            chunk.start,
-            chunk.line,
-            chunk.column,
-            nodes,
-            tuple(raw.diagnostics) + tuple(builder.diagnostics),
-        )
+        diagnostics = tuple(raw.diagnostics) + tuple(builder.diagnostics)
+        if diagnostics and chunk.kind != FN_HEAD:
+            diagnostics = _name_unclosed(text, file, chunk, diagnostics, lines)
+        parsed = _Parsed(chunk.start, chunk.line, chunk.column, nodes, diagnostics)
     cache.store(key, parsed)
     return parsed
 
@@ -238,6 +235,47 @@ def _too_deep(span: Span) -> Diagnostic:
         help="serq reads at most that many nested operators, calls and blocks; "
         "split the expression with `let`, `def` or `set`",
     )
+
+
+_BRACKETS = re.compile(r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|"[^"\n]*"?|[{}()\[\]]')
+_CLOSING = {"}": "{", ")": "(", "]": "["}
+
+
+def unclosed(text: str, start: int, end: int) -> list[int]:
+    """The offsets of the `{`, `(` and `[` of `text[start:end]` that nothing closes
+    (comments and strings skipped; a closer pops back to the opener it matches)."""
+    stack: list[int] = []
+    lost: list[int] = []  # openers a closer of another kind passed over
+    for m in _BRACKETS.finditer(text, start, end):
+        c = m.group()
+        if c in "{([":
+            stack.append(m.start())
+        elif c in _CLOSING:
+            opener = _CLOSING[c]
+            for depth in range(len(stack) - 1, -1, -1):
+                if text[stack[depth]] == opener:
+                    lost.extend(stack[depth + 1 :])
+                    del stack[depth:]
+                    break
+    return sorted(lost + stack)
+
+
+def _name_unclosed(
+    text: str, file: str, chunk: Chunk, diagnostics: tuple, lines: LineIndex
+) -> tuple:
+    """`diagnostics` with each opener the chunk never closes named where it stands: a label
+    "this `{` is never closed" on the first error at or after it."""
+    openers = unclosed(text, chunk.start, chunk.end)
+    if not openers:
+        return diagnostics
+    out = list(diagnostics)
+    for at in openers:
+        i = next((k for k, d in enumerate(out) if d.span.start >= at), len(out) - 1)
+        d = out[i]
+        char = text[at]
+        label = Label(lines.span(file, at, at + 1), f"this `{char}` is never closed")
+        out[i] = replace(d, labels=(*d.labels, label))
+    return tuple(out)
 
 
 def parse_whole(text: str, file: str = "<input>") -> ParseResult:

@@ -32,6 +32,7 @@ from lark.lexer import LineCounter
 from lark.parsers.lalr_parser_state import ParseConf, ParserState
 
 from serq.diagnostics import Diagnostic, Edit, Fix, Label, LineIndex, codes
+from serq.diagnostics.suggest import did_you_mean
 from serq.syntax.expected import Words
 
 GRAMMAR_NAME = "serq.lark"
@@ -369,6 +370,14 @@ class _Driver:
         else:
             span = self.lines.span(self.file, at, at)
         extra = {}
+        if token is not None and _WORD.fullmatch(str(token.value)) and token.type != "ERROR":
+            # a misspelled keyword: `stage s : fifoo;`, `hlod`, `evict lur;`
+            spelled = [w for w, n in self.g.keywords.items() if n in expected]
+            extra = did_you_mean(
+                str(token.value),
+                spelled,
+                self.lines.span(self.file, token.start_pos, token.end_pos),
+            )
         previous = self.previous
         if (
             "SEMICOLON" in expected

@@ -300,7 +300,7 @@ class TestCorpus:
         assert kinds.count("entry call") == 2
         assert kinds.count("gateway request") == 1
         (request,) = [o for o in e.ctx.origins if o.kind == "gateway request"]
-        assert (request.span.line, request.span.column) == (56, 19)
+        assert (request.span.line, request.span.column) == (93, 5)
         assert [type(n).__name__ for n in request.nodes] == [
             "Set",
             "Choose",

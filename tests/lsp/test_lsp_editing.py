@@ -46,7 +46,7 @@ async def test_semantic_tokens(client, docs):
         line = line + data[i]
         col = data[i + 1] if data[i] else col + data[i + 1]
         decoded[(line, col)] = legend[data[i + 3]]
-    p = position_of(TEXT, "kv { cap")
+    p = position_of(TEXT, "kv {\n")
     assert decoded[(p.line, p.character)] == "struct"
     p = position_of(TEXT, "engine : step")
     assert decoded[(p.line, p.character)] == "class"
@@ -69,7 +69,7 @@ async def test_completion(client, docs):
     assert {"tokens", "prefilled", "B", "bs", "now", "min"} <= in_cost
     in_session = await labels("set arrived = now", len("set arrived = "))
     assert "now" in in_session and "tokens" not in in_session and "Lambda" in in_session
-    at_top = await labels("run { horizon", 0)
+    at_top = await labels("run {\n  horizon", 0)
     assert {"pool", "stage", "queue", "let"} <= at_top
 
 

@@ -52,7 +52,7 @@ def at(needle, nth=0, delta=0):
         ("prefill (prompt - c)", 0, "expands to"),
         ("NP = 2", 0, "folded value **2**"),
         ("reusable(p, b)", 0, "def reusable(p, b)"),
-        ("kv { cap", 0, "pool of queue `P`"),
+        ("kv {\n", 0, "pool of queue `P`"),
         ("tokens;", 0, "May be read in a step stage's cost"),
         ("queue gw", 7, "queue with roles `gateway`"),
         ("serve step", 7, "**step**"),
@@ -71,7 +71,7 @@ async def test_hover_on_nothing(client, opened):
 async def test_definitions(client, opened):
     assert await definition(client, "NP by") == [at("NP = 2")]
     assert await definition(client, "reusable(prompt") == [at("reusable(p, b)")]
-    assert await definition(client, "kv (min") == [at("kv { cap")]  # P's own kv
+    assert await definition(client, "kv (min") == [at("kv {\n")]  # P's own kv
     assert await definition(client, "D[j].decode", delta=5) == [
         at("decode (prompt) {"),
         at("decode (prompt) from"),

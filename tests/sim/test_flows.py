@@ -281,8 +281,9 @@ def _pd_source(lease: str = "inf", nic: str = "100000", rate: str = "1") -> str:
     text = (EXAMPLES / "pd_queues.sq").read_text()
     edits = [
         (
-            "session { turn; request gw; }",
-            "session { turn; set t0 = now; request gw; observe latency = now - t0; }",
+            "session {\n    turn;\n    request gw;\n  }",
+            "session {\n    turn;\n    set t0 = now;\n    request gw;\n"
+            "    observe latency = now - t0;\n  }",
         ),
         ("lease kv (inf)", f"lease kv ({lease})"),
         ("nic ps(100000)", f"nic ps({nic})"),

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from serq.diagnostics import Diagnostic, Label, codes
+from serq.diagnostics import Diagnostic, Edit, Fix, Label, Span, codes
 from serq.link.checks.places import Place, attributes, broken, names, sites
 from serq.syntax import ast
 
@@ -57,6 +57,7 @@ def check(kernel: ast.Module) -> Iterator[Diagnostic]:
     hidden = hidden_names(kernel)
     if not hidden:
         return
+    clauses = _clauses(kernel)
     for site in sites(kernel):
         if site.place not in FORBIDDEN:
             continue
@@ -70,6 +71,7 @@ def check(kernel: ast.Module) -> Iterator[Diagnostic]:
                     notes=(f"in {site.owner}",),
                     help="the scheduler may not read a hidden attribute where it decides; "
                     "a bound it may know is a second attribute that is not hidden",
+                    fix=_unhide(clauses, hidden[n.name], "unsafe"),
                 )
 
 
@@ -91,6 +93,7 @@ def _declarations(kernel: ast.Module) -> Iterator[Diagnostic]:
                         ident.span,
                         f"`{name}` is hidden twice",
                         labels=(Label(seen[name].span, "first hidden here"),),
+                        fix=_unhide({name: clause}, ident, "safe", f"remove the second `{name}`"),
                     )
                     continue
                 seen[name] = ident
@@ -99,6 +102,7 @@ def _declarations(kernel: ast.Module) -> Iterator[Diagnostic]:
                         codes.HIDDEN,
                         ident.span,
                         f"`{name}` cannot be hidden: the scheduler sets it",
+                        fix=_unhide({name: clause}, ident, "safe"),
                     )
                 elif name not in attrs and not unreadable:
                     yield Diagnostic.error(
@@ -106,4 +110,42 @@ def _declarations(kernel: ast.Module) -> Iterator[Diagnostic]:
                         ident.span,
                         f"hidden `{name}` is no session attribute: no `set` or `choose` assigns it",
                         help="hide an attribute the workload sets, such as the output length",
+                        fix=_unhide({name: clause}, ident, "unsafe"),
                     )
+
+
+def _clauses(kernel: ast.Module) -> dict[str, ast.Hidden]:
+    """The `hidden` clause that first hides each name."""
+    out: dict[str, ast.Hidden] = {}
+    for item in kernel.items:
+        if isinstance(item, ast.Workload):
+            for clause in item.clauses:
+                if isinstance(clause, ast.Hidden):
+                    for ident in clause.names:
+                        out.setdefault(ident.name, clause)
+    return out
+
+
+def _unhide(
+    clauses: dict[str, ast.Hidden], ident: ast.Ident, applicability: str, title: str = ""
+) -> Fix | None:
+    """The edit that takes `ident` out of its `hidden` clause: the clause when it hides
+    nothing else, else the name and the comma beside it."""
+    clause = clauses.get(ident.name)
+    if clause is None or ident not in clause.names:
+        return None
+    title = title or f"stop hiding `{ident.name}`"
+    names = clause.names
+    if len(names) == 1:
+        return Fix(title, (Edit(clause.span, ""),), applicability)
+    i = names.index(ident)
+    if i > 0:  # `, name`: from the end of the name before
+        before = names[i - 1].span
+        s = ident.span
+        span = Span(
+            s.file, before.end, s.end, before.end_line, before.end_column, s.end_line, s.end_column
+        )
+    else:  # `name, `: to the start of the next
+        s, after = ident.span, names[1].span
+        span = Span(s.file, s.start, after.start, s.line, s.column, after.line, after.column)
+    return Fix(title, (Edit(span, ""),), applicability)

@@ -1,0 +1,353 @@
+"""`serq fmt`: a serQ file in the one canonical layout, its comments kept in their places.
+
+`format_source(text, path)` parses the file, prints every item that parsed with the
+kernel printer (`serq.expand.printer`: two-space indentation, one statement,
+option or clause a line, one space around each binary operator) and puts back
+the comments the scanner finds (`comments.py`) where they were: a comment on a
+line of its own before the element it stood before, a trailing comment at the
+end of the line it ended. Trailing comments that the author aligned in a run of
+lines stay aligned. Blank lines between elements are kept (at most one), and a
+blank line separates two top-level items when either spans several lines.
+Parentheses the author wrote around an operand are kept; none is added that the
+precedence does not need.
+
+An item with a syntax error is left as written, and the items around it are
+formatted. The result parses to the same tree as the input and formats to
+itself.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from serq.diagnostics import Diagnostic
+from serq.expand.printer import INDENT, _Printer
+from serq.formatter.comments import Comment, comments, has_blank_line
+from serq.syntax import ast, parse
+from serq.syntax.scanner import FN_CLOSE, FN_HEAD
+
+__all__ = ["Formatted", "format_source"]
+
+_TRAIL = "\x00"  # code \0 column \0 comment: a line with a trailing comment, aligned at the end
+_HEAD = "\x01"  # \1 comment: a trailing comment that belongs to the line above (`{ // …`)
+
+
+@dataclass(frozen=True, slots=True)
+class Formatted:
+    """The formatted `text`, the syntax `diagnostics` of the input, and how many items
+    were left as written because of them (`kept`)."""
+
+    text: str
+    diagnostics: tuple[Diagnostic, ...]
+    kept: int
+
+    @property
+    def ok(self) -> bool:
+        return not self.diagnostics
+
+
+def format_source(
+    text: str, path: str = "<input>", only: tuple[int, int] | None = None
+) -> Formatted:
+    """The text of `path` (whose contents are `text`) in the canonical layout; with `only`
+    (offsets `start`, `end`), only the items that touch that range are formatted."""
+    parsed = parse(text, path)
+    places = [
+        p.start for d in parsed.diagnostics for p in (d.span, *(label.span for label in d.labels))
+    ]
+    chunks = list(parsed.chunks)
+    ends = [c.start - 1 for c in chunks[1:]] + [len(text)]  # up to the next chunk
+    broken = [
+        (c.start, c.end)
+        for c, end in zip(chunks, ends, strict=True)
+        if any(c.start <= p <= max(end, c.end) for p in places)
+    ]
+    if only is not None:
+        outside = [
+            (c.start, c.end)
+            for c in chunks
+            if c.kind == "item" and (c.end < only[0] or c.start > only[1])
+        ]
+    else:
+        outside = []
+    module = parsed.module
+    nodes = list(module.items)
+    if module.main is not None:
+        nodes.extend(module.main.items)
+    if parsed.diagnostics and _fn_main_broken(parsed, broken):
+        return Formatted(text, parsed.diagnostics, len(broken))
+    main = module.main.name.name if module.main is not None else "main"
+    printer = _Formatter(text, main_dialect=module.main is not None)
+    out = printer.file(chunks, nodes, set(broken) | set(outside), main)
+    return Formatted(out, parsed.diagnostics, len(broken))
+
+
+def _fn_main_broken(parsed, broken) -> bool:
+    """Whether the `fn main() {` wrapper itself is broken or unclosed: then nothing moves."""
+    kinds = {c.kind for c in parsed.chunks}
+    if FN_HEAD in kinds and FN_CLOSE not in kinds:
+        return True
+    return any((c.start, c.end) in broken for c in parsed.chunks if c.kind != "item")
+
+
+class _Formatter(_Printer):
+    """The kernel printer, told where the comments and the author's parentheses are."""
+
+    def __init__(self, text: str, main_dialect: bool) -> None:
+        super().__init__(main_dialect=main_dialect)
+        self.text = text
+        self.comments = comments(text)
+        self.next = 0  # index of the first comment not placed yet
+        self.pos = 0  # end of the last thing placed
+        self.first = True  # nothing placed yet in the current list
+
+    # -------------------------------------------------------------- the file
+
+    def file(self, chunks, nodes, broken: set[tuple[int, int]], main: str) -> str:
+        """The whole file, chunk by chunk in source order; `broken` chunks as written."""
+        lines: list[str] = []
+        depth = 0
+        previous_multi = previous_kept = False
+        self.first = True
+        for chunk in chunks:
+            indent = INDENT * depth
+            if chunk.kind == FN_CLOSE:
+                inner = self._rest(chunk.start)
+                lines.extend(indent + line for line in inner)
+                depth -= 1
+                lines.append(INDENT * depth + "}")
+                self._placed(chunk.end)
+                previous_multi = True
+                continue
+            first = self.first  # nothing placed yet in this list (the file, or fn main)
+            blank = self._blank_before(chunk.start) or (previous_multi and not previous_kept)
+            printed = self._leading(chunk.start)
+            if (chunk.start, chunk.end) in broken:
+                self._skip(chunk.end)
+                end = chunk.end
+                for c in self._trailing(chunk.end):  # kept as written too
+                    end = c.end
+                body = [self.text[chunk.start : end]]
+                self._placed(end)
+            elif chunk.kind == FN_HEAD:
+                body = [f"fn {main}() {{"]
+                self._skip(chunk.end)
+            else:
+                body, end = [], chunk.start
+                for node in nodes:
+                    if chunk.start <= node.span.start < max(chunk.end, chunk.start + 1):
+                        body.extend(self._element(node, leading=bool(body)))
+                        end = max(end, node.span.end)
+                self._skip(end)  # a chunk that ends the file holds the comments after it
+            body = self._with_trailing(body, end if chunk.kind == "item" else chunk.end)
+            multi = len(body) > 1 or any("\n" in line for line in body)
+            kept = (chunk.start, chunk.end) in broken
+            if not first and (blank or (multi and not (kept and previous_kept))):
+                lines.append("")
+            previous_kept = kept
+            lines.extend(indent + line if line else line for line in printed + body)
+            previous_multi = multi
+            self.first = chunk.kind == FN_HEAD
+            if chunk.kind == FN_HEAD:
+                depth += 1
+        rest = self._rest(len(self.text) + 1)
+        if rest and lines and not self.first and self._blank_before_comment():
+            lines.append("")
+        lines.extend(rest)
+        return _assemble(lines)
+
+    # --------------------------------------------------------- placing nodes
+
+    def lines(self, node) -> list[str]:
+        return self._element(node, leading=True)
+
+    def _element(self, node, leading: bool) -> list[str]:
+        """A node's lines with the comments before, inside and after it."""
+        span = node.span
+        before = self._leading(span.start) if leading else []
+        self.first = True
+        printed = super().lines(node)
+        inner = self._take(span.end)
+        if inner:
+            if len(printed) > 1 and printed[-1].startswith("}"):
+                printed = printed[:-1] + [INDENT + c.text for c in inner] + printed[-1:]
+            else:
+                printed[-1] = _trail(printed[-1], inner)
+        self.first = False
+        self._placed(span.end)
+        return before + self._with_trailing(printed, span.end)
+
+    def _all(self, nodes) -> list[str]:
+        lines: list[str] = []
+        self.first = True
+        for node in nodes:
+            blank = not self.first and self._blank_before(node.span.start)
+            printed = self.lines(node)
+            if blank and lines:
+                lines.append("")
+            lines.extend(printed)
+        return lines
+
+    def _block(self, head: str, block: ast.Block) -> list[str]:
+        inner = self._all(block.body)
+        inner.extend(_own(c) for c in self._take(block.span.end))
+        return self._braced(head, inner)
+
+    @staticmethod
+    def _braced(head: str, inner: list[str]) -> list[str]:
+        heads = []
+        while inner and inner[0].startswith(_HEAD):
+            heads.append(inner[0][1:])
+            inner = inner[1:]
+        lines = _Printer._braced(head, inner)
+        if heads:
+            lines[0] = _trail(lines[0], heads)
+        return lines
+
+    def _operand(self, e: ast.Expr, minimum: int) -> str:
+        if self._parenthesized(e):
+            return f"({self.expr(e)})"
+        return super()._operand(e, minimum)
+
+    def _parenthesized(self, e: ast.Expr) -> bool:
+        """Whether the author wrote `e` in parentheses of its own: `(` before, `)` after."""
+        before = self.text[: e.span.start].rstrip()
+        after = self.text[e.span.end :].lstrip()
+        return before.endswith("(") and after.startswith(")")
+
+    # -------------------------------------------------------------- comments
+
+    def _leading(self, start: int) -> list[str]:
+        """The comments before `start` not placed yet, each on its own line (blank lines
+        between them kept), or the one that ends the line above (`{ // …`)."""
+        lines: list[str] = []
+        while self.next < len(self.comments) and self.comments[self.next].start < start:
+            c = self.comments[self.next]
+            if not c.own_line and self.first and not lines:
+                lines.append(_HEAD + c.text)
+            else:
+                if lines and has_blank_line(self.text[self.pos : c.start]):
+                    lines.append("")
+                lines.append(c.text)
+            self.next += 1
+            self.pos = c.end
+        if lines and lines[-1] != "" and has_blank_line(self.text[self.pos : start]):
+            if not lines[-1].startswith(_HEAD):
+                lines.append("")
+        return lines
+
+    def _blank_before(self, start: int) -> bool:
+        """Whether a blank line stands between the last thing placed and what begins at
+        `start` (or the first comment before it)."""
+        if self.next < len(self.comments) and self.comments[self.next].start < start:
+            start = self.comments[self.next].start
+        return has_blank_line(self.text[self.pos : start])
+
+    def _blank_before_comment(self) -> bool:
+        if self.next < len(self.comments):
+            return has_blank_line(self.text[self.pos : self.comments[self.next].start])
+        return False
+
+    def _take(self, end: int) -> list[Comment]:
+        """The comments before `end` not placed yet."""
+        taken = []
+        while self.next < len(self.comments) and self.comments[self.next].start < end:
+            taken.append(self.comments[self.next])
+            self.next += 1
+        return taken
+
+    def _rest(self, end: int) -> list[str]:
+        """The comments before `end` not placed yet, as own lines: before a closing `}`."""
+        lines: list[str] = []
+        for c in self._take(end):
+            if lines and has_blank_line(self.text[self.pos : c.start]):
+                lines.append("")
+            lines.append(c.text)
+            self.pos = c.end
+        return lines
+
+    def _skip(self, end: int) -> None:
+        """Mark the comments before `end` as placed: they are inside text kept as written."""
+        self._take(end)
+        self._placed(end)
+
+    def _trailing(self, end: int) -> list[Comment]:
+        """The comments that follow `end` on its source line, taken."""
+        trailing = []
+        while self.next < len(self.comments):
+            c = self.comments[self.next]
+            if c.start < end or self.text[end : c.start].strip() or c.own_line:
+                break
+            trailing.append(c)
+            self.next += 1
+            end = c.end
+        return trailing
+
+    def _with_trailing(self, lines: list[str], end: int) -> list[str]:
+        """`lines` with the comments that follow `end` on its source line appended."""
+        trailing = self._trailing(end)
+        if trailing:
+            end = trailing[-1].end
+            lines = lines[:-1] + [_trail(lines[-1], trailing)]
+            self._placed(end)
+        return lines
+
+    def _placed(self, end: int) -> None:
+        self.pos = max(self.pos, end)
+
+
+def _own(c: Comment) -> str:
+    return c.text
+
+
+def _trail(line: str, comments: list) -> str:
+    """`line` with trailing comments (`Comment`s, or texts from a `{ // …` head)."""
+    texts = [c if isinstance(c, str) else c.text for c in comments]
+    column = comments[0].column if isinstance(comments[0], Comment) else -1
+    if _TRAIL in line:  # a line that has one already
+        return line + " " + " ".join(texts)
+    return f"{line}{_TRAIL}{column}{_TRAIL}{' '.join(texts)}"
+
+
+def _assemble(lines: list[str]) -> str:
+    """The final text: head comments merged, trailing comments placed and aligned."""
+    out: list[str] = []
+    for line in lines:
+        stripped = line.lstrip(" ")
+        if stripped.startswith(_HEAD):  # nowhere to merge it: a line of its own
+            line = line[: len(line) - len(stripped)] + stripped[1:]
+        out.append(line)
+    result: list[str] = []
+    i = 0
+    while i < len(out):
+        if _TRAIL not in out[i]:
+            result.append(out[i])
+            i += 1
+            continue
+        j = i
+        while j < len(out) and _TRAIL in out[j] and _indent(out[j]) == _indent(out[i]):
+            j += 1
+        result.extend(_align([out[k].split(_TRAIL) for k in range(i, j)]))
+        i = j
+    text = "\n".join(result).rstrip("\n")
+    return text + "\n" if text else ""
+
+
+def _align(run: list[list[str]]) -> list[str]:
+    """Lines with trailing comments; those the author wrote at one column stay aligned."""
+    lines: list[str] = []
+    i = 0
+    while i < len(run):
+        j = i + 1
+        while j < len(run) and run[j][1] == run[i][1] and run[i][1] != "-1":
+            j += 1
+        width = max(len(code.rsplit("\n", 1)[-1]) for code, _, _ in run[i:j]) if j - i > 1 else 0
+        for code, _, comment in run[i:j]:
+            last = len(code.rsplit("\n", 1)[-1])
+            lines.append(code + " " * (max(width - last, 0) + 1) + comment)
+        i = j
+    return lines
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip(" "))

@@ -1,0 +1,115 @@
+"""Code actions: a quick fix for every diagnostic that carries a `Fix`, and `source.fixAll`.
+
+The fixes come from the analysis's own diagnostics (the ones `serq check --json`
+prints), not from the client's copy: a diagnostic's fix is offered where the
+requested range touches it, with `isPreferred` when it is safe. `source.fixAll`
+applies every safe fix of the document whose edits do not overlap.
+"""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from serq.diagnostics import Diagnostic
+from serq_lsp.convert import lsp_diagnostic, lsp_range
+from serq_lsp.guard import guarded
+from serq_lsp.state import SerqServer
+
+KINDS = [types.CodeActionKind.QuickFix, types.CodeActionKind.SourceFixAll]
+
+
+def _fixable(analysis) -> list[Diagnostic]:
+    """The diagnostics of the document itself whose fix edits only the document."""
+    return [
+        d
+        for d in analysis.diagnostics
+        if d.fix is not None
+        and d.fix.applicability != "display"
+        and d.span.file == analysis.path
+        and all(e.span.file == analysis.path for e in d.fix.edits)
+    ]
+
+
+def _edit(uri: str, edits, lines) -> types.WorkspaceEdit:
+    return types.WorkspaceEdit(
+        changes={uri: [types.TextEdit(lsp_range(e.span, lines), e.replacement) for e in edits]}
+    )
+
+
+def _touches(span, r: types.Range, lines) -> bool:
+    s = lsp_range(span, lines)
+    start, end = (s.start.line, s.start.character), (s.end.line, s.end.character)
+    return start <= (r.end.line, r.end.character) and end >= (r.start.line, r.start.character)
+
+
+def actions(analysis, uri: str, params: types.CodeActionParams) -> list[types.CodeAction]:
+    """The quick fixes for the diagnostics `params.range` touches, and a fix-all."""
+    only = params.context.only
+    lines = analysis.lines
+    out: list[types.CodeAction] = []
+    fixable = _fixable(analysis)
+    if not only or any(k.startswith(types.CodeActionKind.QuickFix) for k in only):
+        for d in fixable:
+            if not (
+                _touches(d.span, params.range, lines)
+                or any(_touches(e.span, params.range, lines) for e in d.fix.edits)
+            ):
+                continue
+            out.append(
+                types.CodeAction(
+                    title=_title(d),
+                    kind=types.CodeActionKind.QuickFix,
+                    diagnostics=[lsp_diagnostic(d, lines, uri)],
+                    is_preferred=d.fix.applicability == "safe",
+                    edit=_edit(uri, d.fix.edits, lines),
+                )
+            )
+    if not only or any(types.CodeActionKind.SourceFixAll.startswith(k) for k in only):
+        safe = _disjoint([d for d in fixable if d.fix.applicability == "safe"])
+        if safe:
+            edits = [e for d in safe for e in d.fix.edits]
+            out.append(
+                types.CodeAction(
+                    title="serq: fix all safe problems",
+                    kind=types.CodeActionKind.SourceFixAll,
+                    diagnostics=[lsp_diagnostic(d, lines, uri) for d in safe],
+                    edit=_edit(uri, edits, lines),
+                )
+            )
+    return out
+
+
+def _title(d: Diagnostic) -> str:
+    title = d.fix.title
+    return title[:1].upper() + title[1:]
+
+
+def _disjoint(diagnostics: list[Diagnostic]) -> list[Diagnostic]:
+    """The diagnostics whose edits overlap no earlier one's (and no duplicates of an edit)."""
+    taken: list[tuple[int, int]] = []
+    kept = []
+    for d in sorted(diagnostics, key=Diagnostic.sort_key):
+        ranges = [(e.span.start, e.span.end) for e in d.fix.edits]
+        if any(_overlap(r, t) for r in ranges for t in taken):
+            continue
+        taken.extend(ranges)
+        kept.append(d)
+    return kept
+
+
+def _overlap(a: tuple[int, int], b: tuple[int, int]) -> bool:
+    if a == b:
+        return True
+    return a[0] < b[1] and b[0] < a[1]
+
+
+def register(server: SerqServer) -> None:
+    """Add quick fixes and `source.fixAll` to `server`."""
+
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS)
+    )
+    @guarded
+    def code_action(ls: SerqServer, params: types.CodeActionParams):
+        uri = params.text_document.uri
+        return actions(ls.analysis(uri), uri, params) or None

@@ -1,0 +1,63 @@
+"""Formatting: `textDocument/formatting` and `rangeFormatting` through `serq fmt`'s formatter.
+
+A range formats the items it touches, as the whole file would format them, and leaves
+the others as written; the answer is the changed runs of lines only.
+"""
+
+from __future__ import annotations
+
+import difflib
+
+from lsprotocol import types
+
+from serq.formatter import format_source
+from serq_lsp.guard import guarded
+from serq_lsp.state import SerqServer
+
+
+def line_edits(old: str, new: str) -> list[tuple[int, int, str]]:
+    """The edits that turn `old` into `new`, as (first line, end line, replacement) over lines."""
+    a = old.splitlines(keepends=True)
+    b = new.splitlines(keepends=True)
+    matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
+    return [
+        (i1, i2, "".join(b[j1:j2]))
+        for tag, i1, i2, j1, j2 in matcher.get_opcodes()
+        if tag != "equal"
+    ]
+
+
+def text_edits(old: str, new: str) -> list[types.TextEdit]:
+    """LSP edits from `old` to `new`, one for each run of changed lines."""
+    count = len(old.splitlines(keepends=True))
+    edits = []
+    for first, end, replacement in line_edits(old, new):
+        if end >= count and not old.endswith("\n") and count:  # the last line has no newline
+            tail = old.splitlines(keepends=True)[-1]
+            stop = types.Position(count - 1, len(tail.encode("utf-16-le")) // 2)
+        else:
+            stop = types.Position(end, 0)
+        edits.append(types.TextEdit(types.Range(types.Position(first, 0), stop), replacement))
+    return edits
+
+
+def register(server: SerqServer) -> None:
+    """Add whole-document and range formatting to `server`."""
+
+    @server.feature(types.TEXT_DOCUMENT_FORMATTING)
+    @guarded
+    def formatting(ls: SerqServer, params: types.DocumentFormattingParams):
+        document = ls.workspace.get_text_document(params.text_document.uri)
+        text = document.source
+        return text_edits(text, format_source(text, document.path or document.uri).text)
+
+    @server.feature(types.TEXT_DOCUMENT_RANGE_FORMATTING)
+    @guarded
+    def range_formatting(ls: SerqServer, params: types.DocumentRangeFormattingParams):
+        document = ls.workspace.get_text_document(params.text_document.uri)
+        text = document.source
+        r = params.range
+        start = document.offset_at_position(r.start)
+        end = document.offset_at_position(r.end)
+        new = format_source(text, document.path or document.uri, only=(start, end)).text
+        return text_edits(text, new)
