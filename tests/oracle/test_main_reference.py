@@ -135,12 +135,6 @@ def test_batch_fifo_by_hand():
     assert (r.arrivals, r.ended, r.turns) == (3, 3, 3)
 
 
-def test_exclusive_nested_by_hand():
-    # both sessions take a slot in the first plan: the first one's run is not at the engine
-    reqs = _run("exclusive_nested.sq").pools[0]
-    assert reqs.admissions == 2
-
-
 def test_decode_batches_by_hand():
     # cost 1 per iteration, the one running at the horizon counted whole
     stage = _run("step_decode_batches.sq").stages[0]

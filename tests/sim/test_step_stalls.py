@@ -203,3 +203,21 @@ def test_a_growth_that_never_fits_under_preempt_none_fails_at_the_stage_in_fn_ma
         "every resident waits to grow its hold on pool kv (preempt none), which has 0 of 4 "
         "units free; no event is pending, so the run can never move again"
     )
+
+
+def test_sessions_left_at_a_pool_after_an_engines_plan_fail_at_the_pool():
+    """Both sessions take a slot in the engine's first plan (serve exclusive prefill: no
+    prefill is selected, so admission goes on) and join kv's queue after the pools were
+    retried; no event is left to retry them. The diagnostic is at the pool and says the
+    head would fit now, and why it was not admitted."""
+    path = HERE / "stall" / "exclusive_nested_main.sq"
+    report, diagnostics = run(path, horizon=30)
+    assert report is None
+    (d,) = diagnostics
+    assert (d.code, d.span.line) == ("E-run", line_of(path, "pool kv"))
+    assert d.message == (
+        "the run stalls at 0: no event is pending and 2 sessions wait for ever (2 queued for "
+        "pool `kv` (used 0 of 20)); nothing that could free them will happen; the head at "
+        "`kv` would fit now: it joined in a step engine's plan, after the pools were last "
+        "retried"
+    )
