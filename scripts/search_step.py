@@ -1,9 +1,11 @@
 """The differential search of the step engine against pyserq 0.1.2, over the whole value
-range (tests/oracle/step_family.py). Run by hand; the CI runs a sample of it
-(tests/oracle/test_step_family.py).
+range (tests/oracle/step_family.py), or with `--family pools` of the pools and the other
+stages (tests/oracle/pool_family.py). Run by hand; the CI runs a sample of each
+(tests/oracle/test_step_family.py, test_pool_family.py).
 
     PYTHONPATH=. python scripts/search_step.py --start 0 --count 500 --out /tmp/search
     PYTHONPATH=. python scripts/search_step.py --dialect main ...   (fn main, pyserq 0.1.4)
+    PYTHONPATH=. python scripts/search_step.py --family pools ...   (pools, fifo, ps, delay)
 
 prints a line per program that does not simply agree and a tally; the programs that
 differ are written to OUT/<verdict>/g<k>.sq.
@@ -14,6 +16,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import signal
 import sys
 import tempfile
 from concurrent.futures import ProcessPoolExecutor
@@ -22,20 +25,34 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "oracle"))
 
 import differential  # noqa: E402
+import pool_family  # noqa: E402
 import step_family  # noqa: E402
 
+FAMILIES = {"step": step_family, "pools": pool_family}
 
-def one(job: tuple[int, str]) -> tuple[int, str, str, str]:
-    k, dialect = job
-    text = step_family.program(k, dialect)
+
+SERQ_TIMEOUT = 120
+
+
+def _over(signum: int, frame: object) -> None:
+    raise TimeoutError
+
+
+def one(job: tuple[int, str, str]) -> tuple[int, str, str, str]:
+    k, dialect, family = job
+    text = FAMILIES[family].program(k, dialect)
     with tempfile.NamedTemporaryFile("w", suffix=".sq", delete=False) as f:
         f.write(text)
+    signal.alarm(SERQ_TIMEOUT)  # serq runs here, without the reference's child timeout
     try:
         if dialect == "main":  # against pyserq 0.1.4, which has no run block there
             verdict, detail = differential.compare(f.name, main=True, horizon=400.0, seed=1)
         else:
             verdict, detail = differential.compare(f.name)
+    except TimeoutError:
+        verdict, detail = "serq-timeout", f"serq ran over {SERQ_TIMEOUT} s"
     finally:
+        signal.alarm(0)
         os.unlink(f.name)
     return k, verdict, detail, text
 
@@ -47,12 +64,15 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", type=Path, default=None)
     ap.add_argument("--dialect", choices=("items", "main"), default="items")
+    ap.add_argument("--family", choices=tuple(FAMILIES), default="step")
     args = ap.parse_args()
     tally: collections.Counter[str] = collections.Counter()
-    with ProcessPoolExecutor(args.jobs) as pool:
+    with ProcessPoolExecutor(
+        args.jobs, initializer=signal.signal, initargs=(signal.SIGALRM, _over)
+    ) as pool:
         for k, verdict, detail, text in pool.map(
             one,
-            [(k, args.dialect) for k in range(args.start, args.start + args.count)],
+            [(k, args.dialect, args.family) for k in range(args.start, args.start + args.count)],
             chunksize=4,
         ):
             tally[verdict] += 1

@@ -245,7 +245,7 @@ class World:
         raise SimError(
             origin or (self.program.arrival.origin if self.program.arrival else None),
             f"the run stalls at {arith_repr(self.engine.now)}: no event is pending and "
-            f"{self.live} session{'s' if self.live != 1 else ''} wait for ever ({where}); "
+            f"{self.live} session{'s wait' if self.live != 1 else ' waits'} for ever ({where}); "
             f"nothing that could free them will happen{late}",
         )
 

@@ -221,3 +221,14 @@ def test_sessions_left_at_a_pool_after_an_engines_plan_fail_at_the_pool():
         "`kv` would fit now: it joined in a step engine's plan, after the pools were last "
         "retried"
     )
+
+
+def test_a_hold_that_preempts_itself_at_one_instant_is_a_livelock_at_the_hold():
+    """The pools search's U (NOTES §13): a hold that can never grow is preempted by its own
+    growth and re-admitted at once, with no time passing; the reference hangs on it."""
+    path = HERE / "reference" / "u_self_preempt_instant.sq"
+    report, diagnostics = run(path)
+    assert report is None
+    (d,) = diagnostics
+    assert (d.code, d.span.line) == ("E-run", line_of(path, "hold m (1)"))
+    assert d.message.startswith("a livelock at one instant: 100001 preemptions at pool `m`")
