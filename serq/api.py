@@ -7,7 +7,7 @@ diagnostics; none raises on bad input.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -160,18 +160,12 @@ def override_lets(
             continue
         values[target] = items[0].value
 
-    def override(items: tuple[ast.Item, ...]) -> tuple[ast.Item, ...]:
-        return tuple(
-            replace(item, value=values[item.name.name])
-            if isinstance(item, ast.Let) and item.name.name in values
-            else item
-            for item in items
-        )
+    def override(item: ast.Item) -> ast.Item:
+        if isinstance(item, ast.Let) and item.name.name in values:
+            return replace(item, value=values[item.name.name])
+        return item
 
-    main = module.main
-    if main is not None:
-        main = replace(main, items=override(main.items))
-    return replace(module, items=override(module.items), main=main), diagnostics
+    return _rewrite_items(module, override), diagnostics
 
 
 def _unknown_override(name: str, span: Span, names: list[str]) -> Diagnostic:
@@ -237,18 +231,20 @@ def override_defs(
             continue
         bodies[name] = items[0].value
 
-    def override(items: tuple[ast.Item, ...]) -> tuple[ast.Item, ...]:
-        return tuple(
-            replace(item, body=bodies[item.name.name])
-            if isinstance(item, ast.DefExpr) and item.name.name in bodies
-            else item
-            for item in items
-        )
+    def override(item: ast.Item) -> ast.Item:
+        if isinstance(item, ast.DefExpr) and item.name.name in bodies:
+            return replace(item, body=bodies[item.name.name])
+        return item
 
+    return _rewrite_items(module, override), diagnostics
+
+
+def _rewrite_items(module: ast.Module, rewrite: Callable[[ast.Item], ast.Item]) -> ast.Module:
+    """`module` with `rewrite(item)` in place of each item, at top level and in `fn main`."""
     main = module.main
     if main is not None:
-        main = replace(main, items=override(main.items))
-    return replace(module, items=override(module.items), main=main), diagnostics
+        main = replace(main, items=tuple(rewrite(item) for item in main.items))
+    return replace(module, items=tuple(rewrite(item) for item in module.items), main=main)
 
 
 def format_kernel(kernel: ast.Module, path: str = "<input>") -> str | Diagnostic:

@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import random
 
+from step_family import ternary  # the per-session constants, written as the step family's
+
 CAPS = ("1", "2", "3.5", "4", "6", "8", "10", "16", "inf", "2.5 * 4")
 BLOCKS = ("", "", "", "block 1;", "block 4;", "block 16;", "block 2.5;")
 EVICTS = (
@@ -102,16 +104,6 @@ WORKS = ("0", "0.5", "1", "1", "2.5", "0.25 * serial + 0.5", "~det(1.5)", "need 
 GROWS = ("0", "0.5", "1", "2", "need")
 NEEDS = ("0", "0.5", "1", "2", "3", "4", "2.5", "6")
 GAPS = ("0", "0.5", "1", "0.25", "3")
-
-
-def ternary(values: list[str]) -> str:
-    """`serial == 0 ? v0 : (serial == 1 ? v1 : ...)` for per-session constants."""
-    if len(set(values)) == 1:
-        return values[0]
-    text = values[-1]
-    for i in range(len(values) - 2, -1, -1):
-        text = f"serial == {i} ? {values[i]} : ({text})"
-    return text
 
 
 def program(k: int, dialect: str = "items") -> str:
