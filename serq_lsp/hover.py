@@ -73,11 +73,10 @@ def hover_at(analysis: Analysis, offset: int) -> types.Hover | None:
     parts: list[str] = []
     span = None
     occurrence = analysis.index.at(offset)
-    if occurrence is not None:
-        text = describe(analysis, occurrence.key)
-        if text:
-            parts.append(text)
-            span = occurrence.span
+    text = describe(analysis, occurrence.key) if occurrence is not None else None
+    if text:
+        parts.append(text)
+        span = occurrence.span
     else:
         word = word_at(analysis.text, offset)
         law = builtins.ARRIVALS.get(word[0]) if word is not None else None
@@ -85,6 +84,9 @@ def hover_at(analysis: Analysis, offset: int) -> types.Hover | None:
             parts.append(law.markdown())
         elif word is not None and word[0] in words.KEYWORDS:
             parts.append(f"**{word[0]}**: {words.KEYWORDS[word[0]]}")
+        elif word is not None and word[0] in words.FUNCTIONS:  # a claim's aggregates
+            params, meaning = words.FUNCTIONS[word[0]]
+            parts.append(f"**{word[0]}**({', '.join(params)}): {meaning}")
     kernel = kernel_at(analysis, offset)
     if kernel is not None:
         kind, text, origin_span = kernel

@@ -74,7 +74,7 @@ async def test_hover_and_signature_of_a_library_def(client, opened):
 
 async def test_a_name_of_the_program_read_in_the_library(client, opened):
     """`kv` in the library's body is the program's pool, as where the call is written out."""
-    kv = position_of(TEXT, "kv { cap")
+    kv = position_of(TEXT, "kv {\n  cap")
     found = await client.text_document_references_async(
         types.ReferenceParams(
             text_document=DOC,
@@ -214,7 +214,7 @@ async def test_in_the_library_a_name_it_reads_leads_to_the_programs_that_declare
             position=position_of(LIB_TEXT, "kv (min"),
         )
     )
-    p = position_of(TEXT, "kv { cap")
+    p = position_of(TEXT, "kv {\n  cap")
     assert ("vllm.sq", p.line, p.character) in where(loc for loc in found if loc.uri == URI)
     users = {Path(types_uri_path(loc.uri)).name for loc in found}
     assert CALLERS <= users

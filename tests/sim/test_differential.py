@@ -179,9 +179,10 @@ def test_every_program_is_tested():
     """Every program of tests/sim/programs is in a table here or a closed-form test."""
     tested = {name for name, _ in DETERMINISTIC} | {name for name, *_ in RANDOM}
     closed_forms = {"ps_laws.sq", "mmc.sq"}
+    collapse = {"replica_workload.sq"}  # test_replica_collapse.py
     scenarios = {p.name for p in PROGRAMS.glob("step_*.sq")}  # test_step_scenarios.py
     spans = {p.name for p in PROGRAMS.glob("ff_*.sq")}  # test_fast_forward.py
-    assert {p.name for p in PROGRAMS.glob("*.sq")} == tested | closed_forms | scenarios | spans
+    assert {p.name for p in PROGRAMS.glob("*.sq")} == tested | closed_forms | collapse | scenarios | spans
 
 
 @pytest.mark.parametrize("case", RANDOM, ids=lambda c: c[0].removesuffix(".sq"))

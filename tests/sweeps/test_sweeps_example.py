@@ -16,7 +16,8 @@ def test_the_spacing_sweep_runs():
         str(FOLDER / "vllm_spacing.sq"), sets={"spacing": "3,5"}, jobs=1, horizon=60, warmup=10
     )
     assert result.complete and not result.failed
-    assert result.observations == ("ttft", "hit_rate", "response")
+    # `resumed` is lib/vllm.sq's, one sample per admission
+    assert result.observations == ("resumed", "ttft", "hit_rate", "response")
     assert [p["spacing"] for p in result.points] == [3, 5]
 
 
