@@ -145,20 +145,15 @@ def override_lets(
                 Diagnostic.error(codes.CONSTANT, start, f"--set {name}: the value is NaN")
             )
             continue
-        parsed = parse(text, file)
-        items = parsed.module.items
-        if parsed.diagnostics or len(items) != 1 or not isinstance(items[0], ast.Let):
-            diagnostics.extend(parsed.diagnostics)
-            if not parsed.diagnostics:
-                message = f"--set {name}: `{value}` is not one expression"
-                diagnostics.append(Diagnostic.error(codes.PARSE, start, message))
+        let = _override_let(text, file, f"--set {name}", value, start, diagnostics)
+        if let is None:
             continue
         target = arguments.get(name, name if name in declared else None)
         if target is None:
             names = [*arguments, *(n for n in declared if n not in arguments.values())]
-            diagnostics.append(_unknown_override(name, items[0].name.span, names))
+            diagnostics.append(_unknown_override(name, let.name.span, names))
             continue
-        values[target] = items[0].value
+        values[target] = let.value
 
     def override(item: ast.Item) -> ast.Item:
         if isinstance(item, ast.Let) and item.name.name in values:
@@ -221,15 +216,9 @@ def override_defs(
                 Diagnostic.error(codes.UNKNOWN_NAME, start, f"unknown --def `{name}`", help=help_)
             )
             continue
-        parsed = parse(text, file)
-        items = parsed.module.items
-        if parsed.diagnostics or len(items) != 1 or not isinstance(items[0], ast.Let):
-            diagnostics.extend(parsed.diagnostics)
-            if not parsed.diagnostics:
-                message = f"--def {name}: `{body}` is not one expression"
-                diagnostics.append(Diagnostic.error(codes.PARSE, start, message))
-            continue
-        bodies[name] = items[0].value
+        let = _override_let(text, file, f"--def {name}", body, start, diagnostics)
+        if let is not None:
+            bodies[name] = let.value
 
     def override(item: ast.Item) -> ast.Item:
         if isinstance(item, ast.DefExpr) and item.name.name in bodies:
@@ -237,6 +226,22 @@ def override_defs(
         return item
 
     return _rewrite_items(module, override), diagnostics
+
+
+def _override_let(
+    text: str, file: str, flag: str, shown: object, start: Span, diagnostics: list[Diagnostic]
+) -> ast.Let | None:
+    """The one `let` an override's text (`let NAME = VALUE;`) parses to, or None with the
+    diagnostics added: its syntax errors, or that `shown` is not one expression."""
+    parsed = parse(text, file)
+    items = parsed.module.items
+    if not parsed.diagnostics and len(items) == 1 and isinstance(items[0], ast.Let):
+        return items[0]
+    diagnostics.extend(parsed.diagnostics)
+    if not parsed.diagnostics:
+        message = f"{flag}: `{shown}` is not one expression"
+        diagnostics.append(Diagnostic.error(codes.PARSE, start, message))
+    return None
 
 
 def _rewrite_items(module: ast.Module, rewrite: Callable[[ast.Item], ast.Item]) -> ast.Module:
