@@ -48,7 +48,8 @@ PARSE = Code(
 
 TOO_DEEP = Code(
     "E-too-deep",
-    "operators, calls or blocks nest deeper than serq reads (docs/limits.md gives the limit)",
+    "operators, calls or blocks nest deeper than serq reads, or a `def` call inlines more "
+    "than it takes (docs/limits.md gives the limits)",
     "syntax",
 )
 INVALID_UTF8 = Code(

@@ -15,10 +15,17 @@ from typing import Any
 
 from serq.diagnostics import Label, codes
 from serq.expand.context import Context
-from serq.expand.walk import map_fields, walk
+from serq.expand.walk import map_fields, measure, walk
 from serq.syntax import ast
 
 Defs = dict[str, "ast.DefExpr | ast.DefBlock"]
+
+# What one call of a definition may inline (docs/limits.md): nodes, and levels of
+# nesting. Calls whose bodies use a parameter twice double at each level of nesting
+# (`f(f(f(x)))` with `def f(x) = x + x;`), and every phase after expansion walks the
+# tree it gets, so a call that would inline more is an error at the call.
+MAX_INLINED_NODES = 100_000
+MAX_INLINED_DEPTH = 150
 
 
 def expand_defs(items: list[ast.Item], ctx: Context) -> list[ast.Item]:
@@ -40,11 +47,12 @@ def expand_defs(items: list[ast.Item], ctx: Context) -> list[ast.Item]:
         _check_params(d, ctx)
     recursive = _recursive(defs, ctx)
     expander = _Expander(defs, ctx, recursive)
-    return [
-        expander.node(item, ())
-        for item in items
-        if not isinstance(item, (ast.DefExpr, ast.DefBlock))
-    ]
+    out = []
+    for item in items:
+        if not isinstance(item, (ast.DefExpr, ast.DefBlock)):
+            expander.too_big = False
+            out.append(expander.node(item, ()))
+    return out
 
 
 class _Expander:
@@ -52,6 +60,8 @@ class _Expander:
         self.defs = defs
         self.ctx = ctx
         self.recursive = recursive
+        self._measures: dict[int, tuple[Any, int, int]] = {}
+        self.too_big = False  # a call in the current item inlined too much (reported once)
 
     def node(self, node: Any, stack: tuple[str, ...]) -> Any:
         """`node` with every call of a definition inlined; `stack` is the definitions being
@@ -112,9 +122,45 @@ class _Expander:
         if not d:
             return e
         body = bind(d.body, d.params, e.args)
+        if not self._fits(e, d, body):
+            return e
         result = self.node(body, (*stack, d.name.name))
+        if not self._fits(e, d, result):
+            return e
         self.ctx.origin(e.span, "def call", (result,))
         return result
+
+    def _fits(self, call: Any, d: ast.DefExpr | ast.DefBlock, inlined: Any) -> bool:
+        """Whether what `call` inlines stays within the limits; an error at the call if not
+        (once an item: the calls around one that inlines too much inline nothing more)."""
+        if self.too_big:
+            return False
+        parts = inlined if isinstance(inlined, list) else [inlined]
+        size = depth = 0
+        for part in parts:
+            s, dp = measure(part, self._measures)
+            size += s
+            depth = max(depth, dp)
+        if size <= MAX_INLINED_NODES and depth <= MAX_INLINED_DEPTH:
+            return True
+        kind = "statements" if isinstance(inlined, list) else "an expression"
+        what = (
+            f"{kind} of {size:,} nodes (at most {MAX_INLINED_NODES:,})"
+            if size > MAX_INLINED_NODES
+            else f"{kind} {depth} levels deep (at most {MAX_INLINED_DEPTH})"
+        )
+        self.too_big = True
+        name = d.name.name
+        span = call.span if isinstance(call, ast.Call) else call.name.span
+        self.ctx.error(
+            codes.TOO_DEEP,
+            span,
+            f"inlining this call of `{name}` makes {what}",
+            labels=(Label(d.name.span, "defined here"),),
+            help="compute the repeated part once: `set` it in an attribute, or give "
+            "it a `let`, and use the name",
+        )
+        return False
 
     def _stmt(self, s: ast.DefCall, stack: tuple[str, ...]) -> list[ast.Stmt]:
         d = self._lookup(s.name, stack, len(s.args), ast.DefBlock)
@@ -125,7 +171,11 @@ class _Expander:
             return []
         args = tuple(self.node(a, stack) for a in s.args)
         body = bind(d.body, d.params, args)
+        if not self._fits(s, d, body):
+            return []
         result = list(self.node(body, (*stack, d.name.name)).body)
+        if not self._fits(s, d, result):
+            return []
         self.ctx.origin(s.span, "def call", result)
         return result
 

@@ -160,6 +160,31 @@ def walk(node: Any) -> Iterator[Any]:
             push(child)
 
 
+def measure(node: Any, memo: dict[int, tuple[Any, int, int]]) -> tuple[int, int]:
+    """The number of nodes and the depth of `node` as a tree, counting a subtree shared
+    by several parents once per parent, in time linear in the distinct nodes. `memo`
+    caches the measures by node identity (and keeps the nodes alive) across calls."""
+    nodes = _NODES
+    stack: list[tuple[Any, bool]] = [(node, False)]
+    while stack:
+        n, done = stack.pop()
+        if id(n) in memo:
+            continue
+        children = list(walk_children(n))
+        if done:
+            size, depth = 1, 0
+            for c in children:
+                _, s, d = memo[id(c)]
+                size += s
+                depth = max(depth, d)
+            memo[id(n)] = (n, size, depth + 1)
+            continue
+        stack.append((n, True))
+        stack.extend((c, False) for c in children if type(c) in nodes and id(c) not in memo)
+    _, size, depth = memo[id(node)]
+    return size, depth
+
+
 def statements(node: Any) -> Iterator[Any]:
     """Every node under `node` that is not inside an expression: items, clauses, blocks,
     statements (a faster `walk` for what only statements hold, such as `set` targets)."""

@@ -1,0 +1,102 @@
+"""A `def` call may inline at most so much: nodes and levels (docs/limits.md).
+
+A body that uses its parameter twice doubles with each level of nesting, so
+`f(f(...f(1)...))` with `def f(x) = x + x;` grew exponentially in time and in the tree
+every later phase walks. Past the limit the call is `E-too-deep` at the call, once an
+item, and the rest of the file is still checked; under it everything inlines as before.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+from serq.diagnostics import Severity
+from serq.expand.defs import MAX_INLINED_DEPTH, MAX_INLINED_NODES
+from serq.expand.walk import walk
+from serq.syntax import ast
+
+TAIL = (
+    "stage s : fifo(1);\n"
+    "workload { arrive poisson(1); }\n"
+    "session {\n  observe v = {e};\n  run s (1);\n}\n"
+    "run { horizon 10; }\n"
+)
+
+
+def nested(name: str, depth: int, inner: str = "1") -> str:
+    e = inner
+    for _ in range(depth):
+        e = f"{name}({e})"
+    return e
+
+
+def program(defs: str, expr: str) -> str:
+    return defs + TAIL.replace("{e}", expr)
+
+
+def errors(expanded):
+    return [d for d in expanded.expansion.diagnostics if d.severity == Severity.ERROR]
+
+
+def test_doubling_body_is_an_error_at_the_innermost_call_that_crosses(expand_program):
+    text = program("def f(x) = x + x;\n", nested("f", 60))
+    out = expand_program(text)
+    (err,) = errors(out)
+    assert err.code == "E-too-deep"
+    assert err.message == (
+        "inlining this call of `f` makes an expression of 131,071 nodes (at most 100,000)"
+    )
+    # 2^17 - 1 nodes: the 16th call from the inside, counted from the line's start
+    line = text.splitlines()[4]
+    assert (err.span.line, err.span.column) == (5, line.index("f(") + 1 + 2 * 44)
+    assert err.labels[0].text == "defined here"
+
+
+def test_doubling_body_under_the_limit_inlines(expand_program, render):
+    out = expand_program(program("def f(x) = x + x;\n", nested("f", 3)))
+    assert errors(out) == []
+    (observe,) = [n for n in walk(out.expansion.kernel) if isinstance(n, ast.Observe)]
+    assert render(observe.value) == "(((1 + 1) + (1 + 1)) + ((1 + 1) + (1 + 1)))"
+
+
+def test_deep_chain_through_two_defs_is_an_error(expand_program):
+    defs = "def f(x) = x + 1;\ndef g(x) = " + nested("f", 10, "x") + ";\n"
+    out = expand_program(program(defs, nested("g", 60)))
+    (err,) = errors(out)
+    assert err.message == (
+        f"inlining this call of `g` makes an expression {MAX_INLINED_DEPTH + 1} levels deep "
+        f"(at most {MAX_INLINED_DEPTH})"
+    )
+
+
+def test_statement_defs_that_double_are_an_error(expand_program):
+    defs = "def g0() { observe a = 1; }\n" + "".join(
+        f"def g{i}() {{ g{i - 1}(); g{i - 1}(); }}\n" for i in range(1, 21)
+    )
+    text = defs + TAIL.replace("observe v = {e};", "g20();")
+    (err,) = errors(expand_program(text))
+    assert err.message.startswith("inlining this call of `g16` makes statements of ")
+    assert int(err.message.split(" of ")[2].split()[0].replace(",", "")) > MAX_INLINED_NODES
+
+
+def test_the_other_items_are_still_checked(expand_program):
+    text = program("def f(x) = x + x;\n", nested("f", 40)) + "let y = f(2);\n"
+    out = expand_program(text)
+    assert len(errors(out)) == 1
+    lets = [i for i in out.expansion.kernel.items if getattr(i, "name", None)]
+    assert any(getattr(i.name, "name", "") == "y" for i in lets)
+
+
+def test_cli_reports_it_quickly(tmp_path):
+    path = tmp_path / "blow.sq"
+    path.write_text(program("def f(x) = x + x;\n", nested("f", 60)))
+    done = subprocess.run(
+        [sys.executable, "-m", "serq.cli", "check", str(path)],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert "error[E-too-deep]: inlining this call of `f`" in done.stdout + done.stderr
+    assert "Traceback" not in done.stdout + done.stderr
