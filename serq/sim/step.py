@@ -277,13 +277,13 @@ class StepStage(StageBase):
         self.by_session[s] = r
         self.present += 1
         self.recorder.stage_state(self.index, now, self.present, 1.0)
+        if growing is not None:
+            # positioned from its arrival: a run that preempts itself as it arrives
+            # (admitted in a plan) caches min(ℓ, its position), the prefix it consumed,
+            # as pyserq 0.1.4 does (0.1.2 cached its allocation: docs/vocabulary.md)
+            part.run.positioned = True
         if self.planning and self.admitting:
             self._take(r, admitted=True)
-        if growing is not None and s in self.by_session:
-            # positioned once it is a resident: a run that preempts itself while it
-            # arrives (admitted in a plan) leaves its hold's computed at the allocation,
-            # as the reference does (det_step with blocks=14 caches a unit of `reqs`)
-            part.run.positioned = True
 
     def arrive(self, job: Any, work: float) -> None:
         self.arrive_run(job, work, False, None)
@@ -569,15 +569,9 @@ class StepStage(StageBase):
             if victim is None:
                 return False
             self.preempted = True
-            position = victim.position
-            if position is not None and position > victim.alloc:
-                # a hold whose consumed prefix outran its allocation caches only what it
-                # holds, and `computed` is still its position (as the reference does)
-                victim.position = victim.alloc
-                self.holds.preempt(victim.run, pool)
-                victim.run.session.attrs[COMPUTED] = position
-            else:
-                self.holds.preempt(victim.run, pool)
+            # the victim caches min(ℓ, its position), beyond its allocation when the
+            # prefix it consumed is larger (pyserq 0.1.4; 0.1.2 cached the allocation)
+            self.holds.preempt(victim.run, pool)
             if victim.run.session is r.session:
                 return False
         part.alloc += need

@@ -143,10 +143,16 @@ def assert_same_run(ours, theirs, skip: frozenset[str] | set[str] = frozenset())
                 assert same_float(a, b), f"{kind} {key}: {field} {a} != {b}"
 
 
-# Step-engine runs that part from the reference (issue 6), label: reason. The cached
-# unit of `reqs` at 14 blocks is the reference's (serq/sim/step.py, `arrive_run`); a
-# stall under `preempt none` follows the spec, not pyserq.
+# Step-engine runs that part from the reference (issue 6), label: reason. A stall under
+# `preempt none` follows the spec, not pyserq; what a run that preempts itself as the plan
+# admits it caches follows pyserq 0.1.4, the reference of that rule (docs/vocabulary.md).
 STEP_DIFFERENCES: dict[str, str] = {
+    # at 14 blocks sessions 4 and 5 preempt themselves as the plan admits them: 0.1.4
+    # caches min(ℓ, position), the prefix each consumed, on each pool of the hold; 0.1.2
+    # cached min(ℓ, allocation), so its `reqs` kept a unit and its kv hits differ
+    # (tests/sim/NOTES.md §7)
+    "det_step-blocks=14": "0.1.4's rule for a run preempted as it arrives; 0.1.2 caches its"
+    " allocation",
     # spec §3 grow: under `preempt none` a stalled run "resumes where it was"; pyserq
     # 0.1.2 moves the hold's position by what the growth lacked (NOTES.md §7)
     "det_step_serve": "a stalled growth resumes where it was (spec); pyserq skips ahead",

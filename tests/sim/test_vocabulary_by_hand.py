@@ -113,6 +113,92 @@ def test_preempt_by_a_constant_key_is_lifo():
     assert list(by_one.observe("done").samples) == list(lifo.observe("done").samples)
 
 
+# ------------------------------------- what a preempted growing run caches (0.1.4)
+
+ARRIVING = """fn main() {
+  pool kv { cap 8; evict by (-size); preempt lifo; admit via engine; }
+  stage engine : step { budget 8; cost 1; memory kv; }
+  stage d : delay;
+  workload { arrive batch(2); }
+  server {
+    run d (cost(d, serial * 2));
+    hold kv (cost(kv, serial == 0 ? 4 : 2)) {
+      observe hit = cached;
+      prefill (serial == 0 ? 4 : 6) growing kv;
+      decode (2) growing kv;
+    } cache (cost(kv, 10));
+    observe done = now;
+  }
+}
+"""
+
+
+def test_a_run_preempting_itself_as_the_plan_admits_it_caches_its_position():
+    # Session 0 holds 4 at 0, prefills 4 (0-1) and decodes 2 (1-3), growing to 5 at 1 and
+    # 6 at 2. Session 1 joins the queue at 2; the plan at 2 grows session 0 to 6, admits
+    # session 1 (6 + 2 = 8), whose prefill of 6 needs 6 units: 12 > 8, and the newest
+    # resident is itself. Its position is the prefix it consumed, 0, so it caches
+    # min(10, 0) = 0, not its allocation of 2 (pyserq 0.1.2 cached 2). At 3 session 0 ends
+    # (6 cached, evicted by `-size` first) and session 1 comes back with no hit: prefill 3-4,
+    # decode 4-6.
+    r = serq.run(serq.compile(source=ARRIVING, horizon=30))
+    hit = r.observe("hit")
+    assert list(zip(hit.sessions, hit.times, hit.samples, strict=True)) == [
+        (0, 0.0, 0.0),
+        (1, 2.0, 0.0),
+        (1, 3.0, 0.0),
+    ]
+    assert list(r.observe("done").samples) == [3.0, 6.0]
+    assert r.pools[0].preemptions == 1
+
+
+BEYOND = """fn main() {
+  pool kv { cap 8; block 1; evict lru; preempt lifo; admit via engine; }
+  stage engine : step { budget 8; cost 1; memory kv; }
+  workload { arrive batch(2); }
+  server {
+    branch (serial == 0) {
+      hold kv (cost(kv, 4)) { prefill (4) growing kv; decode (2) growing kv; }
+    } else {
+      hold kv (cost(kv, 2)) { prefill (2) growing kv; } cache (cost(kv, 2));
+      hold kv (cost(kv, UNITS)) {
+        observe hit = cached;
+        observe resumed = computed;
+        prefill (4) growing kv;
+      } cache (cost(kv, 10));
+    }
+    observe done = now;
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("units", "admitted", "preemptions"),
+    [
+        # At 1 session 1's first hold ends with 2 cached and its second is admitted in the
+        # plan (5 + 1 of 8), consuming the 2: position 2, allocation 1. Its prefill of 4
+        # needs 6 units, 5 + 6 > 8: it preempts itself and caches min(10, 2) = 2, more than
+        # it held (0.1.2 cached the allocation, 1, and found a hit of 1 next time). The
+        # same at 2 (session 0 at 6); at 3 session 0 ends and the hold comes in for good
+        # (prefill 3-4): a hit of 2 and computed 2 every time after the first.
+        (1, [1.0, 2.0, 3.0], 2),
+        # a hold of 0 units holds nothing and still caches its position
+        (0, [1.0, 2.0, 3.0], 2),
+        # 2.5 units: 5 + 2.5 fits at 1, 6 + 2.5 does not at 2, so it waits for 3
+        (2.5, [1.0, 3.0], 1),
+    ],
+)
+def test_a_preempted_run_caches_its_position_beyond_its_allocation(units, admitted, preemptions):
+    r = serq.run(serq.compile(source=BEYOND.replace("UNITS", str(units)), horizon=30))
+    hit = r.observe("hit")
+    assert list(hit.times) == admitted
+    assert list(hit.samples) == [2.0] * len(admitted)
+    assert list(r.observe("resumed").samples) == [0.0] + [2.0] * (len(admitted) - 1)
+    assert list(r.observe("done").samples) == [3.0, 4.0]
+    assert r.pools[0].preemptions == preemptions
+
+
 # ----------------------------------------------------------------- claims
 
 ITERATIONS = """fn main() {
