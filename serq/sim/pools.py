@@ -258,9 +258,11 @@ class Pool:
         return None
 
     def evict(self, recorder: Any) -> None:
-        """Evict cached entries until the allocation and the cache fit the capacity."""
+        """Evict cached entries until the allocation and the cache fit the capacity: the
+        allocation alone, as pyserq 0.1.4 counts it (a reservation held under `reserve
+        held` keeps others out, but evicts no cached prefix)."""
         cache = self.cache
-        taken = self.allocated + self.held
+        taken = self.allocated
         if taken + cache.total > self.cap:
             removed, units = cache.evict_to(self.cap - taken)
             if units:

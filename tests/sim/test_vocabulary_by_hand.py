@@ -58,6 +58,48 @@ def test_reserve_held_by_hand(g0, r1, g1, plain, held):
     assert _times("reserve held;", g0, r1, g1) == held
 
 
+HELD_EVICTS = """fn main() {
+  pool m { cap 10; reserve held; }
+  stage svc : delay;
+  workload { arrive batch(2); }
+  server {
+    branch (serial == 1) {
+      hold m (cost(m, 4)) { run svc (cost(svc, 1)); } cache (cost(m, 4));
+      run svc (cost(svc, 2));
+      hold m (cost(m, 2)) { observe hit = cached; run svc (cost(svc, 1)); } cache (cost(m, 4));
+    } else {
+      run svc (cost(svc, 2));
+      hold m (cost(m, 2)) reserve (cost(m, RESERVE)) { run svc (cost(svc, 5)); }
+    }
+  }
+}
+"""
+
+
+@pytest.mark.parametrize(
+    ("reserve", "admitted"),
+    [
+        # Session 1 holds 4 from 0 to 1 and caches 4. Session 0 comes in at 2 with 2 units
+        # reserving R. Eviction counts the allocation only: 2 + 4 cached fits 10, so the 4
+        # stay even when the reservation would not leave room for them (R = 8: 8 + 4 > 10).
+        # At 3 session 1 asks 2: admitted when max(2, R) + 2 fits (R <= 8), else at 7
+        # when session 0 leaves; either way it finds its 4.
+        (8, 3.0),
+        (6, 3.0),
+        (0, 3.0),
+        (2.5, 3.0),
+        (9, 7.0),
+        (10, 7.0),
+    ],
+)
+def test_a_held_reservation_evicts_no_cached_prefix(reserve, admitted):
+    text = HELD_EVICTS.replace("RESERVE", str(reserve))
+    r = serq.run(serq.compile(source=text, horizon=30))
+    hit = r.observe("hit")
+    assert (list(hit.times), list(hit.samples)) == ([admitted], [4.0])
+    assert r.pools[0].evicted_units == 0
+
+
 # ------------------------------------------------------- preempt by … requeue
 
 PREEMPT = """fn main() {
