@@ -93,3 +93,18 @@ def test_args_number_only_as_a_let_s_value():
     assert [(d.code, d.span.line) for d in found] == [("E-parse", 2)]
     found = api.check_source('let x = args.number("x", 2);\n', "a.sq")
     assert [(d.code, d.span.line, d.span.column) for d in found] == [("E-use", 1, 21)]
+
+
+def test_position_is_ambiguous_beside_an_attribute_of_that_name():
+    # `preempt by (position)` reads where the candidate's hold is now; with an attribute
+    # named `position` it could mean either, so it is refused there (pyserq 0.1.4 refuses
+    # it too), and the attribute alone is still a program
+    text = BASE.format(preempt="preempt by (-position, p);", claim="").replace(
+        "set o = 5;", "set o = 5; set position = 2;"
+    )
+    found = [(d.code, d.span.line, d.span.column) for d in api.check_source(text, "v.sq")]
+    assert found == [("E-structure", 2, 34)]  # at `position`
+    message = api.check_source(text, "v.sq")[0].message
+    assert "both a session attribute and the context variable" in message
+    plain = text.replace("preempt by (-position, p);", "preempt by (-p);")
+    assert api.check_source(plain, "v.sq") == []

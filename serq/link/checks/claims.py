@@ -6,7 +6,8 @@ the iteration's context (moments), the deployment's state through `queue`, `busy
 claim `at end` reads constants, `now` and the aggregates of the observations
 (`total(obs)`, `count(obs)`, `largest(obs)`, `prefix_total(obs)`), which nothing else
 reads. Its `given` reads one session's attributes (a hidden one too) and constants.
-A pool's preempt keys are read for every candidate victim: no draw, no `budget_left`.
+A pool's preempt keys are read for every candidate victim: no draw, no `budget_left`, and
+no `position` where a session attribute has that name (which one is meant is ambiguous).
 Two claims may not share a name.
 """
 
@@ -61,6 +62,12 @@ def _fault(place: Place, n: ast.Node, attrs: set[str]) -> str | None:  # noqa: C
             )
         if call == "budget_left":
             return "a preempt key may not read `budget_left(…)`: it plans an iteration"
+        if isinstance(n, ast.Name) and n.name in CLAIM_CONTEXT and n.name in attrs:
+            # ambiguous: the candidate's attribute or where its hold is now (0.1.4 refuses)
+            return (
+                f"`{n.name}` is both a session attribute and the context variable a preempt "
+                f"key reads (where the candidate's hold is now): rename the attribute"
+            )
         if isinstance(n, ast.Name) and n.name == "computed":
             return (
                 "a preempt key reads `position`, where the candidate is now, not `computed`, "
