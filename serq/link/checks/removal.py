@@ -28,6 +28,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from serq.diagnostics import Diagnostic, Edit, Fix, Span
+from serq.expand.walk import walk, walk_children
 from serq.link.checks.places import Site
 from serq.syntax import ast
 
@@ -84,25 +85,15 @@ def _fix(name: ast.Name, what: str, span: Span | None, replacement: str = "") ->
 
 def _parents(root: ast.Expr, target: ast.Name) -> list[ast.Expr] | None:
     """The expressions from `root` down to `target`, both included."""
-    if root is target:
-        return [root]
-    children: tuple = ()
-    if isinstance(root, ast.Unary):
-        children = (root.operand,)
-    elif isinstance(root, ast.Binary):
-        children = (root.left, root.right)
-    elif isinstance(root, ast.Conditional):
-        children = (root.test, root.then, root.otherwise)
-    elif isinstance(root, (ast.Call, ast.Draw)):
-        children = root.args
-    elif isinstance(root, ast.Aggregate):
-        children = (root.count, root.body)
-    elif isinstance(root, ast.Ref):
-        children = tuple(p.index for p in root.parts if p.index is not None)
-    for child in children:
-        path = _parents(child, target)
-        if path is not None:
-            return [root, *path]
+    up: dict[int, ast.Expr] = {}
+    for n in walk(root):
+        if n is target:
+            path = [n]
+            while id(path[-1]) in up:
+                path.append(up[id(path[-1])])
+            return path[::-1]
+        for child in walk_children(n):
+            up[id(child)] = n
     return None
 
 

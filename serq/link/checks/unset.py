@@ -39,6 +39,7 @@ from pathlib import Path
 
 from serq.diagnostics import Diagnostic, Label, Span, codes
 from serq.expand.walk import statements as _outside_expressions
+from serq.expand.walk import walk
 from serq.link.checks.places import broken, session_of
 from serq.syntax import ast
 from serq.vocabulary import BUILTIN_ATTRS, TRACE_ATTRS
@@ -306,25 +307,10 @@ def _assign(st: _Unset, name: str) -> _Unset:
 
 
 def _names(e: ast.Expr, bound: frozenset[str]) -> Iterator[ast.Name]:
-    """The bare names `e` reads, but those `bound` (a choose's candidate, an aggregate's index)."""
-    if isinstance(e, ast.Name):
-        if e.name not in bound:
-            yield e
-    elif isinstance(e, ast.Ref):
-        for part in e.parts:
-            if part.index is not None:
-                yield from _names(part.index, bound)
-    elif isinstance(e, ast.Unary):
-        yield from _names(e.operand, bound)
-    elif isinstance(e, ast.Binary):
-        yield from _names(e.left, bound)
-        yield from _names(e.right, bound)
-    elif isinstance(e, ast.Conditional):
-        for part in (e.test, e.then, e.otherwise):
-            yield from _names(part, bound)
-    elif isinstance(e, (ast.Call, ast.Draw)):
-        for a in e.args:
-            yield from _names(a, bound)
-    elif isinstance(e, ast.Aggregate):
-        yield from _names(e.count, bound)
-        yield from _names(e.body, bound | {e.var.name})
+    """The bare names `e` reads, but those `bound`: a choose's candidate, and the index of
+    any aggregate in `e` (the kernel has written aggregates out; this is in case)."""
+    nodes = list(walk(e))
+    bound = bound | {n.var.name for n in nodes if isinstance(n, ast.Aggregate)}
+    for n in nodes:
+        if isinstance(n, ast.Name) and n.name not in bound:
+            yield n
