@@ -201,3 +201,17 @@ def test_no_program_of_the_examples_or_the_corpus_reads_an_unset_attribute():
             if d.code == "W-unset"
         ]
     assert warned == []
+
+
+def test_a_step_in_another_file_than_the_read_names_its_file(tmp_path):
+    (tmp_path / "lib.sq").write_text("def serve() {\n  run s (x);\n}\n", encoding="utf-8")
+    main = tmp_path / "main.sq"
+    text = 'use "lib.sq";\n' + program(
+        ARRIVE, "  branch (serial > 0) {\n    set x = 1;\n  }\n  serve();\n"
+    )
+    _, diagnostics = api.link_source(text, str(main))
+    (d,) = diagnostics
+    assert (Path(d.span.file).name, d.span.line, d.span.column) == ("lib.sq", 2, 10)
+    assert (
+        d.message == f"`x` {READ}: on the path past the `branch` at main.sq:8:3 with its test false"
+    )

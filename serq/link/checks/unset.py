@@ -24,11 +24,11 @@ witness: the arms and loop passes that skip the `set`s):
 
 The built-ins (`serial`, `turn_no`, `cached`, `computed`) always have their value. The
 `turn` block's reads are judged at the `turn;` statements the session reaches (all of
-them at once); `init`'s at arrival. A path is a path of the program's text: a guard
-that is always false on the first pass (`branch (turn_no > 1)`) is not evaluated, so
-the check says nothing where that could matter only through a reachable read of a
-name that is set on some path (one nothing sets at all is `E-unknown-name`). A program
-the parser could not read throughout is not judged: the missing text may be the `set`.
+them at once); `init`'s at arrival. A path is a path of the program's text: guards are
+not evaluated, so a read that only a test keeps from the first pass
+(`branch (turn_no > 1) { … }`) is still reported. A program the parser could not read
+throughout, or whose kernel still holds sugar (after an expansion error), is not
+judged: the missing text may be the `set`.
 """
 
 from __future__ import annotations
@@ -38,15 +38,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from serq.diagnostics import Diagnostic, Label, Span, codes
+from serq.expand.walk import STMT_TYPES, walk
 from serq.expand.walk import statements as _outside_expressions
-from serq.expand.walk import walk
 from serq.link.checks.places import broken, session_of
 from serq.syntax import ast
 from serq.vocabulary import BUILTIN_ATTRS, TRACE_ATTRS
 
 # An attribute that may be unset here, with the path (steps in program order) that
 # reaches here without setting it.
-_Unset = dict[str, tuple[str, ...]]
+_Step = tuple[str, Span]  # a phrase with `{at}` for where the statement is, and its span
+_Unset = dict[str, tuple[_Step, ...]]
 
 _HELP = (
     "every attribute starts at 0; set it before this read (in `init` for a value each "
@@ -57,21 +58,44 @@ _HELP = (
 def check(kernel: ast.Module) -> Iterator[Diagnostic]:
     """W-unset for every read of an attribute of `kernel` that a path reaches unset."""
     session = session_of(kernel)
-    if session is None or broken(kernel):
+    if session is None or broken(kernel) or not _kernel_only(kernel):
         return
     analysis = _Analysis(kernel)
     yield from analysis.run(session)
 
 
+# The statements of the kernel; sugar left in it (after an expansion error) is not judged.
+_KERNEL = (
+    ast.Set,
+    ast.Observe,
+    ast.Choose,
+    ast.Hold,
+    ast.Grow,
+    ast.Load,
+    ast.Drop,
+    ast.Release,
+    ast.Run,
+    ast.Branch,
+    ast.Loop,
+    ast.Turn,
+    ast.End,
+)
+
+
+def _kernel_only(kernel: ast.Module) -> bool:
+    """Whether every statement of `kernel` is one this analysis knows."""
+    stmt_types = tuple(t for t in STMT_TYPES if t not in _KERNEL)
+    return not any(isinstance(n, stmt_types) for n in walk(kernel))
+
+
 @dataclass(frozen=True, slots=True)
 class _Read:
     name: ast.Name
-    path: tuple[str, ...]
+    path: tuple[_Step, ...]
 
 
 class _Analysis:
     def __init__(self, kernel: ast.Module) -> None:
-        self.file = kernel.file
         lets = {i.name.name for i in kernel.items if isinstance(i, ast.Let)}
         self.first_set: dict[str, Span] = {}
         init: list[ast.Stmt] = []
@@ -123,7 +147,7 @@ class _Analysis:
         """The state the `turn` block starts from: unset at some `turn;`, with its path."""
         entry: _Unset = {}
         for stmt, state in self.turns:
-            step = f"to the `turn;` at {self.where(stmt.span)}"
+            step = ("to the `turn;` at {at}", stmt.span)
             for name, path in state.items():
                 entry.setdefault(name, (*path, step))
         return entry
@@ -132,7 +156,9 @@ class _Analysis:
         name = read.name.name
         message = f"`{name}` is read here before anything sets it, so it reads 0"
         if read.path:
-            message += ": on the path " + ", then ".join(read.path)
+            file = read.name.span.file
+            steps = (phrase.format(at=self.where(span, file)) for phrase, span in read.path)
+            message += ": on the path " + ", then ".join(steps)
         labels = ()
         first = self.first_set.get(name)
         if first is not None:
@@ -147,10 +173,11 @@ class _Analysis:
             help=_HELP.format(name=name),
         )
 
-    def where(self, span: Span) -> str:
-        """`line:column` of `span`, with its file's name when that is not the program's."""
+    @staticmethod
+    def where(span: Span, file: str) -> str:
+        """`line:column` of `span`, with its file's name when that is not `file`."""
         at = f"{span.line}:{span.column}"
-        return at if span.file == self.file else f"{Path(span.file).name}:{at}"
+        return at if span.file == file else f"{Path(span.file).name}:{at}"
 
     # ----------------------------------------------------------------------- reads
 
@@ -229,19 +256,18 @@ class _Analysis:
         return st
 
     def branch(self, s: ast.Branch, st: _Unset) -> _Unset | None:
-        at = self.where(s.span)
         then = self.stmts(s.then.body, st)
         otherwise = self.stmts(s.otherwise.body, st) if s.otherwise is not None else st
         if then is None or otherwise is None:
             return then if otherwise is None else otherwise
+        skipped = (
+            "through the `else` of the `branch` at {at}"
+            if s.otherwise is not None
+            else "past the `branch` at {at} with its test false"
+        )
         arms = (
-            (then, f"through the `branch` at {at} with its test true"),
-            (
-                otherwise,
-                f"through the `else` of the `branch` at {at}"
-                if s.otherwise is not None
-                else f"past the `branch` at {at} with its test false",
-            ),
+            (then, ("through the `branch` at {at} with its test true", s.span)),
+            (otherwise, (skipped, s.span)),
         )
         out: _Unset = {}
         for name in then.keys() | otherwise.keys():
@@ -262,7 +288,7 @@ class _Analysis:
         body's top on the first pass only."""
         every_pass = self._gen(s.body.body)
         if every_pass:
-            step = f"into the first pass of the `loop` at {self.where(s.span)}"
+            step = ("into the first pass of the `loop` at {at}", s.span)
             st = {k: (*v, step) if k in every_pass else v for k, v in st.items()}
         self.stmts(s.body.body, st)
 
