@@ -215,3 +215,24 @@ def test_a_step_in_another_file_than_the_read_names_its_file(tmp_path):
     assert (
         d.message == f"`x` {READ}: on the path past the `branch` at main.sq:8:3 with its test false"
     )
+
+
+def test_a_trace_gives_its_columns_at_each_turn(tmp_path):
+    (tmp_path / "t.csv").write_text(
+        "session,turn,new,out,think\n0,0,10,5,0.5\n0,1,-2,0,inf\n", encoding="utf-8"
+    )
+    text = program(
+        '  trace "t.csv";\n  init { set first = new; }\n',
+        "  run s (out);\n  turn;\n  run s (new + out + think + more + forced);\n",
+    )
+    found = unset(text, str(tmp_path / "main.sq"))
+    given = "is the trace's column, given at each `turn;`"
+    assert found == [
+        (5, 22, f"`new` {READ} (`new` {given})"),
+        (8, 10, f"`out` {READ} (`out` {given})"),
+    ]
+    # without a trace nothing gives them: every read is 0
+    bare = unset(program(ARRIVE, "  turn;\n  run s (more);\n"))
+    assert bare == [
+        (8, 10, f"`more` {READ} (`more` is a trace's column, and this workload has no `trace`)")
+    ]

@@ -163,6 +163,8 @@ class _Analysis:
         first = self.first_set.get(name)
         if first is not None:
             labels = (Label(first, "first set here"),)
+        elif name in TRACE_ATTRS and self.trace:
+            message += f" (`{name}` is the trace's column, given at each `turn;`)"
         elif name in TRACE_ATTRS:
             message += f" (`{name}` is a trace's column, and this workload has no `trace`)"
         return Diagnostic.warning(
