@@ -84,7 +84,7 @@ CASES = {
         "",
         "observe t = tokens;\n  run s (p);",
         "drop the `observe`",
-        "session {\n  turn;\n  \n  run s (p);",
+        "session {\n  turn;\n  run s (p);",
     ),
     "a choose key": (
         "",

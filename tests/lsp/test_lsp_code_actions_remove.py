@@ -40,7 +40,12 @@ async def _actions(client, uri, at, diagnostics, only=None):
     [
         ("p + o", "E-hidden", "Remove the read of `o`: drop its term", "hold kv (p) {"),
         ("o); }", "E-hidden", "Remove the read of `o`: drop its key", "queue by (waited); }"),
-        ("= tokens", "E-moment", "Remove the read of `tokens`: drop the `observe`", "  \n}"),
+        (
+            "= tokens",
+            "E-moment",
+            "Remove the read of `tokens`: drop the `observe`",
+            "cache (p);\n}",
+        ),
     ],
 )
 async def test_the_refused_read_is_removed_by_a_quick_fix(client, docs, needle, code, title, after):

@@ -197,10 +197,31 @@ def keep_parsing_fixes(diagnostics: Iterable[Diagnostic], text: str, path: str) 
     out = []
     for d in diagnostics:
         fix = d.fix
-        if fix is not None and fix.title.startswith(TITLE) and not parses(fix):
-            d = replace(d, fix=_unhiding(d, text, path) if d.code == "E-hidden" else None)
+        if fix is not None and fix.title.startswith(TITLE):
+            if not parses(fix):
+                d = replace(d, fix=_unhiding(d, text, path) if d.code == "E-hidden" else None)
+            else:
+                d = replace(d, fix=_whole_lines(fix, text))
         out.append(d)
     return out
+
+
+def _whole_lines(fix: Fix, text: str) -> Fix:
+    """`fix` with a deletion that leaves its lines blank (a statement, an option on its
+    own line) taking those lines, their indentation and line break with it."""
+    (edit,) = fix.edits
+    span = edit.span
+    start = text.rfind("\n", 0, span.start) + 1
+    end = text.find("\n", span.end)
+    if (
+        edit.replacement
+        or end < 0
+        or text[start : span.start].strip()
+        or text[span.end : end].strip()
+    ):
+        return fix
+    whole = Span(span.file, start, end + 1, span.line, 1, span.end_line + 1, 1)
+    return Fix(fix.title, (Edit(whole, ""),), fix.applicability)
 
 
 def _unhiding(d: Diagnostic, text: str, path: str) -> Fix | None:
