@@ -236,3 +236,24 @@ def test_a_trace_gives_its_columns_at_each_turn(tmp_path):
     assert bare == [
         (8, 10, f"`more` {READ} (`more` is a trace's column, and this workload has no `trace`)")
     ]
+
+
+def test_the_scheduler_keys_are_read_where_the_session_waits_or_runs():
+    text = (
+        "pool kv { cap 4; queue by (prio, waited); }\n"
+        "stage e : step { budget 8; cost 1; serve by (rank, -remaining); memory kv; }\n"
+        "workload { arrive poisson(5); }\n"
+        "session {\n"
+        "  hold kv (1) { run e decode (3); }\n"
+        "  set prio = 0.25;\n"
+        "  set rank = -1;\n"
+        "  hold kv (1) { run e decode (3); }\n"
+        "}\n" + RUN
+    )
+    assert unset(text) == [
+        (1, 28, f"`prio` {READ}: on the path to the `hold` at 5:3"),
+        (2, 46, f"`rank` {READ}: on the path to the `run` at 5:17"),
+    ]
+    # set before the first hold, they are read set
+    fixed = text.replace("session {\n", "session {\n  set prio = inf;\n  set rank = 0;\n")
+    assert unset(fixed) == []

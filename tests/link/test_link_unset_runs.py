@@ -26,11 +26,13 @@ def _expr(r: random.Random) -> str:
     return " + ".join(r.sample(ATTRS, r.randint(1, 2)))
 
 
-def _block(r: random.Random, depth: int) -> str:
+def _block(r: random.Random, depth: int, keys: bool = False) -> str:
     out = []
     for _ in range(r.randint(1, 4)):
         k = r.random()
-        if k < 0.3:
+        if keys and k < 0.15:
+            out.append("hold mem (1) { run e decode (2); }")
+        elif k < 0.3:
             out.append(f"set {r.choice(ATTRS)} = {_expr(r)};")
         elif k < 0.35:
             out.append(f"set {r.choice(ATTRS)} = {r.choice(VALUES)};")
@@ -39,15 +41,17 @@ def _block(r: random.Random, depth: int) -> str:
         elif k < 0.6:
             out.append(f"observe o{r.randint(0, 3)} = {_expr(r)};")
         elif k < 0.75 and depth < 3:
-            other = f" else {{ {_block(r, depth + 1)} }}" if r.random() < 0.5 else ""
-            out.append(f"branch (~bernoulli(0.5)) {{ {_block(r, depth + 1)} }}{other}")
+            other = f" else {{ {_block(r, depth + 1, keys)} }}" if r.random() < 0.5 else ""
+            out.append(f"branch (~bernoulli(0.5)) {{ {_block(r, depth + 1, keys)} }}{other}")
         elif k < 0.82 and depth < 2:
-            out.append(f"loop {{ {_block(r, depth + 1)} branch (~bernoulli(0.4)) {{ end; }} }}")
+            out.append(
+                f"loop {{ {_block(r, depth + 1, keys)} branch (~bernoulli(0.4)) {{ end; }} }}"
+            )
         elif k < 0.9:
             out.append("turn;")
         elif k < 0.95 and depth < 3:
             out.append(
-                f"hold kv (min(abs({_expr(r)}), 1) * 0 + 1) {{ {_block(r, depth + 1)} }} "
+                f"hold kv (min(abs({_expr(r)}), 1) * 0 + 1) {{ {_block(r, depth + 1, keys)} }} "
                 f"cache (min(abs({_expr(r)}), 1) * 0);"
             )
         else:
@@ -55,15 +59,24 @@ def _block(r: random.Random, depth: int) -> str:
     return "\n  ".join(out)
 
 
-def random_program(seed: int) -> str:
+def random_program(seed: int, keys: bool = False) -> str:
+    """A random program; with `keys`, a pool whose queue and a step stage whose serving
+    order read attributes, and holds and runs on them."""
     r = random.Random(seed)
     init = " ".join(f"set {x} = {r.choice(VALUES)};" for x in ATTRS if r.random() < 0.25)
     turn = " ".join(f"set {x} = {_expr(r)};" for x in ATTRS if r.random() < 0.3)
     every = " ".join(f"set {x} = 0;" for x in ATTRS)  # each name is an attribute
+    head = "stage s : fifo(1);\npool kv { cap 100; }\n"
+    if keys:
+        head = (
+            f"stage s : fifo(1);\npool kv {{ cap 2; queue by ({_expr(r)}, waited); }}\n"
+            "pool mem { cap 3; }\n"
+            f"stage e : step {{ budget 4; cost 0.01; serve by ({_expr(r)}); memory mem; }}\n"
+        )
     return (
-        "stage s : fifo(1);\npool kv { cap 100; }\n"
-        f"workload {{ arrive poisson(2); init {{ {init} }} turn {{ {turn} }} }}\n"
-        f"session {{\n  {_block(r, 0)}\n  {every}\n}}\nrun {{ horizon 20; }}\n"
+        head + f"workload {{ arrive poisson({8 if keys else 2}); init {{ {init} }} "
+        f"turn {{ {turn} }} }}\n"
+        f"session {{\n  {_block(r, 0, keys)}\n  {every}\n}}\nrun {{ horizon 20; }}\n"
     )
 
 
@@ -115,3 +128,18 @@ def test_what_a_run_reads_unset_is_warned(seed, unset_reads):
     read = {compiled.program.attrs[i] for i in unset_reads}
     assert read <= warned, text
     assert warned <= read, text  # every path is a coin flip: some session takes it
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_what_the_scheduler_reads_unset_is_warned(seed, unset_reads):
+    # a queue or serving key is read only when sessions wait or share the engine, so
+    # here only: what a run reads unset is warned
+    text = random_program(seed, keys=True)
+    diagnostics = api.check_source(text, "random.sq")
+    assert [d.message for d in diagnostics if d.code != "W-unset"] == []
+    warned = {d.message.split("`")[1] for d in diagnostics}
+    compiled, _ = sim_api.compile_program(text, "random.sq", horizon=20)
+    assert compiled is not None
+    report, ran = sim_api.execute(compiled, fast_forward=False)
+    assert report is not None, [d.message for d in ran]
+    assert {compiled.program.attrs[i] for i in unset_reads} <= warned, text

@@ -20,6 +20,10 @@ witness: the arms and loop passes that skip the `set`s):
   top unset only on the first pass, which the witness says;
 - a hold's header is read where the hold is (its first execution: a re-executed hold
   only sees more set), its `cache` and `lease` at its end;
+- the scheduler's keys on the session: a pool's `queue by` at each hold on the pool, a
+  step stage's `serve by` at each run on the stage (the warning is at the key, the
+  path ends at the statement); eviction and preemption keys and claims are not
+  judged;
 - `end;` ends the path.
 
 The built-ins (`serial`, `turn_no`, `cached`, `computed`) always have their value. The
@@ -116,6 +120,18 @@ class _Analysis:
                     self.first_set.setdefault(n.target.name, n.target.span)
         self.init = tuple(init)
         self.turn = tuple(turn)
+        # the keys the scheduler reads on a session's attributes where it waits or runs
+        self.queue_keys: dict[str, tuple[ast.Expr, ...]] = {}
+        self.serve_keys: dict[str, tuple[ast.Expr, ...]] = {}
+        for item in kernel.items:
+            if isinstance(item, ast.Pool):
+                for opt in item.options:
+                    if isinstance(opt, ast.Option) and opt.key == "queue by":
+                        self.queue_keys.setdefault(item.name.name, opt.keys)
+            elif isinstance(item, ast.Stage) and isinstance(item.kind, ast.Step):
+                for opt in item.kind.options:
+                    if isinstance(opt, ast.Option) and opt.key == "serve by":
+                        self.serve_keys.setdefault(item.name.name, opt.keys)
         self._gens: dict[int, frozenset[str] | None] = {}
         self.at_turn: frozenset[str] = frozenset()  # the `turn` block has no `turn;`
         # what `turn;` gives: the trace's columns, and what the `turn` block sets on every path
@@ -183,14 +199,27 @@ class _Analysis:
 
     # ----------------------------------------------------------------------- reads
 
-    def read(self, e: ast.Expr | None, st: _Unset, bound: frozenset[str] = frozenset()) -> None:
-        """Record each read in `e` of an attribute `st` may have unset."""
+    def read(
+        self,
+        e: ast.Expr | None,
+        st: _Unset,
+        bound: frozenset[str] = frozenset(),
+        step: _Step | None = None,
+    ) -> None:
+        """Record each read in `e` of an attribute `st` may have unset (`step` ends the
+        path, for a key read where the session is)."""
         if e is None:
             return
         for n in _names(e, bound):
             path = st.get(n.name)
             if path is not None:
-                self.reads.append(_Read(n, path))
+                self.reads.append(_Read(n, path if step is None else (*path, step)))
+
+    def keys(self, keys: dict[str, tuple[ast.Expr, ...]], ref: ast.Ref, st: _Unset, s) -> None:
+        """The scheduler's keys of the pool or stage `ref`, read on the session at `s`."""
+        word = "hold" if isinstance(s, ast.Hold) else "run"
+        for k in keys.get(ref.dotted, ()):
+            self.read(k, st, step=(f"to the `{word}` at {{at}}", s.span))
 
     def ref(self, ref: ast.Ref | None, st: _Unset) -> None:
         if ref is None:
@@ -224,6 +253,7 @@ class _Analysis:
                 self.ref(p.pool, st)
                 self.read(p.units, st)
                 self.read(p.reserve, st)
+                self.keys(self.queue_keys, p.pool, st, s)
             self.read(s.reuse, st)
             after = self.stmts(s.body.body, st)
             if after is not None:
@@ -243,6 +273,8 @@ class _Analysis:
             for ref in (*s.stages, s.growing):
                 self.ref(ref, st)
             self.read(s.work, st)
+            for ref in s.stages:
+                self.keys(self.serve_keys, ref, st, s)
             return st
         if isinstance(s, ast.Branch):
             self.read(s.test, st)
