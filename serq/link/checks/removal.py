@@ -40,10 +40,10 @@ _DROPPABLE_KEYS = frozenset({"queue by", "serve by", "evict by"})
 
 def remove_read(site: Site, name: ast.Name) -> Fix | None:
     """The edit that takes the read `name` out of the expression of `site`, or None."""
-    term = _term(site.expr, name)
-    if term is not None:
-        return term
-    return _clause(site, name)
+    try:
+        return _term(site.expr, name) or _clause(site, name)
+    except ValueError:  # spans out of order (a rewrite moved them): no fix, not a failure
+        return None
 
 
 # --------------------------------------------------------------------------- spans
@@ -51,13 +51,6 @@ def remove_read(site: Site, name: ast.Name) -> Fix | None:
 
 def _inside(inner: Span, outer: Span) -> bool:
     return inner.file == outer.file and outer.start <= inner.start and inner.end <= outer.end
-
-
-def _between(a: Span, b: Span) -> Span | None:
-    """From the start of `a` to the end of `b`, when `a` starts no later than `b` ends."""
-    if a.file != b.file or a.start > b.end:
-        return None
-    return Span(a.file, a.start, b.end, a.line, a.column, b.end_line, b.end_column)
 
 
 def _from_end(a: Span, b: Span) -> Span | None:
@@ -168,7 +161,9 @@ def _key(keys: tuple[ast.Expr, ...], within: Span, key: ast.Expr, name: ast.Name
         return None
     if any(a.span.end > b.span.start for a, b in zip(keys, keys[1:], strict=False)):
         return None
-    i = next(j for j, k in enumerate(keys) if k is key)
+    i = next((j for j, k in enumerate(keys) if k is key), None)
+    if i is None:
+        return None
     if i > 0:
         return _fix(name, "its key", _from_end(keys[i - 1].span, key.span))
     return _fix(name, "its key", _to_start(key.span, keys[1].span))
