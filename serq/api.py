@@ -99,11 +99,13 @@ def link_source(
         return None, diagnostics
     try:
         from serq.link import link  # the linker loads only when a command needs it
+        from serq.link.checks.removal import keep_parsing_fixes
 
         linked = link(kernel)
+        found = keep_parsing_fixes(linked.diagnostics, text, path)
     except Exception as error:  # a bug in serq, not in the program: say so, never raise
         return None, [*diagnostics, _internal(path, "linking", error)]
-    return linked.program, [*diagnostics, *linked.diagnostics]
+    return linked.program, [*diagnostics, *found]
 
 
 def set_source(name: str, value: str | float) -> tuple[str, str]:

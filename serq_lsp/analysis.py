@@ -100,12 +100,14 @@ def analyze(
         return result
     try:
         from serq.link import link
+        from serq.link.checks.removal import keep_parsing_fixes
 
         result.linked = link(result.expansion.kernel)
+        found = keep_parsing_fixes(result.linked.diagnostics, text, path)
     except Exception as error:  # a bug in serq, not in the program
         result.diagnostics.append(_internal(path, "linking", error))
         return result
-    result.diagnostics.extend(result.linked.diagnostics)
+    result.diagnostics.extend(found)
     return result
 
 

@@ -143,6 +143,11 @@ STRUCTURE = Code(
     "draws in keys, transfers and `from`",
     "link",
 )
+UNSET = Code(
+    "W-unset",
+    "an attribute read on a path where nothing has set it yet, so it reads 0",
+    "link",
+)
 # lint (reported as errors)
 LINT_SET_HEADER = Code(
     "L-set-in-header",

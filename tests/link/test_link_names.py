@@ -290,7 +290,6 @@ def test_a_failed_reference_does_not_hide_the_rest_of_the_statement():
         "let x = 1; session { observe x = 2; }",
         "session { observe kv = used(kv); observe now = now; }",
         "session { set serial = 1; set cached = 0; }",  # built-ins are attributes
-        "session { run svc (new + out + think + more + forced); }",  # the trace's, always
         "gauge g = used(kv); session { set g = 1; }",
         "stage s1[1] : fifo; pool p1[1] { cap 1; } session { run s1 (1); hold p1 (1) { } }",
         "stage s1[1] : fifo; session { run s1[0] (1); }",
@@ -301,3 +300,10 @@ def test_a_failed_reference_does_not_hide_the_rest_of_the_statement():
 )
 def test_what_links(source):
     assert diagnostics_of(program_text(source)) == []
+
+
+def test_the_trace_columns_are_always_names():
+    # they link without a trace, and read 0 there: nothing sets them (W-unset, a warning)
+    source = "session { run svc (new + out + think + more + forced); }"
+    found = [(d.code, d.span.line, d.span.column) for d in diagnostics_of(program_text(source))]
+    assert found == [("W-unset", 5, c) for c in (20, 26, 32, 40, 47)]

@@ -241,6 +241,13 @@ def reference():
     return out
 
 
+# Programs that truly read an attribute before anything sets it: a warning, not a refusal.
+READ_BEFORE_SET = {
+    # `h` is set after the hold that reads it: the first pass reads 0
+    "lint_set_after_hold_in_loop": [("W-unset", 11, 14)],
+}
+
+
 @pytest.mark.parametrize("name", sorted(PROGRAMS))
 def test_checks_accept(name):
     text = PROGRAMS[name]
@@ -249,7 +256,9 @@ def test_checks_accept(name):
     expansion = expand(parsed.module)
     assert [d.message for d in expansion.diagnostics] == []
     found = check_rules(expansion.kernel, lets_of(expansion.kernel))
-    assert [(d.code, d.span.line, d.span.column, d.message) for d in found] == []
+    got = [(d.code, d.span.line, d.span.column, d.message) for d in found]
+    assert [g[:3] for g in got if g[0] == "W-unset"] == READ_BEFORE_SET.get(name, [])
+    assert [g for g in got if g[0] != "W-unset"] == []
 
 
 @pytest.mark.parametrize("name", sorted(PROGRAMS))

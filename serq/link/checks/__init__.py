@@ -18,7 +18,8 @@ One module per rule family:
 - `gauges`: a gauge that reads more than the state (E-structure);
 - `claims`: a claim or a preempt key that reads what it may not (E-structure);
 - `structure`: step modes, flows and `share`, step options, families, key
-  draws, `cached` and `reuse` without `cache` (E-structure).
+  draws, `cached` and `reuse` without `cache` (E-structure);
+- `unset`: an attribute read on a path where nothing has set it yet (W-unset, a warning).
 
 `places` lists every expression with the place it is read at, which the
 moment and hidden rules filter.
@@ -36,6 +37,7 @@ from serq.link.checks import (
     moments,
     reveal,
     structure,
+    unset,
 )
 from serq.syntax import ast
 
@@ -53,6 +55,7 @@ def check_rules(kernel: ast.Module, lets: dict[str, float]) -> list[Diagnostic]:
         *gauges.check(kernel),
         *claims.check(kernel),
         *structure.check(kernel, lets),
+        *unset.check(kernel),
     ]
     unique: dict[tuple, Diagnostic] = {}
     for d in sorted(found, key=Diagnostic.sort_key):

@@ -20,6 +20,7 @@ from collections.abc import Iterator
 
 from serq.diagnostics import Diagnostic, Edit, Fix, Label, Span, codes
 from serq.link.checks.places import Place, attributes, broken, names, sites
+from serq.link.checks.removal import remove_read
 from serq.syntax import ast
 
 SCHEDULER_SET = frozenset({"cached", "computed"})
@@ -71,7 +72,8 @@ def check(kernel: ast.Module) -> Iterator[Diagnostic]:
                     notes=(f"in {site.owner}",),
                     help="the scheduler may not read a hidden attribute where it decides; "
                     "a bound it may know is a second attribute that is not hidden",
-                    fix=_unhide(clauses, hidden[n.name], "unsafe"),
+                    # the read out where one edit takes it, else the attribute unhidden
+                    fix=remove_read(site, n) or unhide(clauses, hidden[n.name], "unsafe"),
                 )
 
 
@@ -93,7 +95,7 @@ def _declarations(kernel: ast.Module) -> Iterator[Diagnostic]:
                         ident.span,
                         f"`{name}` is hidden twice",
                         labels=(Label(seen[name].span, "first hidden here"),),
-                        fix=_unhide({name: clause}, ident, "safe", f"remove the second `{name}`"),
+                        fix=unhide({name: clause}, ident, "safe", f"remove the second `{name}`"),
                     )
                     continue
                 seen[name] = ident
@@ -102,7 +104,7 @@ def _declarations(kernel: ast.Module) -> Iterator[Diagnostic]:
                         codes.HIDDEN,
                         ident.span,
                         f"`{name}` cannot be hidden: the scheduler sets it",
-                        fix=_unhide({name: clause}, ident, "safe"),
+                        fix=unhide({name: clause}, ident, "safe"),
                     )
                 elif name not in attrs and not unreadable:
                     yield Diagnostic.error(
@@ -110,7 +112,7 @@ def _declarations(kernel: ast.Module) -> Iterator[Diagnostic]:
                         ident.span,
                         f"hidden `{name}` is no session attribute: no `set` or `choose` assigns it",
                         help="hide an attribute the workload sets, such as the output length",
-                        fix=_unhide({name: clause}, ident, "unsafe"),
+                        fix=unhide({name: clause}, ident, "unsafe"),
                     )
 
 
@@ -126,7 +128,7 @@ def _clauses(kernel: ast.Module) -> dict[str, ast.Hidden]:
     return out
 
 
-def _unhide(
+def unhide(
     clauses: dict[str, ast.Hidden], ident: ast.Ident, applicability: str, title: str = ""
 ) -> Fix | None:
     """The edit that takes `ident` out of its `hidden` clause: the clause when it hides

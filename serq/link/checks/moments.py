@@ -22,6 +22,7 @@ from collections.abc import Iterator
 
 from serq.diagnostics import Diagnostic, codes
 from serq.link.checks.places import Place, attributes, names, sites
+from serq.link.checks.removal import remove_read
 from serq.syntax import ast
 from serq.vocabulary import CLAIM_CONTEXT, CONTEXT_VARS
 
@@ -59,6 +60,7 @@ def check(kernel: ast.Module) -> Iterator[Diagnostic]:
                     "a claim's `given` may not read `now`: it is a condition on one "
                     "session's attributes",
                     notes=(f"in {site.owner}",),
+                    fix=remove_read(site, n),
                 )
                 continue
             if n.name == "now" and site.place is Place.ARRIVAL:
@@ -67,6 +69,7 @@ def check(kernel: ast.Module) -> Iterator[Diagnostic]:
                     n.span,
                     "`now` is read in an arrival gap, which is drawn with no session: "
                     "a gap reads only constants and draws",
+                    fix=remove_read(site, n),
                 )
                 continue
             homes = HOMES.get(n.name)
@@ -80,4 +83,5 @@ def check(kernel: ast.Module) -> Iterator[Diagnostic]:
                 notes=(f"in {site.owner}",),
                 help="a context variable is read only at the one place it exists; "
                 "`now` is the one read everywhere",
+                fix=remove_read(site, n),
             )

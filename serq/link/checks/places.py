@@ -42,12 +42,15 @@ class Place(enum.Enum):
 
 @dataclass(frozen=True, slots=True)
 class Site:
-    """An expression `expr` read at `place`, in the `slot` of the item `owner`."""
+    """An expression `expr` read at `place`, in the `slot` of the item `owner`; `holder` is
+    the node whose clause the slot is (a hold's pool, a hold, an option, a statement),
+    where a fix may take the expression out."""
 
     place: Place
     slot: str
     expr: ast.Expr
     owner: str
+    holder: ast.Node | None = None
 
 
 # Pool and step options whose expressions are constants; `admit via` and `memory` name things.
@@ -99,13 +102,13 @@ def _pool(pool: ast.Pool) -> Iterator[Site]:
                 yield Site(Place.CONSTANT, opt.key, opt.value, owner)
             elif opt.key == "evict by":
                 for k in opt.keys:
-                    yield Site(Place.EVICT, opt.key, k, owner)
+                    yield Site(Place.EVICT, opt.key, k, owner, opt)
             elif opt.key == "queue by":
                 for k in opt.keys:
-                    yield Site(Place.QUEUE, opt.key, k, owner)
+                    yield Site(Place.QUEUE, opt.key, k, owner, opt)
             elif opt.key == "preempt by":
                 for k in opt.keys:
-                    yield Site(Place.PREEMPT, opt.key, k, owner)
+                    yield Site(Place.PREEMPT, opt.key, k, owner, opt)
 
 
 def _stage(stage: ast.Stage) -> Iterator[Site]:
@@ -122,12 +125,12 @@ def _stage(stage: ast.Stage) -> Iterator[Site]:
             if not isinstance(opt, ast.Option):
                 continue
             if opt.key in ("budget", "chunk") and opt.value is not None:
-                yield Site(Place.BUDGET, opt.key, opt.value, owner)
+                yield Site(Place.BUDGET, opt.key, opt.value, owner, opt)
             elif opt.key == "cost" and opt.value is not None:
-                yield Site(Place.COST, opt.key, opt.value, owner)
+                yield Site(Place.COST, opt.key, opt.value, owner, opt)
             elif opt.key == "serve by":
                 for k in opt.keys:
-                    yield Site(Place.SERVE, opt.key, k, owner)
+                    yield Site(Place.SERVE, opt.key, k, owner, opt)
 
 
 def _workload(workload: ast.Workload) -> Iterator[Site]:
@@ -162,15 +165,15 @@ def _refs(refs: tuple[ast.Ref | None, ...], owner: str) -> Iterator[Site]:
 def _statement(s: ast.Stmt, owner: str) -> Iterator[Site]:
     S = Place.SESSION
     if isinstance(s, (ast.Set, ast.Observe)):
-        yield Site(S, type(s).__name__.lower(), s.value, owner)
+        yield Site(S, type(s).__name__.lower(), s.value, owner, s)
     elif isinstance(s, ast.Hold):
         for p in s.pools:
             yield from _refs((p.pool,), owner)
-            yield Site(Place.HEADER, "units", p.units, owner)
+            yield Site(Place.HEADER, "units", p.units, owner, p)
             if p.reserve is not None:
-                yield Site(Place.HEADER, "reserve", p.reserve, owner)
+                yield Site(Place.HEADER, "reserve", p.reserve, owner, p)
         if s.reuse is not None:
-            yield Site(Place.HEADER, "reuse", s.reuse, owner)
+            yield Site(Place.HEADER, "reuse", s.reuse, owner, s)
         yield from statement_sites(s.body, owner)
         if s.cache is not None:
             yield Site(S, "cache", s.cache, owner)
@@ -193,9 +196,9 @@ def _statement(s: ast.Stmt, owner: str) -> Iterator[Site]:
     elif isinstance(s, ast.Loop):
         yield from statement_sites(s.body, owner)
     elif isinstance(s, ast.Choose):
-        yield Site(S, "choose", s.count, owner)
+        yield Site(S, "choose", s.count, owner, s)
         for k in s.keys:
-            yield Site(S, "choose by", k, owner)
+            yield Site(S, "choose by", k, owner, s)
 
 
 def statements(block: ast.Block) -> Iterator[ast.Stmt]:
