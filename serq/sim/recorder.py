@@ -13,10 +13,11 @@ interface says when an iteration starts, not when it ends).
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from itertools import compress, islice
-from operator import ne
+from functools import reduce
+from itertools import chain, compress, islice, repeat
+from operator import add, mul, ne, sub
 from typing import TYPE_CHECKING
 
 import serq
@@ -50,6 +51,21 @@ class _Level:
             self.area += self.value * (now - self.since)
             self.since = now
         self.value = value
+
+
+def _hold(level: _Level, times: list[float], value: float) -> None:
+    """`level.set(t, value)` at each of the increasing `times`, where `value` is the
+    level's value already: each adds `value * (t - since)` to the area in turn (a term
+    of 0 adds nothing, as `set` adds nothing when t is not past `since`)."""
+    since = level.since
+    begin = bisect_right(times, since)
+    if begin < len(times):
+        gaps = map(sub, islice(times, begin, None), chain((since,), islice(times, begin, None)))
+        if value != 1.0:
+            gaps = map(mul, repeat(value), gaps)
+        level.area = reduce(add, gaps, level.area)
+        level.since = times[-1]
+    level.value = value
 
 
 class _Stage:
@@ -272,10 +288,11 @@ class StatsRecorder:
         tokens: float,
         ends: float | None = None,
     ) -> None:
-        """Iterations of one shape, as `iteration` at each time of `starts` (increasing),
-        each ending when the next starts, the last at `ends`: a fast-forwarded span. Their
-        levels do not change; the decode batches are counted as one iteration at a time
-        counts them."""
+        """Iterations of the running one's shape (a decode batch of `decodes`), as
+        `iteration` at each time of `starts` (increasing), each ending when the next
+        starts, the last at `ends`: a fast-forwarded span. Every sum is made as one
+        iteration at a time makes it, one term per iteration in order (`_hold`), so the
+        report is bit for bit the same."""
         if not starts:
             return
         s = self._stages[stage]
@@ -296,7 +313,16 @@ class StatsRecorder:
             if decodes > 0 and later > 0:
                 s.batches += later
                 s.batch_decodes += decodes * later
-                s.batch_time += starts[-1] - starts[count - 1 - later]
+                begin = count - later  # the batch_time terms, each a start less the one before
+                s.batch_time = reduce(
+                    add,
+                    map(sub, islice(starts, begin, None), islice(starts, begin - 1, None)),
+                    s.batch_time,
+                )
+        on = 0 if decodes == 0 else (1 if prefills == 0 else 2)
+        for i, level in enumerate(s.kinds):
+            _hold(level, starts, 1.0 if i == on and (prefills or decodes) else 0.0)
+        _hold(s.decodes, starts, decodes)
         s.started = starts[-1]
         s.ends = ends
         s.carried = decodes
