@@ -300,6 +300,38 @@ class StatsRecorder:
         s.iterations += count
         s.skipped += count
         started = s.started
+        kinds = s.kinds
+        level, dec = kinds[1], s.decodes
+        if (
+            started is not None
+            and started >= self.warmup
+            and prefills == 0
+            and decodes > 0
+            and s.carried == decodes
+            and level.since == started == dec.since
+            and level.value == 1.0
+            and dec.value == decodes
+            and kinds[0].value == kinds[2].value == 0.0
+        ):
+            # fast path: a decode-only span after the warm-up, as the running iteration:
+            # the decode level, the decode count and the batch time all add each start
+            # less the one before, in one pass (as one at a time, term by term)
+            area, weighted, batch_time = level.area, dec.area, s.batch_time
+            since = started
+            for t in starts:
+                gap = t - since
+                area += gap
+                weighted += decodes * gap
+                batch_time += gap
+                since = t
+            level.area, dec.area, s.batch_time = area, weighted, batch_time
+            level.since = dec.since = since
+            kinds[0].since = kinds[2].since = since  # their value is 0: no area
+            s.batches += count
+            s.batch_decodes += decodes * count
+            s.started = since
+            s.ends = ends
+            return
         if started is not None:
             # the batches that end here started at `started`, then at all but the last of
             # `starts`; those started at or after the warm-up count (a suffix)

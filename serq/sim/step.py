@@ -913,6 +913,27 @@ class StepStage(StageBase):
                 elif blocks is not pool:
                     blocks = False
                 continue
+            if (
+                b is not None
+                and b >= 1.0
+                and math.frexp(b)[0] == 0.5
+                and alloc % b == 0
+                and alloc < EXACT
+                and ones_past(p, alloc) >= 2
+            ):
+                # fast path: whole blocks of a power of two, a fractional position: the
+                # target passes the edge when the position plus one does (dividing by b is
+                # exact), by at most 1, so a crossing grows one block; replayed positions
+                # find each crossing (`ones_past`)
+                edge = alloc
+                while (j := ones_past(p, edge) - 1) < m:
+                    found.append((j, rank, r, b))
+                    edge += b
+                if blocks is None:
+                    blocks = pool
+                elif blocks is not pool:
+                    blocks = False
+                continue
             blocks = False
             j = 1
             while j < m:
