@@ -34,6 +34,9 @@ TESTS = ("==", "!=", "<", "<=", ">", ">=", "&&", "||")
 NOTE_MIN_SAMPLES = 40  # a test observed as 0 this many times or more is noted
 POOL_COUNTS = ("evicted_entries", "evicted_units", "preemptions", "spills", "rejected", "stuck")
 NAN = math.nan
+_WHOLE = float(2**53)
+_frexp = math.frexp
+_ldexp = math.ldexp
 
 
 class _Level:
@@ -66,6 +69,35 @@ def _hold(level: _Level, times: list[float], value: float) -> None:
         level.area = reduce(add, gaps, level.area)
         level.since = times[-1]
     level.value = value
+
+
+def _gaps_added(total: float, weight: int, first: float, last: float) -> float | None:
+    """`total` after adding `weight * (t - before)` for each of increasing times from
+    `first` to `last`, one term at a time, when none of those additions rounds: then
+    it is `total + weight * (last - first)`, whatever the times between. None when an
+    addition might round (the caller then adds the terms one by one).
+
+    No addition rounds when `first` and `last` lie in one binade (so every gap is a
+    whole multiple of its unit in the last place u, and so is their sum), the weighted
+    sum is below 2**53 u (each weighted gap is exact), and `total` has a unit of at
+    most u and stays in its binade (each partial sum is a multiple of its unit there).
+    A span is short against the clock, so this holds for all but a few spans."""
+    if not first > 0.0:
+        return None
+    e = _frexp(first)[1]
+    if _frexp(last)[1] != e:
+        return None
+    unit = _ldexp(1.0, e - 53)
+    if weight * ((last - first) / unit) >= _WHOLE:
+        return None
+    added = weight * (last - first)  # exact: a multiple of unit below 2**53 units
+    if total == 0.0:
+        return added
+    exponent = _frexp(total)[1]
+    if exponent > e:  # total's unit is coarser than the gaps'
+        return None
+    result = total + added
+    return result if _frexp(result)[1] == exponent else None
 
 
 class _Stage:
@@ -316,14 +348,19 @@ class StatsRecorder:
             # fast path: a decode-only span after the warm-up, as the running iteration:
             # the decode level, the decode count and the batch time all add each start
             # less the one before, in one pass (as one at a time, term by term)
-            area, weighted, batch_time = level.area, dec.area, s.batch_time
-            since = started
-            for t in starts:
-                gap = t - since
-                area += gap
-                weighted += decodes * gap
-                batch_time += gap
-                since = t
+            since = starts[-1]
+            area = _gaps_added(level.area, 1, started, since)
+            weighted = _gaps_added(dec.area, decodes, started, since)
+            batch_time = _gaps_added(s.batch_time, 1, started, since)
+            if area is None or weighted is None or batch_time is None:
+                area, weighted, batch_time = level.area, dec.area, s.batch_time
+                since = started
+                for t in starts:
+                    gap = t - since
+                    area += gap
+                    weighted += decodes * gap
+                    batch_time += gap
+                    since = t
             level.area, dec.area, s.batch_time = area, weighted, batch_time
             level.since = dec.since = since
             kinds[0].since = kinds[2].since = since  # their value is 0: no area

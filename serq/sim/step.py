@@ -828,11 +828,18 @@ class StepStage(StageBase):
         spent = 0.0
         i, count = 0, len(crossings)
         j = 1
-        while j < most and spent <= room:
-            engine.kv_decode = kv  # iteration j's budget: grown by the iterations before j
+        budget_varies = self.verdict.budget_varies
+        if not budget_varies:  # fast path: one budget for the whole span
+            engine.kv_decode = kv
             budget = budget_fn(blank)
             if not budget >= n or (waiting and budget != self._budget0):
-                break
+                most = 1
+        while j < most and spent <= room:
+            if budget_varies:  # iteration j's budget: grown by the iterations before j
+                engine.kv_decode = kv
+                budget = budget_fn(blank)
+                if not budget >= n or (waiting and budget != self._budget0):
+                    break
             grew = i < count and crossings[i][0] == j
             if grew:  # iteration j's own growth, which its cost reads
                 while i < count and crossings[i][0] == j:
@@ -863,7 +870,7 @@ class StepStage(StageBase):
                 nxt = min(crossings[i][0], most)
             if j >= nxt:
                 continue
-            if grew:  # their budget reads what iteration j - 1 grew
+            if grew and budget_varies:  # their budget reads what iteration j - 1 grew
                 engine.kv_decode = kv
                 budget = budget_fn(blank)
                 if not budget >= n or (waiting and budget != self._budget0):
