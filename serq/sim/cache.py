@@ -113,6 +113,28 @@ class Cache:
         removed = 0
         units = 0.0
         entries = self.entries
+        if not self.keys and self.on_evict is None:
+            # fast path: LRU without a spill, `_victim` inlined (the oldest release first)
+            block = self.block
+            live = self.live
+            total = self.total
+            bound = limit + _EPS
+            while total > bound and entries:
+                entry = next(iter(entries.values()))
+                take = entry.units
+                if block is not None and take > block:
+                    take = block
+                    entry.units -= take
+                else:
+                    entry.units -= take
+                    removed += 1
+                    del entries[entry.order]
+                    if entry.owner is not None:
+                        del live[entry.owner]
+                total -= take
+                units += take
+            self.total = total if entries else 0.0
+            return removed, units
         while self.total > limit + _EPS and entries:
             entry = self._victim()
             take = entry.units

@@ -51,6 +51,7 @@ class Verdict:
     evicts: bool
     cost_varies: bool
     reasons: tuple[str, ...] = ()
+    budget_varies: bool = False  # the budget itself reads kv_decode (`cost_varies` too)
 
 
 def analyse(program: ir.Program) -> list[Verdict | None]:
@@ -97,7 +98,7 @@ def analyse(program: ir.Program) -> list[Verdict | None]:
             evicts = False
             notes += tuple(eviction)
         notes += tuple(f"with sessions waiting: {why}" for why in quiet)
-        verdicts.append(Verdict(not reasons, not quiet, evicts, varies, notes))
+        verdicts.append(Verdict(not reasons, not quiet, evicts, varies, notes, budget_varies))
     return verdicts
 
 

@@ -13,10 +13,11 @@ interface says when an iteration starts, not when it ends).
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Callable
-from itertools import compress, islice
-from operator import ne
+from functools import reduce
+from itertools import chain, compress, islice, repeat
+from operator import add, mul, ne, sub
 from typing import TYPE_CHECKING
 
 import serq
@@ -33,6 +34,9 @@ TESTS = ("==", "!=", "<", "<=", ">", ">=", "&&", "||")
 NOTE_MIN_SAMPLES = 40  # a test observed as 0 this many times or more is noted
 POOL_COUNTS = ("evicted_entries", "evicted_units", "preemptions", "spills", "rejected", "stuck")
 NAN = math.nan
+_WHOLE = float(2**53)
+_frexp = math.frexp
+_ldexp = math.ldexp
 
 
 class _Level:
@@ -50,6 +54,50 @@ class _Level:
             self.area += self.value * (now - self.since)
             self.since = now
         self.value = value
+
+
+def _hold(level: _Level, times: list[float], value: float) -> None:
+    """`level.set(t, value)` at each of the increasing `times`, where `value` is the
+    level's value already: each adds `value * (t - since)` to the area in turn (a term
+    of 0 adds nothing, as `set` adds nothing when t is not past `since`)."""
+    since = level.since
+    begin = bisect_right(times, since)
+    if begin < len(times):
+        gaps = map(sub, islice(times, begin, None), chain((since,), islice(times, begin, None)))
+        if value != 1.0:
+            gaps = map(mul, repeat(value), gaps)
+        level.area = reduce(add, gaps, level.area)
+        level.since = times[-1]
+    level.value = value
+
+
+def _gaps_added(total: float, weight: int, first: float, last: float) -> float | None:
+    """`total` after adding `weight * (t - before)` for each of increasing times from
+    `first` to `last`, one term at a time, when none of those additions rounds: then
+    it is `total + weight * (last - first)`, whatever the times between. None when an
+    addition might round (the caller then adds the terms one by one).
+
+    No addition rounds when `first` and `last` lie in one binade (so every gap is a
+    whole multiple of its unit in the last place u, and so is their sum), the weighted
+    sum is below 2**53 u (each weighted gap is exact), and `total` has a unit of at
+    most u and stays in its binade (each partial sum is a multiple of its unit there).
+    A span is short against the clock, so this holds for all but a few spans."""
+    if not first > 0.0:
+        return None
+    e = _frexp(first)[1]
+    if _frexp(last)[1] != e:
+        return None
+    unit = _ldexp(1.0, e - 53)
+    if weight * ((last - first) / unit) >= _WHOLE:
+        return None
+    added = weight * (last - first)  # exact: a multiple of unit below 2**53 units
+    if total == 0.0:
+        return added
+    exponent = _frexp(total)[1]
+    if exponent > e:  # total's unit is coarser than the gaps'
+        return None
+    result = total + added
+    return result if _frexp(result)[1] == exponent else None
 
 
 class _Stage:
@@ -272,10 +320,11 @@ class StatsRecorder:
         tokens: float,
         ends: float | None = None,
     ) -> None:
-        """Iterations of one shape, as `iteration` at each time of `starts` (increasing),
-        each ending when the next starts, the last at `ends`: a fast-forwarded span. Their
-        levels do not change; the decode batches are counted as one iteration at a time
-        counts them."""
+        """Iterations of the running one's shape (a decode batch of `decodes`), as
+        `iteration` at each time of `starts` (increasing), each ending when the next
+        starts, the last at `ends`: a fast-forwarded span. Every sum is made as one
+        iteration at a time makes it, one term per iteration in order (`_hold`), so the
+        report is bit for bit the same."""
         if not starts:
             return
         s = self._stages[stage]
@@ -283,6 +332,43 @@ class StatsRecorder:
         s.iterations += count
         s.skipped += count
         started = s.started
+        kinds = s.kinds
+        level, dec = kinds[1], s.decodes
+        if (
+            started is not None
+            and started >= self.warmup
+            and prefills == 0
+            and decodes > 0
+            and s.carried == decodes
+            and level.since == started == dec.since
+            and level.value == 1.0
+            and dec.value == decodes
+            and kinds[0].value == kinds[2].value == 0.0
+        ):
+            # fast path: a decode-only span after the warm-up, as the running iteration:
+            # the decode level, the decode count and the batch time all add each start
+            # less the one before, in one pass (as one at a time, term by term)
+            since = starts[-1]
+            area = _gaps_added(level.area, 1, started, since)
+            weighted = _gaps_added(dec.area, decodes, started, since)
+            batch_time = _gaps_added(s.batch_time, 1, started, since)
+            if area is None or weighted is None or batch_time is None:
+                area, weighted, batch_time = level.area, dec.area, s.batch_time
+                since = started
+                for t in starts:
+                    gap = t - since
+                    area += gap
+                    weighted += decodes * gap
+                    batch_time += gap
+                    since = t
+            level.area, dec.area, s.batch_time = area, weighted, batch_time
+            level.since = dec.since = since
+            kinds[0].since = kinds[2].since = since  # their value is 0: no area
+            s.batches += count
+            s.batch_decodes += decodes * count
+            s.started = since
+            s.ends = ends
+            return
         if started is not None:
             # the batches that end here started at `started`, then at all but the last of
             # `starts`; those started at or after the warm-up count (a suffix)
@@ -296,7 +382,16 @@ class StatsRecorder:
             if decodes > 0 and later > 0:
                 s.batches += later
                 s.batch_decodes += decodes * later
-                s.batch_time += starts[-1] - starts[count - 1 - later]
+                begin = count - later  # the batch_time terms, each a start less the one before
+                s.batch_time = reduce(
+                    add,
+                    map(sub, islice(starts, begin, None), islice(starts, begin - 1, None)),
+                    s.batch_time,
+                )
+        on = 0 if decodes == 0 else (1 if prefills == 0 else 2)
+        for i, level in enumerate(s.kinds):
+            _hold(level, starts, 1.0 if i == on and (prefills or decodes) else 0.0)
+        _hold(s.decodes, starts, decodes)
         s.started = starts[-1]
         s.ends = ends
         s.carried = decodes

@@ -33,6 +33,9 @@ stage works out how many iterations repeat it before anything else can happen (a
 resident finishes, another event is due, the horizon, a block crossing that does not fit
 or, with sessions waiting, would evict) and schedules one event at the end of the last
 (`_end_span`), which applies the crossings at their own times and the tokens of all.
+Positions and allocations may be fractional: a span replays the additions of 1.0 that
+one iteration at a time would make (`serq.sim.ones`), so positions, crossings, the clock
+and the report are bit for bit those of stepping (tests/sim/NOTES.md §9).
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ from serq.ir import SLOT
 from serq.sim.claims import demand as claims_demand
 from serq.sim.errors import SimError, bad_work, out_of_domain
 from serq.sim.holds import innermost
+from serq.sim.ones import ones_past, plus_ones
 from serq.sim.pools import GrowWait
 from serq.sim.preempt import resident_by_keys
 from serq.sim.session import AT_STAGE, READY
@@ -58,6 +62,7 @@ INF = float("inf")
 COMPUTED = SLOT["computed"]
 EXACT = float(2**52)  # integral floats below this add and subtract whole numbers exactly
 SPAN_MOST = 1 << 16  # iterations in one span at most (its lists stay small; the next goes on)
+POSITION_MOST = EXACT - 2 * SPAN_MOST  # a span's positions start below this
 
 
 class Resident:
@@ -699,15 +704,17 @@ class StepStage(StageBase):
         for r in residents:  # the order `_context` sums the KV in
             if r.tokens != 1.0 or not r.decoding or r.stall is not None:
                 return None
-            if r.remaining < limit:
-                limit = r.remaining
-            p = r.position()
-            if not (0.0 <= p < EXACT and p == math.floor(p)):
+            remaining = r.remaining
+            if remaining < limit:
+                limit = remaining
+            # below 2**53 taking 1.0 from at least 1.0 is exact; a position below
+            # POSITION_MOST stays below 2**52 through a span (`ones`: replayed additions)
+            if not remaining < EXACT or not 0.0 <= r.position() < POSITION_MOST:
                 return None
             if r.part is not None:
                 kv += r.part.alloc
         most = int(min(limit, SPAN_MOST))
-        if most < 2 or not (kv < EXACT and kv == math.floor(kv)):
+        if most < 2 or not kv < EXACT:
             return None
         world = self.world
         verdict = self.verdict
@@ -727,7 +734,7 @@ class StepStage(StageBase):
                 # below it ends early, and the iterations after it go on as usual
                 most = min(most, int(room / (first_end - engine.now)) + 2)
             crossings = self._crossings(scheduled, most, waiters)
-            ends = self._ends_varying(first_end, n, kv, most, waiting, crossings)
+            ends = self._ends_varying(first_end, n, kv, most, waiting, crossings, scheduled)
         else:
             ends = self._ends(first_end, n, kv, most, waiting)
             if ends is None:
@@ -785,10 +792,15 @@ class StepStage(StageBase):
         most: int,
         waiting: bool,
         crossings: list[tuple],
+        scheduled: list[Resident],
     ) -> list[float]:
         """`_ends` for a budget or cost that reads kv_decode, the residents' allocations:
-        iteration j's budget reads them before its crossings, its cost after (`start`).
-        Between crossings both are constant, so they are evaluated once per stretch."""
+        iteration j's budget reads them grown by the iterations before j, summed in
+        resident order (`_context`), its cost grown by j too, summed in serve order
+        (`start`). Between crossings both are constant, so they are evaluated once per
+        stretch. Whole allocations sum exactly in any order: the sums then move by each
+        crossing's units; otherwise both are summed again, in their orders, as `_context`
+        and `start` sum them."""
         engine = self.engine
         blank = self.blank
         bound = engine.peek()
@@ -796,36 +808,64 @@ class StepStage(StageBase):
         room = min(bound, until) - first_end  # the costs needed to pass it, roughly
         self._totals(n)
         budget_fn, cost_fn = self.budget, self.cost
+        whole = kv == math.floor(kv) and all(c[3] == math.floor(c[3]) for c in crossings)
+        if not whole:  # each resident's allocation as the crossings grow it
+            alloc = {r: r.part.alloc for r in scheduled if r.part is not None}
+            residents = [r for r in self.residents if r.part is not None]
+            parted = [r for r in scheduled if r.part is not None]
+            kv_cost = 0.0
+            for r in parted:
+                kv_cost += alloc[r]
+        else:
+            kv_cost = kv
         costs: list[float] = []  # the cost of iterations 1, 2, ... in order
         spent = 0.0
         i, count = 0, len(crossings)
         j = 1
-        while j < most and spent <= room:
-            while i < count and 0 <= crossings[i][0] < j:  # grown by iteration j - 1
-                kv += crossings[i][3]
-                i += 1
+        budget_varies = self.verdict.budget_varies
+        if not budget_varies:  # fast path: one budget for the whole span
             engine.kv_decode = kv
             budget = budget_fn(blank)
             if not budget >= n or (waiting and budget != self._budget0):
-                break
-            grown = kv
-            k = i
-            while k < count and crossings[k][0] == j:  # iteration j's own growth
-                grown += crossings[k][3]
-                k += 1
-            nxt = most  # iterations j+1 .. nxt-1 grow nothing
-            if k < count and crossings[k][0] >= 0:
-                nxt = min(crossings[k][0], most)
-            engine.kv_decode = grown
+                most = 1
+        while j < most and spent <= room:
+            if budget_varies:  # iteration j's budget: grown by the iterations before j
+                engine.kv_decode = kv
+                budget = budget_fn(blank)
+                if not budget >= n or (waiting and budget != self._budget0):
+                    break
+            grew = i < count and crossings[i][0] == j
+            if grew:  # iteration j's own growth, which its cost reads
+                while i < count and crossings[i][0] == j:
+                    need = crossings[i][3]
+                    if whole:
+                        kv += need
+                    else:
+                        r = crossings[i][2]
+                        alloc[r] += need
+                    i += 1
+                if whole:
+                    kv_cost = kv
+                else:
+                    kv = kv_cost = 0.0
+                    for r in residents:
+                        kv += alloc[r]
+                    for r in parted:
+                        kv_cost += alloc[r]
+            engine.kv_decode = kv_cost
             c = cost_fn(blank)  # iteration j's, and the same for j+1 .. nxt-1
             if not 0.0 < c < INF:
                 break
-            if grown != kv:  # iteration j alone: its budget read kv, the next ones grown
-                costs.append(c)
-                spent += c
-                j += 1
-                if j >= nxt:
-                    continue
+            costs.append(c)
+            spent += c
+            j += 1
+            nxt = most  # iterations j .. nxt-1 grow nothing
+            if i < count and crossings[i][0] >= 0:
+                nxt = min(crossings[i][0], most)
+            if j >= nxt:
+                continue
+            if grew and budget_varies:  # their budget reads what iteration j - 1 grew
+                engine.kv_decode = kv
                 budget = budget_fn(blank)
                 if not budget >= n or (waiting and budget != self._budget0):
                     break
@@ -859,7 +899,13 @@ class StepStage(StageBase):
             alloc = part.alloc
             b = pool.block
             growers += 1
-            if b is not None and b == math.floor(b) and alloc % b == 0 and alloc - p >= 1:
+            if (
+                b is not None
+                and b == math.floor(b)
+                and p == math.floor(p)
+                and alloc % b == 0
+                and alloc - p >= 1
+            ):
                 # fast path: whole blocks from an edge; one block every b iterations
                 step = int(b)
                 found += [(j, rank, r, b) for j in range(int(alloc - p), m, step)]
@@ -868,17 +914,37 @@ class StepStage(StageBase):
                 elif blocks is not pool:
                     blocks = False
                 continue
+            if (
+                b is not None
+                and b >= 1.0
+                and math.frexp(b)[0] == 0.5
+                and alloc % b == 0
+                and alloc < EXACT
+                and ones_past(p, alloc) >= 2
+            ):
+                # fast path: whole blocks of a power of two, a fractional position: the
+                # target passes the edge when the position plus one does (dividing by b is
+                # exact), by at most 1, so a crossing grows one block; replayed positions
+                # find each crossing (`ones_past`)
+                edge = alloc
+                while (j := ones_past(p, edge) - 1) < m:
+                    found.append((j, rank, r, b))
+                    edge += b
+                if blocks is None:
+                    blocks = pool
+                elif blocks is not pool:
+                    blocks = False
+                continue
             blocks = False
-            while True:
-                edge = pool.round_down(alloc) if pool.block else alloc
-                j = int(edge - p)  # the first iteration whose token passes the edge
-                if not (edge == math.floor(edge) and j >= 1):
-                    return [(-1, 0, r, 0.0)]
+            j = 1
+            while j < m:
+                j = _crossing(p, alloc, b, j, m)
                 if j >= m:
                     break
-                need = pool.round_up(p + j + 1) - alloc
+                need = _target(p, j, b) - alloc
                 found.append((j, rank, r, need))
                 alloc += need
+                j += 1
         if not found:
             return found
         if growers > 1:
@@ -969,11 +1035,12 @@ class StepStage(StageBase):
             for t, end in zip(starts, ends[1:], strict=True):
                 self.recorder.iteration(self.index, t, 0, n, float(n), end)
         engine.events += m - 1
-        k = float(m - 1)
-        for r in scheduled:
+        k = m - 1
+        for r in scheduled:  # k more additions of 1.0 to each, as one at a time makes them
             if r.grows:
-                r.part.position += k
-            r.remaining -= k
+                part = r.part
+                part.position = plus_ones(part.position, k)
+            r.remaining -= k  # exact: below 2**53, 1.0 from at least 1.0 is (`_span`)
         self._end(scheduled)
 
     def _cross_quietly(self, ends: list[float], crossings: list[tuple], pool: Any) -> None:
@@ -990,29 +1057,17 @@ class StepStage(StageBase):
         queued = len(pool.queue) + len(pool.front)
         holders = pool.n_holders
         check = world.check_invariants
-        # whole blocks cache and evict whole units: their count is summed here and added
-        # once, exactly; otherwise each eviction is counted where it happens
-        b = pool.block
-        whole = b is not None and b == math.floor(b)
-        removed = 0
-        evicted = 0.0
         for j, _, r, need in crossings:
             t = engine.now = ends[j - 1]  # iteration j starts when j - 1 ends
             r.part.alloc += need
             pool.allocated += need
-            if pool.allocated + cache.total > cap:
-                if whole:
-                    entries, units = cache.evict_to(cap - pool.allocated)
-                    removed += entries
-                    evicted += units
-                else:
-                    pool.evict(recorder)
+            if pool.allocated + cache.total > cap:  # counted at each, as one at a time
+                pool.evict(recorder)
             state(index, t, pool.allocated, cache.total, queued, holders)
             if check:
                 pool.dirty = True
                 world._flush_pools()
         pool.dirty = False
-        pool.evict_counts(recorder, removed, evicted)
 
     def _end(self, scheduled: list[Resident]) -> None:
         """The iteration ends: its tokens apply; finished runs leave."""
@@ -1055,6 +1110,40 @@ class StepStage(StageBase):
                 self.wake(s)
         elif not self.present:
             self.recorder.stage_state(self.index, now, 0, 0.0)
+
+
+def _target(p: float, j: int, b: float | None) -> float:
+    """What iteration j of a span grows a resident's hold to, from position p before
+    iteration 0: its position then plus its token, up to whole blocks of b (`_grow`)."""
+    target = plus_ones(p, j + 1)
+    if b is not None:
+        target = math.ceil(target / b) * b
+    return target
+
+
+def _crossing(p: float, alloc: float, b: float | None, j: int, m: int) -> int:
+    """The first iteration from j on, below m, whose growth target passes `alloc` (the
+    one `_grow` then grows at), or m when none does. The target never decreases from
+    one iteration to the next, so the first is found by bisection, from a first guess at
+    the iteration whose position passes `alloc` (`ones_past`)."""
+    if _target(p, m - 1, b) <= alloc:
+        return m
+    guess = ones_past(p, alloc) - 1  # its position plus one passes alloc
+    if j <= guess < m and _target(p, guess, b) > alloc:
+        if guess == j or _target(p, guess - 1, b) <= alloc:
+            return guess
+        high = guess
+    else:
+        high = m - 1
+        if j <= guess < m:
+            j = guess + 1
+    while j < high:  # the target passes alloc at high, and not before j
+        mid = (j + high) // 2
+        if _target(p, mid, b) > alloc:
+            high = mid
+        else:
+            j = mid + 1
+    return high
 
 
 def _no_progress(stage: StepStage, r: Resident, t: float) -> str:
