@@ -1,0 +1,419 @@
+"""The compiled event path: a program's sessions as generated Python source.
+
+`install(world)` turns the session block of a linked program, with the workload's
+`init` and `turn` blocks, into the source of a few Python functions, compiles it once
+(`compile`, then `exec` in the namespace of the run's `ExprCompiler`, as Jinja compiles a
+template) and switches the world to `CompiledWorld`, which runs them. Every scope that a
+session can be suspended in, and resumed from, is one generator function: the session
+block (`_k_main`) and the body of each `hold` (`_k_body{N}`, entered when the hold is
+admitted). Between two blocking points (a run, a hold's admission, a grow, a turn's
+wait, a run of zero work behind other ready sessions) a session executes straight-line
+Python: its expressions inlined (the code `ExprCompiler` generates, reading attribute
+slots as `a[slot]` of a local list), `branch` an `if`, `loop` a `while`, `turn` and the
+`init` and `turn` blocks inline, the stage member of a run bound as a constant; a
+blocking point is a `yield`, and an event resumes the session's innermost generator (one
+C-level frame switch) instead of walking a table of statement closures. Statements that
+are rare on the hot path (`grow`, `drop`, `release`, `load`, `choose`, runs of several
+stages or at a step engine) call the interpreter's compiled step for that statement,
+which does the same thing.
+
+A session's continuation is still a stack of frames (`CFrame`): a generator, and for a
+hold's body the `HoldRun` it holds, which is all that `serq.sim.holds` reads of frames
+(the innermost hold of a pool, releasing on end, preemption popping the frames of the
+aborted scope). A `loop` has no frame of its own: the livelock check of a run of zero
+work finds the innermost loop from the line each generator is at (`_LoopLines`).
+
+Everything is done in the interpreter's order with the interpreter's arithmetic (the
+same expression code, the same draws from the same streams, the same calls to pools,
+stages and the recorder), so both paths give identical reports
+(`tests/sim/test_compiled_equal.py`). `serq run --no-compile` and `codegen=False` keep
+the interpreter (`serq.sim.statements`, `World.run_session`).
+"""
+
+from __future__ import annotations
+
+import linecache
+from itertools import count
+from typing import Any
+
+from serq import ir
+from serq.ir import SLOT
+from serq.sim.errors import SimError, bad_work
+from serq.sim.holds import HoldSpec
+from serq.sim.session import AT_STAGE, ENDED, HOLD, PLAIN, RUNNING, Session
+from serq.sim.statements import StatementCompiler
+from serq.sim.world import SPIN_LIMIT, World
+
+SERIAL = SLOT["serial"]
+TURN_NO = SLOT["turn_no"]
+NEW, OUT, THINK, FORCED, MORE = (SLOT[n] for n in ("new", "out", "think", "forced", "more"))
+LOOP_FOREVER = "the loop runs forever without letting time pass"
+_SOURCES = count()  # a file name per compiled program, for tracebacks (linecache)
+
+
+class CFrame:
+    """One suspended scope of a session: its generator, and `hold` for a hold's body."""
+
+    __slots__ = ("gen", "kind", "hold")
+
+    def __init__(self, gen: Any, kind: int, hold: Any) -> None:
+        self.gen = gen
+        self.kind = kind
+        self.hold = hold
+
+
+class Unsupported(Exception):
+    """The program cannot be compiled (a nesting Python's compiler refuses)."""
+
+
+def install(world: World) -> bool:
+    """Compile `world`'s program and switch `world` to the compiled path; False (the world
+    left on the interpreter) when Python cannot compile the generated source."""
+    world.__class__ = CompiledWorld  # first: the generated code binds its methods
+    try:
+        namespace, lines = _Codegen(world).build()
+    except (Unsupported, SyntaxError, RecursionError, MemoryError, ValueError):
+        world.__class__ = World
+        return False
+    world.loop_lines = lines
+    world.new_session = namespace["_k_new_session"]  # called by the workload
+    return True
+
+
+class CompiledWorld(World):
+    """A `World` whose sessions run as generated code (`install`)."""
+
+    loop_lines: dict[int, Any]
+
+    def run_session(self, s: Session) -> None:
+        """Resume `s` until it blocks (or reaches its end)."""
+        s.state = RUNNING
+        frames = s.frames
+        try:
+            while frames:
+                f = frames[-1]
+                for _ in f.gen:  # it yielded: it waits somewhere
+                    return
+                frames.pop()
+                if f.kind == HOLD:
+                    self.holds.close(s, f.hold)
+        except SimError as error:
+            if error.serial is None:  # the session that was executing
+                error.serial = s.serial
+            raise
+        self.end_session(s)
+
+    def end_session(self, s: Session) -> None:
+        """`s` ends: as `World.end_session` (a scan of the frames without a generator)."""
+        if s.state == ENDED:
+            return
+        frames = s.frames
+        held = bool(s.leases)
+        if not held and frames:
+            for f in frames:
+                if f.kind == HOLD:
+                    held = True
+                    break
+        if held:
+            self.holds.release_all(s)
+        frames.clear()
+        s.state = ENDED
+        self.live -= 1
+        self.ended_all += 1
+        now = self.engine.now
+        if now >= self.warmup:
+            self.ended += 1
+        self.recorder.session_ended(now, s.serial)
+        if self.closed:
+            self.workload.on_end(s)
+        if self.limit is not None and self.live == 0 and self.arrivals >= self.limit:
+            self.drained_at = now
+            self.engine.stop()
+
+    def loop_origin(self, s: Session) -> Any:
+        """The origin of the innermost loop `s` executes in, or None: from the line each of
+        its generators is at, innermost first."""
+        lines = self.loop_lines
+        for f in reversed(s.frames):
+            frame = f.gen.gi_frame
+            if frame is not None:
+                origin = lines.get(frame.f_lineno)
+                if origin is not None:
+                    return origin
+        return None
+
+
+class _Codegen:
+    """Writes and compiles the source of one program's session functions."""
+
+    def __init__(self, world: World) -> None:
+        self.world = world
+        self.program = program = world.program
+        self.exprs = world.exprs
+        self.ns = world.exprs.ns
+        self.session_stream = world.streams["session"]
+        self.workload_stream = world.streams["workload"]
+        self.statements = StatementCompiler(program, world, world.exprs, self.session_stream)
+        self.lines: list[str] = []
+        self.loops: dict[int, Any] = {}  # line number -> the innermost loop's origin
+        self._loop: Any = None  # the innermost loop around the line being written
+        self._temps = count()
+        self._bodies: dict[int, str] = {}  # hold body block -> its generator's name
+        self._pending: list[tuple[int, str]] = []
+
+    # ------------------------------------------------------------------ output
+
+    def emit(self, indent: int, text: str) -> None:
+        self.lines.append("    " * indent + text)
+        if self._loop is not None:
+            self.loops[len(self.lines)] = self._loop
+
+    def bind(self, obj: Any, prefix: str = "_k_o") -> str:
+        return self.exprs._bind(obj, prefix)
+
+    def expr(self, e: ir.Expr, stream: Any) -> str:
+        self.exprs._stream = stream
+        code, _ = self.exprs._code(e)
+        return code
+
+    def temp(self, stem: str) -> str:
+        return f"{stem}{next(self._temps)}"
+
+    # ------------------------------------------------------------------ the program
+
+    def build(self) -> tuple[dict[str, Any], dict[int, Any]]:
+        world, program, ns = self.world, self.program, self.ns
+        ns.update(
+            _k_world=world,
+            _k_Session=Session,
+            _k_CFrame=CFrame,
+            _k_SimError=SimError,
+            _k_bad_work=bad_work,
+            _k_ready=world.ready.append,
+            _k_zero=world.zero_run,
+            _k_end=world.end_session,
+            _k_join=world.holds.join,
+            _k_observe=world.recorder.observe,
+            _k_arrival=world.recorder.arrival,
+            _k_turn=world.recorder.turn,
+            _k_workload=world.workload,
+        )
+        self._new_session()
+        self._generator("_k_main", program.session)
+        while self._pending:
+            block, name = self._pending.pop()
+            self._generator(name, block)
+        source = "\n".join(self.lines) + "\n"
+        if len(self.lines) > 200_000:
+            raise Unsupported("the generated source is too long")
+        filename = f"<serq-compiled-{next(_SOURCES)}>"
+        code = compile(source, filename, "exec")
+        linecache.cache[filename] = (len(source), None, self.lines, filename)
+        exec(code, ns)  # noqa: S102 - our own generated code
+        return ns, self.loops
+
+    def _new_session(self) -> None:
+        """`World.new_session`, with the `init` block inline."""
+        world, program = self.world, self.program
+        self.emit(0, "def _k_new_session():")
+        self.emit(1, "W = _k_world")
+        self.emit(1, "serial = W.arrivals")
+        self.emit(1, "W.arrivals = serial + 1")
+        self.emit(1, "W.live += 1")
+        self.emit(1, f"s = _k_Session(serial, {world.n_attrs})")
+        self.emit(1, "a = s.attrs")
+        self.emit(1, f"a[{SERIAL}] = float(serial)")
+        if world.workload.trace is not None:
+            self.emit(1, "_k_workload.assign(s)")
+        self.emit(1, "_k_arrival(E.now, serial)")
+        self._plain_block(program.init, 1, self.workload_stream)
+        if world.claims is not None:
+            self.emit(1, f"{self.bind(world.claims)}.arrived(s)")
+        self.emit(1, f"s.frames.append(_k_CFrame(_k_main(s, a), {PLAIN}, None))")
+        self.emit(1, "_k_ready(s)")
+        self.emit(0, "")
+
+    def _plain_block(self, index: int, indent: int, stream: Any) -> None:
+        """The statements of a workload block (`set` and `observe`), inline."""
+        on_workload = None
+        for stmt in self.program.blocks[index]:
+            if isinstance(stmt, ir.Set):
+                self.emit(indent, f"a[{stmt.slot}] = {self.expr(stmt.value, stream)}")
+            elif isinstance(stmt, ir.Observe):
+                self._observe(stmt, indent, stream)
+            else:  # not in a workload block today: the interpreter's step
+                if on_workload is None:
+                    on_workload = StatementCompiler(
+                        self.program, self.world, self.exprs, stream
+                    )
+                self.emit(indent, f"{self.bind(on_workload.statement(stmt))}(s)")
+
+    def _observe(self, stmt: ir.Observe, indent: int, stream: Any) -> None:
+        value = self.expr(stmt.value, stream)
+        self.emit(indent, f"_k_observe({stmt.stat}, E.now, s.serial, int(a[{TURN_NO}]), {value})")
+
+    def _generator(self, name: str, block: int) -> None:
+        self.emit(0, f"def {name}(s, a):")
+        self.emit(1, "if 0:")
+        self.emit(2, "yield")  # a generator, even when nothing in it blocks
+        self._has_loops = self._contains_loop(block)
+        if self._has_loops:
+            self.emit(1, "spins = 0")
+        self._block(block, 1)
+        self.emit(0, "")
+
+    def _contains_loop(self, block: int) -> bool:
+        for stmt in self.program.blocks[block]:
+            if isinstance(stmt, ir.Loop):
+                return True
+            if isinstance(stmt, ir.Branch) and (
+                self._contains_loop(stmt.then) or self._contains_loop(stmt.otherwise)
+            ):
+                return True
+        return False
+
+    # ------------------------------------------------------------------ statements
+
+    def _yield(self, indent: int) -> None:
+        """A blocking point: the session is suspended here until an event resumes it."""
+        self.emit(indent, "yield")
+        if self._has_loops:  # as `World.run_session` counts the spins of one resumption
+            self.emit(indent, "spins = 0")
+
+    def _block(self, index: int, indent: int) -> None:
+        stmts = self.program.blocks[index]
+        if not stmts:
+            self.emit(indent, "pass")
+        for stmt in stmts:
+            self._statement(stmt, indent)
+
+    def _statement(self, stmt: ir.Stmt, indent: int) -> None:  # noqa: C901 - one case each
+        stream = self.session_stream
+        if isinstance(stmt, ir.Set):
+            self.emit(indent, f"a[{stmt.slot}] = {self.expr(stmt.value, stream)}")
+        elif isinstance(stmt, ir.Observe):
+            self._observe(stmt, indent, stream)
+        elif isinstance(stmt, ir.Turn):
+            self._turn(indent)
+        elif isinstance(stmt, ir.Run):
+            self._run(stmt, indent)
+        elif isinstance(stmt, ir.Branch):
+            v = self.temp("v")
+            self.emit(indent, f"{v} = {self.expr(stmt.test, stream)}")
+            self.emit(indent, f"if {v} == 1.0:")
+            self._block(stmt.then, indent + 1)
+            self.emit(indent, f"elif {v} == 0.0:")
+            self._block(stmt.otherwise, indent + 1)
+            self.emit(indent, "else:")
+            self.emit(indent + 1, f"_k_branch_fails({self.bind(stmt.origin)}, {v})")
+            self.ns["_k_branch_fails"] = _branch_fails
+        elif isinstance(stmt, ir.Loop):
+            outer = self._loop
+            self._loop = stmt.origin
+            self.emit(indent, "while True:")
+            self._block(stmt.body, indent + 1)
+            self.emit(indent + 1, "spins += 1")
+            self.emit(indent + 1, f"if spins > {SPIN_LIMIT}:")
+            origin = self.bind(stmt.origin)
+            self.emit(indent + 2, f"raise _k_SimError({origin}, {LOOP_FOREVER!r})")
+            self._loop = outer
+        elif isinstance(stmt, ir.End):
+            self.emit(indent, "_k_end(s)")
+            self._yield(indent)
+        elif isinstance(stmt, ir.Hold):
+            self.emit(indent, f"_k_join(s, {self.bind(self._hold_spec(stmt))})")
+            self._yield(indent)
+        else:  # grow, drop, release, load, choose: the interpreter's step
+            step = self.bind(self.statements.statement(stmt))
+            if isinstance(stmt, ir.Grow):
+                self.emit(indent, f"if not {step}(s):")
+                self._yield(indent + 1)
+            else:  # these always go on
+                self.emit(indent, f"{step}(s)")
+
+    def _turn(self, indent: int) -> None:
+        """`Workload.turn` and `World.count_turn`, inline."""
+        world = self.world
+        self.emit(indent, f"a[{TURN_NO}] += 1.0")
+        if world.workload.trace is not None:
+            rows, k = self.temp("rows"), self.temp("k")
+            self.emit(indent, f"{rows} = s.trace_rows")
+            self.emit(indent, f"if {rows} is not None:")
+            self.emit(indent + 1, f"{k} = s.trace_pos")
+            self.emit(indent + 1, f"if {k} < len({rows}):")
+            self.emit(
+                indent + 2, f"a[{NEW}], a[{OUT}], a[{THINK}], a[{FORCED}] = {rows}[{k} : {k} + 4]"
+            )
+            self.emit(indent + 2, f"s.trace_pos = {k} = {k} + 4")
+            self.emit(indent + 2, f"a[{MORE}] = 1.0 if {k} < len({rows}) else 0.0")
+            self.emit(indent + 1, "else:")
+            self.emit(indent + 2, f"a[{MORE}] = 0.0")
+        self._plain_block(self.program.turn, indent, self.workload_stream)
+        now = self.temp("now")
+        self.emit(indent, f"{now} = E.now")
+        self.emit(indent, f"if {now} >= {self.bind(world.warmup, '_k_warmup')}:")
+        self.emit(indent + 1, "_k_world.turns += 1")
+        self.emit(indent, f"_k_turn({now}, s.serial)")
+
+    def _run(self, stmt: ir.Run, indent: int) -> None:
+        if len(stmt.stages) > 1 or stmt.mode != "plain" or stmt.growing is not None:
+            step = self.bind(self.statements.statement(stmt))  # a flow, or a step engine's
+            self.emit(indent, f"if not {step}(s):")
+            self._yield(indent + 1)
+            return
+        ref = stmt.stages[0]
+        w = self.temp("w")
+        origin = self.bind(stmt.origin)
+        self.emit(indent, f"{w} = {self.expr(stmt.work, self.session_stream)}")
+        self.emit(indent, f"if not {w} > 0:")  # a run of zero work completes at once
+        self.emit(indent + 1, f"if {w} != {w}:")  # NaN; below 0 is no work
+        self.emit(indent + 2, f"raise _k_bad_work({origin}, {w})")
+        self.emit(indent + 1, "if not _k_zero(s):")
+        self._yield(indent + 2)
+        self.emit(indent, "else:")
+        self.emit(indent + 1, f"s.state = {AT_STAGE}")
+        if ref.index is None or isinstance(ref.index, ir.Num):
+            member = self.bind(self.exprs.resolver(ref)(None), "_k_stage")
+        else:
+            member, _ = self.exprs._ref(ref, in_statement=True)
+        self.emit(indent + 1, f"{member}.arrive(s, {w})")
+        self._yield(indent + 1)
+
+    def _hold_spec(self, stmt: ir.Hold) -> HoldSpec:
+        """The hold's spec, as `StatementCompiler` builds it, entering its body as a
+        generator of its own."""
+        expr = self.statements.expr
+        resolver = self.exprs.resolver
+        lease = None
+        if stmt.lease is not None:
+            lease = (resolver(stmt.lease.pool), expr(stmt.lease.duration))
+        spec = HoldSpec(
+            tuple(resolver(p.pool) for p in stmt.pools),
+            tuple(expr(p.units) for p in stmt.pools),
+            tuple(None if p.reserve is None else expr(p.reserve) for p in stmt.pools),
+            None if stmt.reuse is None else expr(stmt.reuse),
+            None if stmt.cache is None else expr(stmt.cache),
+            lease,
+            stmt.origin,
+        )
+        spec.part_origins = tuple(p.origin for p in stmt.pools)
+        name = self._bodies.get(stmt.body)
+        if name is None:
+            name = self._bodies[stmt.body] = f"_k_body{stmt.body}"
+            self._pending.append((stmt.body, name))
+        ns = self.ns
+
+        def enter(s: Session, run: Any) -> CFrame:
+            return CFrame(ns[name](s, s.attrs), HOLD, run)
+
+        spec.enter = enter
+        return spec
+
+
+def _branch_fails(origin: Any, v: float) -> None:
+    from serq.sim.exprs import arith_repr
+
+    raise SimError(
+        origin,
+        f"the branch guard is {arith_repr(v)}, not 0 or 1; a draw is written `branch with (p)`",
+    )
