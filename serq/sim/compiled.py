@@ -33,16 +33,21 @@ the interpreter (`serq.sim.statements`, `World.run_session`).
 from __future__ import annotations
 
 import linecache
+import math
+from heapq import heappop
 from itertools import count
 from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
+from serq.sim import compiled_stages
+from serq.sim.core import PROGRESS_EVERY
 from serq.sim.errors import SimError, bad_work
 from serq.sim.holds import HoldSpec
+from serq.sim.recorder import StatsRecorder
 from serq.sim.session import AT_STAGE, ENDED, HOLD, PLAIN, RUNNING, Session
 from serq.sim.statements import StatementCompiler
-from serq.sim.world import SPIN_LIMIT, World
+from serq.sim.world import SPIN_LIMIT, World, _reschedule
 
 SERIAL = SLOT["serial"]
 TURN_NO = SLOT["turn_no"]
@@ -70,6 +75,8 @@ def install(world: World) -> bool:
     """Compile `world`'s program and switch `world` to the compiled path; False (the world
     left on the interpreter) when Python cannot compile the generated source."""
     world.__class__ = CompiledWorld  # first: the generated code binds its methods
+    recorder = world.recorder
+    world.live_level = recorder.live_level() if type(recorder) is StatsRecorder else None
     try:
         namespace, lines = _Codegen(world).build()
     except (Unsupported, SyntaxError, RecursionError, MemoryError, ValueError):
@@ -77,6 +84,11 @@ def install(world: World) -> bool:
         return False
     world.loop_lines = lines
     world.new_session = namespace["_k_new_session"]  # called by the workload
+    arrive = namespace.get("_k_arrive")
+    if arrive is not None:  # an open workload's arrivals, scheduled by `Workload.start`
+        world.workload._arrive = arrive
+    if world.straight is None:  # the straight path has its own stages (`straight.py`)
+        compiled_stages.specialise(world)
     return True
 
 
@@ -84,6 +96,88 @@ class CompiledWorld(World):
     """A `World` whose sessions run as generated code (`install`)."""
 
     loop_lines: dict[int, Any]
+    live_level: Any  # the recorder's level of live sessions, or None (not a StatsRecorder)
+
+    def run(self, horizon: float) -> None:
+        """As `World.run`, on the compiled event loop (`_loop`)."""
+        if self.check_invariants or self.straight is not None:
+            super().run(horizon)
+            return
+        engine = self.engine
+        engine.until = horizon  # before the first settle: a span ends by the horizon
+        self.workload.start()
+        self.settle()
+        if not engine.stopped:
+            self._loop(horizon)
+        if not engine.stopped:
+            self._check_stalls(engine.peek() == math.inf)
+
+    def _loop(self, until: float) -> None:
+        """`Engine.run` with the settle of a world without pools or step stages inline
+        (every ready session resumed, then the changed ps stages rescheduled), and the
+        gauges read only when there are some."""
+        engine = self.engine
+        engine.until = until
+        heap = engine._heap
+        ready = self.ready
+        popleft = ready.popleft
+        plain = not self.pools and not self.steps
+        settle = self.settle
+        pending = self.ps_pending
+        end_instant = self.end_instant if self.gauges else None
+        progress = self.recorder.progress
+        finished = self._finished
+        end_session = self.end_session
+        mask = PROGRESS_EVERY - 1
+        fired = 0
+        now = engine.now
+        while heap and not engine.stopped:
+            time = heap[0][0]
+            if time > until:
+                break
+            if time != now:
+                if end_instant is not None:
+                    end_instant(now)
+                engine.now = now = time
+            _, engine.current_seq, action, arg = heappop(heap)
+            action(arg)
+            if plain:
+                while ready:  # fast path: `World.run_session`, inline
+                    s = popleft()
+                    s.state = RUNNING
+                    frames = s.frames
+                    if frames:
+                        try:
+                            for _ in frames[-1].gen:
+                                break
+                            else:  # its innermost scope ended
+                                finished(s)
+                        except SimError as error:
+                            if error.serial is None:
+                                error.serial = s.serial
+                            raise
+                    else:
+                        end_session(s)
+                if pending:
+                    if len(pending) == 1:
+                        pending.pop().reschedule()
+                    else:
+                        _reschedule(pending)
+            else:
+                settle()
+            fired += 1
+            if not fired & mask:
+                progress(time)
+        engine.events += fired
+        if end_instant is not None:
+            end_instant(engine.now)
+
+    def _finished(self, s: Session) -> None:
+        """The innermost scope of `s` ended: close it and go on with the one around it."""
+        f = s.frames.pop()
+        if f.kind == HOLD:
+            self.holds.close(s, f.hold)
+        self.run_session(s)
 
     def run_session(self, s: Session) -> None:
         """Resume `s` until it blocks (or reaches its end)."""
@@ -123,7 +217,14 @@ class CompiledWorld(World):
         now = self.engine.now
         if now >= self.warmup:
             self.ended += 1
-        self.recorder.session_ended(now, s.serial)
+        live = self.live_level
+        if live is None:
+            self.recorder.session_ended(now, s.serial)
+        else:  # fast path: `StatsRecorder.session_ended`, inline
+            if now > live.since:
+                live.area += live.value * (now - live.since)
+                live.since = now
+            live.value -= 1
         if self.closed:
             self.workload.on_end(s)
         if self.limit is not None and self.live == 0 and self.arrivals >= self.limit:
@@ -197,6 +298,7 @@ class _Codegen:
             _k_arrival=world.recorder.arrival,
             _k_turn=world.recorder.turn,
             _k_workload=world.workload,
+            _k_live=world.live_level,
         )
         self._new_session()
         self._generator("_k_main", program.session)
@@ -213,9 +315,31 @@ class _Codegen:
         return ns, self.loops
 
     def _new_session(self) -> None:
-        """`World.new_session`, with the `init` block inline."""
+        """`World.new_session`, with the `init` block inline; for an open workload,
+        `Workload._arrive` around it."""
         world, program = self.world, self.program
         self.emit(0, "def _k_new_session():")
+        self._session_body()
+        self.emit(0, "")
+        arrival = program.arrival
+        if not isinstance(arrival, ir.Poisson | ir.Renewal):
+            return
+        workload = world.workload
+        self.emit(0, "def _k_arrive(_):")
+        self._session_body()
+        limit = world.workload.limit
+        self.emit(1, "if True:" if limit is None else f"if W.arrivals < {int(limit)}:")
+        if isinstance(arrival, ir.Poisson):
+            rate = self.bind(workload._rate, "_k_rate")
+            gap = f"-_k_log(1.0 - _k_uniform()) / {rate}"
+            self.ns.update(_k_log=math.log, _k_uniform=workload._uniform)
+        else:
+            gap = "_k_workload._next_gap()"
+        self.emit(2, f"E.schedule(E.now + {gap}, _k_arrive)")
+        self.emit(0, "")
+
+    def _session_body(self) -> None:
+        world, program = self.world, self.program
         self.emit(1, "W = _k_world")
         self.emit(1, "serial = W.arrivals")
         self.emit(1, "W.arrivals = serial + 1")
@@ -225,13 +349,20 @@ class _Codegen:
         self.emit(1, f"a[{SERIAL}] = float(serial)")
         if world.workload.trace is not None:
             self.emit(1, "_k_workload.assign(s)")
-        self.emit(1, "_k_arrival(E.now, serial)")
+        if world.live_level is None:
+            self.emit(1, "_k_arrival(E.now, serial)")
+        else:  # fast path: `StatsRecorder.arrival`, inline
+            self.emit(1, "now = E.now")
+            self.emit(1, "live = _k_live")
+            self.emit(1, "if now > live.since:")
+            self.emit(2, "live.area += live.value * (now - live.since)")
+            self.emit(2, "live.since = now")
+            self.emit(1, "live.value += 1")
         self._plain_block(program.init, 1, self.workload_stream)
         if world.claims is not None:
             self.emit(1, f"{self.bind(world.claims)}.arrived(s)")
         self.emit(1, f"s.frames.append(_k_CFrame(_k_main(s, a), {PLAIN}, None))")
         self.emit(1, "_k_ready(s)")
-        self.emit(0, "")
 
     def _plain_block(self, index: int, indent: int, stream: Any) -> None:
         """The statements of a workload block (`set` and `observe`), inline."""
@@ -243,9 +374,7 @@ class _Codegen:
                 self._observe(stmt, indent, stream)
             else:  # not in a workload block today: the interpreter's step
                 if on_workload is None:
-                    on_workload = StatementCompiler(
-                        self.program, self.world, self.exprs, stream
-                    )
+                    on_workload = StatementCompiler(self.program, self.world, self.exprs, stream)
                 self.emit(indent, f"{self.bind(on_workload.statement(stmt))}(s)")
 
     def _observe(self, stmt: ir.Observe, indent: int, stream: Any) -> None:
@@ -260,6 +389,9 @@ class _Codegen:
         if self._has_loops:
             self.emit(1, "spins = 0")
         self._block(block, 1)
+        if name == "_k_main":  # the end of the session block ends it (`World.run_session`)
+            self.emit(1, "_k_end(s)")
+            self.emit(1, "yield")
         self.emit(0, "")
 
     def _contains_loop(self, block: int) -> bool:
