@@ -20,6 +20,7 @@ from typing import Any
 
 from serq import ir
 from serq.sim.recorder import StatsRecorder
+from serq.sim.session import READY
 from serq.sim.stages import DelayStage, FifoStage, PsStage
 
 ESTIMATES = frozenset({"est_lambda", "est_rho", "est_wait", "price"})
@@ -52,6 +53,8 @@ def specialise(world: Any) -> None:
         stage.rec_busy = record.busy
         stage.rec_warmup = recorder.warmup
         stage.measuring = measuring
+        if stage.wake == world.wake:  # `World.wake`, inline
+            stage.ready = world.ready
         stage.__class__ = fast
 
 
@@ -71,7 +74,9 @@ class CompiledFifo(FifoStage):
             self.in_service += 1
             job.started = now
             self.serving[job] = None
-            job.job_seq = engine.schedule(now + work, self._done, job)
+            # fast path: `Engine.schedule`, inline
+            job.job_seq = seq = engine._seq()
+            heappush(engine._heap, (now + work, seq, self._done, job))
         else:
             self.waiting.append(job)
         # fast path: `StatsRecorder.stage_state`, inline
@@ -98,7 +103,8 @@ class CompiledFifo(FifoStage):
             nxt = waiting.popleft()
             nxt.started = now
             self.serving[nxt] = None
-            nxt.job_seq = engine.schedule(now + nxt.work, self._done, nxt)
+            nxt.job_seq = seq = engine._seq()
+            heappush(engine._heap, (now + nxt.work, seq, self._done, nxt))
         else:
             self.in_service -= 1
         level = self.rec_present
@@ -121,7 +127,12 @@ class CompiledFifo(FifoStage):
             rec.completed += 1
             rec.wait += wait
             rec.service += service
-        self.wake(job)
+        ready = self.ready
+        if ready is None:
+            self.wake(job)
+        elif job.serial >= 0:  # fast path: `World.wake`, inline
+            job.state = READY
+            ready.append(job)
 
 
 class CompiledDelay(DelayStage):
@@ -137,7 +148,8 @@ class CompiledDelay(DelayStage):
         job.arrived = job.started = now
         self.jobs[job] = None
         self.present = present = self.present + 1
-        job.job_seq = engine.schedule(now + work, self._done, job)
+        job.job_seq = seq = engine._seq()
+        heappush(engine._heap, (now + work, seq, self._done, job))
         level = self.rec_present
         if now > level.since:
             level.area += level.value * (now - level.since)
@@ -176,7 +188,12 @@ class CompiledDelay(DelayStage):
             rec.completed += 1
             rec.wait += wait
             rec.service += service
-        self.wake(job)
+        ready = self.ready
+        if ready is None:
+            self.wake(job)
+        elif job.serial >= 0:  # fast path: `World.wake`, inline
+            job.state = READY
+            ready.append(job)
 
 
 class CompiledPs(PsStage):
@@ -252,7 +269,12 @@ class CompiledPs(PsStage):
             rec.completed += 1
             rec.wait += wait
             rec.service += service
-        self.wake(job)
+        ready = self.ready
+        if ready is None:
+            self.wake(job)
+        elif job.serial >= 0:  # fast path: `World.wake`, inline
+            job.state = READY
+            ready.append(job)
 
 
 _FAST = {FifoStage: CompiledFifo, DelayStage: CompiledDelay, PsStage: CompiledPs}

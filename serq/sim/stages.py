@@ -44,6 +44,7 @@ class StageBase:
         "rec_busy",
         "rec_warmup",
         "measuring",
+        "ready",
     )
 
     def __init__(self, index: int, engine: Engine, recorder: Any, wake: Callable[[Any], None]):
@@ -60,6 +61,7 @@ class StageBase:
         self.rec = self.rec_present = self.rec_busy = None
         self.rec_warmup = 0.0
         self.measuring = True
+        self.ready: Any = None
 
     def measure(self, started: float, wait: float, service: float) -> None:
         """A job that started service at `started`, after `wait`, completes now after
