@@ -173,7 +173,10 @@ class CompiledWorld(World):
             end_instant(engine.now)
 
     def _finished(self, s: Session) -> None:
-        """The innermost scope of `s` ended: close it and go on with the one around it."""
+        """The innermost scope of `s` ended: close it and go on with the one around it
+        (unless the session ended in it)."""
+        if s.state == ENDED:
+            return
         f = s.frames.pop()
         if f.kind == HOLD:
             self.holds.close(s, f.hold)
@@ -187,6 +190,8 @@ class CompiledWorld(World):
             while frames:
                 f = frames[-1]
                 for _ in f.gen:  # it yielded: it waits somewhere
+                    return
+                if s.state == ENDED:  # it executed `end;`
                     return
                 frames.pop()
                 if f.kind == HOLD:
@@ -391,7 +396,6 @@ class _Codegen:
         self._block(block, 1)
         if name == "_k_main":  # the end of the session block ends it (`World.run_session`)
             self.emit(1, "_k_end(s)")
-            self.emit(1, "yield")
         self.emit(0, "")
 
     def _contains_loop(self, block: int) -> bool:
@@ -451,7 +455,7 @@ class _Codegen:
             self._loop = outer
         elif isinstance(stmt, ir.End):
             self.emit(indent, "_k_end(s)")
-            self._yield(indent)
+            self.emit(indent, "return")  # the generator finishes (no close when it goes)
         elif isinstance(stmt, ir.Hold):
             self.emit(indent, f"_k_join(s, {self.bind(self._hold_spec(stmt))})")
             self._yield(indent)
