@@ -34,8 +34,9 @@ from __future__ import annotations
 
 import linecache
 import math
-from heapq import heappop
+from heapq import heappop, heappush
 from itertools import count
+from operator import itemgetter
 from typing import Any
 
 from serq import ir
@@ -56,15 +57,19 @@ LOOP_FOREVER = "the loop runs forever without letting time pass"
 _SOURCES = count()  # a file name per compiled program, for tracebacks (linecache)
 
 
-class CFrame:
-    """One suspended scope of a session: its generator, and `hold` for a hold's body."""
+class CFrame(tuple):
+    """One suspended scope of a session, `(gen, kind, hold)`: its generator, its kind
+    (`PLAIN`, or `HOLD` for a hold's body) and the hold's `HoldRun`. A tuple, so that the
+    generated code builds it with one C call (`_new_frame`)."""
 
-    __slots__ = ("gen", "kind", "hold")
+    __slots__ = ()
+    gen = property(itemgetter(0))
+    kind = property(itemgetter(1))
+    hold = property(itemgetter(2))
 
-    def __init__(self, gen: Any, kind: int, hold: Any) -> None:
-        self.gen = gen
-        self.kind = kind
-        self.hold = hold
+
+def _new_frame(gen: Any, kind: int, hold: Any) -> CFrame:
+    return tuple.__new__(CFrame, (gen, kind, hold))
 
 
 class Unsupported(Exception):
@@ -148,7 +153,7 @@ class CompiledWorld(World):
                     frames = s.frames
                     if frames:
                         try:
-                            for _ in frames[-1].gen:
+                            for _ in frames[-1][0]:  # its generator
                                 break
                             else:  # its innermost scope ended
                                 finished(s)
@@ -293,6 +298,11 @@ class _Codegen:
             _k_world=world,
             _k_Session=Session,
             _k_CFrame=CFrame,
+            _k_tuple_new=tuple.__new__,
+            _k_object_new=object.__new__,
+            _k_heappush=heappush,
+            _k_heap=world.engine._heap,
+            _k_seq=world.engine._seq,
             _k_SimError=SimError,
             _k_bad_work=bad_work,
             _k_ready=world.ready.append,
@@ -304,6 +314,9 @@ class _Codegen:
             _k_turn=world.recorder.turn,
             _k_workload=world.workload,
             _k_live=world.live_level,
+            _k_holds=world.holds,
+            _k_session_ended=world.recorder.session_ended,
+            _k_warmup=world.warmup,
         )
         self._new_session()
         self._generator("_k_main", program.session)
@@ -340,7 +353,7 @@ class _Codegen:
             self.ns.update(_k_log=math.log, _k_uniform=workload._uniform)
         else:
             gap = "_k_workload._next_gap()"
-        self.emit(2, f"E.schedule(E.now + {gap}, _k_arrive)")
+        self.emit(2, f"_k_heappush(_k_heap, (E.now + {gap}, _k_seq(), _k_arrive, None))")
         self.emit(0, "")
 
     def _session_body(self) -> None:
@@ -349,8 +362,7 @@ class _Codegen:
         self.emit(1, "serial = W.arrivals")
         self.emit(1, "W.arrivals = serial + 1")
         self.emit(1, "W.live += 1")
-        self.emit(1, f"s = _k_Session(serial, {world.n_attrs})")
-        self.emit(1, "a = s.attrs")
+        self._construct_session(1)
         self.emit(1, f"a[{SERIAL}] = float(serial)")
         if world.workload.trace is not None:
             self.emit(1, "_k_workload.assign(s)")
@@ -366,8 +378,30 @@ class _Codegen:
         self._plain_block(program.init, 1, self.workload_stream)
         if world.claims is not None:
             self.emit(1, f"{self.bind(world.claims)}.arrived(s)")
-        self.emit(1, f"s.frames.append(_k_CFrame(_k_main(s, a), {PLAIN}, None))")
+        self.emit(1, f"s.frames.append(_k_tuple_new(_k_CFrame, (_k_main(s, a), {PLAIN}, None)))")
         self.emit(1, "_k_ready(s)")
+
+    def _construct_session(self, indent: int) -> None:
+        """`s = Session(serial, n_attrs)` and `a = s.attrs`, inline: the object made with
+        one C call and every slot set to what `Session.__init__` sets it to (read off a
+        session it makes: a number, a bool or None as it is, an empty list or dict new)."""
+        n = self.world.n_attrs
+        model = Session(0, n)
+        self.emit(indent, "s = _k_object_new(_k_Session)")
+        self.emit(indent, "s.serial = serial")
+        self.emit(indent, f"s.attrs = a = [0.0] * {n + 1}")
+        self.emit(indent, f"a[{n}] = s")
+        for slot in Session.__slots__:
+            if slot in ("serial", "attrs"):
+                continue
+            value = getattr(model, slot)
+            if isinstance(value, list | dict) and not value:
+                text = "[]" if isinstance(value, list) else "{}"
+            elif value is None or type(value) in (bool, int, float):
+                text = repr(value)
+            else:
+                raise Unsupported(f"Session.{slot} starts as {value!r}")
+            self.emit(indent, f"s.{slot} = {text}")
 
     def _plain_block(self, index: int, indent: int, stream: Any) -> None:
         """The statements of a workload block (`set` and `observe`), inline."""
@@ -395,7 +429,7 @@ class _Codegen:
             self.emit(1, "spins = 0")
         self._block(block, 1)
         if name == "_k_main":  # the end of the session block ends it (`World.run_session`)
-            self.emit(1, "_k_end(s)")
+            self._end(1, scan=False)
         self.emit(0, "")
 
     def _contains_loop(self, block: int) -> bool:
@@ -454,7 +488,7 @@ class _Codegen:
             self.emit(indent + 2, f"raise _k_SimError({origin}, {LOOP_FOREVER!r})")
             self._loop = outer
         elif isinstance(stmt, ir.End):
-            self.emit(indent, "_k_end(s)")
+            self._end(indent, scan=True)
             self.emit(indent, "return")  # the generator finishes (no close when it goes)
         elif isinstance(stmt, ir.Hold):
             self.emit(indent, f"_k_join(s, {self.bind(self._hold_spec(stmt))})")
@@ -466,6 +500,41 @@ class _Codegen:
                 self._yield(indent + 1)
             else:  # these always go on
                 self.emit(indent, f"{step}(s)")
+
+    def _end(self, indent: int, scan: bool) -> None:
+        """`CompiledWorld.end_session(s)` of the running session, inline; `scan`: its
+        frames may hold a hold (else only its outermost frame is left)."""
+        world = self.world
+        self.emit(indent, "if s.leases:")
+        self.emit(indent + 1, "_k_holds.release_all(s)")
+        if scan:
+            self.emit(indent, "else:")
+            self.emit(indent + 1, "for f in s.frames:")
+            self.emit(indent + 2, f"if f[1] == {HOLD}:")
+            self.emit(indent + 3, "_k_holds.release_all(s)")
+            self.emit(indent + 3, "break")
+        self.emit(indent, "s.frames.clear()")
+        self.emit(indent, f"s.state = {ENDED}")
+        self.emit(indent, "W = _k_world")
+        self.emit(indent, "W.live -= 1")
+        self.emit(indent, "W.ended_all += 1")
+        self.emit(indent, "now = E.now")
+        self.emit(indent, "if now >= _k_warmup:")
+        self.emit(indent + 1, "W.ended += 1")
+        if world.live_level is None:
+            self.emit(indent, "_k_session_ended(now, s.serial)")
+        else:
+            self.emit(indent, "live = _k_live")
+            self.emit(indent, "if now > live.since:")
+            self.emit(indent + 1, "live.area += live.value * (now - live.since)")
+            self.emit(indent + 1, "live.since = now")
+            self.emit(indent, "live.value -= 1")
+        if world.closed:
+            self.emit(indent, "_k_workload.on_end(s)")
+        if world.limit is not None:
+            self.emit(indent, f"if W.live == 0 and W.arrivals >= {int(world.limit)}:")
+            self.emit(indent + 1, "W.drained_at = now")
+            self.emit(indent + 1, "E.stop()")
 
     def _turn(self, indent: int) -> None:
         """`Workload.turn` and `World.count_turn`, inline."""
@@ -487,7 +556,7 @@ class _Codegen:
         self._plain_block(self.program.turn, indent, self.workload_stream)
         now = self.temp("now")
         self.emit(indent, f"{now} = E.now")
-        self.emit(indent, f"if {now} >= {self.bind(world.warmup, '_k_warmup')}:")
+        self.emit(indent, f"if {now} >= _k_warmup:")
         self.emit(indent + 1, "_k_world.turns += 1")
         self.emit(indent, f"_k_turn({now}, s.serial)")
 
@@ -540,7 +609,7 @@ class _Codegen:
         ns = self.ns
 
         def enter(s: Session, run: Any) -> CFrame:
-            return CFrame(ns[name](s, s.attrs), HOLD, run)
+            return _new_frame(ns[name](s, s.attrs), HOLD, run)
 
         spec.enter = enter
         return spec
