@@ -318,11 +318,15 @@ class _Codegen:
             _k_session_ended=world.recorder.session_ended,
             _k_warmup=world.warmup,
         )
-        self._new_session()
-        self._generator("_k_main", program.session)
-        while self._pending:
-            block, name = self._pending.pop()
-            self._generator(name, block)
+        self.exprs.inline_draws = True
+        try:
+            self._new_session()
+            self._generator("_k_main", program.session)
+            while self._pending:
+                block, name = self._pending.pop()
+                self._generator(name, block)
+        finally:
+            self.exprs.inline_draws = False
         source = "\n".join(self.lines) + "\n"
         if len(self.lines) > 200_000:
             raise Unsupported("the generated source is too long")
