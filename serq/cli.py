@@ -104,6 +104,13 @@ def _parser() -> argparse.ArgumentParser:
         "for checking and timing)",
     )
     run.add_argument(
+        "--no-compile",
+        dest="codegen",
+        action="store_false",
+        help="run the sessions on the interpreter instead of generated code (the results "
+        "are the same; for checking and timing)",
+    )
+    run.add_argument(
         "--check-invariants",
         action="store_true",
         help="check the simulator's invariants after every event (a debug mode)",
@@ -457,6 +464,7 @@ def _run(args: argparse.Namespace) -> int:
                 progress=bar if bar.enabled else None,
                 fast_forward=args.fast_forward,
                 check_invariants=args.check_invariants,
+                codegen=args.codegen,
             )
         finally:
             bar.close()

@@ -10,7 +10,9 @@ diagnostic in `Outcome.errors` at the IR origin, and the run stops there.
 The step engine (step stages, `admit via`, `budget_left`) is `step.py`, its fast-forward
 of repeated iterations `fastforward.py`; runs over several stages (flows, `share`) are
 `flows.py`; straight-line sessions on one fifo(1) or ps stage take `straight.py`'s exact
-fast path.
+fast path. Sessions run as generated Python (`compiled.py`: one generator per scope, its
+statements inline) unless `codegen=False` keeps them on the interpreter of statement steps
+(`statements.py` and `World.run_session`).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from dataclasses import dataclass, field
 
 from serq import ir
 from serq.diagnostics import Diagnostic, Span, codes
+from serq.sim import compiled
 from serq.sim.errors import SimError
 from serq.sim.recording import NullRecorder, Recorder
 from serq.sim.world import World
@@ -56,10 +59,13 @@ def simulate(
     base_dir: str = ".",
     check_invariants: bool = False,
     fast_forward: bool = True,
+    codegen: bool = True,
 ) -> Outcome:
     """Run `program`, reporting to `recorder`; `seed`, `horizon`, `warmup` and `arrivals`
     override the program's run block, `base_dir` is where a relative trace is read;
-    `fast_forward` lets step engines advance quiet iterations at once (`fastforward.py`)."""
+    `fast_forward` lets step engines advance quiet iterations at once (`fastforward.py`);
+    `codegen` runs the sessions as generated code (`compiled.py`), else on the
+    interpreter of compiled statement steps (`statements.py`), with the same results."""
     seed = program.seed if seed is None else seed
     horizon = program.horizon if horizon is None else horizon
     warmup = program.warmup if warmup is None else warmup
@@ -78,6 +84,8 @@ def simulate(
         world = World(
             program, recorder, seed, warmup, limit, base_dir, check_invariants, fast_forward
         )
+        if codegen:
+            compiled.install(world)
         world.run(horizon)
         outcome.end = horizon
         if limit is not None:

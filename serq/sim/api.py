@@ -25,13 +25,15 @@ from serq.vocabulary import SEED_MAX, SEED_MIN
 class Compiled:
     """A linked program ready to run: its IR with the run's settings (`horizon`, `warmup`,
     `seed`, `arrivals`) overridden as asked, the directory a relative trace is read
-    against, the warnings of compiling it, and whether step engines fast-forward."""
+    against, the warnings of compiling it, whether step engines fast-forward, and whether
+    sessions run as generated code (`codegen`, `serq.sim.compiled`) or on the interpreter."""
 
     program: ir.Program
     base_dir: str = "."
     path: str | None = None
     diagnostics: tuple[Diagnostic, ...] = ()
     fast_forward: bool = True
+    codegen: bool = True
 
     def to_json(self, indent: int | None = 2) -> str:
         """The IR as JSON (`serq ir`)."""
@@ -78,10 +80,13 @@ def execute(
     progress: Callable[[float], None] | None = None,
     fast_forward: bool | None = None,
     check_invariants: bool = False,
+    codegen: bool | None = None,
 ) -> tuple[Report | None, list[Diagnostic]]:
     """Run `compiled` and return its report and the run's diagnostics; the report is None
     when the run failed. `progress` is called with the clock now and then; `fast_forward`
     (None: the program's setting) lets step engines advance quiet iterations at once;
+    `codegen` (None: the program's setting) runs sessions as generated code, False on the
+    interpreter (the same report);
     `check_invariants` checks the simulator's invariants after every event (a debug mode:
     pools within their caps, time never going back, sessions conserved)."""
     from serq.sim import simulate  # the simulator loads only when a program runs
@@ -90,6 +95,8 @@ def execute(
     recorder = StatsRecorder(program, program.warmup, progress)
     if fast_forward is None:
         fast_forward = compiled.fast_forward
+    if codegen is None:
+        codegen = compiled.codegen
     try:
         outcome = simulate(
             program,
@@ -97,6 +104,7 @@ def execute(
             base_dir=compiled.base_dir,
             fast_forward=fast_forward,
             check_invariants=check_invariants,
+            codegen=codegen,
         )
         diagnostics = list(outcome.errors)
         if any(d.severity >= Severity.ERROR for d in diagnostics):
@@ -119,12 +127,15 @@ def compile(
     sets: Mapping[str, str | float] | None = None,
     defs: Mapping[str, str] | None = None,
     fast_forward: bool = True,
+    codegen: bool = True,
 ) -> Compiled:
     """The program file `path`, or the program text `source`, linked with the overrides
     of `serq run` (`sets`: the values of program arguments, `args.number("name", d)`, or
     of `let`s, by name, as numbers or expression text; `defs`: the bodies of expression
     definitions by name, as text);
-    `fast_forward=False` steps every step-engine iteration one at a time.
+    `fast_forward=False` steps every step-engine iteration one at a time;
+    `codegen=False` runs the sessions on the interpreter instead of generated code
+    (`serq run --no-compile`; the same report).
 
     Raises:
         ValueError: the file cannot be read or the program has errors; the message is
@@ -150,7 +161,7 @@ def compile(
     )
     if compiled is None:
         raise ValueError(render(diagnostics, sources(file, text, sets, diagnostics, defs)))
-    return compiled if fast_forward else replace(compiled, fast_forward=False)
+    return replace(compiled, fast_forward=fast_forward, codegen=codegen)
 
 
 def run(
@@ -159,17 +170,23 @@ def run(
     progress: Callable[[float], None] | None = None,
     fast_forward: bool | None = None,
     check_invariants: bool = False,
+    codegen: bool | None = None,
 ) -> Report:
     """Run `program` (from `compile`) and return its report; `fast_forward` overrides the
     setting `compile` gave (True: step engines advance quiet iterations at once, with
     the same results; False: one iteration at a time); `check_invariants` checks the
-    simulator's invariants after every event (`execute`).
+    simulator's invariants after every event (`execute`); `codegen` overrides whether
+    sessions run as generated code (True) or on the interpreter (False).
 
     Raises:
         ValueError: the run failed (a guard that is not 0 or 1, arrivals not drained by
         the horizon, ...); the message is the rendered diagnostics."""
     report, diagnostics = execute(
-        program, progress=progress, fast_forward=fast_forward, check_invariants=check_invariants
+        program,
+        progress=progress,
+        fast_forward=fast_forward,
+        check_invariants=check_invariants,
+        codegen=codegen,
     )
     if report is None:
         path = program.path or "<input>"

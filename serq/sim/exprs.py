@@ -61,6 +61,14 @@ _OBSERVABLE_CODE = {
     "est_rho": "{t}.{f}()",
     "est_wait": "{t}.{f}()",
 }
+# The code of a draw of constant arguments, for `ExprCompiler.inline_draws`: the
+# arithmetic of `serq.sim.draws`' sampler, in its order ({0} the stream's `random`).
+_INLINE_DRAWS = {
+    "exp": "(-{1} * _log(1.0 - {0}()))",
+    "uniform": "({1} + ({2} - {1}) * {0}())",
+    "bernoulli": "(1.0 if {0}() < {1} else 0.0)",
+    "det": "{1}",
+}
 _SPLIT_DEPTH = 40  # a deeper subexpression becomes a function of its own (Python's nesting limit)
 
 
@@ -126,8 +134,11 @@ class ExprCompiler:
             self.ns[f"_d_{name}"] = fn
             self.ns[f"_c_{name}"] = draws.checked(name, _draw_fails, self.warn_cv2)
         self.ns["_draw_fails"] = _draw_fails
+        self.ns["_log"] = math.log
         self._names: dict[int, str] = {}
         self._stream: random.Random | None = None
+        # draws of constants written as their samplers' arithmetic (`_INLINE_DRAWS`)
+        self.inline_draws = False
 
     def compile(self, expr: Expr, stream: random.Random | None = None) -> Fn:
         """A function `f(a)` giving the value of `expr`; draws use `stream`."""
@@ -230,6 +241,10 @@ class ExprCompiler:
             if draws.below_one(e.dist, values):
                 self.warn_cv2(e.origin, values)
                 args = [args[0], ("1.0", 1)]
+            if self.inline_draws:  # the compiled path's: the sampler's arithmetic inline
+                inline = _INLINE_DRAWS.get(e.dist)
+                if inline is not None:
+                    return inline.format(u, *(c for c, _ in args)), depth
             inner = "".join(f", {c}" for c, _ in args)
             return f"_d_{e.dist}({u}{inner})", depth
         origin = self._bind(e.origin, "_O")

@@ -47,6 +47,7 @@ class HoldSpec:
         "body",
         "origin",
         "part_origins",
+        "enter",
     )
 
     def __init__(
@@ -68,6 +69,8 @@ class HoldSpec:
         self.body: tuple = ()
         self.origin = origin
         self.part_origins: tuple[Span, ...] = (origin,) * len(units)  # each `pool (units)`
+        # the compiled path's: (session, run) -> the frame of the body (`serq.sim.compiled`)
+        self.enter: Callable[[Session, HoldRun], Any] | None = None
 
 
 class HoldRun:
@@ -187,7 +190,8 @@ class Holds:
         recorder.pool_admitted(first.index, now, now - run.joined)
         for pool in run.pools[1:]:
             recorder.pool_count(pool.index, "admissions")
-        s.frames.append(Frame(spec.body, HOLD, run))
+        enter = spec.enter
+        s.frames.append(Frame(spec.body, HOLD, run) if enter is None else enter(s, run))
         s.state = READY
         s.where = s.waiter = None
         self.world.ready.append(s)

@@ -37,6 +37,14 @@ class StageBase:
         "est_gap",
         "est_service",
         "est_waited",
+        # the compiled path's (`serq.sim.compiled_stages`): the recorder's record of the
+        # stage, its two levels and warm-up, and whether anything reads the estimates
+        "rec",
+        "rec_present",
+        "rec_busy",
+        "rec_warmup",
+        "measuring",
+        "ready",
     )
 
     def __init__(self, index: int, engine: Engine, recorder: Any, wake: Callable[[Any], None]):
@@ -50,6 +58,10 @@ class StageBase:
         self.est_gap = 0.0
         self.est_service = 0.0
         self.est_waited = 0.0
+        self.rec = self.rec_present = self.rec_busy = None
+        self.rec_warmup = 0.0
+        self.measuring = True
+        self.ready: Any = None
 
     def measure(self, started: float, wait: float, service: float) -> None:
         """A job that started service at `started`, after `wait`, completes now after

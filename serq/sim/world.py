@@ -99,7 +99,7 @@ class World:
         self.n_attrs = len(program.attrs)
         # what an expression without a session reads as its attributes: zeros, no session
         self.blank: list[Any] = [0.0] * self.n_attrs + [None]
-        streams = draws.streams(seed)
+        self.streams = streams = draws.streams(seed)
         self.pools: list[Pool] = []
         self.stages: list[StageBase] = []
         self.exprs = exprs = ExprCompiler(engine, self.pools, self.stages, self.n_attrs)
@@ -425,14 +425,21 @@ class World:
         if now == self._zero_at:  # sessions that take turns at zero work, in loops, forever
             self._zero_count += 1
             if self._zero_count > SPIN_LIMIT:
-                for f in reversed(s.frames):
-                    if f.kind == LOOP:
-                        raise SimError(f.origin, "the loop runs forever without letting time pass")
+                origin = self.loop_origin(s)
+                if origin is not None:
+                    raise SimError(origin, "the loop runs forever without letting time pass")
         else:
             self._zero_at, self._zero_count = now, 1
         s.state = READY
         ready.append(s)
         return False
+
+    def loop_origin(self, s: Session) -> Any:
+        """The origin of the innermost loop `s` executes in, or None."""
+        for f in reversed(s.frames):
+            if f.kind == LOOP:
+                return f.origin
+        return None
 
     def count_turn(self, s: Session) -> None:
         """`s` executed `turn;`."""

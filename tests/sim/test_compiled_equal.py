@@ -1,0 +1,189 @@
+"""The compiled event path (`serq.sim.compiled`) against the interpreter: identical runs.
+
+Every example, every valid program of the corpus and every program of tests/sim/programs
+runs twice per seed, once with its sessions as generated code (the default) and once on
+the interpreter (`codegen=False`, `serq run --no-compile`); the JSON reports (every
+observation's samples, times, sessions and turns, every time average, count and gauge
+point) and the diagnostics (a run-time error's message, place and notes) must be equal
+to the last bit. The programs that `straight.py`'s loop would take run on both event
+paths too (`straight.ENABLED` off), so the compiled path is compared on them as well.
+A long run is cut to a horizon that keeps the file at about a minute.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import serq
+from serq.sim import api as sim_api
+from serq.sim import compiled, straight
+
+ROOT = Path(__file__).resolve().parents[2]
+PROGRAMS = sorted(
+    [
+        *(ROOT / "examples").rglob("*.sq"),
+        *(ROOT / "tests" / "corpus" / "valid").glob("*.sq"),
+        *(ROOT / "tests" / "sim" / "programs").rglob("*.sq"),
+    ]
+)
+SEEDS = (1, 7, 2026)
+EVENTS = 20_000  # about the events a run is cut to (by its horizon)
+
+
+def _compiled(path: Path, seed: int) -> sim_api.Compiled | None:
+    """The program at `path` with `seed`; a program without a horizon (a library, a
+    `fn main` run from the command line) gets one of 200."""
+    text = path.read_text(encoding="utf-8")
+    program, _ = sim_api.compile_program(text, str(path), seed=seed)
+    if program is None:
+        program, _ = sim_api.compile_program(text, str(path), seed=seed, horizon=200.0)
+    return program
+
+
+def _run(program: sim_api.Compiled, codegen: bool) -> tuple:
+    report, diagnostics = sim_api.execute(program, codegen=codegen)
+    rendered = tuple((d.code, d.severity, d.span, d.message, tuple(d.notes)) for d in diagnostics)
+    return (None if report is None else report.json()), rendered
+
+
+def _cut(program: sim_api.Compiled) -> sim_api.Compiled:
+    """`program` with its horizon cut so that the run fires about EVENTS events (from a
+    probe run to a tenth of its horizon), keeping its warm-up below it."""
+    from dataclasses import replace
+
+    ir_program = program.program
+    horizon, warmup = ir_program.horizon, ir_program.warmup
+    if ir_program.arrivals is not None or horizon is None:
+        return program
+    probe = replace(ir_program, horizon=warmup + (horizon - warmup) / 10)
+    report, _ = sim_api.execute(replace(program, program=probe))
+    if report is None or report.events * 10 <= EVENTS:
+        return program
+    scale = EVENTS / (report.events * 10)
+    cut = warmup + (horizon - warmup) * scale
+    return replace(program, program=replace(ir_program, horizon=cut))
+
+
+# Programs for the corners of the generated code: each of its run-time errors, holds
+# preempted inside loops, ends inside nested holds, a zero-work livelock, leases.
+CORNERS = {
+    "loop_forever": """
+stage s : fifo(1);
+workload { arrive poisson(1); }
+session { set x = 0; loop { set x = x + 1; } }
+run { horizon 10; }
+""",
+    "zero_work_livelock": """
+stage s : fifo(1);
+workload { arrive closed(2); }
+session { run s (1); loop { branch (serial >= 0) { run s (0); } } }
+run { horizon 10; }
+""",
+    "branch_guard": """
+stage s : fifo(1);
+workload { arrive poisson(1); }
+session { run s (~exp(1)); branch (now > 3 ? 2 : 1) { observe ok = 1; } }
+run { horizon 20; }
+""",
+    "nan_work": """
+stage s : fifo(1);
+workload { arrive poisson(1); }
+session { run s (now > 5 ? 0 / 0 : 1); }
+run { horizon 20; }
+""",
+    "stage_index": """
+stage s[2] : fifo(1);
+workload { arrive poisson(1); }
+session { set i = now > 8 ? 3 : floor(~uniform(0, 2)); run s[i] (~exp(2)); }
+run { horizon 20; }
+""",
+    "preempt_in_loops": """
+pool kv { cap 200; block 4; evict lru; preempt lifo; }
+stage s : fifo(2);
+stage t : delay;
+workload { arrive poisson(0.3); init { set k = 0; } turn { set n = 1 + min(floor(~exp(8)), 80); } }
+session {
+  loop {
+    turn;
+    hold kv (n) {
+      loop {
+        grow kv (4);
+        run s (~exp(1));
+        set k = k + 1;
+        branch (k - 5 * floor(k / 5) == 4) { end; }
+        branch with (0.3) { run t (0); } else { }
+      }
+    } cache (n);
+    run t (~exp(1));
+    observe turns = turn_no;
+  }
+}
+run { horizon 300; warmup 10; }
+""",
+    "holds_nested_end": """
+pool a { cap 3; }
+pool b { cap 2; }
+stage s : ps(2);
+stage d : delay;
+workload { arrive poisson(1.5); }
+session {
+  set t0 = now;
+  hold a (1) {
+    run s (~exp(1));
+    hold b (1) {
+      branch with (0.2) { end; }
+      run s (~h2(1, 4));
+      release a;
+    }
+    choose c in 2 by (now);
+    run d (~exp(1));
+  }
+  hold a (5) { observe never = 1; }
+  observe t = now - t0;
+}
+gauge used_a = used(a);
+run { horizon 500; warmup 20; }
+""",
+    "closed_empty_loop_body": """
+stage s : fifo(1);
+workload { arrive closed(3); }
+session { loop { run s (~exp(1)); observe r = now; } }
+run { horizon 200; }
+""",
+}
+
+
+@pytest.mark.parametrize("name", sorted(CORNERS))
+def test_compiled_equals_interpreter_at_corners(name, monkeypatch):
+    monkeypatch.setattr(straight, "ENABLED", False)
+    for seed in SEEDS:
+        program, diagnostics = sim_api.compile_program(CORNERS[name], f"<{name}>", seed=seed)
+        assert program is not None, [d.message for d in diagnostics]
+        ours = _run(program, True)
+        assert ours == _run(program, False), f"seed {seed}"
+
+
+@pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: str(p.relative_to(ROOT)))
+def test_compiled_equals_interpreter(path, monkeypatch):
+    monkeypatch.setattr(straight, "ENABLED", False)
+    installed = []
+    install = compiled.install
+    monkeypatch.setattr(compiled, "install", lambda w: installed.append(install(w)) or True)
+    for seed in SEEDS:
+        program = _compiled(path, seed)
+        if program is None:
+            pytest.fail("the program does not compile")
+        program = _cut(program)
+        installed.clear()
+        ours = _run(program, True)
+        assert installed == [True], "the program fell back to the interpreter"
+        assert ours == _run(program, False), f"seed {seed}"
+
+
+def test_straight_shapes_equal():
+    """The programs of straight.py's loop: the compiled path is the same run too."""
+    for name in ("mm1.sq", "ps.sq"):
+        program = serq.compile(str(ROOT / "examples" / name), horizon=3000)
+        assert serq.run(program).json() == serq.run(program, codegen=False).json()
