@@ -18,14 +18,10 @@ the cache off.
 
 from __future__ import annotations
 
-import copyreg
 import hashlib
-import importlib
 import os
 import pickle
 import sys
-import tempfile
-import types
 from pathlib import Path
 from typing import Any
 
@@ -36,15 +32,12 @@ _SOURCES = ("parser.py", "expected.py")  # the modules of the classes the pickle
 
 
 def cache_dir() -> Path | None:
-    """Where the pickle goes; None when `SERQ_GRAMMAR_CACHE=0`."""
+    """Where the pickle goes (`serq.user_cache`); None when `SERQ_GRAMMAR_CACHE=0`."""
     if os.environ.get("SERQ_GRAMMAR_CACHE") == "0":
         return None
-    explicit = os.environ.get("SERQ_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    base = Path(xdg) if xdg else Path.home() / ".cache"
-    return base / "serq"
+    from serq.user_cache import cache_dir as user_cache_dir
+
+    return user_cache_dir()
 
 
 def path_for(grammar_text: str) -> Path | None:
@@ -89,6 +82,8 @@ def store(path: Path | None, value: Any) -> bool:
     it; False when it could not be written (nothing is raised)."""
     if path is None:
         return False
+    import tempfile
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".grammar-", suffix=".tmp")
@@ -118,6 +113,9 @@ def _pickler(f: Any) -> pickle.Pickler:
     """A pickler that writes a module (Lark keeps `re` in its lexer configuration) as its
     import by name, and Lark's two parse actions as the module constants they are (the
     parser tells them apart by identity: `action is Shift`)."""
+    import copyreg
+    import types
+
     from lark.parsers.lalr_analysis import Action
 
     pickler = pickle.Pickler(f, protocol=pickle.HIGHEST_PROTOCOL)
@@ -127,7 +125,9 @@ def _pickler(f: Any) -> pickle.Pickler:
     return pickler
 
 
-def _module(module: types.ModuleType) -> tuple:
+def _module(module: Any) -> tuple:
+    import importlib
+
     return importlib.import_module, (module.__name__,)
 
 
