@@ -24,6 +24,10 @@ from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
+from serq import dataclass_code  # noqa: E402  (the version first: it reads nothing of serq)
+
+dataclass_code.install()  # fast path: serq's ~140 dataclasses compile their methods once
+
 if TYPE_CHECKING:
     from serq.report.model import Report
     from serq.sim.api import Compiled, compile, run

@@ -18,9 +18,31 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-from serq import __version__, api
-from serq.diagnostics import Diagnostic, Severity, print_diagnostics, to_json
-from serq.vocabulary import SEED_MAX, SEED_MIN
+
+def _lark_without_extras() -> None:
+    """Import Lark with its two optional extras hidden: it imports `regex` (to build
+    grammars with Unicode categories, which serQ's has none of) and `interegular` (to warn
+    of colliding terminals while it builds), about 12 ms, where a command parses with the
+    parser built once and cached (`serq.syntax.grammar_cache`). Nothing changes for a
+    process that imported Lark before, and the extras import as usual afterwards."""
+    if "lark" in sys.modules:
+        return
+    hidden = [name for name in ("regex", "interegular") if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]  # `import` raises ImportError
+    try:
+        import lark  # noqa: F401
+    finally:
+        for name in hidden:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
+
+
+_lark_without_extras()  # fast path: the start-up of `serq check` (issue 18)
+
+from serq import __version__, api  # noqa: E402
+from serq.diagnostics import Diagnostic, Severity, print_diagnostics, to_json  # noqa: E402
+from serq.vocabulary import SEED_MAX, SEED_MIN  # noqa: E402
 
 if TYPE_CHECKING:
     from serq.report import Report

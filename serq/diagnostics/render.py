@@ -31,13 +31,11 @@ from dataclasses import dataclass
 from functools import cache, lru_cache
 from typing import TYPE_CHECKING, Any, TextIO
 
-from rich.cells import cell_len
-from rich.color import ColorSystem
-from rich.style import Style
-
 from serq.diagnostics.span import LineIndex, Span
 
 if TYPE_CHECKING:
+    from rich.style import Style
+
     from serq.diagnostics import Diagnostic
 
 TAB_WIDTH = 4
@@ -245,6 +243,8 @@ def _underline(raw: str, mark: _Mark, pad: str, style: str) -> _Line:
     span = mark.span
     start = min(span.column - 1, len(raw))
     end = min(span.end_column - 1, len(raw)) if span.end_line == span.line else len(raw)
+    from rich.cells import cell_len  # rich loads only when a diagnostic is drawn
+
     before = cell_len(_display(raw[:start]))
     count = max(1, cell_len(_display(raw[: max(start, end)])) - before)
     marker = ("^" if mark.primary else "-") * count
@@ -259,6 +259,8 @@ def _display(text: str) -> str:
     """Return `text` with tabs expanded and control characters replaced by control pictures."""
     if text.isascii() and text.isprintable():  # fast path: nothing to change
         return text
+    from rich.cells import cell_len
+
     out = []
     column = 0
     for char in text:
@@ -280,6 +282,8 @@ def _display(text: str) -> str:
 
 @cache
 def _style(name: str) -> Style:
+    from rich.style import Style
+
     return Style.parse(name)
 
 
@@ -287,6 +291,8 @@ def _join(lines: list[_Line], color: bool) -> str:
     """Join styled lines into text, with ANSI escapes (standard colors) only when `color`."""
     if not color:
         return "\n".join("".join(text for text, _ in line) for line in lines)
+    from rich.color import ColorSystem
+
     return "\n".join(
         "".join(
             _style(style).render(text, color_system=ColorSystem.STANDARD)

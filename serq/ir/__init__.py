@@ -10,8 +10,9 @@ and `arith` defines the arithmetic that folding and evaluation share.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from serq.ir import arith
-from serq.ir.codec import IR_VERSION, IRFormatError, from_json, to_json
 from serq.ir.expr import (
     BINARY_OPS,
     CLAIM_AGGREGATES,
@@ -147,3 +148,19 @@ __all__ = [
     "PREEMPTS",
     "SHARES",
 ]
+
+_CODEC = ("IR_VERSION", "IRFormatError", "from_json", "to_json")
+if TYPE_CHECKING:
+    from serq.ir.codec import IR_VERSION, IRFormatError, from_json, to_json
+
+
+def __getattr__(name: str) -> Any:
+    """The JSON codec (`to_json`, `from_json`, `IR_VERSION`, `IRFormatError`), loaded on
+    first use: linking a program does not need it."""
+    if name not in _CODEC:
+        raise AttributeError(f"module 'serq.ir' has no attribute {name!r}")
+    from serq.ir import codec
+
+    value = getattr(codec, name)
+    globals()[name] = value
+    return value

@@ -8,14 +8,41 @@ a step statistic of a fifo stage) is NaN; `serq.report.codec` writes it as null.
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass, field, fields
+from operator import eq
 from typing import Any
+
+
+class Series(array):
+    """A report's per-sample column: an `array('d')` of times or values, or an `array('q')`
+    of sessions or turns (8 bytes an item, where a tuple of floats takes 32), filled by the
+    recorder as the run goes and handed to the report as it is, never copied. It equals any
+    tuple or list with the same items, as the tuples it replaces did."""
+
+    __slots__ = ()
+    __hash__ = None  # type: ignore[assignment]  # an array is mutable
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, tuple | list):
+            return len(self) == len(other) and all(map(eq, self, other))
+        return super().__eq__(other)
+
+    def __ne__(self, other: object) -> bool:
+        return not self == other
+
+    def __copy__(self) -> Series:
+        return type(self)(self.typecode, self)
+
+    def __deepcopy__(self, memo: dict) -> Series:
+        return type(self)(self.typecode, self)
 
 
 @dataclass(frozen=True, slots=True)
 class Observe:
     """One `observe` statistic: its summary and its samples (after warm-up) with the time,
-    session (serial) and turn of each."""
+    session (serial) and turn of each, as typed arrays (`Series`)."""
 
     name: str
     count: int
@@ -23,10 +50,10 @@ class Observe:
     ci: float  # batch-means 95 % half-width; inf below 40 samples
     cv2: float
     p99: float
-    samples: tuple[float, ...] = field(default=(), repr=False)
-    times: tuple[float, ...] = field(default=(), repr=False)
-    sessions: tuple[int, ...] = field(default=(), repr=False)
-    turns: tuple[int, ...] = field(default=(), repr=False)
+    samples: Sequence[float] = field(default=(), repr=False)  # Series('d') from a run
+    times: Sequence[float] = field(default=(), repr=False)  # Series('d')
+    sessions: Sequence[int] = field(default=(), repr=False)  # Series('q')
+    turns: Sequence[int] = field(default=(), repr=False)  # Series('q')
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,8 +66,8 @@ class Gauge:
     ci: float
     min: float
     max: float
-    times: tuple[float, ...] = field(default=(), repr=False)
-    values: tuple[float, ...] = field(default=(), repr=False)
+    times: Sequence[float] = field(default=(), repr=False)  # Series('d') from a run
+    values: Sequence[float] = field(default=(), repr=False)  # Series('d')
 
 
 @dataclass(frozen=True, slots=True)

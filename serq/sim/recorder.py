@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 import serq
 from serq import ir
 from serq.report import stats
-from serq.report.model import Gauge, Observe, PoolRow, Report, StageRow
+from serq.report.model import Gauge, Observe, PoolRow, Report, Series, StageRow
 from serq.sim.exprs import arith_repr
 
 if TYPE_CHECKING:
@@ -163,11 +163,15 @@ class StatsRecorder:
         self.program = program
         self.warmup = warmup
         self._progress = progress
-        # per observe: the times, sessions, turns and values of its samples
-        self._samples = [([], [], [], []) for _ in program.observes]
+        # per observe: the times, sessions, turns and values of its samples, typed arrays
+        # that become the report's as they are
+        self._samples = [
+            (Series("d"), Series("q"), Series("q"), Series("d")) for _ in program.observes
+        ]
         self._stages = [_Stage(warmup, isinstance(s.kind, ir.Fifo)) for s in program.stages]
         self._pools = [_Pool(warmup) for _ in program.pools]
-        self._gauge_points = [([], []) for _ in program.gauges]  # times, values: change points
+        # times, values: the change points
+        self._gauge_points = [(Series("d"), Series("d")) for _ in program.gauges]
         self._gauge_unordered: set[int] = set()  # gauges told of an instant before the last
         self._last_gauges: tuple[float, ...] | None = None
         self._live = _Level(warmup)
@@ -178,7 +182,7 @@ class StatsRecorder:
         """The level of live sessions (`serq.sim.straight` updates it inline)."""
         return self._live
 
-    def samples(self, stat: int) -> tuple[list, list, list, list]:
+    def samples(self, stat: int) -> tuple[Series, Series, Series, Series]:
         """The times, sessions, turns and values of observe `stat` (for the straight path)."""
         return self._samples[stat]
 
@@ -193,14 +197,14 @@ class StatsRecorder:
         if distinct and self._last_gauges is None:
             # fast path: nothing recorded yet, so `gauges` would record the first value,
             # then each later one: the lists become the change points as they are
-            self._gauge_points[0] = (times, values)
+            self._gauge_points[0] = (Series("d", times), Series("d", values))
             self._last_gauges = (values[-1],)
             return
         self.gauges(times[0], (values[0],))
         changed = list(map(ne, islice(values, 1, None), values))
         points, held = self._gauge_points[0]
-        points += compress(islice(times, 1, None), changed)
-        held += compress(islice(values, 1, None), changed)
+        points.extend(compress(islice(times, 1, None), changed))
+        held.extend(compress(islice(values, 1, None), changed))
         self._last_gauges = (values[-1],)
 
     def stage_record(self, stage: int) -> _Stage:
@@ -529,7 +533,8 @@ class StatsRecorder:
         )
 
 
-def _observe(name: str, times: list, sessions: list, turns: list, values: list) -> Observe:
+def _observe(name: str, times: Series, sessions: Series, turns: Series, values: Series) -> Observe:
+    """The row of an observation, its samples the recorder's arrays themselves."""
     mean = stats.mean(values)
     return Observe(
         name=name,
@@ -538,15 +543,15 @@ def _observe(name: str, times: list, sessions: list, turns: list, values: list) 
         ci=stats.sample_ci(values),
         cv2=stats.cv2(values, mean),
         p99=stats.percentile(values, 0.99, mean),
-        samples=tuple(values),
-        times=tuple(times),
-        sessions=tuple(sessions),
-        turns=tuple(turns),
+        samples=values,
+        times=times,
+        sessions=sessions,
+        turns=turns,
     )
 
 
 def _gauge(
-    name: str, times: list, values: list, warmup: float, end: float, increasing: bool
+    name: str, times: Series, values: Series, warmup: float, end: float, increasing: bool
 ) -> Gauge:
     """The row of a gauge with change points `times` and `values`; `increasing`: the times
     are known to increase strictly (`gauges` replaces the point of an instant it is told
@@ -559,8 +564,8 @@ def _gauge(
         ci=ci,
         min=least,
         max=greatest,
-        times=tuple(times),
-        values=tuple(values),
+        times=times,
+        values=values,
     )
 
 

@@ -51,8 +51,19 @@ def grammar_path() -> Path:
 
 @lru_cache(maxsize=1)
 def grammar() -> Grammar:
-    """The project's one grammar, loaded once per process."""
-    return Grammar(grammar_path().read_text(encoding="utf-8"))
+    """The project's one grammar, loaded once per process: from the pickle in the user
+    cache dir when one is there for this grammar (`serq.syntax.grammar_cache`), else built
+    (and pickled there for the next process)."""
+    from serq.syntax import grammar_cache
+
+    source = grammar_path().read_text(encoding="utf-8")
+    path = grammar_cache.path_for(source)
+    cached = grammar_cache.load(path, Grammar)
+    if cached is not None:
+        return cached
+    built = Grammar(source)
+    grammar_cache.store(path, built)
+    return built
 
 
 class Grammar:

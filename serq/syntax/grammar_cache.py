@@ -1,0 +1,139 @@
+"""The parser, pickled in the user cache dir, so that a process does not build it again.
+
+Building `serq.syntax.parser.Grammar` costs about 35 ms even from Lark's own cache (it
+deserialises the LALR tables object by object and makes a lexer per parser state);
+unpickling the finished object costs about 11. The pickle lives in
+`$SERQ_CACHE_DIR`, else `$XDG_CACHE_HOME/serq`, else `~/.cache/serq`, named after the
+SHA-256 of everything the object is made from: the grammar text, the source of the
+modules whose classes it holds (`parser.py`, `expected.py`), Lark's and Python's
+versions and `FORMAT`. A change to any of them names another file, and the old ones are
+removed when the new one is written.
+
+Every failure falls back to building: a directory that cannot be made or written (the
+object is then built in every process, as before), a file that does not unpickle, is
+not a `Grammar`, or is not the user's own or is writable by others (a pickle runs code
+when loaded, so only the user's own private file is read). `SERQ_GRAMMAR_CACHE=0` turns
+the cache off.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import pickle
+import sys
+from pathlib import Path
+from typing import Any
+
+FORMAT = 1  # bump when what the pickle holds changes in a way the key does not see
+_PREFIX = "grammar-"
+_SUFFIX = ".pickle"
+_SOURCES = ("parser.py", "expected.py")  # the modules of the classes the pickle holds
+
+
+def cache_dir() -> Path | None:
+    """Where the pickle goes (`serq.user_cache`); None when `SERQ_GRAMMAR_CACHE=0`."""
+    if os.environ.get("SERQ_GRAMMAR_CACHE") == "0":
+        return None
+    from serq.user_cache import cache_dir as user_cache_dir
+
+    return user_cache_dir()
+
+
+def path_for(grammar_text: str) -> Path | None:
+    """The pickle of the parser built from `grammar_text` by this serq, Lark and Python."""
+    directory = cache_dir()
+    if directory is None:
+        return None
+    import lark
+
+    key = hashlib.sha256()
+    for part in (str(FORMAT), sys.version, lark.__version__, grammar_text):
+        key.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    here = Path(__file__).resolve().parent
+    for name in _SOURCES:
+        try:
+            key.update((here / name).read_bytes() + b"\0")
+        except OSError:
+            return None  # no source to key on (a zipped install): do not cache
+    return directory / f"{_PREFIX}{key.hexdigest()[:32]}{_SUFFIX}"
+
+
+def load(path: Path | None, kind: type) -> Any | None:
+    """The object pickled at `path` if it is the user's own private file holding a
+    `kind`; None otherwise (or on any failure)."""
+    if path is None:
+        return None
+    try:
+        with open(path, "rb") as f:
+            status = os.fstat(f.fileno())
+            if hasattr(os, "getuid") and status.st_uid != os.getuid():
+                return None
+            if status.st_mode & 0o022:  # group or others could have written it
+                return None
+            value = pickle.load(f)
+    except Exception:  # missing, unreadable, truncated, or classes that changed
+        return None
+    return value if isinstance(value, kind) else None
+
+
+def store(path: Path | None, value: Any) -> bool:
+    """Pickle `value` at `path` (atomically, mode 0600) and remove older grammars beside
+    it; False when it could not be written (nothing is raised)."""
+    if path is None:
+        return False
+    import tempfile
+
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".grammar-", suffix=".tmp")
+    except OSError:
+        return False
+    try:
+        with os.fdopen(fd, "wb") as f:
+            _pickler(f).dump(value)
+        os.chmod(temporary, 0o600)
+        os.replace(temporary, path)
+    except Exception:  # not writable, disk full, or something that does not pickle
+        try:
+            os.unlink(temporary)
+        except OSError:
+            pass
+        return False
+    for old in path.parent.glob(f"{_PREFIX}*{_SUFFIX}"):
+        if old != path:
+            try:
+                old.unlink()
+            except OSError:
+                pass
+    return True
+
+
+def _pickler(f: Any) -> pickle.Pickler:
+    """A pickler that writes a module (Lark keeps `re` in its lexer configuration) as its
+    import by name, and Lark's two parse actions as the module constants they are (the
+    parser tells them apart by identity: `action is Shift`)."""
+    import copyreg
+    import types
+
+    from lark.parsers.lalr_analysis import Action
+
+    pickler = pickle.Pickler(f, protocol=pickle.HIGHEST_PROTOCOL)
+    pickler.dispatch_table = copyreg.dispatch_table.copy()
+    pickler.dispatch_table[types.ModuleType] = _module
+    pickler.dispatch_table[Action] = _action
+    return pickler
+
+
+def _module(module: Any) -> tuple:
+    import importlib
+
+    return importlib.import_module, (module.__name__,)
+
+
+def _action(action: Any) -> tuple:
+    from lark.parsers import lalr_analysis
+
+    if getattr(lalr_analysis, action.name, None) is not action:
+        raise pickle.PicklingError(f"a parse action that is not Lark's: {action.name}")
+    return getattr, (lalr_analysis, action.name)
