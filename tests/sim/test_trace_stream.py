@@ -21,8 +21,8 @@ def _read(tmp_path: Path, text: str):
     return read_trace(ir.Trace("t.csv", False, ORIGIN), str(tmp_path))
 
 
-def _turns(sessions):
-    return [[tuple(s[i : i + 4]) for i in range(0, len(s), 4)] for s in sessions]
+def _turns(table):
+    return [table.turns(i) for i in range(len(table))]
 
 
 def test_sessions_in_first_seen_order_turns_in_turn_order(tmp_path):
@@ -84,5 +84,8 @@ def test_a_malformed_trace_names_the_file_line_and_column(tmp_path, text, messag
 
 def test_invalid_utf8_is_a_diagnostic(tmp_path):
     (tmp_path / "t.csv").write_bytes(b"session,turn,new,out,think\n0,0,1,2,\xff\n")
-    with pytest.raises(SimError, match="cannot read trace `t.csv`: it is not UTF-8"):
+    with pytest.raises(SimError) as raised:
         read_trace(ir.Trace("t.csv", False, ORIGIN), str(tmp_path))
+    assert raised.value.message == (
+        "trace `t.csv` line 2, column 9: the text is not UTF-8 (byte 0xff)"
+    )
