@@ -1,6 +1,6 @@
 """Reading a trace file (`session,turn,new,out,think[,forced]`) into a `TraceTable`.
 
-The file is read in blocks of about a megabyte, never whole, and its turns land in flat
+The file is read in blocks of a quarter megabyte, never whole, and its turns land in flat
 typed columns: 8 bytes a turn for each of `new`, `out`, `think`, `forced` and `turn`,
 plus 8 a session for the offsets, so the memory is that of the turns kept, not of the
 file's text (the `turn` column is dropped once the turns are in order).
@@ -29,8 +29,8 @@ import io
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
-from itertools import chain, compress, islice, repeat
-from operator import le, ne, not_
+from itertools import accumulate, chain, compress, islice, repeat
+from operator import le, ne, not_, sub
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +42,7 @@ try:  # an optional accelerator: the results are the same without it
 except ImportError:  # pragma: no cover - exercised by `accelerate=False` in the tests
     _np = None
 
-BLOCK = 1 << 20  # bytes read at a time
+BLOCK = 1 << 18  # bytes read at a time (the vectorised parser needs ~40 bytes a byte)
 FLUSH = 1 << 16  # rows of the csv path gathered before they join the columns
 BOM = b"\xef\xbb\xbf"
 HEADER = ["session", "turn", "new", "out", "think"]
@@ -138,34 +138,22 @@ class _Reader:
 
     def read(self, f: Any) -> TraceTable:
         buf = f.read(BLOCK)
-        if buf.startswith(BOM):
-            buf = buf[len(BOM) :]
-        while buf and not (b"\n" in buf or b"\r" in buf[:-1]):
+        while len(buf) < len(BOM) or not (b"\n" in buf or b"\r" in buf[:-1]):
             more = f.read(BLOCK)
             if not more:
                 break
             buf += more
+        if buf.startswith(BOM):
+            buf = buf[len(BOM) :]
         if not buf:
             raise SimError(self.origin, f"trace `{self.name}` is empty")
         end = _line_end(buf)
         self.read_header(buf[:end])
         self.line = 2
-        tail = buf[end:]
-        while True:
-            more = f.read(BLOCK)
-            if not more:
-                if tail:
-                    if self.block(tail + b"\n"):
-                        self.csv_rest(tail + b"\n", iter(()))
-                break
-            data = tail + more
-            cut = data.rfind(b"\n") + 1 or data.rfind(b"\r", 0, len(data) - 1) + 1
-            if not cut:
-                tail = data
-                continue
-            block, tail = data[:cut], data[cut:]
+        blocks = _blocks(f, buf[end:])
+        for block in blocks:
             if self.block(block):
-                self.csv_rest(block, _blocks(f, tail))
+                self.csv_rest(block, blocks)
                 break
         return self.finish()
 
@@ -198,7 +186,7 @@ class _Reader:
         lines = text.split("\n")
         lines.pop()  # the block ends with a line end
         if not self.bulk_block(text, lines):
-            self.careful(enumerate((line.split(",") for line in lines), self.line))
+            self.careful((self.line + i, line.split(","), None) for i, line in enumerate(lines))
         self.line += len(lines)
         return False
 
@@ -288,26 +276,25 @@ class _Reader:
         self.add_rows(keys, columns)
         return True
 
-    def careful(self, rows: Iterable[tuple[int, list[str]]]) -> None:
-        """Read rows one by one (each with its line number): the first malformed one is
-        an error naming its line and column; blank lines are skipped."""
+    def careful(self, rows: Iterable[tuple[int, list[str], str | None]]) -> None:
+        """Read rows one by one (each with its line number, and its text if it may hold
+        quotes): the first malformed one is an error naming its line and column; blank
+        lines are skipped."""
         width, header = self.width, self.header
         keys: list[str] = []
         values: list[list[float]] = [[] for _ in range(width - 1)]
-        for line, row in rows:
+        for line, row, text in rows:
             if len(row) != width:
                 if all(not c.strip() for c in row):
                     continue
-                raise self.error(
-                    f"line {line}, column {_column(row, min(len(row), width))}: "
-                    f"expected {width} columns, found {len(row)}"
-                )
+                where = _where(line, row, text, min(len(row), width))
+                raise self.error(f"{where}: expected {width} columns, found {len(row)}")
             for c in range(1, width):
                 try:
                     values[c - 1].append(float(row[c]))
                 except ValueError:
                     raise self.error(
-                        f"line {line}, column {_column(row, c)}: "
+                        f"{_where(line, row, text, c)}: "
                         f"`{row[c].strip()}` in column `{header[c]}` is not a number"
                     ) from None
             keys.append(row[0].strip())
@@ -332,13 +319,23 @@ class _Reader:
                 line += _lines(text).count("\n")
                 yield text
 
-        lines = (line for text in texts() for line in io.StringIO(text, newline=""))
-        reader = csv.reader(lines)
+        record: list[str] = []  # the lines of the record being read
 
-        def rows() -> Iterator[tuple[int, list[str]]]:
+        def lines() -> Iterator[str]:
+            for text in texts():
+                for line in io.StringIO(text, newline=""):
+                    record.append(line)
+                    yield line
+
+        reader = csv.reader(lines())
+
+        def rows() -> Iterator[tuple[int, list[str], str | None]]:
+            start = first  # the line the record begins on
             try:
                 for row in reader:
-                    yield first + reader.line_num - 1, row
+                    yield start, row, "".join(record)
+                    start = first + reader.line_num
+                    record.clear()
             except csv.Error as e:
                 raise self.error(f"line {first + reader.line_num - 1}: {e}") from None
 
@@ -424,7 +421,7 @@ class _Reader:
         if self.run_sid is not None or self.check:
             starts, perm = self.order()
             if perm is not None:
-                data = [_take(column, perm) for column in data]
+                data = [_take(column, perm, self.accelerate) for column in data]
         else:
             starts.append(n)
         self.turn = array("d")
@@ -435,59 +432,67 @@ class _Reader:
         """The sessions' offsets and the rows in session order, each in turn order (None:
         the file's order is that already)."""
         n, run_start, run_sid, turn = self.n, self.run_start, self.run_sid, self.turn
-        runs = len(run_start)
-        ends = [*islice(run_start, 1, None), n]
-        by_session: Iterable[int] = range(runs)
-        if run_sid is not None:
-            by_session = sorted(range(runs), key=run_sid.__getitem__)  # stable: file order
-        perm = array("q")
-        starts = array("q")
-        previous = -1
-        for r in by_session:
-            sid = r if run_sid is None else run_sid[r]
-            if sid != previous:
-                starts.append(len(perm))
-                previous = sid
-            perm.extend(range(run_start[r], ends[r]))
-        starts.append(n)
-        moved = run_sid is not None
+        perm: array | None = None
+        if run_sid is None:  # each run is a session; some may be out of turn order
+            starts = array("q", run_start)
+            starts.append(n)
+        elif self.accelerate:  # a stable sort of the rows by session
+            np = _np
+            first = np.frombuffer(run_start, np.int64)
+            sid = np.frombuffer(run_sid, np.int64)
+            length = np.diff(first, append=n)
+            size = np.bincount(sid, weights=length, minlength=len(self.seen)).astype(np.int64)
+            starts = array("q", np.concatenate(([0], np.cumsum(size))).tobytes())
+            perm = array("q", np.argsort(np.repeat(sid, length), kind="stable").tobytes())
+        else:  # the same, as a counting sort of the runs
+            size = array("q", bytes(8 * len(self.seen)))
+            lengths = array("q", map(sub, chain(islice(run_start, 1, None), (n,)), run_start))
+            for s, length in zip(run_sid, lengths, strict=True):
+                size[s] += length
+            starts = array("q", accumulate(size, initial=0))
+            at = array("q", starts)
+            perm = array("q", bytes(8 * n))
+            for s, a, length in zip(run_sid, run_start, lengths, strict=True):
+                p = at[s]
+                perm[p : p + length] = array("q", range(a, a + length))
+                at[s] = p + length
         for sid in sorted(self.check):
             a, b = starts[sid], starts[sid + 1]
-            rows = perm[a:b]
+            rows = range(a, b) if perm is None else perm[a:b]
             turns = [turn[i] for i in rows]
             if not all(map(le, turns, islice(turns, 1, None))):
+                if perm is None:
+                    perm = array("q", range(n))
                 order = sorted(range(len(turns)), key=turns.__getitem__)
                 perm[a:b] = array("q", [rows[j] for j in order])
-                moved = True
-        return starts, (perm if moved else None)
+        return starts, perm
 
 
 POW10 = None if _np is None else _np.array([10.0**k for k in range(23)])
 
 
-def _take(column: array, perm: array) -> array:
-    if _np is not None:
+def _take(column: array, perm: array, accelerate: bool) -> array:
+    """`column` in the order `perm`."""
+    if accelerate:
         values = _np.frombuffer(column, _np.float64)[_np.frombuffer(perm, _np.int64)]
         return array("d", values.tobytes())
     return array("d", map(column.__getitem__, perm))
 
 
-def _blocks(f: Any, tail: bytes) -> Iterator[bytes]:
-    """The rest of the file from `tail` on, in blocks of whole lines (the last may lack
-    its line end)."""
+def _blocks(f: Any, data: bytes) -> Iterator[bytes]:
+    """The file from `data` (read already) on, in blocks of whole lines, each ending
+    with a line end (one is added to a last line without)."""
     while True:
-        more = f.read(BLOCK)
-        if not more:
-            if tail:
-                yield tail
-            return
-        data = tail + more
         cut = data.rfind(b"\n") + 1 or data.rfind(b"\r", 0, len(data) - 1) + 1
         if cut:
             yield data[:cut]
-            tail = data[cut:]
-        else:
-            tail = data
+            data = data[cut:]
+        more = f.read(BLOCK)
+        if not more:
+            if data:
+                yield data + b"\n"
+            return
+        data += more
 
 
 def _line_end(buf: bytes) -> int:
@@ -511,6 +516,39 @@ def _lines(text: str) -> str:
     if "\r" in text:
         text = text.replace("\r\n", "\n").replace("\r", "\n")
     return text
+
+
+def _where(line: int, row: list[str], text: str | None, index: int) -> str:
+    """ "line L, column C" where field `index` of `row` starts (or where the row ends):
+    `row` begins on `line`; `text`, if not None, is its text as a csv record, which may
+    hold quotes and span lines."""
+    if text is None:
+        return f"line {line}, column {_column(row, index)}"
+    before = _lines(text[: _field_start(text, index)])
+    return f"line {line + before.count(chr(10))}, column {len(before) - before.rfind(chr(10))}"
+
+
+def _field_start(text: str, index: int) -> int:
+    """The offset in the csv record `text` where field `index` starts, or where the
+    record ends (csv's excel dialect: a field starting with `"` is quoted, `""` in it is
+    a quote, and after its closing quote the field goes on to the next comma)."""
+    i, n = 0, len(text)
+    for _ in range(index):
+        if i < n and text[i] == '"':
+            i += 1
+            while i < n:
+                if text[i] == '"':
+                    if text[i + 1 : i + 2] != '"':
+                        i += 1
+                        break
+                    i += 1
+                i += 1
+        while i < n and text[i] not in ",\r\n":
+            i += 1
+        if i >= n or text[i] != ",":
+            return i
+        i += 1
+    return i
 
 
 def _column(row: list[str], index: int) -> int:
