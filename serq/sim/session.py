@@ -57,6 +57,7 @@ class Session:
         "leases",
         "trace_rows",
         "trace_pos",
+        "trace_end",
         "last_preempt",
         "preempted",
         "stuck",
@@ -80,8 +81,9 @@ class Session:
         self.where: Any = None
         self.waiter: Any = None  # the hold run or grow it waits on
         self.leases: dict[Any, list[Any]] = {}  # pool -> leased hold parts, oldest first
-        self.trace_rows: Any = None  # an array: (new, out, think, forced) per turn, flat
-        self.trace_pos = 0  # the index in it of the next turn's `new`
+        self.trace_rows: Any = None  # the trace's columns: (new, out, think, forced)
+        self.trace_pos = 0  # the row of its next turn in them
+        self.trace_end = 0  # the row after its last turn
         self.last_preempt: float | None = None  # the position of its last preemption
         self.preempted: Any = None  # the spec of the hold that preemption aborted
         self.stuck = False
