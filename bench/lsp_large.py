@@ -24,7 +24,9 @@ from pygls.lsp.client import LanguageClient
 from bench.lsp import program
 
 ROOT = Path(__file__).resolve().parents[1]
-FILE = ROOT / "bench" / "lsp_large.sq"  # never written: the document lives in the editor only
+# never written (the document lives in the editor only); next to examples/lib so that its
+# `use "lib/vllm.sq";` resolves and the program links, as a user's would
+FILE = ROOT / "examples" / "lsp_large.sq"
 
 
 def large_program(megabytes: float) -> str:
