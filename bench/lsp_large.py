@@ -70,6 +70,7 @@ async def main(megabytes: float, rounds: int) -> None:
     use = next(i for i, line in enumerate(lines) if "min(prompt, hit" in line)
     position = types.Position(line=use, character=lines[use].index("prompt"))
     changes, hovers = [], []
+    answered = 0  # hovers that named `prompt`, as a fresh analysis does
     for n in range(rounds):
         digit = str(n % 10)
         at = lines[target].index("=") + 2
@@ -89,10 +90,11 @@ async def main(megabytes: float, rounds: int) -> None:
             )
         )
         hover_start = time.perf_counter()
-        await client.text_document_hover_async(
+        found = await client.text_document_hover_async(
             types.HoverParams(text_document=doc, position=position)
         )
         hovers.append(time.perf_counter() - hover_start)
+        answered += found is not None and "prompt" in found.contents.value
         while True:
             done, params = await published.get()
             if params.version == n + 2:
@@ -102,6 +104,7 @@ async def main(megabytes: float, rounds: int) -> None:
     client.exit(None)
     await client.stop()
     print(f"document: {len(text) / 1e6:.2f} MB, {len(lines)} lines; open {opened:.2f} s")
+    print(f"hovers that answered `prompt`: {answered} of {rounds}")
     for name, values, goal in (
         ("one-character edit -> publish", changes, 500),
         ("hover while the check is pending", hovers, 100),

@@ -19,6 +19,7 @@ Two ways to read a document's analysis:
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
 import queue
@@ -244,6 +245,9 @@ class SerqServer(LanguageServer):
         if job.uri not in self.workspace.text_documents:
             return
         self._install(job.uri, job.version, result)
+        # what the analyses keep lives long: out of the collector's sight, so that its full
+        # passes (seconds over a 2 MB document's trees, holding the GIL) stop pausing requests
+        gc.freeze()
         if self._generation.get(job.uri) != job.generation:
             return  # a newer edit's check publishes
         self.text_document_publish_diagnostics(
