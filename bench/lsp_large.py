@@ -3,7 +3,7 @@
 
 Run by hand from the repository root:
 
-    PYTHONPATH=. python bench/lsp_large.py [--megabytes 2] [--rounds 5]
+    PYTHONPATH=. python bench/lsp_large.py [--megabytes 2] [--rounds 5] [--insert]
 
 The goals (issue 17, item 7): the edit publishes within 500 ms and the hover answers
 within 100 ms. The server is a real `serq-lsp` subprocess over stdio, debounce 0.
@@ -39,7 +39,7 @@ def large_program(megabytes: float) -> str:
         lines = int(lines * megabytes * 1_000_000 / len(text)) + 10
 
 
-async def main(megabytes: float, rounds: int) -> None:
+async def main(megabytes: float, rounds: int, insert: bool) -> None:
     client = LanguageClient("bench", "1")
     published: asyncio.Queue = asyncio.Queue()
 
@@ -74,14 +74,18 @@ async def main(megabytes: float, rounds: int) -> None:
     for n in range(rounds):
         digit = str(n % 10)
         at = lines[target].index("=") + 2
+        # replace the digit, or with --insert put one in front of it and take it out again
+        # (every later item moves by one character)
+        width = 0 if insert and n % 2 == 0 else 1
+        text_in = digit if not insert or n % 2 == 0 else ""
         edit = types.TextDocumentContentChangePartial(
             range=types.Range(
                 start=types.Position(line=target, character=at),
-                end=types.Position(line=target, character=at + 1),
+                end=types.Position(line=target, character=at + width),
             ),
-            text=digit,
+            text=text_in,
         )
-        lines[target] = lines[target][:at] + digit + lines[target][at + 1 :]
+        lines[target] = lines[target][:at] + text_in + lines[target][at + width :]
         start = time.perf_counter()
         client.text_document_did_change(
             types.DidChangeTextDocumentParams(
@@ -120,5 +124,8 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--megabytes", type=float, default=2.0)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--insert", action="store_true", help="insert and delete a character, not replace one"
+    )
     args = parser.parse_args()
-    asyncio.run(main(args.megabytes, args.rounds))
+    asyncio.run(main(args.megabytes, args.rounds, args.insert))

@@ -223,7 +223,7 @@ class SerqServer(LanguageServer):
             if stale():
                 raise Stopped
             result = analyze(job.text, job.path, self.items, self._load, stop=stale)
-            _ = result.index  # built here, off the loop, for the requests to come
+            result.index.by_key()  # built here, off the loop, for the requests to come
             return result, lsp_diagnostics(result, job.uri)
 
     def _finish(self, job: _Job) -> None:
