@@ -10,6 +10,7 @@ those `check_source` reports. It never raises: a failing stage becomes an `E-int
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -69,16 +70,28 @@ class Analysis:
         return dict(self.linked.scope.lets) if self.linked else {}
 
 
+class Stopped(Exception):
+    """An analysis given up between two stages: its text is no longer wanted."""
+
+
 def analyze(
-    text: str, path: str, cache: ItemCache | None = None, load: Loader | None = None
+    text: str,
+    path: str,
+    cache: ItemCache | None = None,
+    load: Loader | None = None,
+    stop: Callable[[], bool] | None = None,
 ) -> Analysis:
-    """Parse, expand and link `text` (the contents of `path`), reading `use`d files by `load`."""
+    """Parse, expand and link `text` (the contents of `path`), reading `use`d files by `load`.
+
+    Raises `Stopped` between two stages when `stop()` says the result is no longer wanted."""
     parsed = parse(text, path, cache)
     result = Analysis(
         path, text, parsed.module, list(parsed.diagnostics), chunks=parsed.chunks, load=load
     )
     if _has_error(result.diagnostics):
         return result
+    if stop is not None and stop():
+        raise Stopped
     try:
         from serq.expand import expand
         from serq.expand.loader import read_file
@@ -98,6 +111,8 @@ def analyze(
     result.diagnostics.extend(result.expansion.diagnostics)
     if _has_error(result.diagnostics):
         return result
+    if stop is not None and stop():
+        raise Stopped
     try:
         from serq.link import link
         from serq.link.checks.removal import keep_parsing_fixes

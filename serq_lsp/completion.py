@@ -113,9 +113,11 @@ def register(server: SerqServer) -> None:
     )
     @guarded
     def completion(ls: SerqServer, params: types.CompletionParams):
-        analysis = ls.analysis(params.text_document.uri)
-        offset = analysis.offset(params.position.line, params.position.character)
-        return types.CompletionList(is_incomplete=False, items=complete(analysis, offset))
+        view = ls.view(params.text_document.uri)  # never waits for a check in flight
+        offset = view.offset(params.position)
+        if offset is None:  # inside text edited since the last analysis: ask again after
+            return types.CompletionList(is_incomplete=True, items=[])
+        return types.CompletionList(is_incomplete=False, items=complete(view.analysis, offset))
 
 
 def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:

@@ -14,6 +14,7 @@ from serq_lsp.analysis import Analysis
 from serq_lsp.convert import lsp_range
 from serq_lsp.describe import describe
 from serq_lsp.guard import guarded
+from serq_lsp.stale import View
 from serq_lsp.state import SerqServer
 
 # The origin kinds a hover shows the kernel of, anywhere in the form; the others (a whole
@@ -43,11 +44,30 @@ def register(server: SerqServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guarded
     def hover(ls: SerqServer, params: types.HoverParams) -> types.Hover | None:
-        analysis = ls.analysis(params.text_document.uri)
-        offset = analysis.offset(params.position.line, params.position.character)
+        view = ls.view(params.text_document.uri)  # never waits for a check in flight
+        analysis = view.analysis
+        offset = view.offset(params.position)
+        if offset is None or not _clear(view, offset):
+            return None  # on text edited since the last analysis: nothing known yet
         found = hover_at(analysis, offset) or _read_by_users(ls, analysis, offset)
         rows = results.hover_rows(analysis, ls.results.get(params.text_document.uri, []), offset)
-        return with_rows(found, rows)
+        return moved(view, with_rows(found, rows))
+
+
+def _clear(view: View, offset: int) -> bool:
+    """Whether the word at `offset` of the analysed text is clear of the edits since."""
+    word = word_at(view.analysis.text, offset)
+    start, end = (word[1], word[1] + len(word[0])) if word else (offset, offset)
+    return view.untouched(start, end)
+
+
+def moved(view: View, found: types.Hover | None) -> types.Hover | None:
+    """`found`, an answer of the view's analysis, with its range in the current text; None
+    when what it is about meets the edits since."""
+    if found is None or found.range is None or view.current:
+        return found
+    r = view.to_new(found.range)
+    return None if r is None else types.Hover(contents=found.contents, range=r)
 
 
 def _read_by_users(ls: SerqServer, analysis: Analysis, offset: int) -> types.Hover | None:

@@ -15,6 +15,7 @@ from serq_lsp import crossfile
 from serq_lsp.analysis import Analysis
 from serq_lsp.convert import lsp_range
 from serq_lsp.guard import guarded
+from serq_lsp.stale import View
 from serq_lsp.state import SerqServer
 
 # Names the user declared, which a rename may change; the language's own may not be renamed.
@@ -28,8 +29,11 @@ def register(server: SerqServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
     @guarded
     def definition(ls: SerqServer, params: types.DefinitionParams) -> list[types.Location] | None:
-        _, analysis, occ = _at(ls, params)
-        if occ is None:
+        view = ls.view(params.text_document.uri)  # never waits for a check in flight
+        analysis = view.analysis
+        offset = view.offset(params.position)
+        occ = analysis.index.at(offset) if offset is not None else None
+        if occ is None or not view.untouched(occ.span.start, occ.span.end):
             return None
         if occ.key[0] == "file":
             if not os.path.exists(occ.key[1]):
@@ -48,7 +52,7 @@ def register(server: SerqServer) -> None:
                 for index, o in crossfile.meanings(ls, analysis, occ)
                 for d in index.declarations(o.key)
             ]
-        return _locations(ls, analysis, found) or None
+        return _current(view, params.text_document.uri, _locations(ls, analysis, found)) or None
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
     @guarded
@@ -94,6 +98,20 @@ def _at(ls: SerqServer, params) -> tuple[str, Analysis, Occurrence | None]:
     analysis = ls.analysis(uri)
     offset = analysis.offset(params.position.line, params.position.character)
     return uri, analysis, analysis.index.at(offset)
+
+
+def _current(view: View, uri: str, found: list[types.Location]) -> list[types.Location]:
+    """`found` with the ranges in the view's document moved to its current text; a place in
+    text edited since is left out."""
+    out = []
+    for location in found:
+        if location.uri == uri:
+            r = view.to_new(location.range)
+            if r is None:
+                continue
+            location = types.Location(uri=uri, range=r)
+        out.append(location)
+    return out
 
 
 def every_reference(

@@ -1,17 +1,31 @@
-"""The server's state: one analysis per open document and version, debounced publishing.
+"""The server's state: one analysis per open document and version, checked off the loop.
 
-`SerqServer.analysis(uri)` returns the analysis of the document's current version,
-computing it on first demand; `schedule(uri)` publishes its diagnostics after the
-debounce delay (a newer edit restarts the delay), and then re-checks every open
-document that `use`s it. `use`d files are read from the editor's buffers when open.
+An edit schedules a check (`schedule(uri)`) after the debounce delay; a newer edit restarts
+the delay. The check runs on one background thread (`_Checker`), so requests keep being
+answered while it runs, and a check that a newer edit has superseded stops at its next
+stage (parse, expand, link) and is dropped. When it ends, the loop installs the analysis,
+publishes its diagnostics (computed on the thread) and re-checks every open document that
+`use`s it.
+
+Two ways to read a document's analysis:
+- `analysis(uri)`: the analysis of the current version, waiting for the check in flight or
+  running one (features that need the exact program: semantic tokens, symbols, runs);
+- `view(uri)`: at once, the last complete analysis seen through the edits since
+  (`serq_lsp.stale.View`), for hover, definition and completion; only a document never
+  analysed yet waits.
+`use`d files are read from the editor's buffers when open.
 """
 
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import os
+import queue
+import threading
 from collections.abc import Callable
+from concurrent.futures import Future
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -19,13 +33,54 @@ from pygls.uris import from_fs_path
 
 from serq import __version__
 from serq.syntax import ItemCache, ParseResult, parse
-from serq_lsp.analysis import Analysis, analyze
+from serq_lsp.analysis import Analysis, Stopped, analyze
 from serq_lsp.convert import lsp_diagnostics
 from serq_lsp.framing import SerqProtocol
+from serq_lsp.stale import View
 
 log = logging.getLogger("serq_lsp")
 
 DEBOUNCE = 0.02  # seconds between the last edit and its check; `initializationOptions.debounce`
+
+
+class _Job:
+    """One check: a document's version and text, and the future of its analysis."""
+
+    __slots__ = ("uri", "generation", "version", "text", "path", "future")
+
+    def __init__(self, uri: str, generation: int, version, text: str, path: str) -> None:
+        self.uri = uri
+        self.generation = generation
+        self.version = version
+        self.text = text
+        self.path = path
+        self.future: Future = Future()
+
+
+class _Checker:
+    """One daemon thread that runs checks in order; a job superseded before or while it
+    runs ends with `Stopped`."""
+
+    def __init__(self, run: Callable[[_Job], object]) -> None:
+        self._run = run
+        self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self._thread: threading.Thread | None = None
+
+    def submit(self, job: _Job) -> None:
+        if self._thread is None:
+            self._thread = threading.Thread(target=self._loop, name="serq-check", daemon=True)
+            self._thread.start()
+        self._jobs.put(job)
+
+    def _loop(self) -> None:
+        while True:
+            job = self._jobs.get()
+            if not job.future.set_running_or_notify_cancel():
+                continue
+            try:
+                job.future.set_result(self._run(job))
+            except BaseException as error:  # Stopped, or a bug: the loop reports it
+                job.future.set_exception(error)
 
 
 class SerqServer(LanguageServer):
@@ -37,6 +92,10 @@ class SerqServer(LanguageServer):
         self.debounce = DEBOUNCE
         self._analyses: dict[str, tuple[int | None, Analysis]] = {}
         self._pending: dict[str, asyncio.TimerHandle] = {}
+        self._generation: dict[str, int] = {}  # uri -> the number of its latest scheduled check
+        self._jobs: dict[str, _Job] = {}  # uri -> its latest check submitted
+        self._lock = threading.Lock()  # one analysis at a time: they share the item cache
+        self._checker = _Checker(self._check)
         self.runs: dict[str, asyncio.subprocess.Process] = {}  # uri -> its running worker
         self.run_command: list[str] | None = None  # `initializationOptions.runCommand`
         self.stopping = False  # `shutdown` came: runs in flight are stopped
@@ -47,25 +106,52 @@ class SerqServer(LanguageServer):
     # ------------------------------------------------------------ analyses
 
     def analysis(self, uri: str) -> Analysis:
-        """The analysis of the current version of the document at `uri`."""
+        """The analysis of the current version of the document at `uri` (waits for the
+        check in flight of that version, or runs one)."""
         document = self.workspace.get_text_document(uri)
-        try:
-            source = document.source  # a document not open is read from its file
-        except (OSError, ValueError):  # which is gone: it is empty
-            source = ""
+        source = _source(document)
         cached = self._analyses.get(uri)
         if cached is not None and cached[0] == document.version and cached[1].text == source:
             return cached[1]
-        path = document.path or uri
-        result = analyze(source, path, self.items, self._load)
-        self._analyses[uri] = (document.version, result)
+        job = self._jobs.get(uri)
+        if job is not None and job.version == document.version and job.text == source:
+            try:
+                found = job.future.result()
+            except Exception:  # superseded after all, or failed: check here
+                found = None
+            if found is not None:
+                self._install(uri, job.version, found[0])
+                return found[0]
+        with self._lock:
+            result = analyze(source, document.path or uri, self.items, self._load)
+        self._install(uri, document.version, result)
+        return result
+
+    def view(self, uri: str) -> View:
+        """The last complete analysis of the document at `uri`, seen from its current text;
+        it waits only when the document has none yet."""
+        cached = self._analyses.get(uri)
+        if cached is None:
+            analysis = self.analysis(uri)
+            return View(analysis, analysis.text)
+        return View(cached[1], _source(self.workspace.get_text_document(uri)))
+
+    def _install(self, uri: str, version: int | None, result: Analysis) -> None:
+        """Keep `result` as the latest analysis of `uri`, unless a newer one is kept."""
+        cached = self._analyses.get(uri)
+        if cached is not None and cached[1] is result:
+            return
+        if cached is not None and cached[1].serial > result.serial:
+            return
+        self._analyses[uri] = (version, result)
         for hook in self.on_analysis:
             hook(uri, result)
-        return result
 
     def forget(self, uri: str) -> None:
         """Drop what is kept for the closed document at `uri`."""
         self._analyses.pop(uri, None)
+        self._jobs.pop(uri, None)
+        self._generation[uri] = self._generation.get(uri, 0) + 1  # a check in flight stops
         handle = self._pending.pop(uri, None)
         if handle is not None:
             handle.cancel()
@@ -98,29 +184,81 @@ class SerqServer(LanguageServer):
     # ---------------------------------------------------------- publishing
 
     def schedule(self, uri: str, delay: float | None = None) -> None:
-        """Publish the diagnostics of `uri` after `delay` (default: the debounce) with no edit."""
+        """Check the document at `uri` and publish its diagnostics after `delay` (default:
+        the debounce) with no edit; a check scheduled or running before is superseded."""
         handle = self._pending.pop(uri, None)
         if handle is not None:
             handle.cancel()
+        generation = self._generation.get(uri, 0) + 1
+        self._generation[uri] = generation
         delay = self.debounce if delay is None else delay
         loop = asyncio.get_event_loop()
-        self._pending[uri] = loop.call_later(delay, self._publish_now, uri)
+        self._pending[uri] = loop.call_later(delay, self._start, uri, generation)
 
-    def _publish_now(self, uri: str) -> None:
+    def _start(self, uri: str, generation: int) -> None:
+        """Hand the current version of `uri` to the checker thread."""
         self._pending.pop(uri, None)
+        if self._generation.get(uri) != generation or uri not in self.workspace.text_documents:
+            return
+        document = self.workspace.get_text_document(uri)
+        cached = self._analyses.get(uri)
+        if cached is not None and cached[0] == document.version:  # a request checked it
+            if cached[1].text == _source(document):
+                self.publish(uri)
+                self._recheck_users(uri)
+                return
+        job = _Job(uri, generation, document.version, _source(document), document.path or uri)
+        self._jobs[uri] = job
+        loop = asyncio.get_event_loop()
+        job.future.add_done_callback(lambda _: loop.call_soon_threadsafe(self._finish, job))
+        self._checker.submit(job)
+
+    def _check(self, job: _Job) -> tuple[Analysis, list[types.Diagnostic]]:
+        """On the checker thread: the analysis of `job` and its LSP diagnostics."""
+
+        def stale() -> bool:
+            return self._generation.get(job.uri) != job.generation
+
+        with self._lock:
+            if stale():
+                raise Stopped
+            result = analyze(job.text, job.path, self.items, self._load, stop=stale)
+            result.index.by_key()  # built here, off the loop, for the requests to come
+            return result, lsp_diagnostics(result, job.uri)
+
+    def _finish(self, job: _Job) -> None:
+        """On the loop: install a check's analysis, and publish it if still current."""
+        if self._jobs.get(job.uri) is job:
+            del self._jobs[job.uri]
         try:
-            self.publish(uri)
-            self._recheck_users(uri)
+            result, diagnostics = job.future.result()
+        except Stopped:
+            return
         except Exception as error:  # never let a check take the server down
-            log.exception("checking %s failed", uri)
+            log.exception("checking %s failed", job.uri, exc_info=error)
             self.window_log_message(
                 types.LogMessageParams(
-                    type=types.MessageType.Error, message=f"checking {uri} failed: {error}"
+                    type=types.MessageType.Error, message=f"checking {job.uri} failed: {error}"
                 )
             )
+            return
+        if job.uri not in self.workspace.text_documents:
+            return
+        self._install(job.uri, job.version, result)
+        # what the analyses keep lives long: out of the collector's sight, so that its full
+        # passes (seconds over a 2 MB document's trees, holding the GIL) stop pausing requests
+        gc.freeze()
+        if self._generation.get(job.uri) != job.generation:
+            return  # a newer edit's check publishes
+        self.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(
+                uri=job.uri, diagnostics=diagnostics, version=job.version
+            )
+        )
+        self._recheck_users(job.uri)
 
     def publish(self, uri: str) -> None:
-        """Check the document at `uri` and push its diagnostics."""
+        """Check the document at `uri` now and push its diagnostics."""
         if uri not in self.workspace.text_documents:
             return
         analysis = self.analysis(uri)
@@ -140,4 +278,13 @@ class SerqServer(LanguageServer):
         for other, analysis in self.open_analyses():
             if other != uri and changed in analysis.uses:
                 self._analyses.pop(other, None)
-                self.publish(other)
+                self.schedule(other, 0)
+
+
+def _source(document) -> str:
+    """The text of `document`; a document not open is read from its file, and one whose file
+    is gone is empty."""
+    try:
+        return document.source
+    except (OSError, ValueError):
+        return ""

@@ -66,6 +66,7 @@ class Index:
     _starts: list[int] = field(default_factory=list)
     elsewhere: list[Occurrence] = field(default_factory=list)
     files: tuple[str, ...] = ()
+    _keyed: tuple[int, dict[Key, list[Occurrence]]] | None = field(default=None, repr=False)
 
     def at(self, offset: int) -> Occurrence | None:
         """The occurrence of the module's own file whose name covers `offset` (end included)."""
@@ -78,11 +79,22 @@ class Index:
     def declarations(self, key: Key) -> list[Occurrence]:
         """The declarations of `key` in every file, the module's own first (an attribute has
         one per `set` site)."""
-        return [o for o in self.everywhere() if o.key == key and o.is_declaration]
+        return [o for o in self.references(key) if o.is_declaration]
 
     def references(self, key: Key) -> list[Occurrence]:
         """Every occurrence of `key` in every file, declarations included."""
-        return [o for o in self.everywhere() if o.key == key]
+        return list(self.by_key().get(key, ()))
+
+    def by_key(self) -> dict[Key, list[Occurrence]]:
+        """The occurrences of every file by key, each list in `everywhere`'s order (built on
+        first use: a lookup then costs one key's occurrences, not the whole document's)."""
+        size = len(self.occurrences) + len(self.elsewhere)
+        if self._keyed is None or self._keyed[0] != size:
+            keyed: dict[Key, list[Occurrence]] = {}
+            for o in self.everywhere():
+                keyed.setdefault(o.key, []).append(o)
+            self._keyed = (size, keyed)
+        return self._keyed[1]
 
     def everywhere(self) -> list[Occurrence]:
         """The occurrences of the module's file, then those of its libraries."""

@@ -61,6 +61,11 @@ class ItemCache:
         self.parses = 0
         self._entries: OrderedDict[tuple, _Parsed] = OrderedDict()
 
+    def fit(self, items: int) -> None:
+        """Grow to hold twice `items` entries, so that a file of that many items is never
+        evicted by its own parse (a 2 MB file has some 100,000)."""
+        self.capacity = max(self.capacity, 2 * items)
+
     def lookup(self, key: tuple) -> _Parsed | None:
         entry = self._entries.get(key)
         if entry is not None:
@@ -80,6 +85,7 @@ def parse(text: str, file: str = "<input>", cache: ItemCache | None = None) -> P
         cache = ItemCache()
     lines = LineIndex(text)
     chunks = scan(text, text_start(text))
+    cache.fit(len(chunks))
     outer: list = []
     inner: list = []
     diagnostics: list[Diagnostic] = []

@@ -1,0 +1,147 @@
+"""A large document stays usable: a hover sent while a long check runs is answered before
+that check ends, from the last analysis, and says what a fresh analysis says."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import pytest
+from lsprotocol import types
+
+from bench.lsp import program
+from tests.lsp.conftest import EXAMPLES, position_of, uri_of
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
+URI = uri_of(EXAMPLES / "lsp_large_test.sq")  # never written: next to examples/lib, it links
+DOC = types.TextDocumentIdentifier(uri=URI)
+
+
+def _paste(count: int) -> str:
+    """`count` new items, each its own parse: a check of them takes seconds."""
+    return "".join(f"let pasted{k} = {k} * 0.5 - 1 / (1 + {k});\n" for k in range(count))
+
+
+async def _next_diagnostics(client, timeout: float = 120.0):
+    deadline = time.monotonic() + timeout
+    while URI not in client.diagnostics:
+        if time.monotonic() > deadline:
+            raise TimeoutError("no diagnostics")
+        await asyncio.sleep(0.01)
+    return client.diagnostics[URI]
+
+
+async def test_hover_during_a_long_check(client):
+    text = program(2000)
+    client.diagnostics.pop(URI, None)
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=URI, language_id="serq", version=1, text=text)
+        )
+    )
+    assert not await _next_diagnostics(client)  # the program links: `use` found its lib
+    at = position_of(text, "min(prompt, hit", delta=5)
+    fresh = await client.text_document_hover_async(types.HoverParams(DOC, at))
+    assert fresh is not None and "prompt" in fresh.contents.value
+
+    end = types.Position(line=text.count("\n"), character=0)
+    client.diagnostics.pop(URI, None)
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=URI, version=2),
+            content_changes=[
+                types.TextDocumentContentChangePartial(
+                    range=types.Range(end, end), text=_paste(4000)
+                )
+            ],
+        )
+    )
+    stale = await client.text_document_hover_async(types.HoverParams(DOC, at))
+    pending = URI not in client.diagnostics  # the check of the paste has not ended
+    assert stale == fresh
+    assert pending
+    published = await _next_diagnostics(client)
+    assert not published
+    after = await client.text_document_hover_async(types.HoverParams(DOC, at))
+    assert after == fresh
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=DOC))
+
+
+@pytest.mark.parametrize("seed", range(6))
+async def test_random_edits_publish_what_a_fresh_analysis_finds(client, seed):
+    """Incremental edits of every kind (typed, deleted, pasted, line breaks), sent as fast
+    as a typist's and so often superseding a check in flight: the diagnostics published
+    last are those of a from-scratch analysis of the final text."""
+    import random
+
+    from pygls.protocol import default_converter
+
+    from serq_lsp.analysis import analyze
+    from serq_lsp.convert import lsp_diagnostics
+
+    converter = default_converter()
+    rng = random.Random(seed)
+    uri = uri_of(EXAMPLES / f"lsp_random_{seed}.sq")  # never written
+    text = program(300)
+    client.diagnostics.pop(uri, None)
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="serq", version=1, text=text)
+        )
+    )
+    await _wait(client, uri)
+    pieces = ["", "x", "1", ";", "}", "{", "\n", "let q = 0;\n", " -0.5 ", "🙂", "\r\n", "/*"]
+    for version in range(2, 2 + rng.randint(5, 25)):
+        start = rng.randint(0, len(text))
+        end = min(len(text), start + rng.choice([0, 0, 1, 2, 10, 200]))
+        start -= text[start - 1 : start + 1] == "\r\n"  # no LSP position between the two
+        end -= text[end - 1 : end + 1] == "\r\n"
+        if rng.random() < 0.2:  # paste a span from elsewhere
+            at = rng.randint(0, len(text))
+            piece = text[at : at + rng.randint(1, 300)]
+        else:
+            piece = rng.choice(pieces)
+        r = types.Range(position_at(text, start), position_at(text, end))
+        text = text[:start] + piece + text[end:]
+        client.diagnostics.pop(uri, None)
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[types.TextDocumentContentChangePartial(range=r, text=piece)],
+            )
+        )
+        if rng.random() < 0.3:
+            await asyncio.sleep(rng.choice([0.0, 0.01, 0.05]))
+    fresh = lsp_diagnostics(analyze(text, str(EXAMPLES / f"lsp_random_{seed}.sq")), uri)
+    fresh = [converter.unstructure(d) for d in fresh]
+    deadline = time.monotonic() + 120
+    published = None
+    while published != fresh and time.monotonic() < deadline:  # an older check may come first
+        published = client.diagnostics.get(uri)
+        published = None if published is None else [converter.unstructure(d) for d in published]
+        await asyncio.sleep(0.02)
+    assert published == fresh
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+
+
+async def _wait(client, uri: str, timeout: float = 120.0):
+    """The diagnostics of `uri` once they come."""
+    deadline = time.monotonic() + timeout
+    while uri not in client.diagnostics:
+        if time.monotonic() > deadline:
+            raise TimeoutError(f"no diagnostics for {uri}")
+        await asyncio.sleep(0.01)
+    return client.diagnostics[uri]
+
+
+def position_at(text: str, offset: int) -> types.Position:
+    """The LSP position of code-point `offset` (line breaks \\r\\n, \\r and \\n)."""
+    import re
+
+    starts = [0] + [m.end() for m in re.finditer(r"\r\n|\r|\n", text)]
+    line = max(i for i, s in enumerate(starts) if s <= offset)
+    column = len(text[starts[line] : offset].encode("utf-16-le")) // 2
+    return types.Position(line, column)
