@@ -545,16 +545,20 @@ class _Codegen:
         world = self.world
         self.emit(indent, f"a[{TURN_NO}] += 1.0")
         if world.workload.trace is not None:
-            rows, k = self.temp("rows"), self.temp("k")
-            self.emit(indent, f"{rows} = s.trace_rows")
-            self.emit(indent, f"if {rows} is not None:")
+            cols, k, end = self.temp("cols"), self.temp("k"), self.temp("end")
+            forced = self.temp("forced")
+            self.emit(indent, f"{cols} = s.trace_rows")  # (new, out, think, forced) columns
+            self.emit(indent, f"if {cols} is not None:")
             self.emit(indent + 1, f"{k} = s.trace_pos")
-            self.emit(indent + 1, f"if {k} < len({rows}):")
-            self.emit(
-                indent + 2, f"a[{NEW}], a[{OUT}], a[{THINK}], a[{FORCED}] = {rows}[{k} : {k} + 4]"
-            )
-            self.emit(indent + 2, f"s.trace_pos = {k} = {k} + 4")
-            self.emit(indent + 2, f"a[{MORE}] = 1.0 if {k} < len({rows}) else 0.0")
+            self.emit(indent + 1, f"{end} = s.trace_end")
+            self.emit(indent + 1, f"if {k} < {end}:")
+            self.emit(indent + 2, f"{forced} = {cols}[3]")
+            self.emit(indent + 2, f"a[{NEW}] = {cols}[0][{k}]")
+            self.emit(indent + 2, f"a[{OUT}] = {cols}[1][{k}]")
+            self.emit(indent + 2, f"a[{THINK}] = {cols}[2][{k}]")
+            self.emit(indent + 2, f"a[{FORCED}] = 0.0 if {forced} is None else {forced}[{k}]")
+            self.emit(indent + 2, f"s.trace_pos = {k} = {k} + 1")
+            self.emit(indent + 2, f"a[{MORE}] = 1.0 if {k} < {end} else 0.0")
             self.emit(indent + 1, "else:")
             self.emit(indent + 2, f"a[{MORE}] = 0.0")
         self._plain_block(self.program.turn, indent, self.workload_stream)
