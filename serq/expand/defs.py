@@ -17,6 +17,7 @@ from serq.diagnostics import Label, codes
 from serq.expand.context import Context
 from serq.expand.walk import map_fields, measure, walk
 from serq.syntax import ast
+from serq.syntax.depth import MAX_DEPTH
 
 Defs = dict[str, "ast.DefExpr | ast.DefBlock"]
 
@@ -26,6 +27,11 @@ Defs = dict[str, "ast.DefExpr | ast.DefBlock"]
 # tree it gets, so a call that would inline more is an error at the call.
 MAX_INLINED_NODES = 100_000
 MAX_INLINED_DEPTH = 150
+# A call inlined at an item's deepest parse level (MAX_DEPTH) with a result of at most
+# MAX_INLINED_DEPTH levels stays within both; deeper than that, a chain of calls is
+# stopped while it is being inlined, before its result can be measured (and before
+# Python's own stack runs out on the way down).
+_GUARD_LEVEL = MAX_INLINED_DEPTH + MAX_DEPTH
 
 
 def expand_defs(items: list[ast.Item], ctx: Context) -> list[ast.Item]:
@@ -55,6 +61,10 @@ def expand_defs(items: list[ast.Item], ctx: Context) -> list[ast.Item]:
     return out
 
 
+class _TooDeep(Exception):
+    """Inlining went past `MAX_INLINED_DEPTH` in the tree being built."""
+
+
 class _Expander:
     def __init__(self, defs: Defs, ctx: Context, recursive: set[str]) -> None:
         self.defs = defs
@@ -62,24 +72,61 @@ class _Expander:
         self.recursive = recursive
         self._measures: dict[int, tuple[Any, int, int]] = {}
         self.too_big = False  # a call in the current item inlined too much (reported once)
+        self.level = 0  # the depth, in the tree being built, of the node being visited
+        self.inlining = 0  # the calls being inlined around it
 
     def node(self, node: Any, stack: tuple[str, ...]) -> Any:
         """`node` with every call of a definition inlined; `stack` is the definitions being
         expanded around it (a call of one of them is a recursion)."""
 
         def visit(n: Any) -> Any:
-            if isinstance(n, ast.Block):
-                body: list[ast.Stmt] = []
-                for s in n.body:
-                    if isinstance(s, ast.DefCall):
-                        body.extend(self._stmt(s, stack))
-                    else:
-                        body.append(visit(s))
-                return replace(n, body=tuple(body))
-            n = map_fields(n, visit)
-            return self._expr(n, stack) if isinstance(n, ast.Call) else n
+            self.level += 1
+            try:
+                # a call inlined counts as a level too: it takes Python frames of its own
+                if self.level + self.inlining > _GUARD_LEVEL and self.inlining:
+                    raise _TooDeep  # before Python's own stack runs out
+                if isinstance(n, ast.Block):
+                    body: list[ast.Stmt] = []
+                    for s in n.body:
+                        if isinstance(s, ast.DefCall):
+                            body.extend(self._stmt(s, stack))
+                        else:
+                            body.append(visit(s))
+                    return replace(n, body=tuple(body))
+                n = map_fields(n, visit)
+                return self._expr(n, stack) if isinstance(n, ast.Call) else n
+            finally:
+                self.level -= 1
 
         return visit(node)
+
+    def _inline(self, call: Any, d: ast.DefExpr | ast.DefBlock, body: Any, stack: tuple) -> Any:
+        """`body` with its own calls inlined, or None (an error at `call`, the innermost
+        call being inlined) where that nests deeper than the limit in the tree built."""
+        self.inlining += 1
+        try:
+            return self.node(body, (*stack, d.name.name))
+        except _TooDeep:
+            if self.too_big:  # reported already, at a call inside: give up up to the item
+                if self.inlining > 1:
+                    raise
+                return None
+            self.too_big = True
+            self.ctx.error(
+                codes.TOO_DEEP,
+                call.span if isinstance(call, ast.Call) else call.name.span,
+                f"inlining this call of `{d.name.name}` nests calls and what they inline "
+                f"more than {_GUARD_LEVEL} levels deep in its item (at most "
+                f"{_GUARD_LEVEL}, a call counting as a level)",
+                labels=(Label(d.name.span, "defined here"),),
+                help="definitions that call definitions nest their bodies: flatten the "
+                "chain, or `set` an attribute in one and read it in the next",
+            )
+            if self.inlining > 1:
+                raise
+            return None
+        finally:
+            self.inlining -= 1
 
     def _lookup(self, name: ast.Ident, stack: tuple[str, ...], n_args: int, want: type) -> Any:
         d = self.defs.get(name.name)
@@ -124,8 +171,8 @@ class _Expander:
         body = bind(d.body, d.params, e.args)
         if not self._fits(e, d, body):
             return e
-        result = self.node(body, (*stack, d.name.name))
-        if not self._fits(e, d, result):
+        result = self._inline(e, d, body, stack)
+        if result is None or not self._fits(e, d, result):
             return e
         self.ctx.origin(e.span, "def call", (result,))
         return result
@@ -173,7 +220,10 @@ class _Expander:
         body = bind(d.body, d.params, args)
         if not self._fits(s, d, body):
             return []
-        result = list(self.node(body, (*stack, d.name.name)).body)
+        inlined = self._inline(s, d, body, stack)
+        if inlined is None:
+            return []
+        result = list(inlined.body)
         if not self._fits(s, d, result):
             return []
         self.ctx.origin(s.span, "def call", result)
@@ -223,22 +273,23 @@ def _calls(d: ast.DefExpr | ast.DefBlock, defs: Defs) -> list[ast.Ident]:
 
 def _cycle(start: str, graph: dict[str, list[str]]) -> list[str] | None:
     """A path of calls from `start` back to itself, if there is one."""
-    path: list[str] = []
     seen: set[str] = set()
-
-    def reach(name: str) -> bool:
-        for callee in graph[name]:
-            if callee == start:
-                return True
-            if callee not in seen:
-                seen.add(callee)
-                path.append(callee)
-                if reach(callee):
-                    return True
+    path: list[str] = []  # the callees on the way from `start` (depth first, no recursion)
+    stack = [iter(graph[start])]
+    while stack:
+        callee = next(stack[-1], None)
+        if callee is None:
+            stack.pop()
+            if path:
                 path.pop()
-        return False
-
-    return [start, *path] if reach(start) else None
+            continue
+        if callee == start:
+            return [start, *path]
+        if callee not in seen:
+            seen.add(callee)
+            path.append(callee)
+            stack.append(iter(graph[callee]))
+    return None
 
 
 def _recursive(defs: Defs, ctx: Context) -> set[str]:

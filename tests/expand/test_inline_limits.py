@@ -11,6 +11,8 @@ from __future__ import annotations
 import subprocess
 import sys
 
+import pytest
+
 from serq.diagnostics import Severity
 from serq.expand.defs import MAX_INLINED_DEPTH, MAX_INLINED_NODES
 from serq.expand.walk import walk
@@ -100,3 +102,50 @@ def test_cli_reports_it_quickly(tmp_path):
     assert done.returncode == 1
     assert "error[E-too-deep]: inlining this call of `f`" in done.stdout + done.stderr
     assert "Traceback" not in done.stdout + done.stderr
+
+
+def _chain(n: int, body: str) -> str:
+    """`n` statement definitions, each calling the one before inside `body`."""
+    lines = ["def d0() { set x = 1; }"]
+    lines += [f"def d{i}() {{ {body.format(f'd{i - 1}();')} }}" for i in range(1, n)]
+    return "\n".join(lines) + "\n"
+
+
+@pytest.mark.parametrize("n", [149, 400])
+def test_long_statement_def_chain_is_an_error_not_a_crash(expand_program, n):
+    defs = _chain(n, "loop {{ branch (x > 1) {{ {} }} else {{ end; }} }}")
+    text = (
+        defs
+        + "stage s : fifo(1);\nworkload { arrive poisson(1); }\n"
+        + f"session {{ d{n - 1}(); run s (1); }}\nrun {{ horizon 10; }}\n"
+    )
+    out = expand_program(text)
+    (err,) = errors(out)
+    assert err.code == "E-too-deep"
+    assert "levels deep in its item (at most 250, a call counting as a level)" in err.message
+    assert err.message.startswith("inlining this call of `d")
+    assert err.labels[0].text == "defined here"
+    # at a call inside a definition's body, on its own line
+    assert text.splitlines()[err.span.line - 1].startswith("def d")
+
+
+def test_thousand_deep_expression_def_chain_is_an_error_not_a_crash(expand_program):
+    defs = "def d0(x) = x + 1;\n" + "".join(f"def d{i}(x) = d{i - 1}(x);\n" for i in range(1, 1000))
+    text = defs + (
+        "stage s : fifo(1);\nworkload { arrive poisson(1); }\n"
+        "session { run s (d999(1)); }\nrun { horizon 10; }\n"
+    )
+    (err,) = errors(expand_program(text))
+    assert err.code == "E-too-deep"
+
+
+def test_long_recursive_cycle_is_found_without_recursion(expand_program):
+    n = 3000
+    defs = "".join(f"def d{i}(x) = d{(i + 1) % n}(x);\n" for i in range(n))
+    text = defs + (
+        "stage s : fifo(1);\nworkload { arrive poisson(1); }\n"
+        "session { run s (d0(1)); }\nrun { horizon 10; }\n"
+    )
+    errs = errors(expand_program(text))
+    assert errs and all(e.code == "E-def" for e in errs)
+    assert "calls itself" in errs[0].message
