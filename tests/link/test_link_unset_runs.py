@@ -123,7 +123,7 @@ def test_what_a_run_reads_unset_is_warned(seed, unset_reads):
     warned = {d.message.split("`")[1] for d in diagnostics}
     compiled, _ = sim_api.compile_program(text, "random.sq", horizon=20)
     assert compiled is not None
-    report, ran = sim_api.execute(compiled, fast_forward=False)
+    report, ran = sim_api.execute(compiled, fast_forward=False, codegen=False)
     assert report is not None, [d.message for d in ran]
     read = {compiled.program.attrs[i] for i in unset_reads}
     assert read <= warned, text
@@ -140,6 +140,6 @@ def test_what_the_scheduler_reads_unset_is_warned(seed, unset_reads):
     warned = {d.message.split("`")[1] for d in diagnostics}
     compiled, _ = sim_api.compile_program(text, "random.sq", horizon=20)
     assert compiled is not None
-    report, ran = sim_api.execute(compiled, fast_forward=False)
+    report, ran = sim_api.execute(compiled, fast_forward=False, codegen=False)
     assert report is not None, [d.message for d in ran]
     assert {compiled.program.attrs[i] for i in unset_reads} <= warned, text

@@ -201,6 +201,7 @@ class StubSimulator:
         base_dir=".",
         check_invariants=False,
         fast_forward=True,
+        codegen=True,
     ):
         self.calls.append((program, base_dir))
         if self.raises is not None:

@@ -319,7 +319,7 @@ def test_eviction_keys_that_move_inside_a_span(rule):
 def test_eviction_keys_scenario_tells_the_rules_apart():
     """Each rule leaves another pattern of surviving prefixes, so that evaluating a key
     at the wrong iteration shows in `c`."""
-    patterns = {evict_keys_run(rule)[1].observe("c").samples for rule in range(5)}
+    patterns = {tuple(evict_keys_run(rule)[1].observe("c").samples) for rule in range(5)}
     assert len(patterns) == 5
 
 
