@@ -57,6 +57,26 @@ class Analysis:
 
         return build_index(self.module, self.load or read_file)
 
+    @cached_property
+    def item_starts(self) -> dict[str, list[int]]:
+        """The start offsets of the scanner's items, by their text (for results' anchors)."""
+        starts: dict[str, list[int]] = {}
+        text = self.text
+        for chunk in self.chunks:
+            starts.setdefault(text[chunk.start : chunk.end], []).append(chunk.start)
+        return starts
+
+    @cached_property
+    def hidden_attributes(self) -> frozenset[str]:
+        """The attributes a `workload`'s `hidden` clause hides from the scheduler."""
+        names: set[str] = set()
+        for item in self.module.all_items():
+            if isinstance(item, ast.Workload):
+                for clause in item.clauses:
+                    if isinstance(clause, ast.Hidden):
+                        names.update(i.name for i in clause.names)
+        return frozenset(names)
+
     def offset(self, line: int, utf16_column: int) -> int:
         """The code-point offset of the 0-based LSP position `line`:`utf16_column`."""
         if line >= self.lines.line_count:

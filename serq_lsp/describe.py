@@ -149,23 +149,13 @@ def _entry(analysis: Analysis, decl: Occurrence, all_decls: list[Occurrence]) ->
 def _attribute(analysis: Analysis, decl: Occurrence, all_decls: list[Occurrence]) -> str:
     name = decl.key[1]
     sites = ", ".join(f"line {d.span.line}" for d in all_decls)
-    hidden = name in _hidden(analysis.module)
+    hidden = name in analysis.hidden_attributes
     text = f"**session attribute** `{name}`" + (" (hidden from the scheduler)" if hidden else "")
     return (
         text
         + f"\n\nset at {sites}:\n"
         + _code("\n".join(print_node(d.node).splitlines()[0] for d in all_decls[:5]))
     )
-
-
-def _hidden(module: ast.Module) -> set[str]:
-    names = set()
-    for item in module.all_items():
-        if isinstance(item, ast.Workload):
-            for clause in item.clauses:
-                if isinstance(clause, ast.Hidden):
-                    names.update(i.name for i in clause.names)
-    return names
 
 
 def _generic(analysis: Analysis, decl: Occurrence, all_decls: list[Occurrence]) -> str:

@@ -194,9 +194,9 @@ def hover_rows(analysis: Analysis, anchors: list[Anchor], offset: int) -> str | 
 
 def placed(analysis: Analysis, anchors: list[Anchor]) -> list[tuple[Anchor, int]]:
     """Each anchor whose item is still there unchanged, with the item's start now."""
-    starts: dict[str, list[int]] = {}
-    for chunk in analysis.chunks:
-        starts.setdefault(_text(analysis, chunk), []).append(chunk.start)
+    if not anchors:  # no run yet: no pass over the document's items
+        return []
+    starts = analysis.item_starts
     out = []
     for anchor in anchors:
         found = starts.get(anchor.item, [])

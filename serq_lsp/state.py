@@ -224,6 +224,7 @@ class SerqServer(LanguageServer):
                 raise Stopped
             result = analyze(job.text, job.path, self.items, self._load, stop=stale)
             result.index.by_key()  # built here, off the loop, for the requests to come
+            result.hidden_attributes  # noqa: B018 (likewise)
             return result, lsp_diagnostics(result, job.uri)
 
     def _finish(self, job: _Job) -> None:
