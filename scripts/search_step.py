@@ -6,6 +6,10 @@ stages (tests/oracle/pool_family.py). Run by hand; the CI runs a sample of each
     PYTHONPATH=. python scripts/search_step.py --start 0 --count 500 --out /tmp/search
     PYTHONPATH=. python scripts/search_step.py --dialect main ...   (fn main, pyserq 0.1.4)
     PYTHONPATH=. python scripts/search_step.py --family pools ...   (pools, fifo, ps, delay)
+    PYTHONPATH=. python scripts/search_step.py --family forms ...   (every statement form;
+        `--dialect random` draws from every law, for `--against interpreter` only)
+    PYTHONPATH=. python scripts/search_step.py --against interpreter ...   (serq's compiled
+        event path against its interpreter, `codegen=False`: no reference needed)
 
 prints a line per program that does not simply agree and a tally; the programs that
 differ are written to OUT/<verdict>/g<k>.sq.
@@ -25,10 +29,11 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "oracle"))
 
 import differential  # noqa: E402
+import forms_family  # noqa: E402
 import pool_family  # noqa: E402
 import step_family  # noqa: E402
 
-FAMILIES = {"step": step_family, "pools": pool_family}
+FAMILIES = {"step": step_family, "pools": pool_family, "forms": forms_family}
 
 
 SERQ_TIMEOUT = 120
@@ -38,14 +43,17 @@ def _over(signum: int, frame: object) -> None:
     raise TimeoutError
 
 
-def one(job: tuple[int, str, str]) -> tuple[int, str, str, str]:
-    k, dialect, family = job
+def one(job: tuple[int, str, str, str]) -> tuple[int, str, str, str]:
+    k, dialect, family, against = job
     text = FAMILIES[family].program(k, dialect)
     with tempfile.NamedTemporaryFile("w", suffix=".sq", delete=False) as f:
         f.write(text)
     signal.alarm(SERQ_TIMEOUT)  # serq runs here, without the reference's child timeout
     try:
-        if dialect == "main":  # against pyserq 0.1.4, which has no run block there
+        if against == "interpreter":
+            settings = {"horizon": 400.0, "seed": 1} if dialect == "main" else {}
+            verdict, detail = differential.paths(f.name, **settings)
+        elif dialect == "main":  # against pyserq 0.1.4, which has no run block there
             verdict, detail = differential.compare(f.name, main=True, horizon=400.0, seed=1)
         else:
             verdict, detail = differential.compare(f.name)
@@ -63,8 +71,9 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", type=Path, default=None)
-    ap.add_argument("--dialect", choices=("items", "main"), default="items")
+    ap.add_argument("--dialect", choices=("items", "main", "random"), default="items")
     ap.add_argument("--family", choices=tuple(FAMILIES), default="step")
+    ap.add_argument("--against", choices=("reference", "interpreter"), default="reference")
     args = ap.parse_args()
     tally: collections.Counter[str] = collections.Counter()
     with ProcessPoolExecutor(
@@ -72,7 +81,10 @@ def main() -> None:
     ) as pool:
         for k, verdict, detail, text in pool.map(
             one,
-            [(k, args.dialect, args.family) for k in range(args.start, args.start + args.count)],
+            [
+                (k, args.dialect, args.family, args.against)
+                for k in range(args.start, args.start + args.count)
+            ],
             chunksize=4,
         ):
             tally[verdict] += 1

@@ -132,12 +132,14 @@ class Workload:
             if now == self._replaced_at:
                 self._replaced += 1
                 if self._replaced > max(REPLACE_LIMIT, 100 * arrival.population):
-                    raise SimError(
+                    error = SimError(
                         arrival.origin,
                         f"the closed population's sessions end and are replaced at time "
                         f"{arith_repr(now)} without end: nothing lets time pass (a hold that "
                         f"can never fit is rejected, and its session ends)",
                     )
+                    error.serial = s.serial  # the session that ended last, on every path
+                    raise error
             else:
                 self._replaced_at, self._replaced = now, 1
             self.world.new_session()

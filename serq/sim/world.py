@@ -382,11 +382,11 @@ class World:
                     frames.pop()
                     if f.kind == HOLD:
                         self.holds.close(s, f.hold)
+            self.end_session(s)  # in the try: its leases' caches are the session's
         except SimError as error:
             if error.serial is None:  # the session that was executing
                 error.serial = s.serial
             raise
-        self.end_session(s)
 
     # ------------------------------------------------------------------ sessions
 

@@ -122,6 +122,49 @@ def compare(
     return "differ", first_difference(mine["ok"], theirs["ok"])
 
 
+def paths(path: str, **settings: Any) -> tuple[str, str]:
+    """(verdict, detail) of `path` run on the compiled event path (the default) and on the
+    interpreter (`codegen=False`), both with `settings`: "same" when the JSON reports and
+    the diagnostics (code, span, message, notes) are equal to the last bit, "differ" with
+    the first difference, "serq-error" (the same error on both paths, with its message)
+    or "compile-error"."""
+    from serq.sim.api import compile_program, execute
+
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    compiled, diagnostics = compile_program(text, path, **settings)
+    if compiled is None:
+        return "compile-error", diagnostics[0].message if diagnostics else "?"
+    runs = []
+    for codegen in (True, False):
+        report, diagnostics = execute(compiled, codegen=codegen)
+        said = [(d.code, d.span, d.message, tuple(d.notes)) for d in diagnostics]
+        runs.append((None if report is None else json.loads(report.json()), said))
+    (a, da), (b, db) = runs
+    if da != db:
+        return "differ", f"diagnostics: compiled {da[:2]} interpreter {db[:2]}"
+    if a != b:
+        return "differ", _json_difference(a, b, "")
+    if a is None:
+        return "serq-error", da[0][2] if da else "?"
+    if any(d[0] == "E-internal" for d in da):
+        return "serq-error", da[0][2]
+    return "same", ""
+
+
+def _json_difference(a: Any, b: Any, where: str) -> str:
+    """The first place two JSON values part, as `where: a | b`."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        for key in sorted(set(a) | set(b), key=str):
+            if a.get(key) != b.get(key):
+                return _json_difference(a.get(key), b.get(key), f"{where}.{key}")
+    if isinstance(a, list) and isinstance(b, list) and len(a) == len(b):
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            if x != y:
+                return _json_difference(x, y, f"{where}[{i}]")
+    return f"{where}: compiled {str(a)[:200]} | interpreter {str(b)[:200]}"
+
+
 def first_difference(a: dict[str, Any], b: dict[str, Any]) -> str:
     """Where two outcomes first part, in words."""
     for key in ("counts", "pools", "stages"):

@@ -146,6 +146,21 @@ session {
 gauge used_a = used(a);
 run { horizon 500; warmup 20; }
 """,
+    # the population's livelock names the session that ended last on both paths (the
+    # interpreter ended a session that ran off its end outside the scope of its serial)
+    "closed_zero_time": """
+stage s : delay;
+workload { arrive closed(1); }
+session { observe x = 1; }
+run { horizon 10; }
+""",
+    "closed_zero_time_lease": """
+pool m { cap 4; }
+stage s : delay;
+workload { arrive closed(2); }
+session { hold m (1) { run s (0); } cache (1) lease m (inf); }
+run { horizon 10; }
+""",
     "closed_empty_loop_body": """
 stage s : fifo(1);
 workload { arrive closed(3); }
