@@ -267,11 +267,38 @@ class StatsRecorder:
             level.area += level.value * dt
             level.since = now
             level.value = holders
-        else:
+        else:  # not past `since`: every level's area is up to now (they move together)
             level.value = used
-            p.cached.set(now, cached)
-            p.queued.set(now, queued)
-            p.holders.set(now, holders)
+            p.cached.value = cached
+            p.queued.value = queued
+            p.holders.value = holders
+
+    def pool_states(
+        self,
+        pool: int,
+        times: list[float],
+        used: list[float],
+        cached: float,
+        queued: int,
+        holders: int,
+    ) -> None:
+        """`pool_state` at each of the increasing `times`, with `used[i]` units used at
+        `times[i]` and the other levels as given: the same sums, term by term."""
+        p = self._pools[pool]
+        u, c, q, h = p.used, p.cached, p.queued, p.holders
+        for now, value in zip(times, used, strict=True):
+            since = u.since
+            if now > since:
+                dt = now - since
+                u.area += u.value * dt
+                c.area += c.value * dt
+                q.area += q.value * dt
+                h.area += h.value * dt
+                u.since = c.since = q.since = h.since = now
+            u.value = value
+            c.value = cached
+            q.value = queued
+            h.value = holders
 
     def pool_admitted(self, pool: int, now: float, waited: float) -> None:
         p = self._pools[pool]
@@ -300,12 +327,20 @@ class StatsRecorder:
             self._end_iteration(s, now)
         s.iterations += 1
         on = 0 if decodes == 0 else (1 if prefills == 0 else 2)  # prefill, decode, mixed
-        for i, level in enumerate(s.kinds):  # fast path: `_Level.set` inlined
+        if not (prefills or decodes):
+            on = -1
+        i = 0
+        for level in s.kinds:  # fast path: `_Level.set` inlined
             if now > level.since:
                 level.area += level.value * (now - level.since)
                 level.since = now
-            level.value = 1.0 if i == on and (prefills or decodes) else 0.0
-        s.decodes.set(now, decodes)
+            level.value = 1.0 if i == on else 0.0
+            i += 1
+        level = s.decodes
+        if now > level.since:
+            level.area += level.value * (now - level.since)
+            level.since = now
+        level.value = decodes
         s.started = now
         s.ends = ends
         s.carried = decodes
@@ -495,9 +530,11 @@ class StatsRecorder:
             s.batches += 1
             s.batch_decodes += s.carried
             s.batch_time += now - s.started
-        for level in s.kinds:
-            level.set(now, 0.0)
-        s.decodes.set(now, 0.0)
+        for level in (*s.kinds, s.decodes):  # fast path: `_Level.set` inlined
+            if now > level.since:
+                level.area += level.value * (now - level.since)
+                level.since = now
+            level.value = 0.0
         s.started = None
 
     def _stage_row(

@@ -136,6 +136,7 @@ class StepStage(StageBase):
         "_budget0",
         "_chunk",
         "_order",
+        "_ordered",
         "stalled",
     )
 
@@ -181,6 +182,7 @@ class StepStage(StageBase):
         self._budget0 = 0.0
         self._chunk = INF
         self._order = 0
+        self._ordered: list[Resident] | None = None  # the residents by admission, kept
         self.stalled: tuple[float, str] | None = None  # since when, and why, it plans nothing
 
     def bind(self, world: Any) -> None:
@@ -279,6 +281,7 @@ class StepStage(StageBase):
         s.at = self
         s.arrived = s.started = now  # the reference counts no wait at a step stage
         self.residents.append(r)
+        self._ordered = None
         self.by_session[s] = r
         self.present += 1
         self.recorder.stage_state(self.index, now, self.present, 1.0)
@@ -307,6 +310,7 @@ class StepStage(StageBase):
     def cancel(self, job: Any) -> None:
         r = self.by_session.pop(job)
         self.residents.remove(r)
+        self._ordered = None
         if r.stall is not None:  # it waits among its pool's growers no more
             r.part.pool.growers.remove(r.stall)
             r.stall = None
@@ -456,10 +460,16 @@ class StepStage(StageBase):
         return self.stalled[1]
 
     def _serve_order(self) -> list[Resident]:
+        """The residents in the serve order: a list no one changes (a resident that leaves
+        makes a new one), kept while no resident arrives or leaves when there are no keys
+        (admission numbers do not change)."""
         residents = self.residents
         keys = self.keys
         if not keys:
-            return sorted(residents, key=_by_admission)
+            ordered = self._ordered
+            if ordered is None:
+                ordered = self._ordered = sorted(residents, key=_by_admission)
+            return ordered
         engine = self.engine
         self._context()
         keyed = []
@@ -491,10 +501,20 @@ class StepStage(StageBase):
                 t = left
             if t <= 0:
                 continue
-            if r.grows and not self._grow(r, t, preempt=True):
-                if r.session not in by_session:
-                    break  # it preempted itself: vLLM's running loop ends there
-                continue  # it waits (preempt none): the others are still served
+            if r.grows:
+                # fast path: `_grow` when the target is inside the allocation (no call)
+                part = r.part
+                b = part.pool.block
+                target = (part.consumed if part.position is None else part.position) + t
+                if b is not None and -INF < target < INF:
+                    target = math.ceil(target / b) * b
+                if (
+                    (target > part.alloc or r.stall is not None)
+                    and not self._grow(r, t, preempt=True)
+                ):
+                    if r.session not in by_session:
+                        break  # it preempted itself: vLLM's running loop ends there
+                    continue  # it waits (preempt none): the others are still served
             r.tokens = t
             self.left -= t  # re-read: a preemption in `_grow` gives a victim's tokens back
             scheduled.append(r)
@@ -526,6 +546,8 @@ class StepStage(StageBase):
         holds = self.holds
         ready = world.ready
         for pool in self.served:
+            if not pool.queue and not pool.front:
+                continue  # fast path: `head` of an empty queue
             while self.left > 0:
                 run = pool.head()
                 if run is None:
@@ -1046,7 +1068,8 @@ class StepStage(StageBase):
     def _cross_quietly(self, ends: list[float], crossings: list[tuple], pool: Any) -> None:
         """`_end_span`'s crossings when they all grow one pool and no gauge reads the
         instants: the pool's level is recorded at each crossing's time, evicting first
-        where the cache must make room."""
+        where the cache must make room; the crossings that evict nothing are told to the
+        recorder together (`pool_states`), each at its time, as `pool_state` would be."""
         engine = self.engine
         world = self.world
         recorder = self.recorder
@@ -1057,16 +1080,29 @@ class StepStage(StageBase):
         queued = len(pool.queue) + len(pool.front)
         holders = pool.n_holders
         check = world.check_invariants
+        batch = None if check else getattr(recorder, "pool_states", None)
+        times: list[float] = []
+        used: list[float] = []
         for j, _, r, need in crossings:
-            t = engine.now = ends[j - 1]  # iteration j starts when j - 1 ends
+            t = ends[j - 1]  # iteration j starts when j - 1 ends
             r.part.alloc += need
             pool.allocated += need
+            if batch is not None and pool.allocated + cache.total <= cap:
+                times.append(t)  # fast path: no eviction; recorded with the others
+                used.append(pool.allocated)
+                continue
+            if times:
+                batch(index, times, used, cache.total, queued, holders)
+                times, used = [], []
+            engine.now = t
             if pool.allocated + cache.total > cap:  # counted at each, as one at a time
                 pool.evict(recorder)
             state(index, t, pool.allocated, cache.total, queued, holders)
             if check:
                 pool.dirty = True
                 world._flush_pools()
+        if times:
+            batch(index, times, used, cache.total, queued, holders)
         pool.dirty = False
 
     def _end(self, scheduled: list[Resident]) -> None:
@@ -1099,6 +1135,7 @@ class StepStage(StageBase):
                 del self.by_session[s]
                 self.residents.remove(r)
                 self.present -= 1
+            self._ordered = None
             self.recorder.stage_state(self.index, now, self.present, 1.0 if self.present else 0.0)
             for r in finished:
                 s = r.session
