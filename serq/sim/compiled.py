@@ -83,18 +83,21 @@ def install(world: World) -> bool:
     world.__class__ = CompiledWorld  # first: the generated code binds its methods
     recorder = world.recorder
     world.live_level = recorder.live_level() if type(recorder) is StatsRecorder else None
+    # the straight path has its own stages (`straight.py`); the others are switched
+    # before the code is written, which inlines their arrivals
+    switched = compiled_stages.specialise(world) if world.straight is None else []
     try:
         namespace, lines = _Codegen(world).build()
     except (Unsupported, SyntaxError, RecursionError, MemoryError, ValueError):
         world.__class__ = World
+        for stage, kind in switched:
+            stage.__class__ = kind
         return False
     world.loop_lines = lines
     world.new_session = namespace["_k_new_session"]  # called by the workload
     arrive = namespace.get("_k_arrive")
     if arrive is not None:  # an open workload's arrivals, scheduled by `Workload.start`
         world.workload._arrive = arrive
-    if world.straight is None:  # the straight path has its own stages (`straight.py`)
-        compiled_stages.specialise(world)
     return True
 
 
@@ -647,7 +650,13 @@ class _Codegen:
         self.emit(indent, "else:")
         self.emit(indent + 1, f"s.state = {AT_STAGE}")
         if ref.index is None or isinstance(ref.index, ir.Num):
-            member = self.bind(self.exprs.resolver(ref)(None), "_k_stage")
+            stage = self.exprs.resolver(ref)(None)
+            if compiled_stages.inlines_arrival(stage):
+                for line in compiled_stages.arrive_code(stage, "s", w, self.bind):
+                    self.emit(indent + 1, line)
+                self._yield(indent + 1)
+                return
+            member = self.bind(stage, "_k_stage")
         else:
             member, _ = self.exprs._ref(ref, in_statement=True)
         self.emit(indent + 1, f"{member}.arrive(s, {w})")
