@@ -48,6 +48,7 @@ from serq.sim.holds import HoldSpec
 from serq.sim.recorder import StatsRecorder
 from serq.sim.session import AT_STAGE, ENDED, HOLD, PLAIN, RUNNING, Session
 from serq.sim.statements import StatementCompiler
+from serq.sim.step import start_iterations
 from serq.sim.world import SPIN_LIMIT, World, _reschedule
 
 SERIAL = SLOT["serial"]
@@ -82,18 +83,21 @@ def install(world: World) -> bool:
     world.__class__ = CompiledWorld  # first: the generated code binds its methods
     recorder = world.recorder
     world.live_level = recorder.live_level() if type(recorder) is StatsRecorder else None
+    # the straight path has its own stages (`straight.py`); the others are switched
+    # before the code is written, which inlines their arrivals
+    switched = compiled_stages.specialise(world) if world.straight is None else []
     try:
         namespace, lines = _Codegen(world).build()
     except (Unsupported, SyntaxError, RecursionError, MemoryError, ValueError):
         world.__class__ = World
+        for stage, kind in switched:
+            stage.__class__ = kind
         return False
     world.loop_lines = lines
     world.new_session = namespace["_k_new_session"]  # called by the workload
     arrive = namespace.get("_k_arrive")
     if arrive is not None:  # an open workload's arrivals, scheduled by `Workload.start`
         world.workload._arrive = arrive
-    if world.straight is None:  # the straight path has its own stages (`straight.py`)
-        compiled_stages.specialise(world)
     return True
 
 
@@ -176,6 +180,49 @@ class CompiledWorld(World):
         engine.events += fired
         if end_instant is not None:
             end_instant(engine.now)
+
+    def settle(self) -> None:
+        """`World.settle`, with `run_session` inline for the ready sessions."""
+        ready = self.ready
+        popleft = ready.popleft
+        finished = self._finished
+        end_session = self.end_session
+        pools = self.pools
+        retry = self.retry_pools
+        while True:
+            while ready:  # fast path: `run_session`, inline
+                s = popleft()
+                s.state = RUNNING
+                frames = s.frames
+                if frames:
+                    try:
+                        for _ in frames[-1][0]:  # its generator
+                            break
+                        else:  # its innermost scope ended
+                            finished(s)
+                    except SimError as error:
+                        if error.serial is None:
+                            error.serial = s.serial
+                        raise
+                else:
+                    end_session(s)
+            if not pools or not retry():
+                break
+        if pools or self.steps:
+            if self.steps:
+                start_iterations(self.steps, self.engine)
+                run = self.run_session
+                while ready:  # what the plans woke (their admitted sessions ran in them)
+                    run(popleft())
+            self._flush_pools()
+        pending = self.ps_pending
+        if pending:
+            _reschedule(pending)
+        spans = self.spans
+        if spans:  # last: every event of this instant is scheduled
+            for stage in spans:
+                stage.extend()
+            spans.clear()
 
     def _finished(self, s: Session) -> None:
         """The innermost scope of `s` ended: close it and go on with the one around it
@@ -422,7 +469,24 @@ class _Codegen:
 
     def _observe(self, stmt: ir.Observe, indent: int, stream: Any) -> None:
         value = self.expr(stmt.value, stream)
-        self.emit(indent, f"_k_observe({stmt.stat}, E.now, s.serial, int(a[{TURN_NO}]), {value})")
+        recorder = self.world.recorder
+        if type(recorder) is not StatsRecorder or "observe" in vars(recorder):
+            # another recorder, or one whose `observe` the claims wrap (`World`)
+            self.emit(
+                indent, f"_k_observe({stmt.stat}, E.now, s.serial, int(a[{TURN_NO}]), {value})"
+            )
+            return
+        # fast path: `StatsRecorder.observe`, inline (the arguments in the call's order)
+        columns = recorder.samples(stmt.stat)
+        times, sessions, turns, values = (self.bind(c.append, "_k_put") for c in columns)
+        now, v = self.temp("now"), self.temp("v")
+        self.emit(indent, f"{now} = E.now")
+        self.emit(indent, f"{v} = {value}")
+        self.emit(indent, f"if {now} >= {self.bind(recorder.warmup, '_k_since')}:")
+        self.emit(indent + 1, f"{times}({now})")
+        self.emit(indent + 1, f"{sessions}(s.serial)")
+        self.emit(indent + 1, f"{turns}(int(a[{TURN_NO}]))")
+        self.emit(indent + 1, f"{values}({v})")
 
     def _generator(self, name: str, block: int) -> None:
         self.emit(0, f"def {name}(s, a):")
@@ -586,7 +650,13 @@ class _Codegen:
         self.emit(indent, "else:")
         self.emit(indent + 1, f"s.state = {AT_STAGE}")
         if ref.index is None or isinstance(ref.index, ir.Num):
-            member = self.bind(self.exprs.resolver(ref)(None), "_k_stage")
+            stage = self.exprs.resolver(ref)(None)
+            if compiled_stages.inlines_arrival(stage):
+                for line in compiled_stages.arrive_code(stage, "s", w, self.bind):
+                    self.emit(indent + 1, line)
+                self._yield(indent + 1)
+                return
+            member = self.bind(stage, "_k_stage")
         else:
             member, _ = self.exprs._ref(ref, in_statement=True)
         self.emit(indent + 1, f"{member}.arrive(s, {w})")

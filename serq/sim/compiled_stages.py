@@ -14,6 +14,7 @@ servers.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import fields, is_dataclass
 from heapq import heappop, heappush
 from typing import Any
@@ -37,11 +38,13 @@ def reads_estimates(node: Any) -> bool:
     return False
 
 
-def specialise(world: Any) -> None:
-    """Switch `world`'s plain stages to their compiled classes (see the module)."""
+def specialise(world: Any) -> list[tuple[Any, type]]:
+    """Switch `world`'s plain stages to their compiled classes (see the module); returns
+    each switched stage with its class before."""
     recorder = world.recorder
     if type(recorder) is not StatsRecorder:
-        return
+        return []
+    switched = []
     measuring = reads_estimates(world.program)
     for stage in world.stages:
         fast = _FAST.get(type(stage))
@@ -55,7 +58,57 @@ def specialise(world: Any) -> None:
         stage.measuring = measuring
         if stage.wake == world.wake:  # `World.wake`, inline
             stage.ready = world.ready
+        switched.append((stage, type(stage)))
         stage.__class__ = fast
+    return switched
+
+
+def inlines_arrival(stage: Any) -> bool:
+    """Whether `arrive_code` writes the arrival of `stage` (switched by `specialise`)."""
+    return type(stage) in (CompiledFifo, CompiledDelay)
+
+
+def arrive_code(stage: Any, job: str, work: str, bind: Callable[[Any, str], str]) -> list[str]:
+    """The source lines of `stage.arrive(job, work)` for a stage `specialise` switches
+    (`job` and `work` names of locals; `bind` names an object in the generated code's
+    namespace): the method's statements inline, in its order, the stage's fixed parts
+    (its levels, its completion method, its queue) bound as constants."""
+    st = bind(stage, "_k_st")
+    present, busy = bind(stage.rec_present, "_k_lv"), bind(stage.rec_busy, "_k_lv")
+    done = bind(stage._done, "_k_done")
+    lines = ["now = E.now", f"{job}.at = {st}", f"{job}.work = {work}"]
+    kind = type(stage)
+    if kind is CompiledFifo:
+        lines += [
+            f"{job}.arrived = now",
+            f"{st}.present = present = {st}.present + 1",
+            f"if {st}.in_service < {stage.servers}:",
+            f"    {st}.in_service += 1",
+            f"    {job}.started = now",
+            f"    {bind(stage.serving, '_k_serving')}[{job}] = None",
+            f"    {job}.job_seq = seq = _k_seq()",
+            f"    _k_heappush(_k_heap, (now + {work}, seq, {done}, {job}))",
+            "else:",
+            f"    {bind(stage.waiting.append, '_k_wait')}({job})",
+        ]
+    elif kind is CompiledDelay:
+        lines += [
+            f"{job}.arrived = {job}.started = now",
+            f"{bind(stage.jobs, '_k_jobs')}[{job}] = None",
+            f"{st}.present = present = {st}.present + 1",
+            f"{job}.job_seq = seq = _k_seq()",
+            f"_k_heappush(_k_heap, (now + {work}, seq, {done}, {job}))",
+        ]
+    else:
+        raise TypeError(f"no inline arrival for {type(stage).__name__}")
+    for level in (present, busy):  # `StatsRecorder.stage_state`, as `arrive` inlines it
+        lines += [
+            f"if now > {level}.since:",
+            f"    {level}.area += {level}.value * (now - {level}.since)",
+            f"    {level}.since = now",
+        ]
+    lines += [f"{present}.value = present", f"{busy}.value = 1.0"]
+    return lines
 
 
 class CompiledFifo(FifoStage):

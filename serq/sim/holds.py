@@ -135,9 +135,18 @@ class Holds:
     def try_admit(self, pool: Pool) -> bool:
         """Admit the heads of `pool`'s queue while they fit; True if any was."""
         admitted = False
+        front, queue = pool.front, pool.queue
         while True:
-            run = pool.head()
-            if run is None or not self._fits(run):
+            # fast path: `Pool.head` inline, but for queue keys
+            if front:
+                run = front[0]
+            elif not queue:
+                return admitted
+            elif pool.keys:
+                run = pool.head()
+            else:
+                run = queue[0]
+            if not self._fits(run):
                 return admitted
             self._admit(run)
             admitted = True
@@ -146,10 +155,15 @@ class Holds:
         spec = run.spec
         a = run.session.attrs
         units = []
+        unit_fns, reserves = spec.units, spec.reserves
         for i, pool in enumerate(run.pools):
-            u = pool.round_up(_units(spec, i, a, pool))
+            u = unit_fns[i](a)  # fast path: `_units` and `Pool.round_up` inline
+            if not u >= 0:
+                raise _bad_units(spec, i, pool, u)
+            if pool.block is not None:
+                u = pool.round_up(u)
             need = u
-            reserve = spec.reserves[i]
+            reserve = reserves[i]
             if reserve is not None:
                 need = max(u, pool.round_up(_reserve(spec, i, a, pool)))
             if pool.allocated + pool.held + need > pool.cap:
@@ -182,14 +196,16 @@ class Holds:
             parts.append(part)
         recorder = self.recorder
         for pool in run.pools:
-            pool.evict(recorder)
+            if pool.allocated + pool.cache.total > pool.cap:  # else `evict` has nothing to do
+                pool.evict(recorder)
         run.parts = parts
         self.admissions += 1
         s.admitted = self.admissions
         a[CACHED] = consumed
         recorder.pool_admitted(first.index, now, now - run.joined)
-        for pool in run.pools[1:]:
-            recorder.pool_count(pool.index, "admissions")
+        if len(parts) > 1:
+            for pool in run.pools[1:]:
+                recorder.pool_count(pool.index, "admissions")
         enter = spec.enter
         s.frames.append(Frame(spec.body, HOLD, run) if enter is None else enter(s, run))
         s.state = READY
@@ -202,11 +218,14 @@ class Holds:
         """The end of `run`'s scope: release (or lease) what it still holds."""
         spec = run.spec
         lease_pool = spec.lease[0](s.attrs) if spec.lease is not None else None
+        plain = spec.cache is None
         for part in run.parts:
             if part.released:
                 continue
             if part.pool is lease_pool:
                 self._lease(s, part, spec.lease[1](s.attrs))
+            elif plain:  # fast path: `release_part` without a cache clause
+                part.pool.remove_holder(part)
             else:
                 self.release_part(s, part)
         s.attrs[COMPUTED] = 0.0
@@ -421,9 +440,15 @@ def _units(spec: HoldSpec, i: int, a: Any, pool: Pool) -> float:
     """The units the hold `spec` asks of its `i`th pool for the attributes `a`."""
     units = spec.units[i](a)
     if not units >= 0:  # negative units would create capacity
-        what = f"the units of `hold {pool.name}`"
-        raise out_of_domain(spec.part_origins[i], what, units, "at least 0")
+        raise _bad_units(spec, i, pool, units)
     return units
+
+
+def _bad_units(spec: HoldSpec, i: int, pool: Pool, units: float) -> SimError:
+    """The error of units that are not at least 0 (negative units would create capacity)."""
+    return out_of_domain(
+        spec.part_origins[i], f"the units of `hold {pool.name}`", units, "at least 0"
+    )
 
 
 def _reserve(spec: HoldSpec, i: int, a: Any, pool: Pool) -> float:
