@@ -48,7 +48,6 @@ from serq.sim.holds import HoldSpec
 from serq.sim.recorder import StatsRecorder
 from serq.sim.session import AT_STAGE, ENDED, HOLD, PLAIN, RUNNING, Session
 from serq.sim.statements import StatementCompiler
-from serq.sim.step import start_iterations
 from serq.sim.world import SPIN_LIMIT, World, _reschedule
 
 SERIAL = SLOT["serial"]
@@ -208,21 +207,7 @@ class CompiledWorld(World):
                     end_session(s)
             if not pools or not retry():
                 break
-        if pools or self.steps:
-            if self.steps:
-                start_iterations(self.steps, self.engine)
-                run = self.run_session
-                while ready:  # what the plans woke (their admitted sessions ran in them)
-                    run(popleft())
-            self._flush_pools()
-        pending = self.ps_pending
-        if pending:
-            _reschedule(pending)
-        spans = self.spans
-        if spans:  # last: every event of this instant is scheduled
-            for stage in spans:
-                stage.extend()
-            spans.clear()
+        self._settled()
 
     def _finished(self, s: Session) -> None:
         """The innermost scope of `s` ended: close it and go on with the one around it

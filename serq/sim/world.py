@@ -263,11 +263,19 @@ class World:
                     run(ready.popleft())
                 if not self.retry_pools():
                     break
+        self._settled()
+
+    def _settled(self) -> None:
+        """The end of `settle`, once no session is ready and no pool admits: one pass over
+        the step stages, the pools' levels, the ps stages' and the spans' rescheduling."""
+        if self.pools or self.steps:
             if self.steps:
                 # then one pass over the step stages (spec §3 settle; the reference too): a
                 # pool admits again, and an engine that planned nothing plans again, only
                 # at the next event, even when an iteration's preemption freed memory
                 start_iterations(self.steps, self.engine)
+                ready = self.ready
+                run = self.run_session
                 while ready:  # what the plans woke (their admitted sessions ran in them)
                     run(ready.popleft())
             self._flush_pools()
