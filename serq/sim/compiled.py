@@ -1,31 +1,40 @@
-"""The compiled event path: a program's sessions as generated Python source.
+"""The compiled event path: a program's run as generated Python source.
 
-`install(world)` turns the session block of a linked program, with the workload's
-`init` and `turn` blocks, into the source of a few Python functions, compiles it once
+`install(world)` writes one Python function per program, `_k_build`, compiles it once
 (`compile`, then `exec` in the namespace of the run's `ExprCompiler`, as Jinja compiles a
-template) and switches the world to `CompiledWorld`, which runs them. Every scope that a
-session can be suspended in, and resumed from, is one generator function: the session
-block (`_k_main`) and the body of each `hold` (`_k_body{N}`, entered when the hold is
-admitted). Between two blocking points (a run, a hold's admission, a grow, a turn's
-wait, a run of zero work behind other ready sessions) a session executes straight-line
-Python: its expressions inlined (the code `ExprCompiler` generates, reading attribute
-slots as `a[slot]` of a local list), `branch` an `if`, `loop` a `while`, `turn` and the
-`init` and `turn` blocks inline, the stage member of a run bound as a constant; a
-blocking point is a `yield`, and an event resumes the session's innermost generator (one
-C-level frame switch) instead of walking a table of statement closures. Statements that
-are rare on the hot path (`grow`, `drop`, `release`, `load`, `choose`, runs of several
-stages or at a step engine) call the interpreter's compiled step for that statement,
-which does the same thing.
+template) and switches the world to `CompiledWorld`, which runs what it returns. Inside
+`_k_build` the hot state of the run is in local variables that its nested functions
+share (closure cells): the clock `now` and the level of live sessions. It defines
 
-A session's continuation is still a stack of frames (`CFrame`): a generator, and for a
-hold's body the `HoldRun` it holds, which is all that `serq.sim.holds` reads of frames
-(the innermost hold of a pool, releasing on end, preemption popping the frames of the
-aborted scope). A `loop` has no frame of its own: the livelock check of a run of zero
-work finds the innermost loop from the line each generator is at (`_LoopLines`).
+- the event loop `_k_loop(until)`: it pops `(time, seq, kind, payload)` events and
+  dispatches by `kind` without a call: a fifo, delay or ps completion and an open
+  workload's arrival are written inline (`serq.sim.compiled_stages` has their
+  templates); any other event is an action of the rest of the simulator (a step engine's
+  iteration, a flow's completion, a lease's expiry), called. After each event the loop
+  settles as `World.settle` does: it runs the ready sessions, retries the pools, starts
+  the step engines' plans and reschedules the changed ps stages, inline where the
+  program has nothing else to do;
+- one generator function per scope a session can be suspended in and resumed from: the
+  session block (`_k_main`) and the body of each `hold` (`_k_body{N}`). Between two
+  blocking points (a run, a hold's admission, a grow, a run of zero work behind other
+  ready sessions) a session executes straight-line Python: expressions inline (the code
+  `ExprCompiler` generates, attributes as `a[slot]` of a local list), `branch` an `if`,
+  `loop` a `while`, `turn` and the `init` and `turn` blocks inline, a run at a fifo,
+  delay or ps stage the stage's arrival inline. A blocking point is a `yield`; an event
+  resumes the session's innermost generator. Statements that are rare on the hot path
+  (`grow`, `drop`, `release`, `load`, `choose`, runs of several stages or at a step
+  engine) call the interpreter's compiled step for that statement;
+- `_k_new_session` and `_k_end`, which the rest of the simulator calls as the world's
+  `new_session` and `end_session` (a closed population's replacement, a rejection).
+
+What a program does not use costs nothing: a program without pools, step engines,
+flows, spills, claims or traces ("plain") gives its sessions only the slots its code
+reads, tracks no session state, and settles without calls; stages keep the jobs in
+service only when a preemption or `work(s)` can read them.
 
 Everything is done in the interpreter's order with the interpreter's arithmetic (the
-same expression code, the same draws from the same streams, the same calls to pools,
-stages and the recorder), so both paths give identical reports
+same expression code, the same draws from the same streams, the same sequence numbers,
+the same level integrals), so both paths give identical reports
 (`tests/sim/test_compiled_equal.py`). `serq run --no-compile` and `codegen=False` keep
 the interpreter (`serq.sim.statements`, `World.run_session`).
 """
@@ -37,30 +46,36 @@ import math
 from heapq import heappop, heappush
 from itertools import count
 from operator import itemgetter
+from struct import pack
 from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
-from serq.sim import compiled_stages
+from serq.sim import compiled_stages as cs
 from serq.sim.core import PROGRESS_EVERY
 from serq.sim.errors import SimError, bad_work
+from serq.sim.flows import FlowStage
 from serq.sim.holds import HoldSpec
 from serq.sim.recorder import StatsRecorder
 from serq.sim.session import AT_STAGE, ENDED, HOLD, PLAIN, RUNNING, Session
+from serq.sim.stages import DelayStage, FifoStage, PsStage
 from serq.sim.statements import StatementCompiler
-from serq.sim.world import SPIN_LIMIT, World, _reschedule
+from serq.sim.world import SPIN_LIMIT, World, _index
 
 SERIAL = SLOT["serial"]
 TURN_NO = SLOT["turn_no"]
 NEW, OUT, THINK, FORCED, MORE = (SLOT[n] for n in ("new", "out", "think", "forced", "more"))
 LOOP_FOREVER = "the loop runs forever without letting time pass"
+BLOCK = 4096  # samples buffered per observation before they move to the recorder's arrays
 _SOURCES = count()  # a file name per compiled program, for tracebacks (linecache)
+# the slots a plain program's session is made with (the rest it never reads)
+_PLAIN_SLOTS = ("frames", "state")
 
 
 class CFrame(tuple):
     """One suspended scope of a session, `(gen, kind, hold)`: its generator, its kind
     (`PLAIN`, or `HOLD` for a hold's body) and the hold's `HoldRun`. A tuple, so that the
-    generated code builds it with one C call (`_new_frame`)."""
+    generated code builds it with one C call."""
 
     __slots__ = ()
     gen = property(itemgetter(0))
@@ -72,142 +87,130 @@ def _new_frame(gen: Any, kind: int, hold: Any) -> CFrame:
     return tuple.__new__(CFrame, (gen, kind, hold))
 
 
+class SampleBuffer:
+    """The samples of one `observe` not yet in the recorder's arrays: four lists (times,
+    sessions, turns, values) that `flush` appends to the arrays, a block at a time (a
+    list's append is a fraction of an array's, which converts every item on its own)."""
+
+    __slots__ = ("lists", "columns")
+
+    def __init__(self, columns: tuple) -> None:
+        self.columns = columns
+        self.lists: tuple[list, list, list, list] = ([], [], [], [])
+
+    def flush(self) -> None:
+        """Move the buffered samples to the arrays, in order."""
+        n = len(self.lists[0])
+        if not n:
+            return
+        for column, items in zip(self.columns, self.lists, strict=True):
+            column.frombytes(pack(f"{n}{column.typecode}", *items))
+            items.clear()
+
+
+class Samples:
+    """The sample buffers of one run, one per `observe` statistic that has any."""
+
+    def __init__(self, recorder: StatsRecorder) -> None:
+        self.recorder = recorder
+        self.buffers: dict[int, SampleBuffer] = {}
+
+    def buffer(self, stat: int) -> SampleBuffer:
+        found = self.buffers.get(stat)
+        if found is None:
+            found = self.buffers[stat] = SampleBuffer(self.recorder.samples(stat))
+        return found
+
+    def flush(self) -> None:
+        for buffer in self.buffers.values():
+            buffer.flush()
+
+
 class Unsupported(Exception):
     """The program cannot be compiled (a nesting Python's compiler refuses)."""
 
 
 def install(world: World) -> bool:
     """Compile `world`'s program and switch `world` to the compiled path; False (the world
-    left on the interpreter) when Python cannot compile the generated source."""
-    world.__class__ = CompiledWorld  # first: the generated code binds its methods
-    recorder = world.recorder
-    world.live_level = recorder.live_level() if type(recorder) is StatsRecorder else None
-    # the straight path has its own stages (`straight.py`); the others are switched
-    # before the code is written, which inlines their arrivals
-    switched = compiled_stages.specialise(world) if world.straight is None else []
+    left on the interpreter) when the recorder is not a `StatsRecorder` (whose updates
+    the generated code makes inline) or Python cannot compile the generated source."""
+    if type(world.recorder) is not StatsRecorder:
+        return False
+    if world.straight is not None and not world.check_invariants:
+        return False  # `straight.py`'s loop takes it (it is still faster on its shapes)
+    program = world.program
+    options = cs.Options(
+        tracked=_preemptible(world) or cs.reads_work(program),
+        measuring=cs.reads_estimates(program),
+        warmup=world.recorder.warmup,
+        spills=any(p.spill is not None for p in program.pools),
+    )
+    switched = cs.specialise(world, options)
+    world.__class__ = CompiledWorld  # before the code is written: it binds world methods
     try:
-        namespace, lines = _Codegen(world).build()
+        namespace, lines = _Codegen(world, options).build()
     except (Unsupported, SyntaxError, RecursionError, MemoryError, ValueError):
         world.__class__ = World
         for stage, kind in switched:
             stage.__class__ = kind
         return False
+    world.switched = switched
+    world.samples = namespace["_k_samples"]
     world.loop_lines = lines
-    world.new_session = namespace["_k_new_session"]  # called by the workload
-    arrive = namespace.get("_k_arrive")
-    if arrive is not None:  # an open workload's arrivals, scheduled by `Workload.start`
-        world.workload._arrive = arrive
+    made = namespace["_k_build"]()
+    for name, cell in namespace.get("_k_enter_cells", ()):
+        cell.append(made["bodies"][name])  # a hold's body: its generator function
+    world.new_session = made["new_session"]  # the rest of the simulator calls these
+    world.end_session = made["end"]
+    world._k_loop = made["loop"]
+    world._k_settle = made["settle"]
+    world._k_live = made["live"]
     return True
 
 
+def _preemptible(world: World) -> bool:
+    """Whether a session of `world` can be taken away from a stage: a pool that preempts
+    (a `grow` or a step engine's growth that does not fit aborts a holder's scope)."""
+    return any(p.lifo for p in world.pools)
+
+
 class CompiledWorld(World):
-    """A `World` whose sessions run as generated code (`install`)."""
+    """A `World` whose run is the generated code of `install`."""
 
     loop_lines: dict[int, Any]
-    live_level: Any  # the recorder's level of live sessions, or None (not a StatsRecorder)
+    switched: list[tuple[Any, type]]
+    samples: Samples
+    _k_loop: Any
+    _k_settle: Any
+    _k_live: Any
 
     def run(self, horizon: float) -> None:
-        """As `World.run`, on the compiled event loop (`_loop`)."""
-        if self.check_invariants or self.straight is not None:
-            super().run(horizon)
-            return
+        """As `World.run`, on the generated event loop."""
         engine = self.engine
         engine.until = horizon  # before the first settle: a span ends by the horizon
-        self.workload.start()
-        self.settle()
-        if not engine.stopped:
-            self._loop(horizon)
-        if not engine.stopped:
-            self._check_stalls(engine.peek() == math.inf)
+        try:
+            self.workload.start(cs.ARRIVE)
+            self._k_settle()
+            if self.check_invariants:
+                self.check()
+            if not engine.stopped:
+                self._k_loop(horizon)
+            if not engine.stopped:
+                self._check_stalls(engine.peek() == math.inf)
+        finally:
+            self._write_back()
 
-    def _loop(self, until: float) -> None:
-        """`Engine.run` with the settle of a world without pools or step stages inline
-        (every ready session resumed, then the changed ps stages rescheduled), and the
-        gauges read only when there are some."""
-        engine = self.engine
-        engine.until = until
-        heap = engine._heap
-        ready = self.ready
-        popleft = ready.popleft
-        plain = not self.pools and not self.steps
-        settle = self.settle
-        pending = self.ps_pending
-        end_instant = self.end_instant if self.gauges else None
-        progress = self.recorder.progress
-        finished = self._finished
-        end_session = self.end_session
-        mask = PROGRESS_EVERY - 1
-        fired = 0
-        now = engine.now
-        while heap and not engine.stopped:
-            time = heap[0][0]
-            if time > until:
-                break
-            if time != now:
-                if end_instant is not None:
-                    end_instant(now)
-                engine.now = now = time
-            _, engine.current_seq, action, arg = heappop(heap)
-            action(arg)
-            if plain:
-                while ready:  # fast path: `World.run_session`, inline
-                    s = popleft()
-                    s.state = RUNNING
-                    frames = s.frames
-                    if frames:
-                        try:
-                            for _ in frames[-1][0]:  # its generator
-                                break
-                            else:  # its innermost scope ended
-                                finished(s)
-                        except SimError as error:
-                            if error.serial is None:
-                                error.serial = s.serial
-                            raise
-                    else:
-                        end_session(s)
-                if pending:
-                    if len(pending) == 1:
-                        pending.pop().reschedule()
-                    else:
-                        _reschedule(pending)
-            else:
-                settle()
-            fired += 1
-            if not fired & mask:
-                progress(time)
-        engine.events += fired
-        if end_instant is not None:
-            end_instant(engine.now)
+    def _write_back(self) -> None:
+        """Hand the recorder what the generated code kept: the stages' levels and sums,
+        the level of live sessions."""
+        cs.write_back(self, self.switched)
+        self.samples.flush()
+        live = self.recorder.live_level()
+        live.since, live.area, live.value = self._k_live()
 
     def settle(self) -> None:
-        """`World.settle`, with `run_session` inline for the ready sessions."""
-        ready = self.ready
-        popleft = ready.popleft
-        finished = self._finished
-        end_session = self.end_session
-        pools = self.pools
-        retry = self.retry_pools
-        while True:
-            while ready:  # fast path: `run_session`, inline
-                s = popleft()
-                s.state = RUNNING
-                frames = s.frames
-                if frames:
-                    try:
-                        for _ in frames[-1][0]:  # its generator
-                            break
-                        else:  # its innermost scope ended
-                            finished(s)
-                    except SimError as error:
-                        if error.serial is None:
-                            error.serial = s.serial
-                        raise
-                else:
-                    end_session(s)
-            if not pools or not retry():
-                break
-        self._settled()
+        """`World.settle` (the generated one)."""
+        self._k_settle()
 
     def _finished(self, s: Session) -> None:
         """The innermost scope of `s` ended: close it and go on with the one around it
@@ -239,70 +242,65 @@ class CompiledWorld(World):
             raise
         self.end_session(s)
 
-    def end_session(self, s: Session) -> None:
-        """`s` ends: as `World.end_session` (a scan of the frames without a generator)."""
-        if s.state == ENDED:
-            return
-        frames = s.frames
-        held = bool(s.leases)
-        if not held and frames:
-            for f in frames:
-                if f.kind == HOLD:
-                    held = True
-                    break
-        if held:
-            self.holds.release_all(s)
-        frames.clear()
-        s.state = ENDED
-        self.live -= 1
-        self.ended_all += 1
-        now = self.engine.now
-        if now >= self.warmup:
-            self.ended += 1
-        live = self.live_level
-        if live is None:
-            self.recorder.session_ended(now, s.serial)
-        else:  # fast path: `StatsRecorder.session_ended`, inline
-            if now > live.since:
-                live.area += live.value * (now - live.since)
-                live.since = now
-            live.value -= 1
-        if self.closed:
-            self.workload.on_end(s)
-        if self.limit is not None and self.live == 0 and self.arrivals >= self.limit:
-            self.drained_at = now
-            self.engine.stop()
-
     def loop_origin(self, s: Session) -> Any:
         """The origin of the innermost loop `s` executes in, or None: from the line each of
         its generators is at, innermost first."""
         lines = self.loop_lines
         for f in reversed(s.frames):
-            frame = f.gen.gi_frame
+            frame = f[0].gi_frame  # a plain program's frames are plain tuples
             if frame is not None:
                 origin = lines.get(frame.f_lineno)
                 if origin is not None:
                     return origin
         return None
 
+    def settle_objects(self) -> None:
+        """The part of `World._settled` that belongs to pools and step engines: one pass
+        over the step stages (the sessions their plans woke run), then the pools' levels."""
+        if self.steps:
+            from serq.sim.step import start_iterations
+
+            start_iterations(self.steps, self.engine)
+            ready = self.ready
+            run = self.run_session
+            while ready:
+                run(ready.popleft())
+        self._flush_pools()
+
 
 class _Codegen:
-    """Writes and compiles the source of one program's session functions."""
+    """Writes and compiles the source of one program's `_k_build`."""
 
-    def __init__(self, world: World) -> None:
+    def __init__(self, world: World, options: cs.Options) -> None:
         self.world = world
+        self.options = options
         self.program = program = world.program
         self.exprs = world.exprs
         self.ns = world.exprs.ns
         self.session_stream = world.streams["session"]
         self.workload_stream = world.streams["workload"]
         self.statements = StatementCompiler(program, world, world.exprs, self.session_stream)
+        self.samples = Samples(world.recorder)
+        # whether a session's `turn_no` can be other than 0 (else an observation's turn is)
+        self.turns = _sets_turn(program)
         self.lines: list[str] = []
         self.loops: dict[int, Any] = {}  # line number -> the innermost loop's origin
         self._loop: Any = None  # the innermost loop around the line being written
         self._temps = count()
         self._bodies: dict[int, str] = {}  # hold body block -> its generator's name
         self._pending: list[tuple[int, str]] = []
+        # a program with nothing of the rest of the simulator: plain sessions, plain settle
+        self.plain = not (
+            world.pools
+            or world.steps
+            or world.claims is not None
+            or world.workload.trace is not None
+            or any(type(s) not in (FifoStage, DelayStage, PsStage) and not cs.is_compiled(s)
+                   for s in world.stages)
+        )
+        self.ps = any(type(s).__mro__[1] is PsStage for s in world.stages if cs.is_compiled(s))
+        # a flow network joins the pending ps stages too
+        self.others_pending = any(isinstance(s, FlowStage) for s in world.stages)
 
     # ------------------------------------------------------------------ output
 
@@ -311,12 +309,22 @@ class _Codegen:
         if self._loop is not None:
             self.loops[len(self.lines)] = self._loop
 
+    def emit_all(self, indent: int, lines: list[str]) -> None:
+        for line in lines:
+            self.emit(indent, line)
+
     def bind(self, obj: Any, prefix: str = "_k_o") -> str:
         return self.exprs._bind(obj, prefix)
 
     def expr(self, e: ir.Expr, stream: Any) -> str:
-        self.exprs._stream = stream
-        code, _ = self.exprs._code(e)
+        """The inline code of `e` (drawing from `stream`), reading the clock's local."""
+        exprs = self.exprs
+        exprs._stream = stream
+        exprs.now_code = "now"
+        try:
+            code, _ = exprs._code(e)
+        finally:
+            exprs.now_code = "E.now"  # a function compiled on its own reads the engine's
         return code
 
     def temp(self, stem: str) -> str:
@@ -326,39 +334,61 @@ class _Codegen:
 
     def build(self) -> tuple[dict[str, Any], dict[int, Any]]:
         world, program, ns = self.world, self.program, self.ns
+        engine = world.engine
         ns.update(
             _k_world=world,
             _k_Session=Session,
             _k_CFrame=CFrame,
             _k_tuple_new=tuple.__new__,
             _k_object_new=object.__new__,
-            _k_heappush=heappush,
-            _k_heap=world.engine._heap,
-            _k_seq=world.engine._seq,
+            _k_push=heappush,
+            _k_pop=heappop,
+            _k_heap=engine._heap,
+            _k_seq=engine._seq,
+            _k_INF=math.inf,
             _k_SimError=SimError,
             _k_bad_work=bad_work,
-            _k_ready=world.ready.append,
+            _k_ready=world.ready,
             _k_zero=world.zero_run,
-            _k_end=world.end_session,
             _k_join=world.holds.join,
             _k_observe=world.recorder.observe,
-            _k_arrival=world.recorder.arrival,
             _k_turn=world.recorder.turn,
             _k_workload=world.workload,
-            _k_live=world.live_level,
+            _k_live_level=world.recorder.live_level(),
             _k_holds=world.holds,
-            _k_session_ended=world.recorder.session_ended,
-            _k_warmup=world.warmup,
+            _k_warmup=float(world.warmup),
+            _k_pending=world.ps_pending,
+            _k_spans=world.spans,
+            _k_progress=world.recorder.progress,
+            _k_index=_index,
         )
         self.exprs.inline_draws = True
         try:
+            self.emit(0, "def _k_build():")
+            self.emit(1, "now = E.now")
+            self.emit(1, "live = _k_live_level")
+            self.emit(1, "live_since, live_area, live_value = live.since, live.area, live.value")
+            self.emit(0, "")
             self._new_session()
+            self._end_function()
             self._generator("_k_main", program.session)
             while self._pending:
                 block, name = self._pending.pop()
                 self._generator(name, block)
+            self._settle_function()
+            self._loop_function()
+            self.emit(1, "def _k_live():")
+            self.emit(2, "return live_since, live_area, live_value")
+            self.emit(0, "")
+            bodies = ", ".join(f"{name!r}: {name}" for name in self._bodies.values())
+            self.emit(
+                1,
+                "return {'new_session': _k_new_session, 'end': _k_end, 'loop': _k_loop, "
+                f"'settle': _k_settle_all, 'live': _k_live, 'bodies': {{{bodies}}}}}",
+            )
         finally:
             self.exprs.inline_draws = False
+        ns["_k_samples"] = self.samples
         source = "\n".join(self.lines) + "\n"
         if len(self.lines) > 200_000:
             raise Unsupported("the generated source is too long")
@@ -368,67 +398,60 @@ class _Codegen:
         exec(code, ns)  # noqa: S102 - our own generated code
         return ns, self.loops
 
+    # ------------------------------------------------------------------ sessions
+
     def _new_session(self) -> None:
-        """`World.new_session`, with the `init` block inline; for an open workload,
-        `Workload._arrive` around it."""
-        world, program = self.world, self.program
-        self.emit(0, "def _k_new_session():")
-        self._session_body()
-        self.emit(0, "")
-        arrival = program.arrival
-        if not isinstance(arrival, ir.Poisson | ir.Renewal):
-            return
-        workload = world.workload
-        self.emit(0, "def _k_arrive(_):")
-        self._session_body()
-        limit = world.workload.limit
-        self.emit(1, "if True:" if limit is None else f"if W.arrivals < {int(limit)}:")
-        if isinstance(arrival, ir.Poisson):
-            rate = self.bind(workload._rate, "_k_rate")
-            gap = f"-_k_log(1.0 - _k_uniform()) / {rate}"
-            self.ns.update(_k_log=math.log, _k_uniform=workload._uniform)
-        else:
-            gap = "_k_workload._next_gap()"
-        self.emit(2, f"_k_heappush(_k_heap, (E.now + {gap}, _k_seq(), _k_arrive, None))")
+        """`World.new_session`: a session arrives now and is ready."""
+        self.emit(1, "def _k_new_session():")
+        self.emit(2, "nonlocal live_since, live_area, live_value")
+        self._session_body(2)
+        self.emit(2, "_k_ready.append(s)")
         self.emit(0, "")
 
-    def _session_body(self) -> None:
+    def _session_body(self, indent: int) -> None:
+        """A new session `s` (attributes `a`) made, counted and given its `init` block and
+        its main generator (`World.new_session` but for making it ready)."""
         world, program = self.world, self.program
-        self.emit(1, "W = _k_world")
-        self.emit(1, "serial = W.arrivals")
-        self.emit(1, "W.arrivals = serial + 1")
-        self.emit(1, "W.live += 1")
-        self._construct_session(1)
-        self.emit(1, f"a[{SERIAL}] = float(serial)")
+        self.emit(indent, "W = _k_world")
+        self.emit(indent, "serial = W.arrivals")
+        self.emit(indent, "W.arrivals = serial + 1")
+        self.emit(indent, "W.live += 1")
+        self._construct_session(indent)
+        self.emit(indent, f"a[{SERIAL}] = float(serial)")
         if world.workload.trace is not None:
-            self.emit(1, "_k_workload.assign(s)")
-        if world.live_level is None:
-            self.emit(1, "_k_arrival(E.now, serial)")
-        else:  # fast path: `StatsRecorder.arrival`, inline
-            self.emit(1, "now = E.now")
-            self.emit(1, "live = _k_live")
-            self.emit(1, "if now > live.since:")
-            self.emit(2, "live.area += live.value * (now - live.since)")
-            self.emit(2, "live.since = now")
-            self.emit(1, "live.value += 1")
-        self._plain_block(program.init, 1, self.workload_stream)
+            self.emit(indent, "_k_workload.assign(s)")
+        # `StatsRecorder.arrival`, inline
+        self.emit(indent, "if now > live_since:")
+        self.emit(indent + 1, "live_area += live_value * (now - live_since)")
+        self.emit(indent + 1, "live_since = now")
+        self.emit(indent, "live_value += 1.0")
+        self._plain_block(program.init, indent, self.workload_stream)
         if world.claims is not None:
-            self.emit(1, f"{self.bind(world.claims)}.arrived(s)")
-        self.emit(1, f"s.frames.append(_k_tuple_new(_k_CFrame, (_k_main(s, a), {PLAIN}, None)))")
-        self.emit(1, "_k_ready(s)")
+            self.emit(indent, f"{self.bind(world.claims)}.arrived(s)")
+        if self.plain:  # nothing but the generated code reads its frames
+            self.emit(indent, f"s.frames = [(_k_main(s, a), {PLAIN}, None)]")
+        else:
+            frame = f"_k_tuple_new(_k_CFrame, (_k_main(s, a), {PLAIN}, None))"
+            self.emit(indent, f"s.frames = [{frame}]")
 
     def _construct_session(self, indent: int) -> None:
         """`s = Session(serial, n_attrs)` and `a = s.attrs`, inline: the object made with
-        one C call and every slot set to what `Session.__init__` sets it to (read off a
-        session it makes: a number, a bool or None as it is, an empty list or dict new)."""
+        one C call and its slots set to what `Session.__init__` sets them to (read off a
+        session it makes: a number, a bool or None as it is, an empty list or dict new);
+        a plain program's session gets only the slots its code reads."""
         n = self.world.n_attrs
         model = Session(0, n)
         self.emit(indent, "s = _k_object_new(_k_Session)")
         self.emit(indent, "s.serial = serial")
         self.emit(indent, f"s.attrs = a = [0.0] * {n + 1}")
-        self.emit(indent, f"a[{n}] = s")
+        if not self.plain:  # `cachedin` reads the session there (a cycle, when it is kept)
+            self.emit(indent, f"a[{n}] = s")
+        else:
+            self.emit(indent, f"a[{n}] = None")
         for slot in Session.__slots__:
-            if slot in ("serial", "attrs"):
+            if slot in ("serial", "attrs", "frames"):
+                continue
+            if self.plain and slot not in _PLAIN_SLOTS:
                 continue
             value = getattr(model, slot)
             if isinstance(value, list | dict) and not value:
@@ -455,44 +478,47 @@ class _Codegen:
     def _observe(self, stmt: ir.Observe, indent: int, stream: Any) -> None:
         value = self.expr(stmt.value, stream)
         recorder = self.world.recorder
-        if type(recorder) is not StatsRecorder or "observe" in vars(recorder):
-            # another recorder, or one whose `observe` the claims wrap (`World`)
+        if "observe" in vars(recorder):  # one whose `observe` the claims wrap (`World`)
             self.emit(
-                indent, f"_k_observe({stmt.stat}, E.now, s.serial, int(a[{TURN_NO}]), {value})"
+                indent, f"_k_observe({stmt.stat}, now, s.serial, int(a[{TURN_NO}]), {value})"
             )
             return
-        # fast path: `StatsRecorder.observe`, inline (the arguments in the call's order)
-        columns = recorder.samples(stmt.stat)
-        times, sessions, turns, values = (self.bind(c.append, "_k_put") for c in columns)
-        now, v = self.temp("now"), self.temp("v")
-        self.emit(indent, f"{now} = E.now")
+        # `StatsRecorder.observe`, inline (the arguments in the call's order), into lists
+        # that `Samples` moves to the recorder's arrays a block at a time
+        buffer = self.samples.buffer(stmt.stat)
+        times, sessions, turns, values = (self.bind(c.append, "_k_put") for c in buffer.lists)
+        v = self.temp("v")
         self.emit(indent, f"{v} = {value}")
-        self.emit(indent, f"if {now} >= {self.bind(recorder.warmup, '_k_since')}:")
-        self.emit(indent + 1, f"{times}({now})")
+        self.emit(indent, f"if now >= {float(recorder.warmup)!r}:")
+        self.emit(indent + 1, f"{times}(now)")
         self.emit(indent + 1, f"{sessions}(s.serial)")
-        self.emit(indent + 1, f"{turns}(int(a[{TURN_NO}]))")
+        turn = f"int(a[{TURN_NO}])" if self.turns else "0"
+        self.emit(indent + 1, f"{turns}({turn})")
         self.emit(indent + 1, f"{values}({v})")
+        self.emit(indent + 1, f"if len({self.bind(buffer.lists[0], '_k_buf')}) >= {BLOCK}:")
+        self.emit(indent + 2, f"{self.bind(buffer.flush, '_k_flush')}()")
 
     def _generator(self, name: str, block: int) -> None:
-        self.emit(0, f"def {name}(s, a):")
-        self.emit(1, "if 0:")
-        self.emit(2, "yield")  # a generator, even when nothing in it blocks
+        self.emit(1, f"def {name}(s, a):")
+        self.emit(2, "nonlocal live_since, live_area, live_value")
+        self.emit(2, "if 0:")
+        self.emit(3, "yield")  # a generator, even when nothing in it blocks
         self._has_loops = self._contains_loop(block)
         if self._has_loops:
-            self.emit(1, "spins = 0")
-        self._block(block, 1)
+            self.emit(2, "spins = 0")
+        self._block(block, 2)
         if name == "_k_main":  # the end of the session block ends it (`World.run_session`)
-            self._end(1, scan=False)
+            self._end(2, scan=False)
         self.emit(0, "")
 
     def _contains_loop(self, block: int) -> bool:
-        for stmt in self.program.blocks[block]:
-            if isinstance(stmt, ir.Loop):
-                return True
-            if isinstance(stmt, ir.Branch) and (
-                self._contains_loop(stmt.then) or self._contains_loop(stmt.otherwise)
-            ):
-                return True
+        stack = [block]
+        while stack:
+            for stmt in self.program.blocks[stack.pop()]:
+                if isinstance(stmt, ir.Loop):
+                    return True
+                if isinstance(stmt, ir.Branch):
+                    stack += [stmt.then, stmt.otherwise]
         return False
 
     # ------------------------------------------------------------------ statements
@@ -554,40 +580,51 @@ class _Codegen:
             else:  # these always go on
                 self.emit(indent, f"{step}(s)")
 
-    def _end(self, indent: int, scan: bool) -> None:
-        """`CompiledWorld.end_session(s)` of the running session, inline; `scan`: its
-        frames may hold a hold (else only its outermost frame is left)."""
+    def _end(self, indent: int, scan: bool, release: bool = True) -> None:
+        """`World.end_session(s)` of the running session, inline; `scan`: its frames may
+        hold a hold (else only its outermost frame is left); `release`: what it holds is
+        not released yet."""
         world = self.world
-        self.emit(indent, "if s.leases:")
-        self.emit(indent + 1, "_k_holds.release_all(s)")
-        if scan:
-            self.emit(indent, "else:")
-            self.emit(indent + 1, "for f in s.frames:")
-            self.emit(indent + 2, f"if f[1] == {HOLD}:")
-            self.emit(indent + 3, "_k_holds.release_all(s)")
-            self.emit(indent + 3, "break")
+        if not self.plain and release:
+            self.emit(indent, "if s.leases:")
+            self.emit(indent + 1, "_k_holds.release_all(s)")
+            if scan:
+                self.emit(indent, "else:")
+                self.emit(indent + 1, "for f in s.frames:")
+                self.emit(indent + 2, f"if f[1] == {HOLD}:")
+                self.emit(indent + 3, "_k_holds.release_all(s)")
+                self.emit(indent + 3, "break")
         self.emit(indent, "s.frames.clear()")
-        self.emit(indent, f"s.state = {ENDED}")
+        if not self.plain:
+            self.emit(indent, f"s.state = {ENDED}")
         self.emit(indent, "W = _k_world")
         self.emit(indent, "W.live -= 1")
         self.emit(indent, "W.ended_all += 1")
-        self.emit(indent, "now = E.now")
         self.emit(indent, "if now >= _k_warmup:")
         self.emit(indent + 1, "W.ended += 1")
-        if world.live_level is None:
-            self.emit(indent, "_k_session_ended(now, s.serial)")
-        else:
-            self.emit(indent, "live = _k_live")
-            self.emit(indent, "if now > live.since:")
-            self.emit(indent + 1, "live.area += live.value * (now - live.since)")
-            self.emit(indent + 1, "live.since = now")
-            self.emit(indent, "live.value -= 1")
+        # `StatsRecorder.session_ended`, inline
+        self.emit(indent, "if now > live_since:")
+        self.emit(indent + 1, "live_area += live_value * (now - live_since)")
+        self.emit(indent + 1, "live_since = now")
+        self.emit(indent, "live_value -= 1.0")
         if world.closed:
             self.emit(indent, "_k_workload.on_end(s)")
         if world.limit is not None:
             self.emit(indent, f"if W.live == 0 and W.arrivals >= {int(world.limit)}:")
             self.emit(indent + 1, "W.drained_at = now")
             self.emit(indent + 1, "E.stop()")
+
+    def _end_function(self) -> None:
+        """`_k_end(s)`: `World.end_session`, for the rest of the simulator's calls."""
+        self.emit(1, "def _k_end(s):")
+        self.emit(2, "nonlocal live_since, live_area, live_value")
+        self.emit(2, f"if s.state == {ENDED}:")
+        self.emit(3, "return")
+        if not self.plain:
+            self.emit(2, f"if s.leases or any(f[1] == {HOLD} for f in s.frames):")
+            self.emit(3, "_k_holds.release_all(s)")
+        self._end(2, scan=False, release=False)
+        self.emit(0, "")
 
     def _turn(self, indent: int) -> None:
         """`Workload.turn` and `World.count_turn`, inline."""
@@ -611,11 +648,9 @@ class _Codegen:
             self.emit(indent + 1, "else:")
             self.emit(indent + 2, f"a[{MORE}] = 0.0")
         self._plain_block(self.program.turn, indent, self.workload_stream)
-        now = self.temp("now")
-        self.emit(indent, f"{now} = E.now")
-        self.emit(indent, f"if {now} >= _k_warmup:")
+        self.emit(indent, "if now >= _k_warmup:")
         self.emit(indent + 1, "_k_world.turns += 1")
-        self.emit(indent, f"_k_turn({now}, s.serial)")
+        self.emit(indent, "_k_turn(now, s.serial)")
 
     def _run(self, stmt: ir.Run, indent: int) -> None:
         if len(stmt.stages) > 1 or stmt.mode != "plain" or stmt.growing is not None:
@@ -627,25 +662,55 @@ class _Codegen:
         w = self.temp("w")
         origin = self.bind(stmt.origin)
         self.emit(indent, f"{w} = {self.expr(stmt.work, self.session_stream)}")
-        self.emit(indent, f"if not {w} > 0:")  # a run of zero work completes at once
+        self.emit(indent, f"if not {w} > 0.0:")  # a run of zero work completes at once
         self.emit(indent + 1, f"if {w} != {w}:")  # NaN; below 0 is no work
         self.emit(indent + 2, f"raise _k_bad_work({origin}, {w})")
         self.emit(indent + 1, "if not _k_zero(s):")
         self._yield(indent + 2)
         self.emit(indent, "else:")
-        self.emit(indent + 1, f"s.state = {AT_STAGE}")
-        if ref.index is None or isinstance(ref.index, ir.Num):
-            stage = self.exprs.resolver(ref)(None)
-            if compiled_stages.inlines_arrival(stage):
-                for line in compiled_stages.arrive_code(stage, "s", w, self.bind):
-                    self.emit(indent + 1, line)
-                self._yield(indent + 1)
-                return
-            member = self.bind(stage, "_k_stage")
+        if not self.plain:
+            self.emit(indent + 1, f"s.state = {AT_STAGE}")
+        members = self._members(ref)
+        kinds = {type(m) for m in members}
+        if len(kinds) == 1 and cs.is_compiled(members[0]):
+            if len(members) == 1:
+                st = self.bind(members[0], "_k_st")
+            else:
+                member, _ = self.exprs._ref(ref, in_statement=True)
+                st = self.temp("st")
+                self.emit(indent + 1, f"{st} = {member}")
+            self.emit_all(indent + 1, self._arrival(members, st, "s", w))
         else:
-            member, _ = self.exprs._ref(ref, in_statement=True)
-        self.emit(indent + 1, f"{member}.arrive(s, {w})")
+            if len(members) == 1:
+                member = self.bind(members[0], "_k_st")
+            else:
+                member, _ = self.exprs._ref(ref, in_statement=True)
+            self.emit(indent + 1, f"{member}.arrive(s, {w})")
         self._yield(indent + 1)
+
+    def _members(self, ref: ir.Ref) -> list[Any]:
+        """The stage members `ref` may name: the one, or the whole family."""
+        stages = self.world.stages
+        if ref.index is None:
+            return [stages[ref.base]]
+        if isinstance(ref.index, ir.Num):
+            return [self.exprs.resolver(ref)(None)]
+        return stages[ref.base : ref.base + ref.count]
+
+    def _arrival(self, members: list[Any], st: str, job: str, w: str) -> list[str]:
+        """The template of an arrival at `st`, one of `members` (one compiled kind)."""
+        o = self.options
+        first = members[0]
+        base = type(first).__mro__[1]
+        if base is FifoStage:
+            servers = {m.servers for m in members}
+            count_ = str(servers.pop()) if len(servers) == 1 else f"{st}.servers"
+            return cs.fifo_arrive(st, job, w, "now", count_, o)
+        if base is DelayStage:
+            return cs.delay_arrive(st, job, w, "now", o)
+        consts = {m.phi_const for m in members}
+        const = consts.pop() if len(consts) == 1 else None
+        return cs.ps_arrive(st, job, w, "now", const, o)
 
     def _hold_spec(self, stmt: ir.Hold) -> HoldSpec:
         """The hold's spec, as `StatementCompiler` builds it, entering its body as a
@@ -669,13 +734,227 @@ class _Codegen:
         if name is None:
             name = self._bodies[stmt.body] = f"_k_body{stmt.body}"
             self._pending.append((stmt.body, name))
-        ns = self.ns
-
-        def enter(s: Session, run: Any) -> CFrame:
-            return _new_frame(ns[name](s, s.attrs), HOLD, run)
-
-        spec.enter = enter
+        cell: list[Any] = []  # the body's generator function, once `_k_build` made it
+        spec.enter = _enterer(cell)
+        self.ns.setdefault("_k_enter_cells", []).append((name, cell))
         return spec
+
+    # ------------------------------------------------------------------ the loop
+
+    def _resume(self, indent: int, s: str) -> None:
+        """Resume the ready session `s` until it blocks (`World.run_session`)."""
+        if self.plain:
+            # a plain session's one frame is its main generator, which ends the session
+            self.emit(indent, "try:")
+            self.emit(indent + 1, f"for _ in {s}.frames[-1][0]:")
+            self.emit(indent + 2, "break")
+            self.emit(indent, "except _k_SimError as error:")
+            self.emit(indent + 1, "if error.serial is None:")
+            self.emit(indent + 2, f"error.serial = {s}.serial")
+            self.emit(indent + 1, "raise")
+            return
+        self.emit(indent, f"{s}.state = {RUNNING}")
+        self.emit(indent, f"frames = {s}.frames")
+        self.emit(indent, "if frames:")
+        self.emit(indent + 1, "try:")
+        self.emit(indent + 2, "for _ in frames[-1][0]:")
+        self.emit(indent + 3, "break")
+        self.emit(indent + 2, "else:")
+        self.emit(indent + 3, f"W._finished({s})")
+        self.emit(indent + 1, "except _k_SimError as error:")
+        self.emit(indent + 2, "if error.serial is None:")
+        self.emit(indent + 3, f"error.serial = {s}.serial")
+        self.emit(indent + 2, "raise")
+        self.emit(indent, "else:")
+        self.emit(indent + 1, f"_k_end({s})")
+
+    def _wake(self, indent: int, job: str) -> None:
+        """A stage finished `job`: its session goes on now (`World.wake`, then the settle
+        runs it first: no session is ready when an event fires)."""
+        if self.options.spills:
+            self.emit(indent, f"if {job}.serial >= 0:")
+            indent += 1
+        self._resume(indent, job)
+
+    def _settle(self, indent: int) -> None:
+        """`World.settle`: the ready sessions run, the pools are retried, then the step
+        engines, the pools' levels, the ps stages and the spans."""
+        world = self.world
+        if world.pools:
+            self.emit(indent, "while True:")
+            self.emit(indent + 1, "while ready:")
+            self.emit(indent + 2, "s = popleft()")
+            self._resume(indent + 2, "s")
+            self.emit(indent + 1, "if not W.retry_pools():")
+            self.emit(indent + 2, "break")
+        else:
+            self.emit(indent, "while ready:")
+            self.emit(indent + 1, "s = popleft()")
+            self._resume(indent + 1, "s")
+        if world.pools or world.steps:
+            self.emit(indent, "W.settle_objects()")
+        self.emit(indent, "if pending:")
+        self.emit(indent + 1, "if len(pending) > 1:")
+        self.emit(indent + 2, "pending.sort(key=_k_index)")
+        self.emit(indent + 1, "for st in pending:")
+        if self.ps:
+            if self.others_pending:
+                ps_class = self.bind(cs.stage_class(PsStage, self.options), "_k_ps_class")
+                self.emit(indent + 2, f"if st.__class__ is not {ps_class}:")
+                self.emit(indent + 3, "st.reschedule()")
+                self.emit(indent + 3, "continue")
+            self.emit_all(indent + 2, cs.ps_reschedule("st", "now"))
+        else:
+            self.emit(indent + 2, "st.reschedule()")
+        self.emit(indent + 1, "pending.clear()")
+        if world.steps:
+            self.emit(indent, "if _k_spans:")  # last: every event of this instant is scheduled
+            self.emit(indent + 1, "for st in _k_spans:")
+            self.emit(indent + 2, "st.extend()")
+            self.emit(indent + 1, "_k_spans.clear()")
+
+    def _settle_function(self) -> None:
+        self.emit(1, "def _k_settle_all():")
+        self.emit(2, "nonlocal live_since, live_area, live_value")
+        self.emit(2, "W = _k_world")
+        self.emit(2, "ready = _k_ready")
+        self.emit(2, "popleft = ready.popleft")
+        self.emit(2, "pending = _k_pending")
+        self._settle(2)
+        self.emit(0, "")
+
+    def _loop_function(self) -> None:
+        """`_k_loop(until)`: `Engine.run` with the handlers inline and the settle after
+        every event, the gauges read at the end of every instant."""
+        world, o = self.world, self.options
+        gauges = bool(world.gauges)
+        checking = world.check_invariants
+        self.emit(1, "def _k_loop(until):")
+        self.emit(2, "nonlocal now, live_since, live_area, live_value")
+        self.emit(2, "W = _k_world")
+        self.emit(2, "heap = _k_heap")
+        self.emit(2, "pop = _k_pop")
+        self.emit(2, "ready = _k_ready")
+        self.emit(2, "popleft = ready.popleft")
+        self.emit(2, "pending = _k_pending")
+        self.emit(2, "engine = E")
+        for kind, name in cs.KIND_NAMES.items():
+            self.emit(2, f"{name} = {kind}")
+        self.emit(2, "fired = 0")
+        self.emit(2, f"mask = {PROGRESS_EVERY - 1}")
+        # `while True` (a loop whose test is at its top is never specialised by CPython
+        # 3.11 in a function called once: only an unconditional jump back warms it up)
+        self.emit(2, "while True:")
+        self.emit(3, "if not heap:")
+        self.emit(4, "break")
+        self.emit(3, "t = heap[0][0]")
+        self.emit(3, "if t > until:")
+        self.emit(4, "break")
+        self.emit(3, "if t != now:")
+        if gauges:
+            self.emit(4, "W.end_instant(now)")
+        self.emit(4, "now = engine.now = t")
+        self.emit(3, "_, sq, kind, job = pop(heap)")
+        first = True
+        kinds = {type(s).__mro__[1] for s in world.stages if cs.is_compiled(s)}
+        handlers = []
+        if FifoStage in kinds:
+            handlers.append(("_K_FIFO", self._fifo_handler))
+        if DelayStage in kinds:
+            handlers.append(("_K_DELAY", self._delay_handler))
+        if PsStage in kinds:
+            handlers.append(("_K_PS", self._ps_handler))
+        if isinstance(self.program.arrival, ir.Poisson | ir.Renewal):
+            handlers.append(("_K_ARRIVE", self._arrival_handler))
+        for name, handler in handlers:
+            self.emit(3, f"{'if' if first else 'elif'} kind is {name}:")
+            first = False
+            handler(4)
+        if first:
+            self.emit(3, "if True:")
+        else:
+            self.emit(3, "else:")
+        self.emit(4, "engine.current_seq = sq")
+        self.emit(4, "kind(job)")
+        self._settle(3)
+        if checking:
+            self.emit(3, "W.check()")
+        self.emit(3, "fired += 1")
+        self.emit(3, "if not fired & mask:")
+        self.emit(4, "_k_progress(t)")
+        if world.limit is not None or self.world.steps:
+            self.emit(3, "if engine.stopped:")
+            self.emit(4, "break")
+        self.emit(2, "engine.events += fired")
+        if gauges:
+            self.emit(2, "W.end_instant(engine.now)")
+        self.emit(0, "")
+        del o
+
+    def _fifo_handler(self, indent: int) -> None:
+        o = self.options
+        if o.tracked:  # a cancelled job's completion is stale
+            self.emit(indent, "if job.job_seq == sq:")
+            indent += 1
+        self.emit_all(indent, cs.fifo_done("job", "now", o))
+        self._wake(indent, "job")
+
+    def _delay_handler(self, indent: int) -> None:
+        o = self.options
+        if o.tracked:
+            self.emit(indent, "if job.job_seq == sq:")
+            indent += 1
+        self.emit_all(indent, cs.delay_done("job", "now", o))
+        self._wake(indent, "job")
+
+    def _ps_handler(self, indent: int) -> None:
+        self.emit(indent, "st = job")
+        self.emit(indent, "if st.ps_seq == sq:")  # else stale: a later reschedule
+        self.emit_all(indent + 1, cs.ps_done("st", "now", self.options))
+        self._wake(indent + 1, "job")
+
+    def _arrival_handler(self, indent: int) -> None:
+        """`Workload._arrive`: a session arrives, the next arrival is scheduled, then the
+        session runs (the settle's first ready session)."""
+        world, workload = self.world, self.world.workload
+        self._session_body(indent)
+        limit = workload.limit
+        inner = indent
+        if limit is not None:
+            self.emit(indent, f"if W.arrivals < {int(limit)}:")
+            inner += 1
+        if isinstance(self.program.arrival, ir.Poisson):
+            rate = self.bind(workload._rate, "_k_rate")
+            uniform = self.bind(workload._uniform, "_k_uniform")
+            self.ns["_k_log"] = math.log
+            gap = f"-_k_log(1.0 - {uniform}()) / {rate}"
+        else:
+            gap = "_k_workload._next_gap()"
+        self.emit(inner, f"_k_push(heap, (now + {gap}, _k_seq(), _K_ARRIVE, None))")
+        del world
+        self._resume(indent, "s")
+
+
+def _sets_turn(program: ir.Program) -> bool:
+    """Whether a statement of `program` can change a session's `turn_no`: a `turn`, or a
+    `set` or `choose` of it."""
+    for block in program.blocks:
+        for stmt in block:
+            if isinstance(stmt, ir.Turn):
+                return True
+            if isinstance(stmt, ir.Set | ir.Choose) and stmt.slot == TURN_NO:
+                return True
+    return False
+
+
+def _enterer(cell: list[Any]) -> Any:
+    """A hold's `enter(session, run)`: the frame of its body, a new generator of the
+    function `_k_build` made (in `cell`, filled by `CompiledWorld`)."""
+
+    def enter(s: Session, run: Any) -> CFrame:
+        return _new_frame(cell[0](s, s.attrs), HOLD, run)
+
+    return enter
 
 
 def _branch_fails(origin: Any, v: float) -> None:

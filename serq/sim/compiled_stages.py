@@ -1,333 +1,441 @@
-"""The compiled path's fifo, delay and ps stages: the recorder's updates inline.
+"""The compiled path's fifo, delay and ps stages: one source template per event.
 
-`specialise(world)` switches every plain `FifoStage`, `DelayStage` and `PsStage` of a run
-whose recorder is a `StatsRecorder` to the subclass below (the same slots, so the object
-changes class in place). Each does what its base does, in the same order, with two
-calls less per change: the recorder's `stage_state` (the two levels, present and busy,
-integrated as `_Level.set` does) and `stage_done` (the completion sums) are written
-inline against the stage's record (`StatsRecorder.stage_record`), and the online
-estimates (`measure`) are kept only when the program reads one (`est_*`, `price`), as
-nothing else does. The busy level of these kinds is 1 while a job is present (the
-recorder's rule for fifo; what delay and ps report), so it is not computed from the
-servers.
+A stage of these kinds changes at four events: a job arrives, a job completes, a job is
+taken away (a preempted session) and, for ps, the next completion is scheduled after a
+settle. Each event has one template here, a function that returns the event's Python
+source lines for given names (the stage, the job, the work, the clock). `serq.sim.compiled`
+writes the templates inline: an arrival into the generated session code where a `run`
+is, a completion and a reschedule into the generated event loop. The same templates
+are compiled once into the methods of the stage classes below (`stage_class`), which
+the rest of the simulator calls (a spill's anonymous job arriving, a preemption's
+cancel), so every path does the same arithmetic in the same order, and that order is the
+interpreter's (`serq.sim.stages`), so both give the same report to the last bit.
+
+What the compiled path keeps differently from the interpreter:
+- The recorder's two levels of a stage (present, and busy: 1 while a job is present) and
+  its completion sums live on the stage itself (`lv_since`, `lv_present`, `lv_busy`,
+  `n_done`, `wait_sum`, `service_sum`), integrated exactly as `StatsRecorder.stage_state`
+  and `stage_done` integrate them; `write_back` hands them to the recorder when the run
+  ends. Both levels change at the same instants, so they share one `since`; a level's
+  value is the stage's `present` (or whether it is positive), which the stage keeps.
+- A completion is an event `(time, seq, kind, payload)` whose kind is one of the ints
+  below, dispatched by the generated loop without a call: a fifo or delay completion
+  carries its job (`job.at` is the stage), a ps completion its stage; a ps stage's live
+  completion is the one whose sequence number it keeps (`ps_seq`), the others are stale,
+  as a bumped `version` makes them in the interpreter.
+- What only a cancel or `work(s)` reads (the jobs in service, their sequence numbers) is
+  kept only when the program can preempt or reads `work` (`tracked`); the online
+  estimates only when the program reads one (`measuring`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
 from dataclasses import fields, is_dataclass
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 from typing import Any
 
 from serq import ir
-from serq.sim.recorder import StatsRecorder
-from serq.sim.session import READY
 from serq.sim.stages import DelayStage, FifoStage, PsStage
 
 ESTIMATES = frozenset({"est_lambda", "est_rho", "est_wait", "price"})
 
+# the kinds of the events the generated loop dispatches inline (`CompiledWorld`)
+FIFO_DONE, DELAY_DONE, PS_DONE, ARRIVE = 1, 2, 3, 4
+KIND_NAMES = {FIFO_DONE: "_K_FIFO", DELAY_DONE: "_K_DELAY", PS_DONE: "_K_PS", ARRIVE: "_K_ARRIVE"}
+INF = math.inf
+
 
 def reads_estimates(node: Any) -> bool:
     """Whether an online estimate (`est_*`, `price`) is read anywhere in the IR `node`."""
-    if isinstance(node, ir.expr.Observable) and node.func in ESTIMATES:
-        return True
-    if isinstance(node, tuple | list):
-        return any(reads_estimates(item) for item in node)
-    if is_dataclass(node) and not isinstance(node, type):
-        return any(reads_estimates(getattr(node, f.name)) for f in fields(node))
+    return _reads(node, ESTIMATES)
+
+
+def reads_work(node: Any) -> bool:
+    """Whether `work(s)` (the work left at a stage) is read anywhere in the IR `node`."""
+    return _reads(node, frozenset({"work"}))
+
+
+def _reads(node: Any, names: frozenset[str]) -> bool:
+    stack = [node]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, ir.expr.Observable) and item.func in names:
+            return True
+        if isinstance(item, tuple | list):
+            stack.extend(item)
+        elif is_dataclass(item) and not isinstance(item, type):
+            stack.extend(getattr(item, f.name) for f in fields(item))
     return False
 
 
-def specialise(world: Any) -> list[tuple[Any, type]]:
-    """Switch `world`'s plain stages to their compiled classes (see the module); returns
-    each switched stage with its class before."""
-    recorder = world.recorder
-    if type(recorder) is not StatsRecorder:
-        return []
-    switched = []
-    measuring = reads_estimates(world.program)
-    for stage in world.stages:
-        fast = _FAST.get(type(stage))
-        if fast is None:
-            continue
-        record = recorder.stage_record(stage.index)
-        stage.rec = record
-        stage.rec_present = record.present
-        stage.rec_busy = record.busy
-        stage.rec_warmup = recorder.warmup
-        stage.measuring = measuring
-        if stage.wake == world.wake:  # `World.wake`, inline
-            stage.ready = world.ready
-        switched.append((stage, type(stage)))
-        stage.__class__ = fast
-    return switched
+class Options:
+    """What the templates of one run write: `tracked` (keep the jobs in service and their
+    sequence numbers: a cancel or `work(s)` reads them), `measuring` (keep the online
+    estimates), `warmup` (completions count from it on) and `spills` (a job may be a
+    spill's, whose completion wakes nobody)."""
+
+    __slots__ = ("tracked", "measuring", "warmup", "spills")
+
+    def __init__(self, tracked: bool, measuring: bool, warmup: float, spills: bool) -> None:
+        self.tracked = tracked
+        self.measuring = measuring
+        self.warmup = warmup
+        self.spills = spills
+
+    def key(self) -> tuple:
+        return self.tracked, self.measuring, self.warmup, self.spills
 
 
-def inlines_arrival(stage: Any) -> bool:
-    """Whether `arrive_code` writes the arrival of `stage` (switched by `specialise`)."""
-    return type(stage) in (CompiledFifo, CompiledDelay)
+# ---------------------------------------------------------------------- templates
+#
+# Each returns source lines, indented relative to the place they are written at. Names:
+# `st` the stage (a local or a constant's name), `job`, `work` and `now` locals. The
+# lines may assign the locals `present`, `dt`, `sq`, `nxt`, `started`, `waited`, `tags`,
+# `tag`, `c` (and `job`, `st` where they say so).
 
 
-def arrive_code(stage: Any, job: str, work: str, bind: Callable[[Any, str], str]) -> list[str]:
-    """The source lines of `stage.arrive(job, work)` for a stage `specialise` switches
-    (`job` and `work` names of locals; `bind` names an object in the generated code's
-    namespace): the method's statements inline, in its order, the stage's fixed parts
-    (its levels, its completion method, its queue) bound as constants."""
-    st = bind(stage, "_k_st")
-    present, busy = bind(stage.rec_present, "_k_lv"), bind(stage.rec_busy, "_k_lv")
-    done = bind(stage._done, "_k_done")
-    lines = ["now = E.now", f"{job}.at = {st}", f"{job}.work = {work}"]
-    kind = type(stage)
-    if kind is CompiledFifo:
-        lines += [
-            f"{job}.arrived = now",
-            f"{st}.present = present = {st}.present + 1",
-            f"if {st}.in_service < {stage.servers}:",
-            f"    {st}.in_service += 1",
-            f"    {job}.started = now",
-            f"    {bind(stage.serving, '_k_serving')}[{job}] = None",
-            f"    {job}.job_seq = seq = _k_seq()",
-            f"    _k_heappush(_k_heap, (now + {work}, seq, {done}, {job}))",
-            "else:",
-            f"    {bind(stage.waiting.append, '_k_wait')}({job})",
-        ]
-    elif kind is CompiledDelay:
-        lines += [
-            f"{job}.arrived = {job}.started = now",
-            f"{bind(stage.jobs, '_k_jobs')}[{job}] = None",
-            f"{st}.present = present = {st}.present + 1",
-            f"{job}.job_seq = seq = _k_seq()",
-            f"_k_heappush(_k_heap, (now + {work}, seq, {done}, {job}))",
-        ]
+def levels(st: str, now: str) -> list[str]:
+    """The stage's levels integrated up to `now` (`StatsRecorder.stage_state`); `present`
+    holds its `present` before the change."""
+    return [
+        f"if {now} > {st}.lv_since:",
+        f"    dt = {now} - {st}.lv_since",
+        f"    {st}.lv_present += present * dt",
+        "    if present:",
+        f"        {st}.lv_busy += dt",
+        f"    {st}.lv_since = {now}",
+    ]
+
+
+def fifo_arrive(st: str, job: str, work: str, now: str, servers: str, o: Options) -> list[str]:
+    """`FifoStage.arrive(job, work)`."""
+    lines = [
+        f"{job}.at = {st}",
+        f"{job}.work = {work}",
+        f"{job}.arrived = {now}",
+        f"present = {st}.present",
+        f"{st}.present = present + 1",
+        f"if {st}.in_service < {servers}:",
+        f"    {st}.in_service += 1",
+        f"    {job}.started = {now}",
+    ]
+    if o.tracked:
+        lines += [f"    {st}.serving[{job}] = None", f"    {job}.job_seq = sq = _k_seq()"]
     else:
-        raise TypeError(f"no inline arrival for {type(stage).__name__}")
-    for level in (present, busy):  # `StatsRecorder.stage_state`, as `arrive` inlines it
-        lines += [
-            f"if now > {level}.since:",
-            f"    {level}.area += {level}.value * (now - {level}.since)",
-            f"    {level}.since = now",
-        ]
-    lines += [f"{present}.value = present", f"{busy}.value = 1.0"]
+        lines.append("    sq = _k_seq()")
+    lines += [
+        f"    _k_push(_k_heap, ({now} + {work}, sq, {FIFO_DONE}, {job}))",
+        "else:",
+        f"    {st}.waiting.append({job})",
+        *levels(st, now),
+    ]
     return lines
 
 
-class CompiledFifo(FifoStage):
-    """`FifoStage` with the recorder inline."""
-
-    __slots__ = ()
-
-    def arrive(self, job, work):
-        engine = self.engine
-        now = engine.now
-        job.at = self
-        job.work = work
-        job.arrived = now
-        self.present = present = self.present + 1
-        if self.in_service < self.servers:
-            self.in_service += 1
-            job.started = now
-            self.serving[job] = None
-            # fast path: `Engine.schedule`, inline
-            job.job_seq = seq = engine._seq()
-            heappush(engine._heap, (now + work, seq, self._done, job))
-        else:
-            self.waiting.append(job)
-        # fast path: `StatsRecorder.stage_state`, inline
-        level = self.rec_present
-        if now > level.since:
-            level.area += level.value * (now - level.since)
-            level.since = now
-        level.value = present
-        level = self.rec_busy
-        if now > level.since:
-            level.area += level.value * (now - level.since)
-            level.since = now
-        level.value = 1.0
-
-    def _done(self, job):
-        engine = self.engine
-        if job.job_seq != engine.current_seq:
-            return  # cancelled
-        now = engine.now
-        del self.serving[job]
-        self.present = present = self.present - 1
-        waiting = self.waiting
-        if waiting:
-            nxt = waiting.popleft()
-            nxt.started = now
-            self.serving[nxt] = None
-            nxt.job_seq = seq = engine._seq()
-            heappush(engine._heap, (now + nxt.work, seq, self._done, nxt))
-        else:
-            self.in_service -= 1
-        level = self.rec_present
-        if now > level.since:
-            level.area += level.value * (now - level.since)
-            level.since = now
-        level.value = present
-        level = self.rec_busy
-        if now > level.since:
-            level.area += level.value * (now - level.since)
-            level.since = now
-        level.value = 1.0 if present else 0.0
-        job.at = None
-        started = job.started
-        wait, service = started - job.arrived, now - started
-        if self.measuring:
-            self.measure(started, wait, service)
-        if now >= self.rec_warmup:  # `StatsRecorder.stage_done`
-            rec = self.rec
-            rec.completed += 1
-            rec.wait += wait
-            rec.service += service
-        ready = self.ready
-        if ready is None:
-            self.wake(job)
-        elif job.serial >= 0:  # fast path: `World.wake`, inline
-            job.state = READY
-            ready.append(job)
+def fifo_done(job: str, now: str, o: Options) -> list[str]:
+    """`FifoStage._done(job)`, the stage being `job.at`, but for waking the job."""
+    lines = ["st = " + job + ".at"]
+    if o.tracked:
+        lines.append(f"del st.serving[{job}]")
+    lines += [
+        "present = st.present",
+        "st.present = present - 1",
+        "if st.waiting:",
+        "    nxt = st.waiting.popleft()",
+        f"    nxt.started = {now}",
+    ]
+    if o.tracked:
+        lines += ["    st.serving[nxt] = None", "    nxt.job_seq = sq = _k_seq()"]
+    else:
+        lines.append("    sq = _k_seq()")
+    lines += [
+        f"    _k_push(_k_heap, ({now} + nxt.work, sq, {FIFO_DONE}, nxt))",
+        "else:",
+        "    st.in_service -= 1",
+        *levels("st", now),
+        *_finish("st", job, now, o),
+    ]
+    return lines
 
 
-class CompiledDelay(DelayStage):
-    """`DelayStage` with the recorder inline."""
-
-    __slots__ = ()
-
-    def arrive(self, job, work):
-        engine = self.engine
-        now = engine.now
-        job.at = self
-        job.work = work
-        job.arrived = job.started = now
-        self.jobs[job] = None
-        self.present = present = self.present + 1
-        job.job_seq = seq = engine._seq()
-        heappush(engine._heap, (now + work, seq, self._done, job))
-        level = self.rec_present
-        if now > level.since:
-            level.area += level.value * (now - level.since)
-            level.since = now
-        level.value = present
-        level = self.rec_busy
-        if now > level.since:
-            level.area += level.value * (now - level.since)
-            level.since = now
-        level.value = 1.0
-
-    def _done(self, job):
-        engine = self.engine
-        if job.job_seq != engine.current_seq:
-            return
-        now = engine.now
-        del self.jobs[job]
-        self.present = present = self.present - 1
-        level = self.rec_present
-        if now > level.since:
-            level.area += level.value * (now - level.since)
-            level.since = now
-        level.value = present
-        level = self.rec_busy
-        if now > level.since:
-            level.area += level.value * (now - level.since)
-            level.since = now
-        level.value = 1.0 if present else 0.0
-        job.at = None
-        started = job.started
-        wait, service = started - job.arrived, now - started
-        if self.measuring:
-            self.measure(started, wait, service)
-        if now >= self.rec_warmup:
-            rec = self.rec
-            rec.completed += 1
-            rec.wait += wait
-            rec.service += service
-        ready = self.ready
-        if ready is None:
-            self.wake(job)
-        elif job.serial >= 0:  # fast path: `World.wake`, inline
-            job.state = READY
-            ready.append(job)
+def fifo_cancel(o: Options) -> list[str]:
+    """`FifoStage.cancel(job)` (a method: `self`, `job`, `now`)."""
+    lines = [
+        "job.at = None",
+        "present = self.present",
+        "self.present = present - 1",
+        "if job in self.serving:",
+        "    del self.serving[job]",
+        "    job.job_seq = -1",
+        "    if self.waiting:",
+        "        nxt = self.waiting.popleft()",
+        "        nxt.started = now",
+        "        self.serving[nxt] = None",
+        "        nxt.job_seq = sq = _k_seq()",
+        f"        _k_push(_k_heap, (now + nxt.work, sq, {FIFO_DONE}, nxt))",
+        "    else:",
+        "        self.in_service -= 1",
+        "else:",
+        "    self.waiting.remove(job)",
+        *levels("self", "now"),
+    ]
+    return lines
 
 
-class CompiledPs(PsStage):
-    """`PsStage` with the recorder inline."""
-
-    __slots__ = ()
-
-    def arrive(self, job, work):
-        now = self.engine.now
-        if now != self.t_last:
-            if self.present:
-                self.vtime += (now - self.t_last) * self.rate
-            self.t_last = now
-        job.at = self
-        job.work = work
-        job.arrived = job.started = now
-        job.tag = tag = self.vtime + work
-        heappush(self.heap, (tag, self._order(), job))
-        self.present = present = self.present + 1
-        c = self.phi_const
-        self.rate = c / present if c is not None else self._rate(present)
-        if not self.dirty:
-            self.dirty = True
-            self.pending.append(self)
-        level = self.rec_present
-        if now > level.since:
-            level.area += level.value * (now - level.since)
-            level.since = now
-        level.value = present
-        level = self.rec_busy
-        if now > level.since:
-            level.area += level.value * (now - level.since)
-            level.since = now
-        level.value = 1.0
-
-    def _done(self, version):
-        if version != self.version:
-            return
-        now = self.engine.now
-        if now != self.t_last:
-            if self.present:
-                self.vtime += (now - self.t_last) * self.rate
-            self.t_last = now
-        tag, _, job = heappop(self.heap)
-        if tag > self.vtime:
-            self.vtime = tag
-        self.present = present = self.present - 1
-        c = self.phi_const
-        if not present:
-            self.rate = 0.0
-        else:
-            self.rate = c / present if c is not None else self._rate(present)
-        if not self.dirty:
-            self.dirty = True
-            self.pending.append(self)
-        level = self.rec_present
-        if now > level.since:
-            level.area += level.value * (now - level.since)
-            level.since = now
-        level.value = present
-        level = self.rec_busy
-        if now > level.since:
-            level.area += level.value * (now - level.since)
-            level.since = now
-        level.value = 1.0 if present else 0.0
-        job.at = None
-        started = job.started
-        wait, service = started - job.arrived, now - started
-        if self.measuring:
-            self.measure(started, wait, service)
-        if now >= self.rec_warmup:
-            rec = self.rec
-            rec.completed += 1
-            rec.wait += wait
-            rec.service += service
-        ready = self.ready
-        if ready is None:
-            self.wake(job)
-        elif job.serial >= 0:  # fast path: `World.wake`, inline
-            job.state = READY
-            ready.append(job)
+def delay_arrive(st: str, job: str, work: str, now: str, o: Options) -> list[str]:
+    """`DelayStage.arrive(job, work)`."""
+    lines = [
+        f"{job}.at = {st}",
+        f"{job}.work = {work}",
+        f"{job}.arrived = {job}.started = {now}",
+    ]
+    if o.tracked:
+        lines.append(f"{st}.jobs[{job}] = None")
+    lines += [f"present = {st}.present", f"{st}.present = present + 1"]
+    if o.tracked:
+        lines.append(f"{job}.job_seq = sq = _k_seq()")
+    else:
+        lines.append("sq = _k_seq()")
+    lines += [f"_k_push(_k_heap, ({now} + {work}, sq, {DELAY_DONE}, {job}))", *levels(st, now)]
+    return lines
 
 
-_FAST = {FifoStage: CompiledFifo, DelayStage: CompiledDelay, PsStage: CompiledPs}
+def delay_done(job: str, now: str, o: Options) -> list[str]:
+    """`DelayStage._done(job)`, the stage being `job.at`, but for waking the job."""
+    lines = ["st = " + job + ".at"]
+    if o.tracked:
+        lines.append(f"del st.jobs[{job}]")
+    lines += [
+        "present = st.present",
+        "st.present = present - 1",
+        *levels("st", now),
+        *_finish("st", job, now, o),
+    ]
+    return lines
+
+
+def delay_cancel(o: Options) -> list[str]:
+    """`DelayStage.cancel(job)` (a method: `self`, `job`, `now`)."""
+    return [
+        "job.at = None",
+        "job.job_seq = -1",
+        "del self.jobs[job]",
+        "present = self.present",
+        "self.present = present - 1",
+        *levels("self", "now"),
+    ]
+
+
+def _advance(st: str, now: str) -> list[str]:
+    """`PsStage._advance(now)`: the virtual time up to `now`."""
+    return [
+        f"if {now} != {st}.t_last:",
+        f"    if {st}.present:",
+        f"        {st}.vtime += ({now} - {st}.t_last) * {st}.rate",
+        f"    {st}.t_last = {now}",
+    ]
+
+
+def _ps_rate(st: str, present: str, const: float | None) -> list[str]:
+    """`st.rate` for `present` jobs (at least one): `PsStage._rate`; `const` the stage's
+    constant capacity when the template is written for one stage (else read at run time)."""
+    if const is not None:
+        return [f"{st}.rate = {const!r} / {present}"]
+    return [
+        f"c = {st}.phi_const",
+        f"{st}.rate = c / {present} if c is not None else {st}._rate({present})",
+    ]
+
+
+def _changed(st: str) -> list[str]:
+    """`PsStage._changed()`: the stage reschedules after the settle."""
+    return [f"if not {st}.dirty:", f"    {st}.dirty = True", f"    {st}.pending.append({st})"]
+
+
+def ps_arrive(
+    st: str, job: str, work: str, now: str, const: float | None, o: Options
+) -> list[str]:
+    """`PsStage.arrive(job, work)`."""
+    return [
+        *_advance(st, now),
+        f"{job}.at = {st}",
+        f"{job}.work = {work}",
+        f"{job}.arrived = {job}.started = {now}",
+        f"_k_push({st}.heap, ({st}.vtime + {work}, {st}._order(), {job}))",
+        f"present = {st}.present",
+        f"{st}.present = present + 1",
+        *_ps_rate(st, "(present + 1)", const),
+        *_changed(st),
+        *levels(st, now),
+    ]
+
+
+def ps_done(st: str, now: str, o: Options) -> list[str]:
+    """`PsStage._done(version)` of the live completion: the job with the smallest tag
+    leaves (its job in the local `job`), but for waking it."""
+    return [
+        *_advance(st, now),
+        f"tag, _, job = _k_pop({st}.heap)",
+        f"if tag > {st}.vtime:",
+        f"    {st}.vtime = tag",
+        f"present = {st}.present",
+        f"{st}.present = present - 1",
+        "if present == 1:",
+        f"    {st}.rate = 0.0",
+        "else:",
+        *("    " + line for line in _ps_rate(st, "(present - 1)", None)),
+        *_changed(st),
+        *levels(st, now),
+        *_finish(st, "job", now, o),
+    ]
+
+
+def ps_cancel(o: Options) -> list[str]:
+    """`PsStage.cancel(job)` (a method: `self`, `job`, `now`)."""
+    return [
+        *_advance("self", "now"),
+        "job.at = None",
+        "self.heap = [item for item in self.heap if item[2] is not job]",
+        "_k_heapify(self.heap)",
+        "present = self.present",
+        "self.present = present - 1",
+        "self.rate = self._rate(present - 1)",
+        *_changed("self"),
+        *levels("self", "now"),
+    ]
+
+
+def ps_reschedule(st: str, now: str) -> list[str]:
+    """`PsStage.reschedule()`: the next completion from the stage's state after a settle
+    (a stage whose jobs cannot progress fails, as the interpreter's method says)."""
+    return [
+        f"{st}.dirty = False",
+        f"tags = {st}.heap",
+        f"if tags and {st}.rate > 0:",
+        f"    dt = (tags[0][0] - {st}.vtime) / {st}.rate",
+        "    if dt < 0.0:",
+        "        dt = 0.0",
+        "    if dt < _k_INF:",
+        f"        {st}.ps_seq = sq = _k_seq()",
+        f"        _k_push(_k_heap, ({now} + dt, sq, {PS_DONE}, {st}))",
+        "    else:",
+        f"        {st}.ps_seq = -1",
+        "elif tags:",
+        f"    {st}.no_capacity()",
+        "else:",
+        f"    {st}.ps_seq = -1",
+    ]
+
+
+def _finish(st: str, job: str, now: str, o: Options) -> list[str]:
+    """`StageBase._finish(job, now)` without the wake: the completion counted and
+    measured (`measure`, `StatsRecorder.stage_done`)."""
+    lines = [f"{job}.at = None", f"started = {job}.started", f"waited = started - {job}.arrived"]
+    if o.measuring:
+        lines.append(f"{st}.measure(started, waited, {now} - started)")
+    lines += [
+        f"if {now} >= {float(o.warmup)!r}:",
+        f"    {st}.n_done += 1",
+        f"    {st}.wait_sum += waited",
+        f"    {st}.service_sum += {now} - started",
+    ]
+    return lines
+
+
+# ---------------------------------------------------------------------- the classes
+
+
+_CLASSES: dict[tuple, dict[type, type]] = {}
+
+
+def stage_class(base: type, o: Options) -> type:
+    """The compiled class of stage kind `base` for options `o`: `arrive` and `cancel`
+    written from the templates above (the same slots as `base`, so a stage changes class
+    in place), made once per kind and options."""
+    made = _CLASSES.setdefault(o.key(), {})
+    cls = made.get(base)
+    if cls is None:
+        cls = made[base] = _make_class(base, o)
+    return cls
+
+
+def _make_class(base: type, o: Options) -> type:
+    if base is FifoStage:
+        arrive = fifo_arrive("self", "job", "work", "now", "self.servers", o)
+        cancel = fifo_cancel(o)
+    elif base is DelayStage:
+        arrive = delay_arrive("self", "job", "work", "now", o)
+        cancel = delay_cancel(o)
+    else:
+        arrive = ps_arrive("self", "job", "work", "now", None, o)
+        cancel = ps_cancel(o)
+    source = "\n".join(
+        [
+            "def arrive(self, job, work):",
+            "    now = self.engine.now",
+            "    _k_heap = self.engine._heap",
+            "    _k_seq = self.engine._seq",
+            *("    " + line for line in arrive),
+            "",
+            "def cancel(self, job):",
+            "    now = self.engine.now",
+            "    _k_heap = self.engine._heap",
+            "    _k_seq = self.engine._seq",
+            *("    " + line for line in cancel),
+            "",
+        ]
+    )
+    namespace: dict[str, Any] = {"_k_push": heappush, "_k_heapify": heapify, "_k_pop": heappop}
+    exec(compile(source, f"<serq-stage-{base.__name__}>", "exec"), namespace)  # noqa: S102
+    return type(
+        f"Compiled{base.__name__}",
+        (base,),
+        {
+            "__slots__": (),
+            "__doc__": f"`{base.__name__}` on the compiled path (`serq.sim.compiled_stages`).",
+            "arrive": namespace["arrive"],
+            "cancel": namespace["cancel"],
+            "compiled_kind": True,
+        },
+    )
+
+
+def is_compiled(stage: Any) -> bool:
+    """Whether `stage` is one of the compiled classes (`specialise` switched it)."""
+    return getattr(type(stage), "compiled_kind", False)
+
+
+def specialise(world: Any, o: Options) -> list[tuple[Any, type]]:
+    """Switch `world`'s plain fifo, delay and ps stages to their compiled classes, their
+    levels and sums started as the recorder's are; returns each with its class before."""
+    switched = []
+    for stage in world.stages:
+        base = type(stage)
+        if base not in (FifoStage, DelayStage, PsStage):
+            continue
+        switched.append((stage, base))
+        stage.__class__ = stage_class(base, o)
+        stage.lv_since = o.warmup
+        stage.lv_present = stage.lv_busy = 0.0
+        stage.n_done = 0
+        stage.wait_sum = stage.service_sum = 0.0
+        stage.ps_seq = -1
+    return switched
+
+
+def write_back(world: Any, switched: list[tuple[Any, type]]) -> None:
+    """Give the recorder the levels and sums the compiled stages kept (`StatsRecorder`'s
+    `_Stage` records), as `stage_state` and `stage_done` would have left them."""
+    recorder = world.recorder
+    for stage, _ in switched:
+        record = recorder.stage_record(stage.index)
+        present = stage.present
+        record.present.since = record.busy.since = stage.lv_since
+        record.present.area = stage.lv_present
+        record.busy.area = stage.lv_busy
+        record.present.value = present
+        record.busy.value = 1.0 if present else 0.0
+        record.completed = stage.n_done
+        record.wait = stage.wait_sum
+        record.service = stage.service_sum

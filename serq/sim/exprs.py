@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 import random
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -70,6 +71,7 @@ _INLINE_DRAWS = {
     "det": "{1}",
 }
 _SPLIT_DEPTH = 40  # a deeper subexpression becomes a function of its own (Python's nesting limit)
+_NOW = re.compile(r"(?<![.\w])now\b")  # the clock's local in generated code
 
 
 def member(
@@ -139,6 +141,9 @@ class ExprCompiler:
         self._stream: random.Random | None = None
         # draws of constants written as their samplers' arithmetic (`_INLINE_DRAWS`)
         self.inline_draws = False
+        # the code of `now`: the compiled path's generated code has the clock in a local
+        # (a function of its own, for a subexpression too deep to inline, reads E.now)
+        self.now_code = "E.now"
 
     def compile(self, expr: Expr, stream: random.Random | None = None) -> Fn:
         """A function `f(a)` giving the value of `expr`; draws use `stream`."""
@@ -173,6 +178,8 @@ class ExprCompiler:
     def _code(self, e: Expr) -> tuple[str, int]:
         code, depth = self._node(e)
         if depth > _SPLIT_DEPTH:
+            if self.now_code != "E.now":  # the function of its own reads the engine's clock
+                code = _NOW.sub("E.now", code)
             name = self._bind(self._lambda(code), "_sub")
             return f"{name}(a)", 1
         return code, depth
@@ -186,6 +193,8 @@ class ExprCompiler:
         if isinstance(e, Attr):
             return f"a[{e.slot}]", 1
         if isinstance(e, Ctx):
+            if e.name == "now":
+                return self.now_code, 1
             if e.name in _CONTEXT:
                 return f"E.{e.name}", 1
             return f"_not_simulated(None, {e.name!r})", 1

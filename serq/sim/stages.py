@@ -37,14 +37,16 @@ class StageBase:
         "est_gap",
         "est_service",
         "est_waited",
-        # the compiled path's (`serq.sim.compiled_stages`): the recorder's record of the
-        # stage, its two levels and warm-up, and whether anything reads the estimates
-        "rec",
-        "rec_present",
-        "rec_busy",
-        "rec_warmup",
-        "measuring",
-        "ready",
+        # the compiled path's (`serq.sim.compiled_stages`): the recorder's two levels of
+        # the stage and its completion sums, kept here during the run; a ps stage's live
+        # completion
+        "lv_since",
+        "lv_present",
+        "lv_busy",
+        "n_done",
+        "wait_sum",
+        "service_sum",
+        "ps_seq",
     )
 
     def __init__(self, index: int, engine: Engine, recorder: Any, wake: Callable[[Any], None]):
@@ -58,10 +60,11 @@ class StageBase:
         self.est_gap = 0.0
         self.est_service = 0.0
         self.est_waited = 0.0
-        self.rec = self.rec_present = self.rec_busy = None
-        self.rec_warmup = 0.0
-        self.measuring = True
-        self.ready: Any = None
+        self.lv_since = 0.0
+        self.lv_present = self.lv_busy = 0.0
+        self.n_done = 0
+        self.wait_sum = self.service_sum = 0.0
+        self.ps_seq = -1
 
     def measure(self, started: float, wait: float, service: float) -> None:
         """A job that started service at `started`, after `wait`, completes now after
@@ -347,10 +350,14 @@ class PsStage(StageBase):
             if dt < INF:
                 self.engine.schedule(now + dt, self._done, self.version)
         elif heap and not self.rate > 0:  # its jobs would wait forever, or run backwards
-            n = self.present
-            capacity = self.rate * n if self.phi_const is None else self.phi_const
-            what = f"the capacity of ps stage `{self.name}` with {n} job{'s' if n != 1 else ''}"
-            raise out_of_domain(self.origin, what, capacity, "positive")
+            self.no_capacity()
+
+    def no_capacity(self) -> None:
+        """Fail: the stage has jobs and a capacity that is not positive (NaN included)."""
+        n = self.present
+        capacity = self.rate * n if self.phi_const is None else self.phi_const
+        what = f"the capacity of ps stage `{self.name}` with {n} job{'s' if n != 1 else ''}"
+        raise out_of_domain(self.origin, what, capacity, "positive")
 
     def arrive(self, job, work):
         now = self.engine.now

@@ -70,20 +70,24 @@ class Workload:
         """Whether sessions arrive until the horizon (poisson, renewal)."""
         return isinstance(self.arrival, ir.Poisson | ir.Renewal)
 
-    def start(self) -> None:
-        """Schedule the first arrivals; a batch or closed population arrives now."""
+    def start(self, arrive: Any = None) -> None:
+        """Schedule the first arrivals; a batch or closed population arrives now. The
+        first arrival of an open workload is the event `arrive` (default `_arrive`, which
+        schedules the next: the compiled path passes the kind its loop dispatches)."""
         arrival = self.arrival
         engine = self.engine
+        if arrive is None:
+            arrive = self._arrive
         if isinstance(arrival, ir.Batch | ir.Closed):
             n = arrival.size if isinstance(arrival, ir.Batch) else arrival.population
             for _ in range(n):
                 self.world.new_session()
         elif isinstance(arrival, ir.Poisson):
             if self.limit != 0:
-                engine.schedule(0.0, self._arrive)
+                engine.schedule(0.0, arrive)
         elif isinstance(arrival, ir.Renewal):
             if self.limit != 0:
-                engine.schedule(self._next_gap(), self._arrive)
+                engine.schedule(self._next_gap(), arrive)
 
     def _next_gap(self) -> float:
         arrival = self.arrival
