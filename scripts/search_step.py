@@ -10,6 +10,9 @@ stages (tests/oracle/pool_family.py). Run by hand; the CI runs a sample of each
         `--dialect random` draws from every law, for `--against interpreter` only)
     PYTHONPATH=. python scripts/search_step.py --against interpreter ...   (serq's compiled
         event path against its interpreter, `codegen=False`: no reference needed)
+    PYTHONPATH=. python scripts/search_step.py --family paths --against interpreter ...
+        (random programs over what the compiled path writes inline: its stages, holds,
+        loops and ends; tests/oracle/paths_family.py)
 
 prints a line per program that does not simply agree and a tally; the programs that
 differ are written to OUT/<verdict>/g<k>.sq.
@@ -30,10 +33,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "oracle")
 
 import differential  # noqa: E402
 import forms_family  # noqa: E402
+import paths_family  # noqa: E402
 import pool_family  # noqa: E402
 import step_family  # noqa: E402
 
-FAMILIES = {"step": step_family, "pools": pool_family, "forms": forms_family}
+FAMILIES = {
+    "step": step_family,
+    "pools": pool_family,
+    "forms": forms_family,
+    "paths": paths_family,
+}
 
 
 SERQ_TIMEOUT = 120

@@ -51,13 +51,14 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
+from serq.sim import compiled_holds as ch
 from serq.sim import compiled_stages as cs
 from serq.sim.core import PROGRESS_EVERY
 from serq.sim.errors import SimError, bad_work
 from serq.sim.flows import FlowStage
-from serq.sim.holds import HoldSpec
+from serq.sim.holds import HoldRun, HoldSpec, _bad_units
 from serq.sim.recorder import StatsRecorder
-from serq.sim.session import AT_STAGE, ENDED, HOLD, PLAIN, RUNNING, Session
+from serq.sim.session import AT_STAGE, ENDED, HOLD, PLAIN, QUEUED, RUNNING, Session
 from serq.sim.stages import DelayStage, FifoStage, PsStage
 from serq.sim.statements import StatementCompiler
 from serq.sim.world import SPIN_LIMIT, World, _index
@@ -162,6 +163,7 @@ def install(world: World) -> bool:
         cell.append(made["bodies"][name])  # a hold's body: its generator function
     world.new_session = made["new_session"]  # the rest of the simulator calls these
     world.end_session = made["end"]
+    world.retry_pools = made["retry"]
     world._k_loop = made["loop"]
     world._k_settle = made["settle"]
     world._k_live = made["live"]
@@ -280,6 +282,8 @@ class _Codegen:
         self.session_stream = world.streams["session"]
         self.workload_stream = world.streams["workload"]
         self.statements = StatementCompiler(program, world, world.exprs, self.session_stream)
+        self.inline = ch.inline_holds(program)  # the holds written inline
+        self._held: list[tuple[str, list[str]]] = []  # the inline holds around: run, pools
         self.samples = Samples(world.recorder)
         # whether a session's `turn_no` can be other than 0 (else an observation's turn is)
         self.turns = _sets_turn(program)
@@ -361,6 +365,9 @@ class _Codegen:
             _k_spans=world.spans,
             _k_progress=world.recorder.progress,
             _k_index=_index,
+            _k_HoldRun=HoldRun,
+            _k_bad_units=_bad_units,
+            _k_reject=_rejecter(world.recorder),
         )
         self.exprs.inline_draws = True
         try:
@@ -375,6 +382,7 @@ class _Codegen:
             while self._pending:
                 block, name = self._pending.pop()
                 self._generator(name, block)
+            self._retry_function()
             self._settle_function()
             self._loop_function()
             self.emit(1, "def _k_live():")
@@ -384,7 +392,8 @@ class _Codegen:
             self.emit(
                 1,
                 "return {'new_session': _k_new_session, 'end': _k_end, 'loop': _k_loop, "
-                f"'settle': _k_settle_all, 'live': _k_live, 'bodies': {{{bodies}}}}}",
+                "'settle': _k_settle_all, 'live': _k_live, 'retry': _k_retry, "
+                f"'bodies': {{{bodies}}}}}",
             )
         finally:
             self.exprs.inline_draws = False
@@ -519,6 +528,8 @@ class _Codegen:
                     return True
                 if isinstance(stmt, ir.Branch):
                     stack += [stmt.then, stmt.otherwise]
+                elif isinstance(stmt, ir.Hold) and id(stmt) in self.inline:
+                    stack.append(stmt.body)  # the same generator
         return False
 
     # ------------------------------------------------------------------ statements
@@ -567,8 +578,11 @@ class _Codegen:
             self.emit(indent + 2, f"raise _k_SimError({origin}, {LOOP_FOREVER!r})")
             self._loop = outer
         elif isinstance(stmt, ir.End):
+            self._release_inline(indent)
             self._end(indent, scan=True)
             self.emit(indent, "return")  # the generator finishes (no close when it goes)
+        elif isinstance(stmt, ir.Hold) and id(stmt) in self.inline:
+            self._inline_hold(stmt, indent)
         elif isinstance(stmt, ir.Hold):
             self.emit(indent, f"_k_join(s, {self.bind(self._hold_spec(stmt))})")
             self._yield(indent)
@@ -712,6 +726,128 @@ class _Codegen:
         const = consts.pop() if len(consts) == 1 else None
         return cs.ps_arrive(st, job, w, "now", const, o)
 
+    def _inline_hold(self, stmt: ir.Hold, indent: int) -> None:
+        """A hold written inline (`serq.sim.compiled_holds`): `Holds.join` (each pool's
+        units, a rejection ending the session), then the body once admitted, then
+        `Holds.close` (the parts released, the pools retried)."""
+        spec = self.bind(self._spec_of(stmt), "_k_spec")
+        pools = [self.world.pools[ch._member(p.pool)] for p in stmt.pools]
+        names = [self.bind(p, "_k_pool") for p in pools]
+        for i, part in enumerate(stmt.pools):
+            u = self.temp("u")
+            self.emit(indent, f"{u} = {self.expr(part.units, self.session_stream)}")
+            self.emit(indent, f"if not {u} >= 0.0:")
+            self.emit(indent + 1, f"raise _k_bad_units({spec}, {i}, {names[i]}, {u})")
+            self.emit(indent, f"if {u} > {_number(pools[i].cap)}:")  # never fits: rejected
+            self.emit(indent + 1, f"_k_reject({names[i]})")
+            self._release_inline(indent + 1)
+            self.emit(indent + 1, "_k_end(s)")
+            self.emit(indent + 1, "return")
+        run = self.temp("run")
+        first = names[0]
+        self.emit(indent, f"{run} = _k_object_new(_k_HoldRun)")
+        self.emit(indent, f"{run}.spec = {spec}")
+        self.emit(indent, f"{run}.session = s")
+        self.emit(indent, f"{run}.pools = {self.bind(pools, '_k_pools')}")
+        self.emit(indent, f"{run}.joined = now")  # `Pool.join`
+        self.emit(indent, f"{first}._join_seq = {run}.join_seq = {first}._join_seq + 1")
+        self.emit(indent, f"s.state = {QUEUED}")
+        self.emit(indent, f"s.where = {first}")
+        self.emit(indent, f"s.waiter = {run}")
+        self.emit(indent, f"{first}.queue.append({run})")
+        self.emit(indent, f"{first}.dirty = True")
+        self._yield(indent)  # admitted by `_k_retry`: the body goes on
+        self._held.append((run, names))
+        self._block(stmt.body, indent)
+        self._held.pop()
+        self.emit_all(indent, ch.release(names, run))  # `Holds.close`
+        self.emit(indent, f"a[{ch.COMPUTED}] = 0.0")
+        self.emit(indent, "_k_retry()")
+
+    def _release_inline(self, indent: int) -> None:
+        """The inline holds around, released innermost first (`Holds.release_all`)."""
+        for run, names in reversed(self._held):
+            self.emit_all(indent, ch.release(names, run))
+
+    def _spec(self, stmt: ir.Hold) -> HoldSpec:
+        """The `HoldSpec` of an inline hold, for what reads its waiting `HoldRun`s
+        (`Holds._fits` in a stall's diagnostic) and its errors."""
+        expr = self.statements.expr
+        resolver = self.exprs.resolver
+        spec = HoldSpec(
+            tuple(resolver(p.pool) for p in stmt.pools),
+            tuple(expr(p.units) for p in stmt.pools),
+            (None,) * len(stmt.pools),
+            None,
+            None,
+            None,
+            stmt.origin,
+        )
+        spec.part_origins = tuple(p.origin for p in stmt.pools)
+        return spec
+
+    def _retry_function(self) -> None:
+        """`_k_retry()`: `World.retry_pools`, the inline pools' admissions inline."""
+        world = self.world
+        self.emit(1, "def _k_retry():")
+        self.emit(2, "changed = False")
+        self.emit(2, "H = _k_holds")
+        self.emit(2, "ready = _k_ready")
+        firsts: dict[int, list[ir.Hold]] = {}
+        for block in self.program.blocks:
+            for stmt in block:
+                if isinstance(stmt, ir.Hold) and id(stmt) in self.inline:
+                    firsts.setdefault(ch._member(stmt.pools[0].pool), []).append(stmt)
+        inline_pools = {ch._member(p.pool) for block in self.program.blocks for stmt in block
+                        if isinstance(stmt, ir.Hold) and id(stmt) in self.inline
+                        for p in stmt.pools}
+        for pool in world.pools:
+            name = self.bind(pool, "_k_pool")
+            if pool.index in inline_pools:
+                holds = firsts.get(pool.index)
+                if holds:
+                    self._admissions(pool, name, holds)
+                continue
+            self.emit(2, f"if {name}.growers and H.try_growers({name}):")
+            self.emit(3, "changed = True")
+            if pool.index in world.served:
+                continue
+            self.emit(2, f"if ({name}.queue or {name}.front) and H.try_admit({name}):")
+            self.emit(3, "changed = True")
+        self.emit(2, "return changed")
+        self.emit(0, "")
+
+    def _admissions(self, pool: Any, name: str, holds: list[ir.Hold]) -> None:
+        """`Holds.try_admit` of an inline pool: its heads admitted while they fit."""
+        self.emit(2, f"q = {name}.queue")
+        self.emit(2, "while q:")
+        self.emit(3, "run = q[0]")
+        self.emit(3, "s = run.session")
+        self.emit(3, "a = s.attrs")
+        recorder = self.world.recorder
+        for k, stmt in enumerate(holds):
+            indent = 3
+            if len(holds) > 1:
+                spec = self.bind(self._spec_of(stmt), "_k_spec")
+                self.emit(3, f"{'if' if k == 0 else 'elif'} run.spec is {spec}:")
+                indent = 4
+            pools = [self.world.pools[ch._member(p.pool)] for p in stmt.pools]
+            names = [self.bind(p, "_k_pool") for p in pools]
+            units = [self.expr(p.units, self.session_stream) for p in stmt.pools]
+            caps = [_number(p.cap) for p in pools]
+            records = [self.bind(recorder._pools[p.index], "_k_prec") for p in pools]
+            self.emit_all(indent, ch.fits(names, units, caps))
+            self.emit_all(indent, ch.admit(names, records, recorder.warmup))
+        self.emit(3, "changed = True")
+
+    def _spec_of(self, stmt: ir.Hold) -> HoldSpec:
+        """The spec `_inline_hold` bound for `stmt` (one per statement)."""
+        specs = self.ns.setdefault("_k_specs", {})
+        spec = specs.get(id(stmt))
+        if spec is None:
+            spec = specs[id(stmt)] = self._spec(stmt)
+        return spec
+
     def _hold_spec(self, stmt: ir.Hold) -> HoldSpec:
         """The hold's spec, as `StatementCompiler` builds it, entering its body as a
         generator of its own."""
@@ -785,7 +921,7 @@ class _Codegen:
             self.emit(indent + 1, "while ready:")
             self.emit(indent + 2, "s = popleft()")
             self._resume(indent + 2, "s")
-            self.emit(indent + 1, "if not W.retry_pools():")
+            self.emit(indent + 1, "if not _k_retry():")
             self.emit(indent + 2, "break")
         else:
             self.emit(indent, "while ready:")
@@ -933,6 +1069,24 @@ class _Codegen:
         self.emit(inner, f"_k_push(heap, (now + {gap}, _k_seq(), _K_ARRIVE, None))")
         del world
         self._resume(indent, "s")
+
+
+def _number(value: float) -> str:
+    """`value` as Python source (inf as the bound `_k_INF`)."""
+    if value == math.inf:
+        return "_k_INF"
+    if value == -math.inf:
+        return "(-_k_INF)"
+    return repr(float(value))
+
+
+def _rejecter(recorder: Any) -> Any:
+    """`_k_reject(pool)`: a hold that can never fit `pool` is rejected (counted)."""
+
+    def reject(pool: Any) -> None:
+        recorder.pool_count(pool.index, "rejected")
+
+    return reject
 
 
 def _sets_turn(program: ir.Program) -> bool:

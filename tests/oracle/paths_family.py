@@ -1,0 +1,255 @@
+"""A family of random programs for the compiled event path against the interpreter.
+
+The generated code of `serq.sim.compiled` (its event loop, its stage templates, its
+inline holds and sessions) must give the interpreter's report to the last bit. This
+family draws programs over what that code writes differently from the interpreter:
+fifo(c), delay and ps stages (single, and arrays run with a computed index or chosen
+with `choose`), plain holds of one or two pools (the inline holds), several holds of one
+pool, holds nested in holds of other pools, `end;` inside holds, rejections (units above
+the cap), units that read the clock, the state and draws, loops and branches around
+runs and holds, turns with the workload's blocks, gauges and observables of pools and
+stages, every arrival kind and an `arrivals` limit, and runs of zero, negative and NaN
+work. Constants come from the whole domain: 0, fractions, inf, negatives where they are
+errors. Random draws are fine: both paths draw from the same streams.
+
+`program(k)` is the k-th program (seeded by k). `scripts/search_step.py --family paths
+--against interpreter` runs a range of them; `tests/sim/test_paths_family.py` a sample.
+"""
+
+from __future__ import annotations
+
+import random
+
+CAPS = ("0", "1", "2", "3", "2.5", "4", "8", "inf", "0.5")
+STAGE_KINDS = (
+    "fifo(1)",
+    "fifo(1)",
+    "fifo(2)",
+    "fifo(3)",
+    "delay",
+    "ps(1)",
+    "ps(2)",
+    "ps(0.5)",
+    "ps(min(present, 2))",
+    "ps(1 + 0.5 * present)",
+)
+WORKS = (
+    "~exp(1)",
+    "~exp(0.5)",
+    "~uniform(0, 2)",
+    "~erlang(2, 1)",
+    "~h2(1, 4)",
+    "~det(1)",
+    "0.5",
+    "2",
+    "0",
+    "~bernoulli(0.5)",
+    "x",
+    "x + 1",
+    "max(0, x - 1)",
+)
+UNITS = (
+    "1",
+    "1",
+    "2",
+    "0",
+    "0.5",
+    "x",
+    "1 + floor(~uniform(0, 3))",
+    "now > 50 ? 1 : 2",
+    "free({p}) > 1 ? 1 : 0.5",
+    "holders({p}) + 1",
+    "queued({p}) > 2 ? 2 : 1",
+    "used({p}) / 4 + 1",
+)
+ARRIVALS = (
+    "arrive poisson(0.8);",
+    "arrive poisson(2);",
+    "arrive renewal(1);",
+    "arrive renewal(~exp(1.5));",
+    "arrive renewal(~uniform(0.5, 1.5));",
+    "arrive closed(3);",
+    "arrive closed(1);",
+    "arrive batch(5);",
+    "arrive batch(1);",
+)
+EXPRS = (
+    "now",
+    "now - t0",
+    "x",
+    "queue({s})",
+    "busy({s})",
+    "work({s})",
+    "used({p})",
+    "free({p})",
+    "holders({p})",
+    "queued({p})",
+    "turn_no",
+    "serial",
+    "now - t0 > 2",
+)
+
+
+class _Gen:
+    def __init__(self, k: int) -> None:
+        self.r = random.Random(k)
+        self.stages: list[tuple[str, int | None]] = []  # name, array size
+        self.pools: list[str] = []
+        self.depth = 0
+        self.loops = 0
+        self.obs = 0
+
+    def pick(self, items):
+        return self.r.choice(items)
+
+    def stage_ref(self) -> str:
+        name, size = self.pick(self.stages)
+        if size is None:
+            return name
+        index = self.pick(
+            (
+                f"{self.r.randrange(size)}",
+                f"min(x, {size - 1})",
+                f"floor(~uniform(0, {size}))",
+                "serial - 2 * floor(serial / 2)",
+                "x",  # out of range at times: the run fails, on both paths alike
+            )
+        )
+        return f"{name}[{index}]"
+
+    def pool(self) -> str:
+        return self.pick(self.pools)
+
+    def expr(self) -> str:
+        e = self.pick(EXPRS)
+        if "{s}" in e:
+            name, size = self.pick(self.stages)
+            e = e.format(s=name if size is None else f"{name}[0]")
+        if "{p}" in e:
+            if not self.pools:
+                return "now"
+            e = e.format(p=self.pool())
+        return e
+
+    def run(self) -> str:
+        work = self.pick(WORKS)
+        return f"run {self.stage_ref()} ({work});"
+
+    def block(self, n: int) -> list[str]:
+        out = []
+        for _ in range(n):
+            out += self.stmt()
+        return out
+
+    def stmt(self) -> list[str]:
+        r = self.r
+        choices = ["run", "run", "run", "set", "observe"]
+        if self.pools and self.depth < 3:
+            choices += ["hold", "hold", "hold"]
+        if self.depth < 3:
+            choices += ["branch", "branch_with"]
+        if self.depth < 2 and self.loops < 1:
+            choices.append("loop")
+        if self.depth > 0:
+            choices.append("end")
+        choices.append("choose")
+        kind = r.choice(choices)
+        if kind == "run":
+            return [self.run()]
+        if kind == "set":
+            return [f"set x = {self.pick(('~exp(1)', 'x + 1', 'floor(~uniform(0, 3))', 'now - t0', '0.5'))};"]
+        if kind == "observe":
+            self.obs += 1
+            return [f"observe o{self.obs} = {self.expr()};"]
+        if kind == "choose":
+            name, size = self.pick(self.stages)
+            if size is None:
+                return [f"choose j in 2 by ({self.pick(('x', 'now', '-serial', 'j'))});"]
+            return [f"choose j in {size} by (queue({name}[j]), busy({name}[j]));"]
+        if kind == "end":
+            return ["branch with (0.2) {", "  end;", "}"]
+        if kind in ("branch", "branch_with"):
+            self.depth += 1
+            then = self.block(r.randint(1, 2))
+            other = self.block(r.randint(0, 2))
+            self.depth -= 1
+            head = (
+                f"branch with ({self.pick(('0.5', '0.1', '0', '1', '0.9'))})"
+                if kind == "branch_with"
+                else f"branch ({self.pick(('x > 1', 'serial - 2 * floor(serial / 2) == 0', 'now > 20', 'turn_no >= 2'))})"
+            )
+            return [f"{head} {{", *("  " + s for s in then), "} else {", *("  " + s for s in other), "}"]
+        if kind == "loop":
+            self.depth += 1
+            self.loops += 1
+            body = self.block(r.randint(1, 3))
+            self.depth -= 1
+            return [
+                "loop {",
+                *("  " + s for s in body),
+                "  set n = n + 1;",
+                f"  branch (n >= {r.randint(1, 4)}) {{",
+                "    set n = 0;",
+                "    end;",
+                "  }",
+                *(["  run think (~exp(1));"] if r.random() < 0.7 else []),
+                "}",
+            ]
+        # hold
+        pools = self.pools[:]
+        r.shuffle(pools)
+        held = pools[: self.pick((1, 1, 2))]
+        parts = ", ".join(f"{p} ({self.pick(UNITS).format(p=p)})" for p in held)
+        self.depth += 1
+        body = self.block(r.randint(1, 3))
+        self.depth -= 1
+        return [f"hold {parts} {{", *("  " + s for s in body), "}"]
+
+
+def program(k: int, dialect: str = "items") -> str:
+    """The k-th program of the family (`dialect` is accepted for the search script)."""
+    g = _Gen(k)
+    r = g.r
+    lines = []
+    for i in range(r.randint(0, 3)):
+        name = f"p{i}"
+        g.pools.append(name)
+        lines.append(f"pool {name} {{ cap {g.pick(CAPS)}; }}")
+    for i in range(r.randint(1, 3)):
+        size = g.pick((None, None, None, 2, 3))
+        name = f"s{i}"
+        g.stages.append((name, size))
+        decl = f"stage {name}[{size}]" if size else f"stage {name}"
+        lines.append(f"{decl} : {g.pick(STAGE_KINDS)};")
+    lines.append("stage think : delay;")
+    turns = r.random() < 0.3
+    arrival = g.pick(ARRIVALS)
+    lines += [
+        "workload {",
+        f"  {arrival}",
+        "  init {",
+        "    set t0 = now;",
+        "    set x = ~exp(1);",
+        "    set n = 0;",
+        "  }",
+    ]
+    if turns:
+        lines += ["  turn {", "    set x = ~uniform(0, 3);", "  }"]
+    lines.append("}")
+    body = g.block(r.randint(2, 5))
+    if turns:
+        body = ["turn;", *body, "turn;", *g.block(r.randint(1, 2))]
+    lines += ["session {", *("  " + s for s in body), "  observe sojourn = now - t0;", "}"]
+    for i in range(r.randint(0, 2)):
+        e = g.expr()
+        if any(w in e for w in ("now", "x", "t0", "cached", "turn_no", "serial", "work")):
+            e = "1"
+        lines.append(f"gauge g{i} = {e};")
+    horizon = g.pick(("60", "120", "200"))
+    limit = ""
+    if "poisson" in arrival or "renewal" in arrival:
+        if r.random() < 0.15:
+            limit = f" arrivals {r.randint(5, 40)};"
+            horizon = "100000"
+    lines.append(f"run {{ horizon {horizon}; warmup {g.pick(('0', '5', '10'))}; seed {k};{limit} }}")
+    return "\n".join(lines) + "\n"
