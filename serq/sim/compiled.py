@@ -71,6 +71,7 @@ BLOCK = 4096  # samples buffered per observation before they move to the recorde
 _SOURCES = count()  # a file name per compiled program, for tracebacks (linecache)
 # the slots a plain program's session is made with (the rest it never reads)
 _PLAIN_SLOTS = ("frames", "state")
+_HOLD_SLOTS = ("where", "waiter", "admitted")  # and those of a program with inline holds
 
 
 class CFrame(tuple):
@@ -107,6 +108,28 @@ class SampleBuffer:
         for column, items in zip(self.columns, self.lists, strict=True):
             column.frombytes(pack(f"{n}{column.typecode}", *items))
             items.clear()
+
+
+class GaugePoints:
+    """The change points of one gauge not yet in the recorder's arrays: two lists (times,
+    values) that `flush` moves to the arrays, keeping the last two points, which an
+    instant read again may change (`StatsRecorder.gauges`)."""
+
+    __slots__ = ("times", "values", "columns")
+
+    def __init__(self, columns: tuple) -> None:
+        self.columns = columns
+        self.times: list[float] = []
+        self.values: list[float] = []
+
+    def flush(self, keep: int = 2) -> None:
+        """Move all but the last `keep` points to the arrays, in order."""
+        n = len(self.times) - keep
+        if n <= 0:
+            return
+        for column, items in zip(self.columns, (self.times, self.values), strict=True):
+            column.frombytes(pack(f"{n}d", *items[:n]))
+            del items[:n]
 
 
 class Samples:
@@ -155,8 +178,11 @@ def install(world: World) -> bool:
         for stage, kind in switched:
             stage.__class__ = kind
         return False
+    if not world.steps:
+        ch.start_levels(world)
     world.switched = switched
     world.samples = namespace["_k_samples"]
+    world.gauge_points = namespace["_k_gauge_points"]
     world.loop_lines = lines
     made = namespace["_k_build"]()
     for name, cell in namespace.get("_k_enter_cells", ()):
@@ -164,6 +190,8 @@ def install(world: World) -> bool:
     world.new_session = made["new_session"]  # the rest of the simulator calls these
     world.end_session = made["end"]
     world.retry_pools = made["retry"]
+    if made["end_instant"] is not None:  # a step engine's span reads the gauges too
+        world.end_instant = made["end_instant"]
     world._k_loop = made["loop"]
     world._k_settle = made["settle"]
     world._k_live = made["live"]
@@ -182,6 +210,7 @@ class CompiledWorld(World):
     loop_lines: dict[int, Any]
     switched: list[tuple[Any, type]]
     samples: Samples
+    gauge_points: list[GaugePoints]
     _k_loop: Any
     _k_settle: Any
     _k_live: Any
@@ -206,7 +235,11 @@ class CompiledWorld(World):
         """Hand the recorder what the generated code kept: the stages' levels and sums,
         the level of live sessions."""
         cs.write_back(self, self.switched)
+        if not self.steps:  # the pools' levels were kept on the pools
+            ch.write_back(self)
         self.samples.flush()
+        for points in self.gauge_points:
+            points.flush(keep=0)
         live = self.recorder.live_level()
         live.since, live.area, live.value = self._k_live()
 
@@ -285,6 +318,7 @@ class _Codegen:
         self.inline = ch.inline_holds(program)  # the holds written inline
         self._held: list[tuple[str, list[str]]] = []  # the inline holds around: run, pools
         self.samples = Samples(world.recorder)
+        self.gauge_points: list[GaugePoints] = []
         # whether a session's `turn_no` can be other than 0 (else an observation's turn is)
         self.turns = _sets_turn(program)
         self.lines: list[str] = []
@@ -293,15 +327,23 @@ class _Codegen:
         self._temps = count()
         self._bodies: dict[int, str] = {}  # hold body block -> its generator's name
         self._pending: list[tuple[int, str]] = []
-        # a program with nothing of the rest of the simulator: plain sessions, plain settle
-        self.plain = not (
-            world.pools
-            or world.steps
+        holds = [s for b in program.blocks for s in b if isinstance(s, ir.Hold)]
+        self.complex_holds = any(id(h) not in self.inline for h in holds)
+        self.leases = any(h.lease is not None for h in holds)
+        # what the rest of the simulator may read of a session: its whole `Session`
+        self.objects = bool(
+            world.steps
             or world.claims is not None
             or world.workload.trace is not None
+            or self.complex_holds
+            or any(p.spill is not None for p in program.pools)
             or any(type(s) not in (FifoStage, DelayStage, PsStage) and not cs.is_compiled(s)
                    for s in world.stages)
         )
+        # a program with nothing of the rest of the simulator: plain sessions, plain settle
+        self.plain = not (world.pools or self.objects)
+        # the slots a session is made with: all, or those the generated code reads
+        self.slots = None if self.objects else _PLAIN_SLOTS + (() if self.plain else _HOLD_SLOTS)
         self.ps = any(type(s).__mro__[1] is PsStage for s in world.stages if cs.is_compiled(s))
         # a flow network joins the pending ps stages too
         self.others_pending = any(isinstance(s, FlowStage) for s in world.stages)
@@ -383,6 +425,10 @@ class _Codegen:
                 block, name = self._pending.pop()
                 self._generator(name, block)
             self._retry_function()
+            if world.gauges:
+                self._gauges_function()
+            else:
+                self.emit(1, "_k_end_instant = None")
             self._settle_function()
             self._loop_function()
             self.emit(1, "def _k_live():")
@@ -393,11 +439,13 @@ class _Codegen:
                 1,
                 "return {'new_session': _k_new_session, 'end': _k_end, 'loop': _k_loop, "
                 "'settle': _k_settle_all, 'live': _k_live, 'retry': _k_retry, "
+                "'end_instant': _k_end_instant, "
                 f"'bodies': {{{bodies}}}}}",
             )
         finally:
             self.exprs.inline_draws = False
         ns["_k_samples"] = self.samples
+        ns["_k_gauge_points"] = self.gauge_points
         source = "\n".join(self.lines) + "\n"
         if len(self.lines) > 200_000:
             raise Unsupported("the generated source is too long")
@@ -453,14 +501,14 @@ class _Codegen:
         self.emit(indent, "s = _k_object_new(_k_Session)")
         self.emit(indent, "s.serial = serial")
         self.emit(indent, f"s.attrs = a = [0.0] * {n + 1}")
-        if not self.plain:  # `cachedin` reads the session there (a cycle, when it is kept)
+        if self.objects:  # `cachedin` reads the session there (a cycle, when it is kept)
             self.emit(indent, f"a[{n}] = s")
-        else:
+        else:  # no cache: `cachedin` reads 0 for None
             self.emit(indent, f"a[{n}] = None")
         for slot in Session.__slots__:
             if slot in ("serial", "attrs", "frames"):
                 continue
-            if self.plain and slot not in _PLAIN_SLOTS:
+            if self.slots is not None and slot not in self.slots:
                 continue
             value = getattr(model, slot)
             if isinstance(value, list | dict) and not value:
@@ -581,6 +629,8 @@ class _Codegen:
             self._release_inline(indent)
             self._end(indent, scan=True)
             self.emit(indent, "return")  # the generator finishes (no close when it goes)
+        elif isinstance(stmt, ir.Choose) and _whole_count(stmt.count):
+            self._choose(stmt, indent)
         elif isinstance(stmt, ir.Hold) and id(stmt) in self.inline:
             self._inline_hold(stmt, indent)
         elif isinstance(stmt, ir.Hold):
@@ -599,15 +649,19 @@ class _Codegen:
         hold a hold (else only its outermost frame is left); `release`: what it holds is
         not released yet."""
         world = self.world
-        if not self.plain and release:
+        if release and self.leases:
             self.emit(indent, "if s.leases:")
             self.emit(indent + 1, "_k_holds.release_all(s)")
-            if scan:
+            if scan and self.complex_holds:
                 self.emit(indent, "else:")
-                self.emit(indent + 1, "for f in s.frames:")
-                self.emit(indent + 2, f"if f[1] == {HOLD}:")
-                self.emit(indent + 3, "_k_holds.release_all(s)")
-                self.emit(indent + 3, "break")
+                indent += 1
+        if release and scan and self.complex_holds:
+            self.emit(indent, "for f in s.frames:")
+            self.emit(indent + 1, f"if f[1] == {HOLD}:")
+            self.emit(indent + 2, "_k_holds.release_all(s)")
+            self.emit(indent + 2, "break")
+            if self.leases:
+                indent -= 1
         self.emit(indent, "s.frames.clear()")
         if not self.plain:
             self.emit(indent, f"s.state = {ENDED}")
@@ -634,7 +688,7 @@ class _Codegen:
         self.emit(2, "nonlocal live_since, live_area, live_value")
         self.emit(2, f"if s.state == {ENDED}:")
         self.emit(3, "return")
-        if not self.plain:
+        if self.leases or self.complex_holds:
             self.emit(2, f"if s.leases or any(f[1] == {HOLD} for f in s.frames):")
             self.emit(3, "_k_holds.release_all(s)")
         self._end(2, scan=False, release=False)
@@ -725,6 +779,22 @@ class _Codegen:
         consts = {m.phi_const for m in members}
         const = consts.pop() if len(consts) == 1 else None
         return cs.ps_arrive(st, job, w, "now", const, o)
+
+    def _choose(self, stmt: ir.Choose, indent: int) -> None:
+        """`choose j in N by (keys)` of a constant count, inline: each candidate's keys
+        (a tuple, compared as the interpreter's are), the first of the least kept."""
+        n = int(stmt.count.value)  # type: ignore[attr-defined]
+        candidates = self.bind(tuple((j, float(j)) for j in range(n)), "_k_candidates")
+        best, key, best_key = self.temp("best"), self.temp("key"), self.temp("best_key")
+        self.emit(indent, f"{best} = 0.0")
+        self.emit(indent, f"{best_key} = None")
+        self.emit(indent, f"for j, jf in {candidates}:")
+        self.emit(indent + 1, f"a[{stmt.slot}] = jf")
+        keys = ", ".join(self.expr(k, self.session_stream) for k in stmt.keys)
+        self.emit(indent + 1, f"{key} = ({keys},)")
+        self.emit(indent + 1, f"if {best_key} is None or {key} < {best_key}:")
+        self.emit(indent + 2, f"{best}, {best_key} = jf, {key}")
+        self.emit(indent, f"a[{stmt.slot}] = {best}")
 
     def _inline_hold(self, stmt: ir.Hold, indent: int) -> None:
         """A hold written inline (`serq.sim.compiled_holds`): `Holds.join` (each pool's
@@ -927,8 +997,11 @@ class _Codegen:
             self.emit(indent, "while ready:")
             self.emit(indent + 1, "s = popleft()")
             self._resume(indent + 1, "s")
-        if world.pools or world.steps:
+        if world.steps:
             self.emit(indent, "W.settle_objects()")
+        elif world.pools:  # `World._flush_pools`, inline: the levels of the pools that changed
+            for pool in world.pools:
+                self.emit_all(indent, ch.flush(self.bind(pool, "_k_pool")))
         self.emit(indent, "if pending:")
         self.emit(indent + 1, "if len(pending) > 1:")
         self.emit(indent + 2, "pending.sort(key=_k_index)")
@@ -948,6 +1021,48 @@ class _Codegen:
             self.emit(indent + 1, "for st in _k_spans:")
             self.emit(indent + 2, "st.extend()")
             self.emit(indent + 1, "_k_spans.clear()")
+
+    def _gauges_function(self) -> None:
+        """`_k_end_instant(t)`: `World.end_instant`, with `StatsRecorder.gauges` inline:
+        every gauge read at the end of the instant `t`, a change point kept where its
+        value changed (the points in lists, `GaugePoints`, moved to the arrays in blocks).
+        A value equal to the last one (the same object, or ==, as tuples compare) is no
+        change; the clock going back (a step engine's span) is noted for the report."""
+        world, recorder = self.world, self.world.recorder
+        n = len(world.gauges)
+        lasts = [f"g_last{i}" for i in range(n)]
+        self.emit(1, f"{', '.join(lasts)} = {', '.join('None' for _ in lasts)}")
+        self.emit(1, "def _k_end_instant(t):")
+        self.emit(2, f"nonlocal {', '.join(lasts)}")
+        self.emit(2, f"a = {self.bind(world.blank, '_k_blank')}")
+        exprs = self.exprs
+        for i, gauge in enumerate(self.program.gauges):
+            exprs._stream = None
+            code, _ = exprs._code(gauge.value)  # a gauge reads no clock and draws nothing
+            self.emit(2, f"v{i} = {code}")
+        same = " and ".join(f"(v{i} is g_last{i} or v{i} == g_last{i})" for i in range(n))
+        self.emit(2, f"if g_last0 is not None and {same}:")
+        self.emit(3, "return")
+        unordered = self.bind(recorder._gauge_unordered, "_k_unordered")
+        for i in range(n):
+            points = GaugePoints(recorder._gauge_points[i])
+            self.gauge_points.append(points)
+            times, values = self.bind(points.times, "_k_gt"), self.bind(points.values, "_k_gv")
+            self.emit(2, f"if g_last{i} is None or not g_last{i} == v{i}:")
+            self.emit(3, f"if {times} and {times}[-1] == t:")
+            self.emit(4, f"{values}[-1] = v{i}")
+            self.emit(4, f"if len({values}) > 1 and {values}[-2] == v{i}:")
+            self.emit(5, f"{times}.pop()")
+            self.emit(5, f"{values}.pop()")
+            self.emit(3, "else:")
+            self.emit(4, f"if {times} and t < {times}[-1]:")
+            self.emit(5, f"{unordered}.add({i})")
+            self.emit(4, f"{times}.append(t)")
+            self.emit(4, f"{values}.append(v{i})")
+            self.emit(4, f"if len({times}) > {BLOCK}:")
+            self.emit(5, f"{self.bind(points.flush, '_k_gflush')}()")
+        self.emit(2, f"{', '.join(lasts)} = {', '.join(f'v{i}' for i in range(n))}")
+        self.emit(0, "")
 
     def _settle_function(self) -> None:
         self.emit(1, "def _k_settle_all():")
@@ -988,7 +1103,7 @@ class _Codegen:
         self.emit(4, "break")
         self.emit(3, "if t != now:")
         if gauges:
-            self.emit(4, "W.end_instant(now)")
+            self.emit(4, "_k_end_instant(now)")
         self.emit(4, "now = engine.now = t")
         self.emit(3, "_, sq, kind, job = pop(heap)")
         first = True
@@ -1023,7 +1138,7 @@ class _Codegen:
             self.emit(4, "break")
         self.emit(2, "engine.events += fired")
         if gauges:
-            self.emit(2, "W.end_instant(engine.now)")
+            self.emit(2, "_k_end_instant(engine.now)")
         self.emit(0, "")
         del o
 
@@ -1069,6 +1184,12 @@ class _Codegen:
         self.emit(inner, f"_k_push(heap, (now + {gap}, _k_seq(), _K_ARRIVE, None))")
         del world
         self._resume(indent, "s")
+
+
+def _whole_count(count: ir.Expr) -> bool:
+    """Whether a `choose` count is a constant whole number from 1 on (others are checked
+    when they run, by the interpreter's step)."""
+    return isinstance(count, ir.Num) and count.value >= 1 and count.value == int(count.value)
 
 
 def _number(value: float) -> str:

@@ -225,3 +225,49 @@ def release(pools: list[str], run: str) -> list[str]:
             f"{pool}.dirty = True",
         ]
     return lines
+
+
+def flush(pool: str) -> list[str]:
+    """`World._flush_pools` of one pool, with `StatsRecorder.pool_state` inline: the four
+    levels, kept on the pool (`start_levels`), integrated to now if it changed."""
+    return [
+        f"if {pool}.dirty:",
+        f"    {pool}.dirty = False",
+        f"    if now > {pool}.lv_since:",
+        f"        dt = now - {pool}.lv_since",
+        f"        {pool}.lv_used += {pool}.v_used * dt",
+        f"        {pool}.lv_cached += {pool}.v_cached * dt",
+        f"        {pool}.lv_queued += {pool}.v_queued * dt",
+        f"        {pool}.lv_holders += {pool}.v_holders * dt",
+        f"        {pool}.lv_since = now",
+        f"    {pool}.v_used = {pool}.allocated",
+        f"    {pool}.v_cached = {pool}.cache.total",
+        f"    {pool}.v_queued = len({pool}.queue) + len({pool}.front)",
+        f"    {pool}.v_holders = {pool}.n_holders",
+    ]
+
+
+def start_levels(world: Any) -> None:
+    """Start each pool's levels as the recorder's start (from the warm-up, at 0), for a
+    run whose pool levels only `flush` changes (one without a step engine)."""
+    warmup = world.recorder.warmup
+    for pool in world.pools:
+        pool.lv_since = warmup
+        pool.lv_used = pool.lv_cached = pool.lv_queued = pool.lv_holders = 0.0
+        pool.v_used = pool.v_cached = pool.v_queued = pool.v_holders = 0.0
+
+
+def write_back(world: Any) -> None:
+    """Give the recorder the pool levels `flush` kept, as `pool_state` would have left
+    them."""
+    for pool in world.pools:
+        record = world.recorder._pools[pool.index]
+        for level, area, value in (
+            (record.used, pool.lv_used, pool.v_used),
+            (record.cached, pool.lv_cached, pool.v_cached),
+            (record.queued, pool.lv_queued, pool.v_queued),
+            (record.holders, pool.lv_holders, pool.v_holders),
+        ):
+            level.since = pool.lv_since
+            level.area = area
+            level.value = value
