@@ -34,10 +34,16 @@ workload { arrive batch(1); }
 session { hold kv (8) { run E prefill (8) growing kv; run E decode (20) growing kv; } cache (28); }
 run { horizon 100; }
 """
-PS_ZERO = """stage p : ps(0);
+PS_ZERO = """stage p : ps(1 - present);
 workload { arrive poisson(1); }
 session { run p (1); }
 run { horizon 100; }
+"""
+TINY_BLOCKS = """pool kv { cap 4; block 1e-300; evict by (size); }
+stage s : fifo(1);
+workload { arrive renewal(1); }
+session { hold kv (3) { run s (0.5); } cache (3); }
+run { horizon 20; }
 """
 
 CASES = [
@@ -68,6 +74,14 @@ CASES = [
         (1, 7),
         "the capacity of ps stage `p` with 1 job is 0; it must be positive",
         None,
+    ),
+    (
+        TINY_BLOCKS,
+        (1, 6),
+        "pool `kv`: evicting 2.000000000000001 units block by block takes "
+        "2.0000000000000007e+300 blocks of 1e-300, more than serq steps through (10,000,000): "
+        "the eviction keys or the spill are taken again after every block",
+        "at simulated time 2",
     ),
 ]
 
