@@ -144,7 +144,7 @@ def _invalid_utf8(
     count = sum(1 for c in text if is_bad_byte(c))
     kept = [d for d in diagnostics if not _at_bad_byte(d, text)]
     more = f" (and {count - 1} more)" if count > 1 else ""
-    message = f"invalid UTF-8: byte 0x{byte_value(text[bad]):02X} begins no UTF-8 character{more}"
+    message = f"invalid UTF-8: {_bad_byte(byte_value(text[bad]))}{more}"
     kept.append(
         Diagnostic.error(
             codes.INVALID_UTF8,
@@ -154,6 +154,16 @@ def _invalid_utf8(
         )
     )
     return kept
+
+
+def _bad_byte(byte: int) -> str:
+    """What is wrong with the invalid `byte`: a lead byte whose sequence is cut short or
+    malformed, a continuation byte with no lead, or a byte UTF-8 never uses."""
+    if 0xC2 <= byte <= 0xF4:
+        return f"the sequence byte 0x{byte:02X} begins is cut short or malformed"
+    if 0x80 <= byte <= 0xBF:
+        return f"byte 0x{byte:02X} continues no character"
+    return f"byte 0x{byte:02X} is never part of UTF-8"
 
 
 def _dialect_errors(outer: list, main: ast.FnMain) -> list[Diagnostic]:
