@@ -49,7 +49,7 @@ def sources(valid_only: bool = False) -> list[Path]:
         else ["valid", "valid_main", "invalid", "link_invalid"]
     )
     files = [p for f in folders for p in sorted((CORPUS / f).glob("**/*.sq"))]
-    files += sorted(p for p in EXAMPLES.glob("*.sq"))
+    files += sorted(p for p in EXAMPLES.rglob("*.sq") if p.parent.name != "lib")
     return files
 
 
