@@ -21,7 +21,13 @@ from serq.diagnostics import Edit, Fix, Label, Span, codes
 from serq.expand.walk import walk
 from serq.ir import arith
 from serq.syntax import ast
-from serq.vocabulary import CLAIM_AGGREGATES, CLAIM_CONTEXT, CONTEXT_VARS, OBSERVABLES
+from serq.vocabulary import (
+    CLAIM_AGGREGATES,
+    CLAIM_CONTEXT,
+    CONTEXT_VARS,
+    MAX_MEMBERS,
+    OBSERVABLES,
+)
 
 if TYPE_CHECKING:
     from serq.link.resolve import Family, Scope
@@ -32,7 +38,6 @@ _STAGE_FUNCS = frozenset(ir.STAGE_OBSERVABLES)
 _ARITY = {**{f: n for f, (n, _) in arith.FUNCTIONS.items()}, "cost": 2, "price": 3}
 _FUNCTION_NAMES = frozenset(arith.FUNCTIONS) | OBSERVABLES | {"cost"} | CLAIM_AGGREGATES
 _LANGUAGE = CONTEXT_VARS | {"inf"}
-MAX_MEMBERS = 1_000_000  # the largest family a program may declare
 
 
 class Resolver:

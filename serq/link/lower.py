@@ -30,7 +30,7 @@ from serq.ir import arith
 from serq.link.expressions import Resolver
 from serq.link.resolve import Family, Scope
 from serq.syntax import ast
-from serq.vocabulary import ARRIVALS_MAX, SEED_MAX, SEED_MIN
+from serq.vocabulary import ARRIVALS_MAX, MAX_MEMBERS, SEED_MAX, SEED_MIN
 
 _MODES = {None: "plain", "prefill": "prefill", "decode": "decode"}
 _KERNEL_ITEMS = (
@@ -490,6 +490,13 @@ class _Lowering:
             return ir.Loop(self.block(s.body), span)
         if isinstance(s, ast.Choose):
             count = r.expr(s.count)
+            folded = arith.fold(count)
+            if folded is not None and not (
+                1 <= folded <= MAX_MEMBERS and folded == math.floor(folded)
+            ):
+                what = f"the count of `choose {s.target.name}`"
+                rule = f"a whole number from 1 to {MAX_MEMBERS}"
+                r.out_of_domain(s.count, what, rule, folded)
             keys = tuple(r.expr(k) for k in s.keys)
             return ir.Choose(self.scope.attrs[s.target.name], count, keys, span)
         if isinstance(s, ast.End):

@@ -318,3 +318,47 @@ def test_an_open_workload_that_would_never_reach_its_horizon_is_an_error(arrive,
     assert compiled is not None  # bounded by `arrivals`
     compiled, _ = sim_api.compile_program(text.replace("1e-11", "1e-9"), "t.sq")
     assert compiled is not None or "1e-11" not in text
+
+
+# ------------------------------------------------------------ choose, workload blocks
+
+
+@pytest.mark.parametrize(
+    ("count", "shown"),
+    [("inf", "inf"), ("0", "0"), ("2.5", "2.5"), ("0/0", "NaN"), ("2e6", "2e+06")],
+)
+def test_a_constant_choose_count_outside_its_domain_is_an_error_at_it(count, shown):
+    # `choose j in inf by (...)` was an E-internal OverflowError (found by the fuzzer)
+    text = program(
+        stage="stage s[3] : fifo(1);\n",
+        session=f"session {{ choose j in {count} by (queue(s[j])); run s[j] (1); }}\n",
+    )
+    assert errors(text) == [
+        (
+            4,
+            23,
+            "E-constant",
+            f"the count of `choose j` must be a whole number from 1 to 1000000, not {shown}",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("clause", "column"),
+    [
+        ("turn { set n = 5; turn; }", 49),  # recursed until Python's stack ran out
+        ("init { run s (1); }", 38),
+        ("init { branch (1) { set n = 1; } }", 38),
+        ("turn { hold kv (1) { set n = 1; } }", 38),
+        ("init { end; }", 38),
+    ],
+)
+def test_workload_blocks_only_set_and_observe(clause, column):
+    word = clause.split()[0]
+    text = (
+        f"pool kv {{ cap 10; }}\n{STAGE}workload {{ arrive poisson(1); {clause} }}\n"
+        f"session {{ turn; run s (1); }}\n{RUN}"
+    )
+    assert errors(text) == [
+        (3, column, "E-structure", f"a workload's `{word}` block may only `set` and `observe`")
+    ]
