@@ -89,12 +89,16 @@ def execute(
     when the run failed. `progress` is called with the clock now and then; `fast_forward`
     (None: the program's setting) lets step engines advance quiet iterations at once;
     `codegen` (None: the program's setting) runs sessions as generated code, False on the
-    interpreter (the same report);
+    interpreter (the same report); a run whose clock crawls too slowly ever to reach the
+    horizon fails (`serq.sim.pace`);
     `check_invariants` checks the simulator's invariants after every event (a debug mode:
     pools within their caps, time never going back, sessions conserved)."""
     from serq.sim import simulate  # the simulator loads only when a program runs
+    from serq.sim.pace import Pace
 
     program = compiled.program
+    if program.horizon is not None:  # a clock that crawls stops the run (`serq.sim.pace`)
+        progress = Pace(program.horizon, progress)
     recorder = StatsRecorder(program, program.warmup, progress)
     if fast_forward is None:
         fast_forward = compiled.fast_forward

@@ -183,6 +183,10 @@ class Holds:
         reuse = INF
         if caching and spec.reuse is not None:
             reuse = spec.reuse(a)
+            if reuse != reuse:  # below 0 consumes nothing, as `reuse (0)`
+                error = out_of_domain(spec.origin, "the `reuse` of the hold", reuse, "a number")
+                error.serial = s.serial  # admitted by a retry, maybe while another runs
+                raise error
         consumed = 0.0
         parts = []
         for i, (pool, units) in enumerate(zip(run.pools, run.units_now, strict=True)):
@@ -255,9 +259,11 @@ class Holds:
         if cache is not None:
             length = cache(s.attrs)
             if length != length:  # below 0 caches nothing, as the reference has it
-                raise out_of_domain(
+                error = out_of_domain(
                     spec.origin, "the length of the hold's cache", length, "a number"
                 )
+                error.serial = s.serial  # released by a preemption, maybe in another's turn
+                raise error
             amount = pool.round_down(min(length, computed))
             if amount > 0:
                 pool.cache.put(s, amount)

@@ -65,6 +65,9 @@ CASES = [
     ("hold kv (1) { run s (1); } cache (0 / (x + 1));", 6, 3, "the length of the hold's cache is NaN; it must be a number", 2, "4"),
     ("hold kv (1) { run s (1); } lease kv (x);", 6, 3, "the duration of `lease kv` is -1; it must be at least 0", 2, "4"),
     ("hold kv (1) { run s (1); } lease kv (0 / (x + 1));", 6, 3, "the duration of `lease kv` is NaN; it must be at least 0", 2, "4"),
+    ("hold kv (1) reuse (0 / (x + 1)) { run s (1); } cache (1);", 6, 3, "the `reuse` of the hold is NaN; it must be a number", 2, "3"),
+    # a computed choose count (a constant one is a link error)
+    ("choose j in 1 / x by (j); run s (1);", 6, 3, "choose over inf candidates: need a whole count from 1 to 1000000 (the largest family)", 1, "2"),
     ("run s (1 + ~bernoulli(x - 1.5));", 6, 14, "the probability of `~bernoulli` is -0.5; it must be in [0, 1]", 0, "1"),
     ("run s (1 + ~bernoulli(x + 2));", 6, 14, "the probability of `~bernoulli` is 3; it must be in [0, 1]", 0, "1"),
 ]  # fmt: skip

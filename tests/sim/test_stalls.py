@@ -39,6 +39,11 @@ workload { arrive poisson(1); }
 session { run p (1); }
 run { horizon 100; }
 """
+CRAWL = """workload { arrive closed(5); }
+stage svc : ps(1e300);
+session { run svc (~exp(1)); end; }
+run { horizon 30; }
+"""
 TINY_BLOCKS = """pool kv { cap 4; block 1e-300; evict by (size); }
 stage s : fifo(1);
 workload { arrive renewal(1); }
@@ -123,3 +128,46 @@ run { horizon 100; }
     compiled, _ = sim_api.compile_program(text, "t.sq")
     report, ran = sim_api.execute(compiled)
     assert ran == [] and report is not None and report.ended == 2
+
+
+def test_a_clock_that_crawls_is_stopped():
+    # a ps stage of capacity 1e300 and a closed population: every event moves the clock
+    # by ~1e-300, so no zero-time rule saw it, and the run never ended
+    text = CRAWL
+    assert text.strip() in DOC
+    compiled, _ = sim_api.compile_program(text, "t.sq")
+    report, [d] = sim_api.execute(compiled)
+    assert report is None
+    assert (d.code, d.span.line, d.span.column) == ("E-run", 1, 12)
+    assert d.message.startswith("the clock crawls: 262,144 events moved it from ")
+    assert "and at that pace the horizon 30 is about " in d.message
+
+
+def test_a_burst_of_events_at_one_instant_is_not_a_crawl():
+    # 300,000 sessions at time 0, each a few events, then a calm run: the clock does not
+    # move during the burst, which the pace does not judge
+    text = """stage d : delay;
+workload { arrive batch(300000); }
+session { run d (1e-9 * serial); run d (1000); }
+run { horizon 2000; }
+"""
+    compiled, _ = sim_api.compile_program(text, "t.sq")
+    report, ran = sim_api.execute(compiled)
+    assert ran == [] and report is not None and report.ended == 300000
+
+
+def test_the_pace_projects_from_what_the_clock_did():
+    from serq.sim.core import PROGRESS_EVERY
+    from serq.sim.errors import SimError
+    from serq.sim.pace import Pace
+
+    seen = []
+    pace = Pace(100.0, seen.append)
+    for k in range(10):  # one unit of time every PROGRESS_EVERY events: 2^16 * 100 events
+        pace(float(k))
+    assert seen == [float(k) for k in range(10)]
+    crawl = Pace(100.0)
+    with pytest.raises(SimError) as caught:
+        for k in range(10):
+            crawl(k * 1e-300)
+    assert caught.value.message.startswith(f"the clock crawls: {4 * PROGRESS_EVERY:,} events")
