@@ -139,7 +139,7 @@ def test_a_clock_that_crawls_is_stopped():
     report, [d] = sim_api.execute(compiled)
     assert report is None
     assert (d.code, d.span.line, d.span.column) == ("E-run", 1, 12)
-    assert d.message.startswith("the clock crawls: 262,144 events moved it from ")
+    assert d.message.startswith("the clock crawls: 65,536 events moved it from 0 to ")
     assert "and at that pace the horizon 30 is about " in d.message
 
 
@@ -162,12 +162,15 @@ def test_the_pace_projects_from_what_the_clock_did():
     from serq.sim.pace import Pace
 
     seen = []
-    pace = Pace(100.0, seen.append)
-    for k in range(10):  # one unit of time every PROGRESS_EVERY events: 2^16 * 100 events
-        pace(float(k))
-    assert seen == [float(k) for k in range(10)]
+    pace = Pace(1e6, seen.append)
+    for k in range(10):  # 1e-6 a PROGRESS_EVERY events: 2^16 * 1e12 events in all, fine
+        pace(k * 1e-6)
+    assert seen == [k * 1e-6 for k in range(10)]
     crawl = Pace(100.0)
+    crawl(0.0)  # a burst at time 0: not judged
     with pytest.raises(SimError) as caught:
-        for k in range(10):
-            crawl(k * 1e-300)
-    assert caught.value.message.startswith(f"the clock crawls: {4 * PROGRESS_EVERY:,} events")
+        crawl(1e-290)
+    assert caught.value.message.startswith(
+        f"the clock crawls: {2 * PROGRESS_EVERY:,} events moved it from 0 to 1e-290, and at "
+        "that pace the horizon 100 is about 1e+297 events away"
+    )
