@@ -280,18 +280,32 @@ def _name_unclosed(
     text: str, file: str, chunk: Chunk, diagnostics: tuple, lines: LineIndex
 ) -> tuple:
     """`diagnostics` with each opener the chunk never closes named where it stands: a label
-    "this `{` is never closed" on the first error at or after it."""
+    "this `{` is never closed" on the first error at or after it (at most
+    `UNCLOSED_LABELS` a diagnostic, the outermost, and a note counting the others)."""
     openers = unclosed(text, chunk.start, chunk.end)
     if not openers:
         return diagnostics
     out = list(diagnostics)
+    owned: dict[int, list[int]] = {}
     for at in openers:
         i = next((k for k, d in enumerate(out) if d.span.start >= at), len(out) - 1)
+        owned.setdefault(i, []).append(at)
+    for i, ats in owned.items():
         d = out[i]
-        char = text[at]
-        label = Label(lines.span(file, at, at + 1), f"this `{char}` is never closed")
-        out[i] = replace(d, labels=(*d.labels, label))
+        labels = [
+            Label(lines.span(file, at, at + 1), f"this `{text[at]}` is never closed")
+            for at in ats[:UNCLOSED_LABELS]
+        ]
+        notes = d.notes
+        if len(ats) > UNCLOSED_LABELS:
+            more = len(ats) - UNCLOSED_LABELS
+            notes = (*notes, f"and {more:,} more brackets inside them are never closed")
+        out[i] = replace(d, labels=(*d.labels, *labels), notes=notes)
     return tuple(out)
+
+
+# The unclosed openers named on one diagnostic; the rest are counted in a note.
+UNCLOSED_LABELS = 3
 
 
 def parse_whole(text: str, file: str = "<input>") -> ParseResult:
