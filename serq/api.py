@@ -139,18 +139,24 @@ def override_lets(
     declared = [item.name.name for item in lets]
     values: dict[str, ast.Expr] = {}
     diagnostics: list[Diagnostic] = []
+    spans = {item.name.name: item.name.span for item in reversed(lets)}  # the first
     for name, value in sets.items():
         file, text = set_source(name, value)
         start = Span(file, 0, len(text), 1, 1, 1, len(text) + 1)
-        if isinstance(value, float) and math.isnan(value):
+        target = arguments.get(name, name if name in declared else None)
+        if isinstance(value, float) and math.isnan(value) and target is not None:
             diagnostics.append(
-                Diagnostic.error(codes.CONSTANT, start, f"--set {name}: the value is NaN")
+                Diagnostic.error(
+                    codes.CONSTANT,
+                    spans[target],
+                    f"`let {target}` is NaN: `--set {name}` makes it so",
+                    help=f"give `--set {name}` a number or `inf`",
+                )
             )
             continue
         let = _override_let(text, file, f"--set {name}", value, start, diagnostics)
         if let is None:
             continue
-        target = arguments.get(name, name if name in declared else None)
         if target is None:
             names = [*arguments, *(n for n in declared if n not in arguments.values())]
             diagnostics.append(_unknown_override(name, let.name.span, names))

@@ -38,14 +38,25 @@ def _lark_without_extras() -> None:
                 del sys.modules[name]
 
 
-_lark_without_extras()  # fast path: the start-up of `serq check` (issue 18)
-
-from serq import __version__, api  # noqa: E402
-from serq.diagnostics import Diagnostic, Severity, print_diagnostics, to_json  # noqa: E402
-from serq.vocabulary import SEED_MAX, SEED_MIN  # noqa: E402
+from serq import __version__  # noqa: E402
+from serq.vocabulary import ARRIVALS_MAX, SEED_MAX, SEED_MIN  # noqa: E402
 
 if TYPE_CHECKING:
+    from serq import api
+    from serq.diagnostics import Diagnostic, Severity, print_diagnostics, to_json
     from serq.report import Report
+
+
+def _load() -> None:
+    """Import the pipeline (Lark, the parser, the diagnostics) into this module's names.
+
+    `main` calls it inside its Ctrl-C handling: a Ctrl-C while a third of a second of
+    imports runs stops the command with its one line, not with a traceback (the module
+    itself imports only what argparse needs)."""
+    global api, Diagnostic, Severity, print_diagnostics, to_json
+    _lark_without_extras()  # fast path: the start-up of `serq check` (issue 18)
+    from serq import api
+    from serq.diagnostics import Diagnostic, Severity, print_diagnostics, to_json
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
@@ -93,7 +104,7 @@ def _parser() -> argparse.ArgumentParser:
     ir.add_argument("file", metavar="FILE", help="a .sq file")
     ir.add_argument("--horizon", type=_number, metavar="T", help="override the run block's horizon")
     ir.add_argument(
-        "--arrivals", type=_count, metavar="N", help="override the run block's arrivals"
+        "--arrivals", type=_arrivals, metavar="N", help="override the run block's arrivals"
     )
     ir.add_argument("--compact", action="store_true", help="print the JSON on one line")
     _override_options(ir)
@@ -110,7 +121,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--horizon", type=_number, metavar="T", help="override the horizon")
     run.add_argument("--warmup", type=_time, metavar="T", help="override the warm-up")
-    run.add_argument("--arrivals", type=_count, metavar="N", help="override the arrivals")
+    run.add_argument("--arrivals", type=_arrivals, metavar="N", help="override the arrivals")
     _override_options(run)
     run.add_argument("--json", action="store_true", help="print the report as JSON")
     run.add_argument(
@@ -200,7 +211,7 @@ def _sweep_parser(commands: Any) -> None:
     )
     sweep.add_argument("--horizon", type=_number, metavar="T", help="override the horizon")
     sweep.add_argument("--warmup", type=_time, metavar="T", help="override the warm-up")
-    sweep.add_argument("--arrivals", type=_count, metavar="N", help="override the arrivals")
+    sweep.add_argument("--arrivals", type=_arrivals, metavar="N", help="override the arrivals")
     sweep.add_argument(
         "--no-fast-forward",
         dest="fast_forward",
@@ -287,6 +298,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     Ctrl-C stops it with one line and status 130; a closed stdout (`serq run | head`)
     ends it quietly with status 141, as a program killed by SIGPIPE."""
     try:
+        _load()
         status = _main(argv)
         sys.stdout.flush()  # here, not at exit, where a closed pipe would print a warning
         return status
@@ -635,6 +647,19 @@ def _positive_count(text: str) -> int:
     value = _count(text)
     if value == 0:
         raise argparse.ArgumentTypeError(f"not a whole number ≥ 1: {text!r}")
+    return value
+
+
+def _arrivals(text: str) -> int:
+    """`--arrivals N`: a whole number from 1 to `ARRIVALS_MAX`, as in the run block."""
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if not 1 <= value <= ARRIVALS_MAX:
+        raise argparse.ArgumentTypeError(
+            f"not a number of arrivals (1 to {ARRIVALS_MAX}): {text!r}"
+        )
     return value
 
 

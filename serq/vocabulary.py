@@ -67,3 +67,10 @@ DISTRIBUTIONS = frozenset({"exp", "det", "uniform", "erlang", "h2", "bernoulli"}
 # 64-bit unsigned range, as pyserq 0.1.2 takes (its `compile(seed=)` refuses -1 and 2**64).
 SEED_MIN = 0
 SEED_MAX = 2**64 - 1
+
+# The `arrivals` a run may ask for, in the `run` block and on the command line (`--arrivals`).
+ARRIVALS_MAX = 10**12
+
+# The largest family a program may declare (`pool kv[N]`), and so the most candidates a
+# `choose` picks among.
+MAX_MEMBERS = 1_000_000

@@ -76,8 +76,9 @@ def render_full(
     out: list[_Line] = [[(f"{severity}[{diag.code}]", style), (f": {diag.message}", _MESSAGE)]]
     for file in dict.fromkeys(m.span.file for m in marks):  # primary file first
         group = [m for m in marks if m.span.file == file]
-        shown = [m for m in group if m in visible]
-        hidden = [m for m in group if m not in visible]
+        seen = {id(m) for m in visible}  # by identity: `in` a list compares every field
+        shown = [m for m in group if id(m) in seen]
+        hidden = [m for m in group if id(m) not in seen]
         out.extend(_location(m, pad, m.text) for m in hidden if m.primary)
         if shown:
             lead = next((m for m in shown if m.primary), shown[0])

@@ -16,11 +16,13 @@ from typing import Any
 
 from serq.diagnostics import Label, Span, codes
 from serq.expand.context import Context
+from serq.expand.defs import MAX_INLINED_DEPTH, MAX_INLINED_NODES
 from serq.expand.walk import (
     has_draw,
     map_blocks,
     map_exprs,
     map_fields,
+    measure,
     statements,
     substitute,
     walk,
@@ -248,11 +250,47 @@ def _write_out(e: ast.Aggregate, names: dict[str, Span], ctx: Context) -> ast.Ex
             f"an aggregate's count is a whole number of at least 1, not {n:g}",
         )
         return e
-    terms = [substitute(e.body, {var: ast.Number(float(k), str(k), e.span)}) for k in range(int(n))]
+    size, depth = measure(e.body, {})
+    count = int(n)
+    chained = count - 1 + depth  # the depth of the terms written out one after another
+    balanced = e.func != "sum" and chained > MAX_INLINED_DEPTH
+    if balanced:  # max and min are associative: a balanced tree of the same terms
+        chained = math.ceil(math.log2(count)) + depth
+    if count * size > MAX_INLINED_NODES or chained > MAX_INLINED_DEPTH:
+        what = (
+            f"has {count * size:,} nodes (at most {MAX_INLINED_NODES:,})"
+            if count * size > MAX_INLINED_NODES
+            else f"nests {chained:,} levels deep (at most {MAX_INLINED_DEPTH})"
+        )
+        ctx.error(
+            codes.TOO_DEEP,
+            e.span,
+            f"written out, this `{e.func}` of {count:,} terms {what}",
+            help="a sum of n terms nests n levels deep: add up sums of fewer terms"
+            if e.func == "sum"
+            else "aggregate over fewer terms",
+        )
+        return e
+    terms = [substitute(e.body, {var: ast.Number(float(k), str(k), e.span)}) for k in range(count)]
+    if e.func == "sum":
+        return _chain(terms, lambda a, b: ast.Binary("+", a, b, e.span))
+    ident = ast.Ident(_AGG_FUNCS[e.func], e.span)
+    join = lambda a, b: ast.Call(ident, (a, b), e.span)  # noqa: E731
+    return _balance(terms, join) if balanced else _chain(terms, join)
+
+
+def _chain(terms: list[ast.Expr], join: Any) -> ast.Expr:
+    """`terms` joined left to right, as the spec writes an aggregate out."""
     acc = terms[0]
     for t in terms[1:]:
-        if e.func == "sum":
-            acc = ast.Binary("+", acc, t, e.span)
-        else:
-            acc = ast.Call(ast.Ident(_AGG_FUNCS[e.func], e.span), (acc, t), e.span)
+        acc = join(acc, t)
     return acc
+
+
+def _balance(terms: list[ast.Expr], join: Any) -> ast.Expr:
+    """`terms` joined pairwise, level by level: the same value for an associative `join`,
+    in a tree ceil(log2 n) levels deep."""
+    while len(terms) > 1:
+        pairs = [join(terms[i], terms[i + 1]) for i in range(0, len(terms) - 1, 2)]
+        terms = pairs + terms[len(terms) - len(terms) % 2 :]
+    return terms[0]

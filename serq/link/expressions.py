@@ -21,7 +21,13 @@ from serq.diagnostics import Edit, Fix, Label, Span, codes
 from serq.expand.walk import walk
 from serq.ir import arith
 from serq.syntax import ast
-from serq.vocabulary import CLAIM_AGGREGATES, CLAIM_CONTEXT, CONTEXT_VARS, OBSERVABLES
+from serq.vocabulary import (
+    CLAIM_AGGREGATES,
+    CLAIM_CONTEXT,
+    CONTEXT_VARS,
+    MAX_MEMBERS,
+    OBSERVABLES,
+)
 
 if TYPE_CHECKING:
     from serq.link.resolve import Family, Scope
@@ -32,7 +38,6 @@ _STAGE_FUNCS = frozenset(ir.STAGE_OBSERVABLES)
 _ARITY = {**{f: n for f, (n, _) in arith.FUNCTIONS.items()}, "cost": 2, "price": 3}
 _FUNCTION_NAMES = frozenset(arith.FUNCTIONS) | OBSERVABLES | {"cost"} | CLAIM_AGGREGATES
 _LANGUAGE = CONTEXT_VARS | {"inf"}
-MAX_MEMBERS = 1_000_000  # the largest family a program may declare
 
 
 class Resolver:
@@ -63,16 +68,28 @@ class Resolver:
                 self.scope.error(codes.CONSTANT, e.span, f"{what} is not a constant")
                 return None
             if math.isnan(value):
-                self.scope.error(
-                    codes.CONSTANT,
-                    e.span,
-                    f"{what} is NaN",
-                    help="a constant is a number or `inf`; `0/0` and `inf - inf` are not",
-                )
+                self._nan(e, what)
                 return None
             return value
         finally:
             self.failed = self.failed or failed
+
+    def _nan(self, e: ast.Expr, what: str) -> None:
+        """Report that the constant `e` (`what`) is NaN: at `e`, or, when `e` is the value
+        `--set NAME=...` gave, at the `let` it changes, naming the override."""
+        help_ = "a constant is a number or `inf`; `0/0` and `inf - inf` are not"
+        let = next((n for n, v in self.scope.let_values.items() if v is e), None)
+        flag = None if let is None else self.flag(let)
+        if let is None or flag is None:
+            self.scope.error(codes.CONSTANT, e.span, f"{what} is NaN", help=help_)
+            return
+        self.scope.error(
+            codes.CONSTANT,
+            self.scope.let_spans[let],
+            f"{what} is NaN: `--set {flag}` makes it so",
+            labels=(Label(e.span, "the value given"),),
+            help=f"give `--set {flag}` a number or `inf`; `0/0` and `inf - inf` are not",
+        )
 
     def whole(self, e: ast.Expr, what: str, *, low: int, high: int | None = None) -> int | None:
         """The constant `e` as a whole number in `low` .. `high`, or None after reporting."""
@@ -95,15 +112,23 @@ class Resolver:
             self.scope.error(codes.CONSTANT, e.span, message)
             return
         name = overrides[0]
+        flag = self.flag(name) or name
         let_value = self.scope.lets.get(name)
         given = "" if let_value is None else f"={_number(let_value)}"
         self.scope.error(
             codes.CONSTANT,
             self.scope.let_spans[name],
-            f"{message}: `--set {name}{given}` makes it so",
+            f"{message}: `--set {flag}{given}` makes it so",
             labels=(Label(e.span, f"{what} is {_number(value)} here"),),
-            help=f"give `--set {name}` a value that makes {what} {rule}",
+            help=f"give `--set {flag}` a value that makes {what} {rule}",
         )
+
+    def flag(self, let: str) -> str | None:
+        """The NAME of the `--set NAME=...` that gave `let` its value (the let's own name,
+        or the program argument it reads), or None when no override did."""
+        value = self.scope.let_values.get(let)
+        file = "" if value is None else value.span.file
+        return file[len("<--set ") : -1] if file.startswith("<--set ") else None
 
     def overrides(self, e: ast.Expr) -> list[str]:
         """The `let`s whose values `--set` gave that the constant `e` reads, directly or

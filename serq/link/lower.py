@@ -30,7 +30,7 @@ from serq.ir import arith
 from serq.link.expressions import Resolver
 from serq.link.resolve import Family, Scope
 from serq.syntax import ast
-from serq.vocabulary import SEED_MAX, SEED_MIN
+from serq.vocabulary import ARRIVALS_MAX, MAX_MEMBERS, SEED_MAX, SEED_MIN
 
 _MODES = {None: "plain", "prefill": "prefill", "decode": "decode"}
 _KERNEL_ITEMS = (
@@ -255,6 +255,10 @@ class _Lowering:
             lowered = ir.Fifo(servers)
         elif isinstance(kind, ast.Ps):
             lowered = ir.Ps(self.r.expr(kind.capacity))
+            folded = arith.fold(lowered.capacity)
+            if folded is not None and not folded > 0:  # a capacity that reads nothing
+                what = f"the capacity of ps stage `{name}`"
+                self.r.out_of_domain(kind.capacity, what, "positive", folded)
         elif isinstance(kind, ast.Delay):
             lowered = ir.Delay()
         else:
@@ -286,8 +290,16 @@ class _Lowering:
                     self.r.out_of_domain(value, what, "positive", folded)
             elif key == "cost" and value is not None:
                 cost = self.r.expr(value)
+                folded = arith.fold(cost)
+                if folded is not None and not 0 <= folded < math.inf:  # inf: never ends
+                    what = f"the cost of step stage `{name}`"
+                    self.r.out_of_domain(value, what, "at least 0 and finite", folded)
             elif key == "chunk" and value is not None:
                 chunk = self.r.expr(value)
+                folded = arith.fold(chunk)
+                if folded is not None and folded != folded:  # 0 or below: no cap
+                    what = f"the chunk of step stage `{name}`"
+                    self.r.out_of_domain(value, what, "a number", folded)
             elif key == "serve admission":
                 serve = ir.By(())
             elif key == "serve by":
@@ -410,7 +422,7 @@ class _Lowering:
                 elif key == "seed":
                     seed = self.r.whole(value, "the seed", low=SEED_MIN, high=SEED_MAX) or 0
                 elif key == "arrivals":
-                    arrivals = self.r.whole(value, "the arrivals", low=1, high=10**12)
+                    arrivals = self.r.whole(value, "the arrivals", low=1, high=ARRIVALS_MAX)
                 else:
                     self.unexpected(setting, "the run block")
                     continue
@@ -478,6 +490,13 @@ class _Lowering:
             return ir.Loop(self.block(s.body), span)
         if isinstance(s, ast.Choose):
             count = r.expr(s.count)
+            folded = arith.fold(count)
+            if folded is not None and not (
+                1 <= folded <= MAX_MEMBERS and folded == math.floor(folded)
+            ):
+                what = f"the count of `choose {s.target.name}`"
+                rule = f"a whole number from 1 to {MAX_MEMBERS}"
+                r.out_of_domain(s.count, what, rule, folded)
             keys = tuple(r.expr(k) for k in s.keys)
             return ir.Choose(self.scope.attrs[s.target.name], count, keys, span)
         if isinstance(s, ast.End):

@@ -18,6 +18,7 @@ BATCHES = 20
 T_95 = 2.093  # Student's t, 0.975 quantile, 19 degrees of freedom (as tabulated)
 SELECT_FROM = 4096  # from this many values a percentile sorts only the tail
 MIN_SAMPLES_FOR_CI = 40  # below this many samples an observation's half-width is inf
+SQUARABLE = 1e-100  # a mean between this and its inverse squares well within the float range
 
 
 def fsum(values: Sequence[float]) -> float:
@@ -44,6 +45,13 @@ def cv2(values: Sequence[float], known_mean: float | None = None) -> float:
     m = mean(values) if known_mean is None else known_mean
     if m == 0:
         return NAN
+    if not SQUARABLE < abs(m) < 1 / SQUARABLE:
+        # the squares would leave the float range (underflow to 0, or overflow): the
+        # same ratio from the values over their mean, whose squares stay near 1
+        try:
+            return math.fsum((v / m - 1.0) ** 2 for v in values) / (n - 1)
+        except OverflowError:
+            return math.inf
     # fast path: map in C, the same `(v - m) ** 2` terms (fsum is exact: order is free;
     # `** 2` is `** 2.0`: a float power converts an int exponent to float first)
     try:

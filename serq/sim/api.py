@@ -17,8 +17,9 @@ from dataclasses import dataclass, replace
 from serq import api, ir
 from serq.diagnostics import Diagnostic, Severity, Span, codes, render_full
 from serq.report.model import Report
+from serq.sim.errors import number
 from serq.sim.recorder import StatsRecorder
-from serq.vocabulary import SEED_MAX, SEED_MIN
+from serq.vocabulary import ARRIVALS_MAX, SEED_MAX, SEED_MIN
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,12 +65,14 @@ def compile_program(
     if program is None or any(d.severity >= Severity.ERROR for d in diagnostics):
         return None, diagnostics
     settings = {"seed": seed, "horizon": horizon, "warmup": warmup, "arrivals": arrivals}
-    program = replace(program, **{k: v for k, v in settings.items() if v is not None})
+    given = {k: v for k, v in settings.items() if v is not None}
+    program = replace(program, **given)
     problem = _settings_problem(program)
     if problem is not None:
-        message, help_ = problem
-        where = Span.point(path, 0, 1, 1)
-        return None, [*diagnostics, Diagnostic.error(codes.CONSTANT, where, message, help=help_)]
+        return None, [*diagnostics, _settings_error(problem, given, text, path)]
+    flood = _arrival_flood(program)
+    if flood is not None:
+        return None, [*diagnostics, flood]
     base = os.path.dirname(path) if path and not path.startswith("<") else "."
     return Compiled(program, base or ".", path, tuple(diagnostics)), diagnostics
 
@@ -86,12 +89,16 @@ def execute(
     when the run failed. `progress` is called with the clock now and then; `fast_forward`
     (None: the program's setting) lets step engines advance quiet iterations at once;
     `codegen` (None: the program's setting) runs sessions as generated code, False on the
-    interpreter (the same report);
+    interpreter (the same report); a run whose clock crawls too slowly ever to reach the
+    horizon fails (`serq.sim.pace`);
     `check_invariants` checks the simulator's invariants after every event (a debug mode:
     pools within their caps, time never going back, sessions conserved)."""
     from serq.sim import simulate  # the simulator loads only when a program runs
+    from serq.sim.pace import Pace
 
     program = compiled.program
+    if program.horizon is not None:  # a clock that crawls stops the run (`serq.sim.pace`)
+        progress = Pace(program.horizon, progress)
     recorder = StatsRecorder(program, program.warmup, progress)
     if fast_forward is None:
         fast_forward = compiled.fast_forward
@@ -226,35 +233,137 @@ def render(diagnostics: Iterable[Diagnostic], known: Mapping[str, str]) -> str:
     return "\n\n".join(render_full(d, known.get(d.span.file), sources=known) for d in ordered)
 
 
-def _settings_problem(program: ir.Program) -> tuple[str, str] | None:
+def _settings_problem(program: ir.Program) -> tuple[tuple[str, ...], str, str] | None:
     """What is wrong with the run settings of `program` once the command line's overrides
-    are in: a message and a help, or None. The run block's own values were checked where
-    they are written (`serq.link.lower`); these are the same rules."""
+    are in: the settings concerned (the first is where to point), a message and a help,
+    or None. The run block's own values were checked where they are written
+    (`serq.link.lower`); these are the same rules."""
     horizon, warmup = program.horizon, program.warmup
     if horizon is None:
-        return "the run has no horizon", "give one: `run { horizon T; }` or --horizon T"
+        return (
+            ("horizon",),
+            "the run has no horizon",
+            "give one: `run { horizon T; }` or --horizon T",
+        )
     if not horizon > 0:
-        return f"the horizon is {_num(horizon)}", "the horizon is a positive time"
+        return ("horizon",), f"the horizon is {_num(horizon)}", "the horizon is a positive time"
     if horizon == math.inf and program.arrivals is None:
         return (
+            ("horizon", "arrivals"),
             "the horizon is inf and no `arrivals` bounds the run: it would never end",
             "give a finite horizon, or bound the run with `arrivals N` (--arrivals N)",
         )
     if not warmup >= 0:
-        return f"warmup {_num(warmup)} is negative", "the warm-up is a time >= 0"
+        return ("warmup",), f"warmup {_num(warmup)} is negative", "the warm-up is a time >= 0"
     if not warmup < horizon:
         return (
+            ("warmup", "horizon"),
             f"warmup {_num(warmup)} is not below the horizon {_num(horizon)}",
             "the measured interval is [warmup, horizon]: the warm-up must be shorter",
         )
     if not SEED_MIN <= program.seed <= SEED_MAX:
         return (
+            ("seed",),
             f"the seed {program.seed} is out of range",
             f"a seed is a whole number from {SEED_MIN} to {SEED_MAX}",
         )
-    if program.arrivals is not None and program.arrivals < 1:
-        return f"{program.arrivals} arrivals", "`arrivals` counts sessions: a whole number >= 1"
+    if program.arrivals is not None and not 1 <= program.arrivals <= ARRIVALS_MAX:
+        return (
+            ("arrivals",),
+            f"{program.arrivals} arrivals",
+            f"`arrivals` counts sessions: a whole number from 1 to {ARRIVALS_MAX}",
+        )
     return None
+
+
+# The mean of a draw whose arguments are numbers (a renewal gap's), by distribution.
+_MEANS = {
+    "exp": lambda m: m,
+    "det": lambda x: x,
+    "uniform": lambda lo, hi: (lo + hi) / 2,
+    "erlang": lambda k, m: m,
+    "h2": lambda m, cv2: m,
+}
+
+
+def _arrival_flood(program: ir.Program) -> Diagnostic | None:
+    """The error of an open workload that would make more than `ARRIVALS_MAX` arrivals
+    before the horizon (the bound of `arrivals`), or None: `poisson(1e300)` up to a
+    horizon of 200 would take longer than any machine lasts. Counted from the rate, or
+    from a renewal gap whose mean is known before the run (a number, or a draw of
+    numbers); a run that `arrivals` bounds is not counted."""
+    arrival, horizon = program.arrival, program.horizon
+    if program.arrivals is not None or horizon is None or horizon == math.inf:
+        return None
+    if isinstance(arrival, ir.Poisson):
+        expected, how = arrival.rate * horizon + 1, f"at rate {number(arrival.rate)}"
+    elif isinstance(arrival, ir.Renewal):
+        gap = arrival.gap
+        if isinstance(gap, ir.Num):
+            mean = gap.value
+        elif (
+            isinstance(gap, ir.Draw)
+            and gap.dist in _MEANS
+            and all(isinstance(a, ir.Num) for a in gap.args)
+        ):
+            mean = _MEANS[gap.dist](*(a.value for a in gap.args))
+        else:
+            return None
+        if not mean > 0:  # a gap outside its domain: the run says so at the first one
+            return None
+        expected, how = horizon / mean, f"a mean gap of {number(mean)} apart"
+    else:
+        return None
+    if not expected > ARRIVALS_MAX:
+        return None
+    return Diagnostic.error(
+        codes.CONSTANT,
+        arrival.origin,
+        f"sessions arriving {how} until the horizon {number(horizon)} would number about "
+        f"{expected:.2g}, more than a run can make (at most {ARRIVALS_MAX:,} arrivals)",
+        help="a lower rate or a shorter horizon, or bound the run with `arrivals N`",
+    )
+
+
+def _settings_error(
+    problem: tuple[tuple[str, ...], str, str], given: Mapping[str, object], text: str, path: str
+) -> Diagnostic:
+    """The `E-constant` of the run settings' `problem` (`_settings_problem`), where
+    `given` are the overrides (the command line's, or `compile`'s keywords): the message
+    names those among the settings concerned, and the error points at the first of them
+    the program writes itself, else at its run block, else at `fn main` or the file."""
+    keys, message, help_ = problem
+    flags = [f"`--{key} {_num(given[key])}`" for key in keys if key in given]
+    if flags:
+        message += f" (with {' and '.join(flags)})"
+    written, block, main = _run_block_spans(text, path)
+    mine = [written[k] for k in keys if k in written and k not in given]
+    where = mine[0] if mine else block or main or Span.point(path, 0, 1, 1)
+    return Diagnostic.error(codes.CONSTANT, where, message, help=help_)
+
+
+def _run_block_spans(text: str, path: str) -> tuple[dict[str, Span], Span | None, Span | None]:
+    """Where the program at `path` writes its run settings: each setting's value (the
+    last written), the last run block's head, and the head of `fn main` (None: absent)."""
+    from serq.syntax import ast
+
+    module = api.parse_source(text, path).module
+    written: dict[str, Span] = {}
+    block = None
+    for item in module.all_items():
+        if not isinstance(item, ast.RunSettings):
+            continue
+        block = Span(path, item.span.start, item.span.start + 3, *_head(item.span))
+        for setting in item.settings:
+            if isinstance(setting, ast.Option) and setting.value is not None:
+                written[setting.key] = setting.value.span
+    main = module.main.head if module.main is not None else None
+    return written, block, main
+
+
+def _head(span: Span) -> tuple[int, int, int, int]:
+    """Line, column, end line and end column of the first three characters of `span`."""
+    return span.line, span.column, span.line, span.column + 3
 
 
 def _num(x: float) -> str:

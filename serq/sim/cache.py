@@ -15,9 +15,17 @@ from itertools import count
 from typing import Any
 
 from serq.sim.core import Engine
+from serq.sim.errors import SimError, number
 from serq.sim.session import QUEUED
 
 _EPS = 1e-9
+# Evicting in LRU order without a spill, an entry that loses more blocks than this at
+# once loses them in one step (the same blocks; the units differ from a block-by-block
+# subtraction in the last bits). Keyed and spilling eviction step block by block (the
+# keys are read again after every block, and every block is spilled), so a block so
+# small that one eviction would take more steps than `STEPPED_BLOCKS` stops the run.
+BULK_BLOCKS = 1 << 16
+STEPPED_BLOCKS = 10_000_000
 
 
 class Entry:
@@ -124,6 +132,9 @@ class Cache:
                 take = entry.units
                 if block is not None and take > block:
                     take = block
+                    blocks = (total - bound) / block
+                    if blocks > BULK_BLOCKS:  # the blocks this entry loses, at once
+                        take = min(entry.units, math.ceil(blocks) * block)
                     entry.units -= take
                 else:
                     entry.units -= take
@@ -135,6 +146,15 @@ class Cache:
                 units += take
             self.total = total if entries else 0.0
             return removed, units
+        block = self.block
+        if block is not None and (self.total - limit) / block > STEPPED_BLOCKS:
+            raise SimError(
+                None,
+                f"evicting {number(self.total - limit)} units block by block takes "
+                f"{number((self.total - limit) / block)} blocks of {number(block)}, more "
+                f"than serq steps through ({STEPPED_BLOCKS:,}): the eviction keys or the "
+                "spill are taken again after every block",
+            )
         while self.total > limit + _EPS and entries:
             entry = self._victim()
             take = entry.units

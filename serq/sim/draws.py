@@ -40,14 +40,42 @@ def uniform(u: Callable[[], float], lo: float, hi: float) -> float:
 
 
 def erlang(u: Callable[[], float], k: float, mean: float) -> float:
-    """~erlang(k, mean): the sum of k exponentials of mean mean / k."""
+    """~erlang(k, mean): the sum of floor(k) exponentials of mean mean / floor(k); past
+    `PHASES_SUMMED` phases, the gamma variate of that shape drawn at once (`_gamma`)."""
     n = int(k)
     if n <= 0:  # outside the law (`problem`): the checked sampler never gets here
         return math.nan
+    if n > PHASES_SUMMED:
+        return (mean / n) * _gamma(u, n)
     product = 1.0
     for _ in range(n):
         product *= 1.0 - u()
-    return -(mean / n) * math.log(product) if product > 0.0 else math.inf
+    if product > 0.0:
+        return -(mean / n) * math.log(product)
+    return (mean / n) * _gamma(u, n)  # an underflow (see `PHASES_SUMMED`): never seen
+
+
+# Up to this many phases an Erlang draw multiplies one uniform a phase: the product of 64
+# stays far above the smallest float (it is below 1e-300 with probability about 1e-170).
+# Beyond, the product would cost a draw per phase and underflow to 0 (an infinite draw)
+# near 745 phases, so the sum is drawn as the gamma variate of shape n, the same law.
+PHASES_SUMMED = 64
+
+
+def _gamma(u: Callable[[], float], shape: float) -> float:
+    """A gamma variate of `shape` >= 1 and scale 1 (Marsaglia and Tsang's method, 2000),
+    from the uniforms `u` (a standard normal from two of them, Box and Muller)."""
+    d = shape - 1.0 / 3.0
+    c = 1.0 / math.sqrt(9.0 * d)
+    while True:
+        x = math.sqrt(-2.0 * math.log(1.0 - u())) * math.cos(2.0 * math.pi * u())
+        v = 1.0 + c * x
+        if v <= 0.0:
+            continue
+        v = v * v * v
+        w = 1.0 - u()
+        if math.log(w) < 0.5 * x * x + d - d * v + d * math.log(v):
+            return d * v
 
 
 def h2(u: Callable[[], float], mean: float, cv2: float) -> float:
@@ -77,31 +105,38 @@ def bernoulli(u: Callable[[], float], p: float) -> float:
 
 def problem(dist: str, args: tuple[float, ...]) -> tuple[str, float, str] | None:
     """What is outside the law of `~dist(args)`: (the parameter, its value, the rule), or
-    None; `~h2`'s cv2 below 1 is not a problem here (`below_one`)."""
+    None; `~h2`'s cv2 below 1 is not a problem here (`below_one`). A law's parameters are
+    finite: an infinite mean, bound or cv2 would draw inf or NaN."""
     if dist == "exp":
         (mean,) = args
-        return None if mean > 0 else ("the mean of `~exp`", mean, "positive")
+        return _mean("exp", mean)
     if dist == "uniform":
         lo, hi = args
-        if lo != lo:
-            return "the low end of `~uniform`", lo, "a number"
-        if not hi >= lo:
-            return "the high end of `~uniform`", hi, f"at least the low end, {lo:g}"
+        if not math.isfinite(lo):
+            return "the low end of `~uniform`", lo, "a finite number"
+        if not hi >= lo or hi == math.inf:
+            return "the high end of `~uniform`", hi, f"finite and at least the low end, {lo:g}"
         return None
     if dist == "erlang":
         k, mean = args
-        if not k >= 1:
-            return "the phases of `~erlang`", k, "at least 1"
-        return None if mean > 0 else ("the mean of `~erlang`", mean, "positive")
+        if not 1 <= k < math.inf:
+            return "the phases of `~erlang`", k, "at least 1 and finite"
+        return _mean("erlang", mean)
     if dist == "h2":
         mean, cv2 = args
-        if not mean > 0:
-            return "the mean of `~h2`", mean, "positive"
-        return ("the cv2 of `~h2`", cv2, "a number") if cv2 != cv2 else None
+        found = _mean("h2", mean)
+        if found is None and not cv2 < math.inf:  # NaN or inf; below 1 is `below_one`
+            return "the cv2 of `~h2`", cv2, "a finite number"
+        return found
     if dist == "bernoulli":
         (p,) = args
         return None if 0.0 <= p <= 1.0 else ("the probability of `~bernoulli`", p, "in [0, 1]")
     return None
+
+
+def _mean(dist: str, mean: float) -> tuple[str, float, str] | None:
+    """The problem of `~dist`'s mean `mean`, which must be positive and finite, or None."""
+    return None if 0 < mean < math.inf else (f"the mean of `~{dist}`", mean, "positive and finite")
 
 
 def below_one(dist: str, args: tuple[float, ...]) -> bool:

@@ -183,6 +183,10 @@ class Holds:
         reuse = INF
         if caching and spec.reuse is not None:
             reuse = spec.reuse(a)
+            if reuse != reuse:  # below 0 consumes nothing, as `reuse (0)`
+                error = out_of_domain(spec.origin, "the `reuse` of the hold", reuse, "a number")
+                error.serial = s.serial  # admitted by a retry, maybe while another runs
+                raise error
         consumed = 0.0
         parts = []
         for i, (pool, units) in enumerate(zip(run.pools, run.units_now, strict=True)):
@@ -218,12 +222,21 @@ class Holds:
         """The end of `run`'s scope: release (or lease) what it still holds."""
         spec = run.spec
         lease_pool = spec.lease[0](s.attrs) if spec.lease is not None else None
+        if lease_pool is not None:
+            duration = spec.lease[1](s.attrs)
+            if not duration >= 0:  # NaN never ends; below 0 would end before it began
+                raise out_of_domain(
+                    spec.origin,
+                    f"the duration of `lease {lease_pool.name}`",
+                    duration,
+                    "at least 0",
+                )
         plain = spec.cache is None
         for part in run.parts:
             if part.released:
                 continue
             if part.pool is lease_pool:
-                self._lease(s, part, spec.lease[1](s.attrs))
+                self._lease(s, part, duration)
             elif plain:  # fast path: `release_part` without a cache clause
                 part.pool.remove_holder(part)
             else:
@@ -241,9 +254,17 @@ class Holds:
         pool = part.pool
         computed = part.computed()
         pool.remove_holder(part)
-        cache = part.run.spec.cache
+        spec = part.run.spec
+        cache = spec.cache
         if cache is not None:
-            amount = pool.round_down(min(cache(s.attrs), computed))
+            length = cache(s.attrs)
+            if length != length:  # below 0 caches nothing, as the reference has it
+                error = out_of_domain(
+                    spec.origin, "the length of the hold's cache", length, "a number"
+                )
+                error.serial = s.serial  # released by a preemption, maybe in another's turn
+                raise error
+            amount = pool.round_down(min(length, computed))
             if amount > 0:
                 pool.cache.put(s, amount)
                 pool.evict(self.recorder)

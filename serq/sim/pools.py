@@ -17,6 +17,7 @@ from typing import Any
 from serq.ir import Pool as IRPool
 from serq.sim.cache import Cache
 from serq.sim.core import Engine
+from serq.sim.errors import SimError
 
 
 class HoldPart:
@@ -275,7 +276,10 @@ class Pool:
         cache = self.cache
         taken = self.allocated
         if taken + cache.total > self.cap:
-            removed, units = cache.evict_to(self.cap - taken)
+            try:
+                removed, units = cache.evict_to(self.cap - taken)
+            except SimError as error:  # too many blocks to step through: at this pool
+                raise SimError(self.origin, f"pool `{self.name}`: {error.message}") from None
             if units:
                 self.dirty = True
                 self.evict_counts(recorder, removed, units)

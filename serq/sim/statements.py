@@ -8,6 +8,7 @@ world's session loop walks. Every block is compiled once, before the run starts.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from typing import Any
 
@@ -18,6 +19,7 @@ from serq.sim.exprs import ExprCompiler, arith_repr
 from serq.sim.flows import compile_flow_run
 from serq.sim.holds import HoldSpec
 from serq.sim.session import AT_STAGE, LOOP, Frame, Session
+from serq.vocabulary import MAX_MEMBERS
 
 Step = Callable[[Session], bool]
 TURN_NO = SLOT["turn_no"]
@@ -222,8 +224,12 @@ def _choose(
     def choose(s: Session) -> bool:
         a = s.attrs
         n = count(a)
-        if not (n >= 1 and n == int(n)):
-            raise SimError(origin, f"choose over {arith_repr(n)} candidates: need a count >= 1")
+        if not (1 <= n <= MAX_MEMBERS and n == math.floor(n)):
+            raise SimError(
+                origin,
+                f"choose over {arith_repr(n)} candidates: need a whole count from 1 to "
+                f"{MAX_MEMBERS} (the largest family)",
+            )
         best = 0
         best_key: tuple[float, ...] | None = None
         for j in range(int(n)):

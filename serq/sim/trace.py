@@ -5,10 +5,11 @@ typed columns: 8 bytes a turn for each of `new`, `out`, `think`, `forced` and `t
 plus 8 a session for the offsets, so the memory is that of the turns kept, not of the
 file's text (the `turn` column is dropped once the turns are in order).
 
-A block is parsed in bulk: with numpy installed, by a vectorised decimal parser that
-takes the common shape (plain decimals of at most 15 digits, no exponent, canonical
-integer session ids, `\\n` or `\\r\\n` line ends) and declines everything else; otherwise,
-or when it declines, by splitting the block's text and converting whole columns with
+A block is parsed in bulk: with numpy (a dependency, imported when a trace is first read),
+by a vectorised decimal parser that takes the common shape (plain decimals of at most 15
+digits, no exponent, canonical integer session ids, `\\n` or `\\r\\n` line ends) and
+declines everything else; without numpy (`accelerate=False`), or when it declines, by
+splitting the block's text and converting whole columns with
 `float` (through a cache, as columns repeat their values). Only a block where that bulk
 pass fails is read row by row, which finds the first malformed row and names its line
 and column, or handles what the bulk pass does not (blank lines). A block with a `"`
@@ -37,10 +38,17 @@ from typing import Any
 from serq import ir
 from serq.sim.errors import SimError
 
-try:  # an optional accelerator: the results are the same without it
-    import numpy as _np
-except ImportError:  # pragma: no cover - exercised by `accelerate=False` in the tests
-    _np = None
+
+def _numpy() -> Any:
+    """numpy, imported on the first trace read (so that a run without a trace, and every
+    other command, starts without it), or None where it is missing: it only speeds the
+    reading up, and the pure path gives the same columns."""
+    try:
+        import numpy
+    except ImportError:  # pragma: no cover - the pure path runs with `accelerate=False`
+        return None
+    return numpy
+
 
 BLOCK = 1 << 18  # bytes read at a time (the vectorised parser needs ~40 bytes a byte)
 FLUSH = 1 << 16  # rows of the csv path gathered before they join the columns
@@ -83,7 +91,7 @@ def read_trace(trace: ir.Trace, base_dir: str, accelerate: bool = True) -> Trace
         raise SimError(trace.origin, f"cannot read trace `{name}`: {e.strerror or e}") from None
     with f:
         try:
-            return _Reader(name, trace.origin, accelerate and _np is not None).read(f)
+            return _Reader(name, trace.origin, _numpy() if accelerate else None).read(f)
         except OSError as e:
             raise SimError(trace.origin, f"cannot read trace `{name}`: {e.strerror or e}") from None
 
@@ -99,10 +107,12 @@ class _Floats(dict):
 
 
 class _Reader:
-    def __init__(self, name: str, origin: Any, accelerate: bool) -> None:
+    def __init__(self, name: str, origin: Any, np: Any) -> None:
         self.name = name
         self.origin = origin
-        self.accelerate = accelerate
+        self.np = np  # numpy, or None: the pure path
+        self.accelerate = np is not None
+        self.pow10 = None if np is None else np.array([10.0**k for k in range(23)])
         self.width = 0
         self.header: list[str] = []
         self.line = 1  # the number of the next line to read
@@ -194,7 +204,7 @@ class _Reader:
 
     def vector_block(self, raw: bytes) -> bool:
         """Parse `raw` with numpy if it has the common shape; False if it has not."""
-        np = _np
+        np = self.np
         if b"\r" in raw:
             if raw.count(b"\r") != raw.count(b"\r\n"):
                 return False
@@ -239,10 +249,11 @@ class _Reader:
         field = np.repeat(np.arange(nf), count)  # the field of each digit
         power = upto[field]
         power -= np.arange(1, len(digits) + 1)  # the digit's power of ten in its field
-        weight = POW10[power]
+        pow10 = self.pow10
+        weight = pow10[power]
         weight *= a[digits] - 48
         value = np.bincount(field, weights=weight, minlength=nf)  # exact: sums below 2**53
-        value[dot_field] /= POW10[seps[dot_field] - dots - 1]
+        value[dot_field] /= pow10[seps[dot_field] - dots - 1]
         value[minus_field] = -value[minus_field]
         rows = value.reshape(-1, width)
         key, turn = rows[:, 0], rows[:, 1]
@@ -421,7 +432,7 @@ class _Reader:
         if self.run_sid is not None or self.check:
             starts, perm = self.order()
             if perm is not None:
-                data = [_take(column, perm, self.accelerate) for column in data]
+                data = [_take(column, perm, self.np) for column in data]
         else:
             starts.append(n)
         self.turn = array("d")
@@ -437,7 +448,7 @@ class _Reader:
             starts = array("q", run_start)
             starts.append(n)
         elif self.accelerate:  # a stable sort of the rows by session
-            np = _np
+            np = self.np
             first = np.frombuffer(run_start, np.int64)
             sid = np.frombuffer(run_sid, np.int64)
             length = np.diff(first, append=n)
@@ -468,13 +479,10 @@ class _Reader:
         return starts, perm
 
 
-POW10 = None if _np is None else _np.array([10.0**k for k in range(23)])
-
-
-def _take(column: array, perm: array, accelerate: bool) -> array:
-    """`column` in the order `perm`."""
-    if accelerate:
-        values = _np.frombuffer(column, _np.float64)[_np.frombuffer(perm, _np.int64)]
+def _take(column: array, perm: array, np: Any) -> array:
+    """`column` in the order `perm` (with numpy, unless `np` is None)."""
+    if np is not None:
+        values = np.frombuffer(column, np.float64)[np.frombuffer(perm, np.int64)]
         return array("d", values.tobytes())
     return array("d", map(column.__getitem__, perm))
 

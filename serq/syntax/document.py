@@ -144,7 +144,7 @@ def _invalid_utf8(
     count = sum(1 for c in text if is_bad_byte(c))
     kept = [d for d in diagnostics if not _at_bad_byte(d, text)]
     more = f" (and {count - 1} more)" if count > 1 else ""
-    message = f"invalid UTF-8: byte 0x{byte_value(text[bad]):02X} begins no UTF-8 character{more}"
+    message = f"invalid UTF-8: {_bad_byte(byte_value(text[bad]))}{more}"
     kept.append(
         Diagnostic.error(
             codes.INVALID_UTF8,
@@ -154,6 +154,16 @@ def _invalid_utf8(
         )
     )
     return kept
+
+
+def _bad_byte(byte: int) -> str:
+    """What is wrong with the invalid `byte`: a lead byte whose sequence is cut short or
+    malformed, a continuation byte with no lead, or a byte UTF-8 never uses."""
+    if 0xC2 <= byte <= 0xF4:
+        return f"the sequence byte 0x{byte:02X} begins is cut short or malformed"
+    if 0x80 <= byte <= 0xBF:
+        return f"byte 0x{byte:02X} continues no character"
+    return f"byte 0x{byte:02X} is never part of UTF-8"
 
 
 def _dialect_errors(outer: list, main: ast.FnMain) -> list[Diagnostic]:
@@ -270,18 +280,32 @@ def _name_unclosed(
     text: str, file: str, chunk: Chunk, diagnostics: tuple, lines: LineIndex
 ) -> tuple:
     """`diagnostics` with each opener the chunk never closes named where it stands: a label
-    "this `{` is never closed" on the first error at or after it."""
+    "this `{` is never closed" on the first error at or after it (at most
+    `UNCLOSED_LABELS` a diagnostic, the outermost, and a note counting the others)."""
     openers = unclosed(text, chunk.start, chunk.end)
     if not openers:
         return diagnostics
     out = list(diagnostics)
+    owned: dict[int, list[int]] = {}
     for at in openers:
         i = next((k for k, d in enumerate(out) if d.span.start >= at), len(out) - 1)
+        owned.setdefault(i, []).append(at)
+    for i, ats in owned.items():
         d = out[i]
-        char = text[at]
-        label = Label(lines.span(file, at, at + 1), f"this `{char}` is never closed")
-        out[i] = replace(d, labels=(*d.labels, label))
+        labels = [
+            Label(lines.span(file, at, at + 1), f"this `{text[at]}` is never closed")
+            for at in ats[:UNCLOSED_LABELS]
+        ]
+        notes = d.notes
+        if len(ats) > UNCLOSED_LABELS:
+            more = len(ats) - UNCLOSED_LABELS
+            notes = (*notes, f"and {more:,} more brackets inside them are never closed")
+        out[i] = replace(d, labels=(*d.labels, *labels), notes=notes)
     return tuple(out)
+
+
+# The unclosed openers named on one diagnostic; the rest are counted in a note.
+UNCLOSED_LABELS = 3
 
 
 def parse_whole(text: str, file: str = "<input>") -> ParseResult:

@@ -295,7 +295,7 @@ class _Driver:
         elif self.text.startswith("/*", pos):
             message, stop = "unterminated comment", self.end
         else:
-            message, stop = f"unexpected character `{char}`", pos + 1
+            message, stop = f"unexpected character {_shown(char)}", pos + 1
         if not self.suppress:
             span = self.lines.span(self.file, pos, pos + 1)
             self.diagnostics.append(Diagnostic.error(codes.PARSE, span, message))
@@ -538,3 +538,11 @@ def _sync_point(text: str, begin: int, end: int) -> int:
                 pos = follow.start(1)
         elif tok == ";" and depth == 0:
             return pos
+
+
+def _shown(char: str) -> str:
+    """`char` as a message names it: in backticks when it prints, else by its code point
+    (a NUL or an escape written raw would garble the terminal that shows the message)."""
+    if char.isprintable() and not char.isspace():
+        return f"`{char}`"
+    return f"U+{ord(char):04X}"

@@ -78,3 +78,41 @@ def test_extreme_seeds_run(capsys):
         )
         assert status == 0
         assert f'"seed": {seed}' in capsys.readouterr().out
+
+
+def test_ctrl_c_while_the_pipeline_imports_exits_130_with_one_line(monkeypatch, capsys):
+    # the imports took a third of a second before `main` handled Ctrl-C: a traceback
+    from serq import cli
+
+    def interrupted() -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "_load", interrupted)
+    assert main(["check", "examples/mm1.sq"]) == 130
+    assert capsys.readouterr().err.splitlines() == ["serq: interrupted"]
+
+
+@pytest.mark.skipif(sys.platform == "win32", reason="SIGINT is a POSIX signal")
+def test_ctrl_c_early_in_a_command_exits_130(tmp_path):
+    path = tmp_path / "forever.sq"
+    path.write_text(FOREVER)
+    worker = _start("run", str(path))
+    time.sleep(0.5)  # the interpreter has started; the pipeline may still be importing
+    worker.send_signal(signal.SIGINT)
+    _, err = worker.communicate(timeout=60)
+    assert worker.returncode == 130
+    assert err.decode().splitlines() == ["serq: interrupted"]
+
+
+@pytest.mark.parametrize("value", ["0", "-1", "1.5", "1e3", "1000000000001"])
+def test_arrivals_out_of_range_is_a_usage_error(value, capsys):
+    assert main(["run", "examples/mm1.sq", "--arrivals", value]) == 2
+    assert "not a number of arrivals (1 to 1000000000000)" in capsys.readouterr().err
+
+
+def test_a_horizon_that_clashes_with_the_program_is_an_error_at_its_warmup(capsys):
+    # `serq run examples/mm1.sq --horizon 200`: was reported at line 1, column 1
+    assert main(["run", "examples/mm1.sq", "--horizon", "200", "--color", "never"]) == 1
+    err = capsys.readouterr().err
+    assert "warmup 1000 is not below the horizon 200 (with `--horizon 200`)" in err
+    assert "examples/mm1.sq:19:10" in err

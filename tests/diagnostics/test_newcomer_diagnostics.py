@@ -62,3 +62,18 @@ def test_did_you_mean_with_a_rename(body, wrong, right):
     (edit,) = found[0].fix.edits
     assert text[edit.span.start : edit.span.end] == wrong and edit.replacement == right
     assert found[0].fix.applicability == "unsafe"
+
+
+def test_many_unclosed_brackets_name_the_outermost_and_count_the_rest():
+    # 2,428 labels made one diagnostic that took the renderer 20 s (found by the fuzzer)
+    from serq.sim.api import render
+
+    text = BASE.format(body="stage s : fifo;\nsession { turn;" + " loop {" * 3000 + " end;\n")
+    (error,) = [d for d in _diagnostics(text) if d.code == "E-parse"]
+    first = text.index("session {") + len("session ")
+    opened = [i for i, c in enumerate(text) if c == "{" and i >= first][:3]
+    assert [(label.span.start, label.text) for label in error.labels] == [
+        (at, "this `{` is never closed") for at in opened
+    ]
+    assert error.notes == ("and 2,998 more brackets inside them are never closed",)
+    assert "never closed" in render([error], {"n.sq": text})

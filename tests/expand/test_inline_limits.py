@@ -15,7 +15,7 @@ import pytest
 
 from serq.diagnostics import Severity
 from serq.expand.defs import MAX_INLINED_DEPTH, MAX_INLINED_NODES
-from serq.expand.walk import walk
+from serq.expand.walk import measure, walk
 from serq.syntax import ast
 
 TAIL = (
@@ -149,3 +149,57 @@ def test_long_recursive_cycle_is_found_without_recursion(expand_program):
     errs = errors(expand_program(text))
     assert errs and all(e.code == "E-def" for e in errs)
     assert "calls itself" in errs[0].message
+
+
+# ------------------------------------------------------------------- aggregates
+
+
+@pytest.mark.parametrize(
+    ("aggregate", "message"),
+    [
+        ("sum j in 150 (j)", "written out, this `sum` of 150 terms nests 151 levels deep (at most 150)"),
+        ("sum j in 500 (j * 2)", "written out, this `sum` of 500 terms nests 502 levels deep (at most 150)"),
+        ("max j in 1e9 (j)", "written out, this `max` of 1,000,000,000 terms has 2,000,000,000 nodes (at most 100,000)"),
+        ("min j in 60000 (j)", "written out, this `min` of 60,000 terms has 120,000 nodes (at most 100,000)"),
+    ],
+)  # fmt: skip
+def test_an_aggregate_too_big_to_write_out_is_too_deep_at_the_aggregate(
+    expand_program, aggregate, message
+):
+    # `max j in 1e9 (j)` never came back; `sum j in 500 (j)` was a RecursionError
+    out = expand_program(program("", aggregate))
+    (err,) = errors(out)
+    assert (err.code, err.span.line, err.span.column) == ("E-too-deep", 4, 15)
+    assert err.message == message
+
+
+def test_a_sum_within_the_limit_is_written_left_to_right(expand_program, render):
+    out = expand_program(program("", "sum j in 149 (j)"))
+    assert errors(out) == []
+    (observe,) = [n for n in walk(out.expansion.kernel) if isinstance(n, ast.Observe)]
+    depth, node = 0, observe.value
+    while isinstance(node, ast.Binary):
+        depth, node = depth + 1, node.left
+    assert depth == 148 and render(node) == "0"
+
+
+def test_a_long_max_is_written_as_a_balanced_tree_of_the_same_terms(expand_program, render):
+    out = expand_program(program("", "max j in 1000 (j)"))
+    assert errors(out) == []
+    (observe,) = [n for n in walk(out.expansion.kernel) if isinstance(n, ast.Observe)]
+    terms = [render(n) for n in walk(observe.value) if isinstance(n, ast.Number)]
+    assert sorted(terms, key=float) == [str(k) for k in range(1000)]
+    assert measure(observe.value, {})[1] <= 2 * 10 + 2  # ~log2(1000) calls, 2 levels each
+    short = expand_program(program("", "max j in 3 (j)"))
+    (observe,) = [n for n in walk(short.expansion.kernel) if isinstance(n, ast.Observe)]
+    assert render(observe.value) == "max(max(0, 1), 2)"  # as the spec writes it out
+
+
+def test_aggregates_too_big_to_write_out_run_as_diagnostics(tmp_path):
+    path = tmp_path / "agg.sq"
+    path.write_text(program("", "sum j in 1000 (j) + max j in 1e12 (j)"))
+    done = subprocess.run(
+        [sys.executable, "-m", "serq.cli", "run", str(path)], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 1 and "Traceback" not in done.stderr
+    assert done.stderr.count("error[E-too-deep]") == 2

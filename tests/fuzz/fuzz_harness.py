@@ -7,9 +7,9 @@ a deleted or a duplicated span, truncation, and numbers replaced by 0, -1, inf, 
 1e300, 1e-300 or tiny pool caps. A front-end mutant goes through `serq check`; a
 simulator mutant (numbers changed in a valid program) through `serq run --horizon 200`
 as well. Both run in-process through the API, in worker processes, each mutant under
-a time limit (SIGALRM). A mutant passes when every phase answers with diagnostics:
-an exception that escapes, an `E-internal` diagnostic or a timeout is a failure (a
-stall diagnostic is a pass).
+a time limit (SIGALRM). A mutant passes when every phase answers with diagnostics, and
+they render as `serq check` prints them: an exception that escapes, an `E-internal`
+diagnostic or a timeout is a failure (a stall diagnostic is a pass).
 
 By hand: `python tests/fuzz/fuzz_harness.py --front 5000 --sim 1000 --seed 3`.
 """
@@ -49,7 +49,7 @@ def sources(valid_only: bool = False) -> list[Path]:
         else ["valid", "valid_main", "invalid", "link_invalid"]
     )
     files = [p for f in folders for p in sorted((CORPUS / f).glob("**/*.sq"))]
-    files += sorted(p for p in EXAMPLES.glob("*.sq"))
+    files += sorted(p for p in EXAMPLES.rglob("*.sq") if p.parent.name != "lib")
     return files
 
 
@@ -214,6 +214,8 @@ def check_mutant(mutant: Mutant) -> str | None:
         internal = [d for d in found if d.code == "E-internal"]
         if internal:
             return f"{stage}: E-internal: {internal[0].message}"
+        stage = "render"
+        sim_api.render(found, sim_api.sources(mutant.source, text, None, found))
         return None
     except _Timeout:
         return f"{stage}: no answer within {limit:g} s"

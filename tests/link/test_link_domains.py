@@ -83,6 +83,21 @@ CASES = [
     (program(stage="stage s : step { budget 0; cost 1; }\n", session=STEP), 2, 25, "the budget of step stage `s` must be positive, not 0"),
     (program(stage="stage s : step { budget -8; cost 1; }\n", session=STEP), 2, 25, "the budget of step stage `s` must be positive, not -8"),
     (program(stage="stage s : step { budget 1 - 1; cost 1; }\n", session=STEP), 2, 25, "the budget of step stage `s` must be positive, not 0"),
+    (program(stage="stage s : step { budget 0/0; cost 1; }\n", session=STEP), 2, 25, "the budget of step stage `s` must be positive, not NaN"),
+    # a step cost that reads nothing: at least 0 and finite; a chunk: a number (0 or less:
+    # no cap)
+    (program(stage="stage s : step { budget 8; cost -1; }\n", session=STEP), 2, 33, "the cost of step stage `s` must be at least 0 and finite, not -1"),
+    (program(stage="stage s : step { budget 8; cost 1 - 2; }\n", session=STEP), 2, 33, "the cost of step stage `s` must be at least 0 and finite, not -1"),
+    (program(stage="stage s : step { budget 8; cost -inf; }\n", session=STEP), 2, 33, "the cost of step stage `s` must be at least 0 and finite, not -inf"),
+    (program(stage="stage s : step { budget 8; cost 0/0; }\n", session=STEP), 2, 33, "the cost of step stage `s` must be at least 0 and finite, not NaN"),
+    (program(stage="stage s : step { budget 8; cost inf; }\n", session=STEP), 2, 33, "the cost of step stage `s` must be at least 0 and finite, not inf"),
+    (program(stage="stage s : step { budget 8; cost 1; chunk inf - inf; }\n", session=STEP), 2, 42, "the chunk of step stage `s` must be a number, not NaN"),
+    # a ps capacity that reads nothing: positive
+    (program(stage="stage s : ps(0);\n"), 2, 14, "the capacity of ps stage `s` must be positive, not 0"),
+    (program(stage="stage s : ps(-0);\n"), 2, 14, "the capacity of ps stage `s` must be positive, not -0"),
+    (program(stage="stage s : ps(-2.5);\n"), 2, 14, "the capacity of ps stage `s` must be positive, not -2.5"),
+    (program(stage="stage s : ps(0/0);\n"), 2, 14, "the capacity of ps stage `s` must be positive, not NaN"),
+    (program(stage="stage s : ps(min(0, 4));\n"), 2, 14, "the capacity of ps stage `s` must be positive, not 0"),
 ]  # fmt: skip
 
 
@@ -109,6 +124,11 @@ def test_a_constant_outside_its_domain_is_an_error_at_its_expression(text, line,
             stage="stage s : step { budget 0.5; cost 1; chunk 0; }\n", session=STEP
         ),  # chunk <= 0: no cap
         program(stage="stage s : step { budget 1; cost 1; chunk -1; }\n", session=STEP),
+        program(stage="stage s : step { budget 1; cost 0; chunk -inf; }\n", session=STEP),
+        program(stage="stage s : step { budget 1; cost -0; }\n", session=STEP),
+        program(stage="stage s : ps(1e-300);\n"),
+        program(stage="stage s : ps(inf);\n"),
+        program(stage="stage s : ps(1 - present);\n"),  # computed: checked as it runs
     ],
 )
 def test_the_edges_of_each_domain_link(text):
@@ -162,34 +182,183 @@ def test_an_override_within_the_domain_links():
     links(MM1, sets={"lambda": 0.5})
 
 
+@pytest.mark.parametrize("value", ["0/0", "inf - inf", float("nan")])
+def test_a_nan_override_is_reported_at_the_let_it_changes(value):
+    # it was reported in the override's own text, as a usage error
+    linked, diagnostics = api.link_source(MM1, "mm1.sq", sets={"lambda": value})
+    assert linked is None
+    [d] = diagnostics
+    assert (d.code, d.span.file, d.span.line, d.span.column) == ("E-constant", "mm1.sq", 1, 5)
+    assert d.message == "`let lambda` is NaN: `--set lambda` makes it so"
+
+
+ARGS = """use "std/args";
+let r = args.number("rate", 0.5);
+stage s : fifo(1);
+workload { arrive poisson(r); }
+session { run s (~exp(1)); }
+run { horizon 100; }
+"""
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        (0, "the poisson rate must be positive and finite, not 0: `--set rate=0` makes it so"),
+        ("0/0", "`let r` is NaN: `--set rate` makes it so"),
+    ],
+)
+def test_an_override_of_a_program_argument_names_the_argument(value, message):
+    # it named the `let` (`--set r=0`), which the user never wrote
+    linked, diagnostics = api.link_source(ARGS, "args.sq", sets={"rate": value})
+    assert linked is None
+    [d] = diagnostics
+    assert (d.span.file, d.span.line, d.span.column, d.message) == ("args.sq", 2, 5, message)
+
+
 # ------------------------------------------------------- the command line's overrides
 
+MM1_RUN = """let lambda = 0.8;
+stage server : fifo(1);
+workload { arrive poisson(lambda); }
+session { run server (~exp(1)); }
+run {
+  horizon 20000;
+  warmup 1000;
+}
+"""
 
-def _compile_error(**settings) -> str:
-    compiled, diagnostics = sim_api.compile_program(program(), "t.sq", **settings)
+
+def _compile_error(text: str = MM1_RUN, **settings) -> tuple[int, int, str]:
+    compiled, diagnostics = sim_api.compile_program(text, "t.sq", **settings)
     assert compiled is None
     [d] = diagnostics
     assert d.code == "E-constant"
-    return d.message
+    return d.span.line, d.span.column, d.message
 
 
-def test_an_infinite_horizon_override_without_arrivals_is_an_error():
-    # `serq run examples/mm1.sq --horizon inf` ran forever
+def test_an_infinite_horizon_override_without_arrivals_is_an_error_at_the_run_block():
+    # `serq run examples/mm1.sq --horizon inf` ran forever; then it was an error at 1:1
     assert _compile_error(horizon=float("inf")) == (
-        "the horizon is inf and no `arrivals` bounds the run: it would never end"
+        5,
+        1,
+        "the horizon is inf and no `arrivals` bounds the run: it would never end "
+        "(with `--horizon inf`)",
     )
-    compiled, _ = sim_api.compile_program(program(), "t.sq", horizon=float("inf"), arrivals=5)
+    compiled, _ = sim_api.compile_program(MM1_RUN, "t.sq", horizon=float("inf"), arrivals=5)
     assert compiled is not None
 
 
+def test_a_horizon_override_below_the_programs_warmup_points_at_the_warmup():
+    # `serq run examples/mm1.sq --horizon 200`
+    assert _compile_error(horizon=200.0) == (
+        7,
+        10,
+        "warmup 1000 is not below the horizon 200 (with `--horizon 200`)",
+    )
+    assert _compile_error(warmup=30000.0) == (
+        6,
+        11,
+        "warmup 30000 is not below the horizon 20000 (with `--warmup 30000`)",
+    )
+
+
+def test_settings_the_program_does_not_write_point_at_fn_main():
+    text = "fn main() {\n  stage s : delay;\n  workload { arrive batch(1); }\n  server { run s (1); }\n}\n"
+    assert _compile_error(text) == (1, 1, "the run has no horizon")
+    assert _compile_error(text, horizon=10.0, warmup=20.0) == (
+        1,
+        1,
+        "warmup 20 is not below the horizon 10 (with `--warmup 20` and `--horizon 10`)",
+    )
+
+
 def test_the_command_line_seed_has_the_run_blocks_range():
-    assert _compile_error(seed=-1) == "the seed -1 is out of range"
-    assert _compile_error(seed=SEED_MAX + 1) == f"the seed {SEED_MAX + 1} is out of range"
-    compiled, _ = sim_api.compile_program(program(), "t.sq", seed=SEED_MAX)
+    assert _compile_error(seed=-1)[2] == "the seed -1 is out of range (with `--seed -1`)"
+    assert _compile_error(seed=SEED_MAX + 1)[2] == (
+        f"the seed {SEED_MAX + 1} is out of range (with `--seed {SEED_MAX + 1}`)"
+    )
+    compiled, _ = sim_api.compile_program(MM1_RUN, "t.sq", seed=SEED_MAX)
     assert compiled is not None and compiled.program.seed == SEED_MAX
 
 
 def test_the_command_line_warmup_and_arrivals_are_checked():
-    assert _compile_error(warmup=-1.0) == "warmup -1 is negative"
-    assert _compile_error(warmup=10.0) == "warmup 10 is not below the horizon 10"
-    assert _compile_error(arrivals=0) == "0 arrivals"
+    assert _compile_error(warmup=-1.0)[2] == "warmup -1 is negative (with `--warmup -1`)"
+    assert _compile_error(arrivals=0) == (5, 1, "0 arrivals (with `--arrivals 0`)")
+    assert _compile_error(arrivals=10**13)[2] == (
+        "10000000000000 arrivals (with `--arrivals 10000000000000`)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("arrive", "message"),
+    [
+        (
+            "poisson(1e300)",
+            "sessions arriving at rate 1e+300 until the horizon 200 would number about 2e+302, "
+            "more than a run can make (at most 1,000,000,000,000 arrivals)",
+        ),
+        (
+            "renewal(~h2(1e-300, 4))",
+            "sessions arriving a mean gap of 1e-300 apart until the horizon 200 would number "
+            "about 2e+302, more than a run can make (at most 1,000,000,000,000 arrivals)",
+        ),
+        (
+            "renewal(1e-11)",
+            "sessions arriving a mean gap of 1e-11 apart until the horizon 200 would number "
+            "about 2e+13, more than a run can make (at most 1,000,000,000,000 arrivals)",
+        ),
+    ],
+)
+def test_an_open_workload_that_would_never_reach_its_horizon_is_an_error(arrive, message):
+    # `poisson(1e300)` (found by the fuzzer) ran for ever: 2e302 arrivals before time 200
+    text = program(arrive=arrive, run="run { horizon 200; }\n")
+    assert _compile_error(text) == (3, 12, message)
+    compiled, _ = sim_api.compile_program(text, "t.sq", arrivals=10)
+    assert compiled is not None  # bounded by `arrivals`
+    compiled, _ = sim_api.compile_program(text.replace("1e-11", "1e-9"), "t.sq")
+    assert compiled is not None or "1e-11" not in text
+
+
+# ------------------------------------------------------------ choose, workload blocks
+
+
+@pytest.mark.parametrize(
+    ("count", "shown"),
+    [("inf", "inf"), ("0", "0"), ("2.5", "2.5"), ("0/0", "NaN"), ("2e6", "2e+06")],
+)
+def test_a_constant_choose_count_outside_its_domain_is_an_error_at_it(count, shown):
+    # `choose j in inf by (...)` was an E-internal OverflowError (found by the fuzzer)
+    text = program(
+        stage="stage s[3] : fifo(1);\n",
+        session=f"session {{ choose j in {count} by (queue(s[j])); run s[j] (1); }}\n",
+    )
+    assert errors(text) == [
+        (
+            4,
+            23,
+            "E-constant",
+            f"the count of `choose j` must be a whole number from 1 to 1000000, not {shown}",
+        )
+    ]
+
+
+@pytest.mark.parametrize(
+    ("clause", "column"),
+    [
+        ("turn { set n = 5; turn; }", 49),  # recursed until Python's stack ran out
+        ("init { run s (1); }", 38),
+        ("init { branch (1) { set n = 1; } }", 38),
+        ("turn { hold kv (1) { set n = 1; } }", 38),
+        ("init { end; }", 38),
+    ],
+)
+def test_workload_blocks_only_set_and_observe(clause, column):
+    word = clause.split()[0]
+    text = (
+        f"pool kv {{ cap 10; }}\n{STAGE}workload {{ arrive poisson(1); {clause} }}\n"
+        f"session {{ turn; run s (1); }}\n{RUN}"
+    )
+    assert errors(text) == [
+        (3, column, "E-structure", f"a workload's `{word}` block may only `set` and `observe`")
+    ]

@@ -75,7 +75,7 @@ def test_sets_in_fn_main_are_overridden_too():
         ({"lambda": "abc"}, ["unknown name `abc`", "let lambda = abc;"]),
         ({"lambda": "1 +"}, ["error[E-parse]"]),
         ({"lambda": "1; let y = 2"}, ["is not one expression"]),
-        ({"lambda": float("nan")}, ["the value is NaN"]),
+        ({"lambda": float("nan")}, ["`let lambda` is NaN: `--set lambda` makes it so"]),
         ({"lambda": "0/0"}, ["error[E-constant]"]),
     ],
 )

@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 import serq
+from serq import api
 from serq.sim import api as sim_api
 from serq.sim.errors import SimError
 from serq.sim.recording import NullRecorder
@@ -22,7 +23,7 @@ from serq.sim.world import World
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = [
-    *sorted((ROOT / "examples").glob("*.sq")),
+    *sorted(p for p in (ROOT / "examples").rglob("*.sq") if p.parent.name != "lib"),
     *sorted((ROOT / "tests" / "corpus" / "valid").glob("*.sq")),
     *sorted((ROOT / "tests" / "corpus" / "valid_main").glob("*.sq")),
     *sorted((ROOT / "tests" / "sim" / "programs").glob("*.sq")),
@@ -32,10 +33,9 @@ PROGRAMS = [
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_every_program_keeps_the_invariants(path):
     text = path.read_text(encoding="utf-8")
-    compiled, diagnostics = sim_api.compile_program(text, str(path), warmup=0.0)
-    if compiled is None:
-        pytest.skip(f"does not compile: {diagnostics[0].message if diagnostics else '?'}")
-    horizon = min(compiled.program.horizon or 200.0, 200.0)
+    program, diagnostics = api.link_source(text, str(path))
+    assert program is not None, [d.message for d in diagnostics]
+    horizon = min(program.horizon or 200.0, 200.0)  # a `fn main` program has none of its own
     compiled, _ = sim_api.compile_program(text, str(path), warmup=0.0, horizon=horizon)
     assert compiled is not None
     _, ran = sim_api.execute(compiled, check_invariants=True)

@@ -9,6 +9,7 @@ message names the value, and a note gives the session and the simulated time. A 
 
 from __future__ import annotations
 
+import math
 import statistics
 
 import pytest
@@ -49,12 +50,24 @@ CASES = [
     # NaN work
     ("run s (0 / (x + 1));", 6, 3, "the work of the run is NaN; it must be a number", 2, "3"),
     # draws outside their law
-    ("run s (~exp(x));", 6, 10, "the mean of `~exp` is 0; it must be positive", 1, "2"),
-    ("run s (~uniform(1, x));", 6, 10, "the high end of `~uniform` is 0; it must be at least the low end, 1", 1, "2"),
-    ("run s (~erlang(x, 1));", 6, 10, "the phases of `~erlang` is 0; it must be at least 1", 1, "2"),
-    ("run s (~erlang(2, x));", 6, 10, "the mean of `~erlang` is 0; it must be positive", 1, "2"),
-    ("run s (~h2(x, 4));", 6, 10, "the mean of `~h2` is 0; it must be positive", 1, "2"),
-    ("run s (~h2(1, 0 / (x + 1)));", 6, 10, "the cv2 of `~h2` is NaN; it must be a number", 2, "3"),
+    ("run s (~exp(x));", 6, 10, "the mean of `~exp` is 0; it must be positive and finite", 1, "2"),
+    ("run s (~exp(1 / x));", 6, 10, "the mean of `~exp` is inf; it must be positive and finite", 1, "2"),
+    ("run s (~uniform(1, x));", 6, 10, "the high end of `~uniform` is 0; it must be finite and at least the low end, 1", 1, "2"),
+    ("run s (~uniform(0, 1 / x));", 6, 10, "the high end of `~uniform` is inf; it must be finite and at least the low end, 0", 1, "2"),
+    ("run s (~uniform(-1 / x, 1));", 6, 10, "the low end of `~uniform` is -inf; it must be a finite number", 1, "2"),
+    ("run s (~erlang(x, 1));", 6, 10, "the phases of `~erlang` is 0; it must be at least 1 and finite", 1, "2"),
+    ("run s (~erlang(1 / x, 1));", 6, 10, "the phases of `~erlang` is inf; it must be at least 1 and finite", 1, "2"),
+    ("run s (~erlang(2, x));", 6, 10, "the mean of `~erlang` is 0; it must be positive and finite", 1, "2"),
+    ("run s (~h2(x, 4));", 6, 10, "the mean of `~h2` is 0; it must be positive and finite", 1, "2"),
+    ("run s (~h2(1, 0 / (x + 1)));", 6, 10, "the cv2 of `~h2` is NaN; it must be a finite number", 2, "3"),
+    ("run s (~h2(1, 1 / x));", 6, 10, "the cv2 of `~h2` is inf; it must be a finite number", 1, "2"),
+    # the clauses of a hold
+    ("hold kv (1) { run s (1); } cache (0 / (x + 1));", 6, 3, "the length of the hold's cache is NaN; it must be a number", 2, "4"),
+    ("hold kv (1) { run s (1); } lease kv (x);", 6, 3, "the duration of `lease kv` is -1; it must be at least 0", 2, "4"),
+    ("hold kv (1) { run s (1); } lease kv (0 / (x + 1));", 6, 3, "the duration of `lease kv` is NaN; it must be at least 0", 2, "4"),
+    ("hold kv (1) reuse (0 / (x + 1)) { run s (1); } cache (1);", 6, 3, "the `reuse` of the hold is NaN; it must be a number", 2, "3"),
+    # a computed choose count (a constant one is a link error)
+    ("choose j in 1 / x by (j); run s (1);", 6, 3, "choose over inf candidates: need a whole count from 1 to 1000000 (the largest family)", 1, "2"),
     ("run s (1 + ~bernoulli(x - 1.5));", 6, 14, "the probability of `~bernoulli` is -0.5; it must be in [0, 1]", 0, "1"),
     ("run s (1 + ~bernoulli(x + 2));", 6, 14, "the probability of `~bernoulli` is 3; it must be in [0, 1]", 0, "1"),
 ]  # fmt: skip
@@ -72,7 +85,10 @@ def test_a_value_outside_its_domain_stops_the_run_at_its_construct(
 def test_a_draw_with_constant_arguments_outside_its_law_fails_when_drawn():
     d = run_error(session("observe y = ~uniform(2, 1); run s (1);"))
     assert (d.span.line, d.span.column) == (6, 15)
-    assert d.message == "the high end of `~uniform` is 1; it must be at least the low end, 2"
+    assert (
+        d.message
+        == "the high end of `~uniform` is 1; it must be finite and at least the low end, 2"
+    )
     assert d.notes == ("in session 0; at simulated time 1",)
 
 
@@ -109,9 +125,18 @@ run { horizon 100; }
     assert d.notes == ("at simulated time 2",)
 
 
-@pytest.mark.parametrize(("capacity", "shown"), [("0", "0"), ("1 - present", "0"), ("-2", "-2")])
+@pytest.mark.parametrize(
+    ("capacity", "shown"),
+    [
+        ("present - 1", "0"),
+        ("1 - present", "0"),
+        ("-2 * present", "-2"),
+        ("0 / (present - 1)", "NaN"),
+    ],
+)
 def test_a_ps_stage_without_capacity_stops_the_run(capacity, shown):
-    # ps(0) stalled to the horizon without a word
+    # ps(0) stalled to the horizon without a word (a constant capacity is now a link error,
+    # tests/link/test_link_domains.py)
     text = f"stage p : ps({capacity});\nworkload {{ arrive renewal(1); }}\nsession {{ run p (1); }}\nrun {{ horizon 100; }}\n"
     d = run_error(text)
     assert (d.span.line, d.span.column) == (1, 7)
@@ -194,3 +219,45 @@ run { horizon 100; }
     assert report.observe("v").ci == float("inf")
     assert report.observe("w").mean == float("-inf")
     assert report.json()  # the JSON renders
+
+
+# ----------------------------------------------------------------- ~erlang of many phases
+
+ERLANG = """stage s : delay;
+workload {{ arrive batch(4000); }}
+session {{ observe x = ~erlang({k}, 2); run s (1); }}
+run {{ horizon 10; seed 5; }}
+"""
+
+
+@pytest.mark.parametrize("k", ["65", "1000", "1e9", "1e300"])
+def test_an_erlang_of_many_phases_is_drawn_at_once_with_its_law(k):
+    # ~erlang(1000, m) drew inf (the product of 1000 uniforms underflows) and stalled the
+    # run; ~erlang(1e9, m) took minutes a draw; ~erlang(inf, m) was an E-internal
+    report, diagnostics = outcome(ERLANG.format(k=k))
+    assert report is not None and diagnostics == []
+    x = report.observe("x")
+    assert abs(x.mean - 2) < 0.01
+    assert x.cv2 == pytest.approx(1 / float(k), rel=0.1, abs=1e-6)
+
+
+def test_an_erlang_of_few_phases_multiplies_one_uniform_a_phase():
+    from serq.sim import draws
+
+    uniforms = iter([0.5, 0.25, 0.75])
+    value = draws.erlang(lambda: next(uniforms), 3, 6)
+    assert value == -(6 / 3) * math.log(0.5 * 0.75 * 0.25)
+
+
+def test_a_statistic_of_tiny_values_is_reported_not_a_crash():
+    # a mean of 2e-300 squared to 0 in the cv2: a ZeroDivisionError (found by the fuzzer)
+    text = """stage s : fifo(1);
+workload { arrive renewal(1); }
+session { run s (1); observe v = 1e-300 * (1 + serial); observe w = 2e-300; }
+run { horizon 100; }
+"""
+    report, diagnostics = outcome(text)
+    assert report is not None and diagnostics == []
+    v, w = report.observe("v"), report.observe("w")
+    assert v.cv2 == pytest.approx(statistics.variance(range(1, 100)) / 50**2)
+    assert w.cv2 == 0

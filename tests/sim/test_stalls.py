@@ -34,10 +34,21 @@ workload { arrive batch(1); }
 session { hold kv (8) { run E prefill (8) growing kv; run E decode (20) growing kv; } cache (28); }
 run { horizon 100; }
 """
-PS_ZERO = """stage p : ps(0);
+PS_ZERO = """stage p : ps(1 - present);
 workload { arrive poisson(1); }
 session { run p (1); }
 run { horizon 100; }
+"""
+CRAWL = """workload { arrive closed(5); }
+stage svc : ps(1e300);
+session { run svc (~exp(1)); end; }
+run { horizon 30; }
+"""
+TINY_BLOCKS = """pool kv { cap 4; block 1e-300; evict by (size); }
+stage s : fifo(1);
+workload { arrive renewal(1); }
+session { hold kv (3) { run s (0.5); } cache (3); }
+run { horizon 20; }
 """
 
 CASES = [
@@ -68,6 +79,14 @@ CASES = [
         (1, 7),
         "the capacity of ps stage `p` with 1 job is 0; it must be positive",
         None,
+    ),
+    (
+        TINY_BLOCKS,
+        (1, 6),
+        "pool `kv`: evicting 2.000000000000001 units block by block takes "
+        "2.0000000000000007e+300 blocks of 1e-300, more than serq steps through (10,000,000): "
+        "the eviction keys or the spill are taken again after every block",
+        "at simulated time 2",
     ),
 ]
 
@@ -109,3 +128,49 @@ run { horizon 100; }
     compiled, _ = sim_api.compile_program(text, "t.sq")
     report, ran = sim_api.execute(compiled)
     assert ran == [] and report is not None and report.ended == 2
+
+
+def test_a_clock_that_crawls_is_stopped():
+    # a ps stage of capacity 1e300 and a closed population: every event moves the clock
+    # by ~1e-300, so no zero-time rule saw it, and the run never ended
+    text = CRAWL
+    assert text.strip() in DOC
+    compiled, _ = sim_api.compile_program(text, "t.sq")
+    report, [d] = sim_api.execute(compiled)
+    assert report is None
+    assert (d.code, d.span.line, d.span.column) == ("E-run", 1, 12)
+    assert d.message.startswith("the clock crawls: 65,536 events moved it from 0 to ")
+    assert "and at that pace the horizon 30 is about " in d.message
+
+
+def test_a_burst_of_events_at_one_instant_is_not_a_crawl():
+    # 300,000 sessions at time 0, each a few events, then a calm run: the clock does not
+    # move during the burst, which the pace does not judge
+    text = """stage d : delay;
+workload { arrive batch(300000); }
+session { run d (1e-9 * serial); run d (1000); }
+run { horizon 2000; }
+"""
+    compiled, _ = sim_api.compile_program(text, "t.sq")
+    report, ran = sim_api.execute(compiled)
+    assert ran == [] and report is not None and report.ended == 300000
+
+
+def test_the_pace_projects_from_what_the_clock_did():
+    from serq.sim.core import PROGRESS_EVERY
+    from serq.sim.errors import SimError
+    from serq.sim.pace import Pace
+
+    seen = []
+    pace = Pace(1e6, seen.append)
+    for k in range(10):  # 1e-6 a PROGRESS_EVERY events: 2^16 * 1e12 events in all, fine
+        pace(k * 1e-6)
+    assert seen == [k * 1e-6 for k in range(10)]
+    crawl = Pace(100.0)
+    crawl(0.0)  # a burst at time 0: not judged
+    with pytest.raises(SimError) as caught:
+        crawl(1e-290)
+    assert caught.value.message.startswith(
+        f"the clock crawls: {2 * PROGRESS_EVERY:,} events moved it from 0 to 1e-290, and at "
+        "that pace the horizon 100 is about 1e+297 events away"
+    )

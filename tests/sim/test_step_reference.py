@@ -221,3 +221,19 @@ def test_what_a_sessions_end_releases_is_retried_after_the_ready_sessions():
     theirs = pyserq.run(pyserq.compile(path))
     assert samples(ours, "got") == [(2, 1.0), (1, 2.0)]
     assert same(samples(ours, "got"), samples(theirs, "got"))
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="serq/sim/step.py `_plan_exclusive` ends admission at a resident prefill whose "
+    "growth waits (NOTES §16): the fix is the step engine's",
+)
+def test_a_resident_prefill_waiting_to_grow_selects_nothing_and_admission_goes_on():
+    """Under `serve exclusive prefill`, a resident prefill whose growth waits among the
+    pool's growers (`preempt none`, N) schedules nothing, so it is not the selected prefill
+    that ends admission: every later arrival, which fits, is admitted at its arrival, as
+    the reference does (V; forms family program 58, reduced). Neither runs the decodes."""
+    _, ours, path = run_both("v_exclusive_stalled_prefill")
+    theirs = pyserq.run(pyserq.compile(path))
+    assert samples(theirs, "adm") == [(k, k + 1.0) for k in range(6)]
+    assert samples(ours, "adm") == samples(theirs, "adm")

@@ -36,7 +36,7 @@ from serq.sim.trace import TraceTable, read_trace
 
 ORIGIN = Span("t.sq", 0, 5, 1, 1, 1, 6)
 ROOT = Path(__file__).resolve().parents[2]
-HAS_NUMPY = trace_module._np is not None
+HAS_NUMPY = trace_module._numpy() is not None
 MODES = [False, True] if HAS_NUMPY else [False]  # accelerate: pure Python, then numpy
 
 

@@ -71,3 +71,26 @@ def test_invalid_utf8_in_a_used_library(tmp_path):
 def test_control_characters_stay_parse_errors():
     (d,) = parse("let x = 1;\x00\n", "c.sq").diagnostics
     assert (d.code, d.span.line, d.span.column) == ("E-parse", 1, 11)
+
+
+def test_control_characters_are_named_by_their_code_point():
+    # the raw character in the message garbled the terminal (an ESC) or showed nothing (NUL)
+    for char, name in (("\x00", "U+0000"), ("\x1b", "U+001B"), ("\x7f", "U+007F")):
+        (d,) = parse(f"let x = 1;{char}\n", "c.sq").diagnostics
+        assert (d.span.column, d.message) == (11, f"unexpected character {name}")
+    (d,) = parse("let x = 1 @ 2;\n", "c.sq").diagnostics
+    assert d.message == "unexpected character `@`"
+
+
+def test_each_kind_of_bad_byte_is_said_what_it_is():
+    cases = [
+        (b"// caf\xc3\n", 1, 7, "the sequence byte 0xC3 begins is cut short or malformed"),
+        (b"// \xe2\x82\n", 1, 4, "the sequence byte 0xE2 begins is cut short or malformed (and 1 more)"),
+        (b"// \x82 x\n", 1, 4, "byte 0x82 continues no character"),
+        (b"let x = 1;\n// \xff\n", 2, 4, "byte 0xFF is never part of UTF-8"),
+        (b"// \xed\xa0\x80\n", 1, 4, "the sequence byte 0xED begins is cut short or malformed (and 2 more)"),
+    ]  # fmt: skip
+    for data, line, column, message in cases:
+        (d,) = parse(decode(data), "u.sq").diagnostics
+        assert (d.code, d.span.line, d.span.column) == ("E-utf8", line, column), data
+        assert d.message == f"invalid UTF-8: {message}", data

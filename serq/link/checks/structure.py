@@ -14,7 +14,9 @@
   pool family of its size or of one;
 - queue and serve keys do not draw (they are re-read at every selection);
 - a hold without `cache` consumes nothing of the cached prefix, so its body
-  may not read `cached` and it may not have `reuse`.
+  may not read `cached` and it may not have `reuse`;
+- a workload's `init` and `turn` blocks only `set` and `observe` (a `turn;` in the
+  `turn` block recursed without end, and a `run` there ran outside any session's path).
 
 Draws are allowed in eviction keys (eviction has a random stream of its own,
 spec §3 Workload) and in `choose` keys (random routing); the reference agrees.
@@ -48,6 +50,26 @@ def check(kernel: ast.Module, lets: dict[str, float]) -> Iterator[Diagnostic]:
     yield from _key_draws(kernel)
     if session is not None:
         yield from _without_cache(session.body, None)
+    yield from _workload_blocks(kernel)
+
+
+def _workload_blocks(kernel: ast.Module) -> Iterator[Diagnostic]:
+    """A workload's `init` and `turn` blocks hold only `set` and `observe` (spec: "init
+    and turn blocks may only set and observe")."""
+    for item in kernel.all_items():
+        if not isinstance(item, ast.Workload):
+            continue
+        for clause in item.clauses:
+            if not isinstance(clause, ast.Init | ast.TurnBlock):
+                continue
+            word = "init" if isinstance(clause, ast.Init) else "turn"
+            for stmt in clause.body.body:
+                if not isinstance(stmt, ast.Set | ast.Observe):
+                    yield _error(
+                        stmt.span,
+                        f"a workload's `{word}` block may only `set` and `observe`",
+                        help="what a session does goes in the session (or the server)",
+                    )
 
 
 def _error(span: Span, message: str, **kw) -> Diagnostic:
