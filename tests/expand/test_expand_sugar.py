@@ -622,8 +622,11 @@ class TestServingVocabulary:
         assert only(e) == ("E-serving-stage", 4, 3)
         assert reference_error(e.path) == (4, 3)
 
-    def test_no_stage_plays_tool(self, expand_program, reference_error):
-        # tool has no step-engine fallback, even with a step engine declared.
+    def test_the_workload_owns_the_tool_stage(self, expand_program, reference_error):
+        # serq-workload.txt: with no stage `tool` declared, `tool Z;` runs on a delay the
+        # workload owns, named `tool`; it is declared where the workload is (tool has no
+        # step-engine fallback, so the engine does not take it). Both references refuse
+        # the form (tests/sim/NOTES.md §16): the spec decides.
         e = expand_program(
             lines(
                 "pool kv { cap 100; }",
@@ -634,8 +637,38 @@ class TestServingVocabulary:
                 "}",
             )
         )
-        assert only(e) == ("E-serving-stage", 5, 3)
+        assert stmts(e) == ["run tool (1);"]
+        stages = e.items(ast.Stage)
+        assert [(s.name.name, type(s.kind).__name__) for s in stages] == [
+            ("e", "Step"),
+            ("tool", "Delay"),
+        ]
         assert reference_error(e.path) == (5, 3)
+
+    def test_a_declared_tool_stage_is_the_one(self, expand_program):
+        # a program that declares `tool` gets no other, even when the declaration is
+        # below the form: the form then finds none above it
+        e = expand_program(
+            lines(
+                "workload { arrive poisson(1); }",
+                "session {",
+                "  tool (1);",
+                "}",
+                "stage tool : fifo(1);",
+            )
+        )
+        assert only(e) == ("E-serving-stage", 3, 3)
+
+    def test_an_indexed_tool_needs_its_array(self, expand_program):
+        e = expand_program(
+            lines(
+                "workload { arrive poisson(1); }",
+                "session {",
+                "  tool[0] (1);",
+                "}",
+            )
+        )
+        assert only(e) == ("E-serving-stage", 3, 3)
 
     def test_no_stage_plays_the_link(self, expand_program, reference_error):
         e = expand_program(
