@@ -442,6 +442,48 @@ class TestLetAndFnMain:
         assert stmts(e) == ["turn;", "run svc (cost(svc, 1));", "end;"]
         assert reference014_error(e.path) is None  # 0.1.4 accepts the program
 
+    @pytest.mark.parametrize(
+        ("assignment", "column", "theirs"),
+        [
+            ("set n = n + 1;", 20, (4, 20)),  # a turn block's attribute
+            ("set K = 1;", 20, (0, 0)),  # an init's, which the session also sets
+            ("set r = 2;", 20, (0, 0)),  # the workload session's alone
+            ("set serial = 3;", 25, (0, 0)),  # the workload's built-in
+            ("choose k in 2 by (k);", 24, (0, 0)),  # at the choose's count
+        ],
+    )
+    def test_the_server_reads_the_workloads_sizes_and_does_not_assign_them(
+        self, expand_program, reference014_error, assignment, column, theirs
+    ):
+        # serq-workload.txt: "Workload assignments produce Size attributes that a server
+        # can read but cannot overwrite". pyserq 0.1.4 refuses them at the value, or
+        # without a position when the value is a number; serq points at the value.
+        e = expand_program(
+            lines(
+                "fn main() {",
+                "  stage svc : delay;",
+                "  workload { arrive batch(2); init { set K = 0; set k = 1; } turn { set n = 3; }"
+                " session { loop { turn; set r = 1; branch (n > 2) { set K = K + 1; } else { end; } } } }",
+                f"  server {{ {assignment} run svc (cost(svc, 1)); observe x = 1; }}",
+                "}",
+            )
+        )
+        assert only(e) == ("E-sides", 4, column)
+        assert reference014_error(e.path) == theirs
+
+    def test_the_server_sets_attributes_of_its_own(self, expand_program, reference014_error):
+        e = expand_program(
+            lines(
+                "fn main() {",
+                "  stage svc : delay;",
+                "  workload { arrive batch(2); turn { set n = 3; } }",
+                "  server { set q = n + 1; choose j in 2 by (j); run svc (cost(svc, q)); }",
+                "}",
+            )
+        )
+        assert e.diagnostics == []
+        assert reference014_error(e.path) is None
+
     def test_request_is_not_a_word_of_fn_main(self, expand_program, reference014_error):
         e = expand_program(
             lines(
