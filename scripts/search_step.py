@@ -10,6 +10,10 @@ stages (tests/oracle/pool_family.py). Run by hand; the CI runs a sample of each
         `--dialect random` draws from every law, for `--against interpreter` only)
     PYTHONPATH=. python scripts/search_step.py --against interpreter ...   (serq's compiled
         event path against its interpreter, `codegen=False`: no reference needed)
+    PYTHONPATH=. python scripts/search_step.py --family serving ...   (two sides and the
+        serving vocabulary, tests/oracle/serving_family.py; `--family queues`: queues,
+        entries, pulls and links, queue_family.py; both compared on the whole report,
+        and with `--dialect random` statistically over `--seeds` seeds)
 
 prints a line per program that does not simply agree and a tally; the programs that
 differ are written to OUT/<verdict>/g<k>.sq.
@@ -20,6 +24,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -31,32 +36,51 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "oracle")
 import differential  # noqa: E402
 import forms_family  # noqa: E402
 import pool_family  # noqa: E402
+import queue_family  # noqa: E402
+import serving_family  # noqa: E402
 import step_family  # noqa: E402
 
-FAMILIES = {"step": step_family, "pools": pool_family, "forms": forms_family}
+FAMILIES = {
+    "step": step_family,
+    "pools": pool_family,
+    "forms": forms_family,
+    "serving": serving_family,
+    "queues": queue_family,
+}
+# the families compared on the whole report (every pool and stage figure, the gauges)
+WHOLE = {"serving", "queues"}
 
 
 SERQ_TIMEOUT = 120
+HORIZON = re.compile(r"^// horizon: (\S+)", re.M)  # a `fn main` program's, if it says
 
 
 def _over(signum: int, frame: object) -> None:
     raise TimeoutError
 
 
-def one(job: tuple[int, str, str, str]) -> tuple[int, str, str, str]:
-    k, dialect, family, against = job
+def one(job: tuple[int, str, str, str, int]) -> tuple[int, str, str, str]:
+    k, dialect, family, against, seeds = job
     text = FAMILIES[family].program(k, dialect)
     with tempfile.NamedTemporaryFile("w", suffix=".sq", delete=False) as f:
         f.write(text)
-    signal.alarm(SERQ_TIMEOUT)  # serq runs here, without the reference's child timeout
+    # serq runs here, without the reference's child timeout
+    signal.alarm(SERQ_TIMEOUT * (seeds if dialect == "random" else 1))
     try:
         if against == "interpreter":
             settings = {"horizon": 400.0, "seed": 1} if dialect == "main" else {}
             verdict, detail = differential.paths(f.name, **settings)
         elif dialect == "main":  # against pyserq 0.1.4, which has no run block there
-            verdict, detail = differential.compare(f.name, main=True, horizon=400.0, seed=1)
+            found = HORIZON.search(text)
+            horizon = float(found.group(1)) if found else 400.0
+            whole = family in WHOLE
+            verdict, detail = differential.compare(
+                f.name, main=True, full=whole, horizon=horizon, seed=1
+            )
+        elif dialect == "random" and family in WHOLE:
+            verdict, detail = differential.compare_statistics(f.name, seeds)
         else:
-            verdict, detail = differential.compare(f.name)
+            verdict, detail = differential.compare(f.name, full=family in WHOLE)
     except TimeoutError:
         verdict, detail = "serq-timeout", f"serq ran over {SERQ_TIMEOUT} s"
     finally:
@@ -74,6 +98,7 @@ def main() -> None:
     ap.add_argument("--dialect", choices=("items", "main", "random"), default="items")
     ap.add_argument("--family", choices=tuple(FAMILIES), default="step")
     ap.add_argument("--against", choices=("reference", "interpreter"), default="reference")
+    ap.add_argument("--seeds", type=int, default=8, help="seeds a side, for --dialect random")
     args = ap.parse_args()
     tally: collections.Counter[str] = collections.Counter()
     with ProcessPoolExecutor(
@@ -82,7 +107,7 @@ def main() -> None:
         for k, verdict, detail, text in pool.map(
             one,
             [
-                (k, args.dialect, args.family, args.against)
+                (k, args.dialect, args.family, args.against, args.seeds)
                 for k in range(args.start, args.start + args.count)
             ],
             chunksize=4,
