@@ -143,7 +143,12 @@ def compare(
         return "serq-error", mine["error"]
     if full:
         found = report_differences(mine["ok"], theirs["ok"])
-        return ("differ", "; ".join(found[:3])) if found else ("same", "")
+        if not found:
+            return "same", ""
+        queued = [p["name"] for p in theirs["ok"]["pools"] if p.get("over_cap")]
+        if queued:  # 0.1.4 queued a hold that can never fit, which the spec rejects
+            found.insert(0, f"reference over_cap at {', '.join(queued)}")
+        return "differ", "; ".join(found[:3])
     if mine["ok"] == theirs["ok"]:
         return "same", ""
     return "differ", first_difference(mine["ok"], theirs["ok"])
