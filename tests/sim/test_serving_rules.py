@@ -130,3 +130,32 @@ def test_a_session_that_ends_in_a_plan_is_replaced_at_the_next_event(impl, reque
     pending(impl, request, "World._settled (serq/sim/world.py) runs what the plans woke")
     r = run(impl, REPLACED)
     assert [t for _, t, _ in values(r, "start")] == [0.0, 8.0, 16.0, 24.0, 32.0, 40.0]
+
+
+COMPUTED_INDEX = """
+stage s[3] : delay;
+workload { arrive batch(1); }
+session {
+  set j = 2;
+  run s[INDEX] (1);
+  observe a = now;
+}
+"""
+
+
+@pytest.mark.parametrize("index", ["1 - j", "j - 1.5", "j / 0 - j / 0", "j + 1"])
+def test_a_computed_index_is_a_whole_member_of_its_array(index):
+    """An index computed during the run is held to a constant index's rule (a whole number
+    from 0 to count - 1; `s[-1]`, `s[0.5]` do not link): -1, 0.5, NaN and 3 stop the
+    run at the reference (pyserq 0.1.4 refuses them too; 0.1.2 took -1 and NaN as 0
+    and 0.5 as 0)."""
+    import serq
+
+    compiled = serq.compile(source=COMPUTED_INDEX.replace("INDEX", index), horizon=10)
+    with pytest.raises(ValueError, match=r"stage index .* is out of range: the array has 3"):
+        serq.run(compiled)
+
+
+def test_a_whole_computed_index_picks_its_member(impl):
+    r = run(impl, COMPUTED_INDEX.replace("INDEX", "j - 2"))
+    assert [row.completed for row in r.stages] == [1, 0, 0]
