@@ -349,16 +349,18 @@ def compare_statistics(
         return "serq-error", ours_errors[0]
     a = [figures(r["ok"]) for r in mine]
     b = [figures(r["ok"]) for r in theirs]
+    if len(a) < 2 or len(b) < 2:
+        return "same" if a == b else "differ", "fewer than two seeds"
     found = []
     for key in sorted(set(a[0]) & set(b[0])):
         x = [f[key] for f in a if key in f]
         y = [f[key] for f in b if key in f]
-        if len(x) < 2 or len(y) < 2:
-            continue
+        if len(x) < len(a) or len(y) < len(b):
+            continue  # a mean some seeds do not have: whether it exists is itself random
         verdict = _welch(x, y, z)
         if verdict:
             found.append(f"{key}: {verdict}")
-    missing = sorted(set(b[0]) - set(a[0]))
+    missing = sorted(set.intersection(*map(set, b)) - set.union(*map(set, a)))
     found += [f"{key}: only in the reference" for key in missing]
     return ("differ", "; ".join(found[:4])) if found else ("same", "")
 
