@@ -118,11 +118,19 @@ def ours(path: str, full: bool = False, **settings: Any) -> dict[str, Any]:
         text = f.read()
     compiled, diagnostics = compile_program(text, path, **settings)
     if compiled is None:
-        return {"error": "compile: " + diagnostics[0].message}
+        return {"error": "compile: " + _first_error(diagnostics)}
     report, diagnostics = execute(compiled)
     if report is None:
-        return {"error": diagnostics[0].message}
+        return {"error": _first_error(diagnostics)}
     return {"ok": json.loads(json.dumps(outcome(report, full)))}
+
+
+def _first_error(diagnostics: list[Any]) -> str:
+    """The message of the first error among `diagnostics` (warnings come first at times)."""
+    from serq.diagnostics import Severity
+
+    errors = [d for d in diagnostics if d.severity == Severity.ERROR] or diagnostics
+    return errors[0].message if errors else "?"
 
 
 def compare(
@@ -303,10 +311,10 @@ def _runs_of_ours(path: str, seeds: list[int], settings: dict[str, Any]) -> list
     for seed in seeds:
         compiled, diagnostics = compile_program(text, path, seed=seed, **settings)
         if compiled is None:
-            return [{"error": "compile: " + diagnostics[0].message}]
+            return [{"error": "compile: " + _first_error(diagnostics)}]
         report, diagnostics = execute(compiled)
         if report is None:
-            out.append({"error": diagnostics[0].message})
+            out.append({"error": _first_error(diagnostics)})
         else:
             out.append({"ok": json.loads(report.json())})
     return out
