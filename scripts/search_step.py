@@ -59,8 +59,8 @@ def _over(signum: int, frame: object) -> None:
     raise TimeoutError
 
 
-def one(job: tuple[int, str, str, str, int]) -> tuple[int, str, str, str]:
-    k, dialect, family, against, seeds = job
+def one(job: tuple[int, str, str, str, int, float | None]) -> tuple[int, str, str, str]:
+    k, dialect, family, against, seeds, horizon = job
     text = FAMILIES[family].program(k, dialect)
     with tempfile.NamedTemporaryFile("w", suffix=".sq", delete=False) as f:
         f.write(text)
@@ -78,7 +78,8 @@ def one(job: tuple[int, str, str, str, int]) -> tuple[int, str, str, str]:
                 f.name, main=True, full=whole, horizon=horizon, seed=1
             )
         elif dialect == "random" and family in WHOLE:
-            verdict, detail = differential.compare_statistics(f.name, seeds)
+            settings = {} if horizon is None else {"horizon": horizon}
+            verdict, detail = differential.compare_statistics(f.name, seeds, **settings)
         else:
             verdict, detail = differential.compare(f.name, full=family in WHOLE)
     except TimeoutError:
@@ -99,6 +100,7 @@ def main() -> None:
     ap.add_argument("--family", choices=tuple(FAMILIES), default="step")
     ap.add_argument("--against", choices=("reference", "interpreter"), default="reference")
     ap.add_argument("--seeds", type=int, default=8, help="seeds a side, for --dialect random")
+    ap.add_argument("--horizon", type=float, default=None, help="for --dialect random")
     args = ap.parse_args()
     tally: collections.Counter[str] = collections.Counter()
     with ProcessPoolExecutor(
@@ -107,7 +109,7 @@ def main() -> None:
         for k, verdict, detail, text in pool.map(
             one,
             [
-                (k, args.dialect, args.family, args.against, args.seeds)
+                (k, args.dialect, args.family, args.against, args.seeds, args.horizon)
                 for k in range(args.start, args.start + args.count)
             ],
             chunksize=4,
