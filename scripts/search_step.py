@@ -13,6 +13,10 @@ stages (tests/oracle/pool_family.py). Run by hand; the CI runs a sample of each
     PYTHONPATH=. python scripts/search_step.py --family paths --against interpreter ...
         (random programs over what the compiled path writes inline: its stages, holds,
         loops and ends; tests/oracle/paths_family.py)
+    PYTHONPATH=. python scripts/search_step.py --family serving ...   (two sides and the
+        serving vocabulary, tests/oracle/serving_family.py; `--family queues`: queues,
+        entries, pulls and links, queue_family.py; both compared on the whole report,
+        and with `--dialect random` statistically over `--seeds` seeds)
 
 prints a line per program that does not simply agree and a tally; the programs that
 differ are written to OUT/<verdict>/g<k>.sq.
@@ -23,6 +27,7 @@ from __future__ import annotations
 import argparse
 import collections
 import os
+import re
 import signal
 import sys
 import tempfile
@@ -35,6 +40,8 @@ import differential  # noqa: E402
 import forms_family  # noqa: E402
 import paths_family  # noqa: E402
 import pool_family  # noqa: E402
+import queue_family  # noqa: E402
+import serving_family  # noqa: E402
 import step_family  # noqa: E402
 
 FAMILIES = {
@@ -42,30 +49,44 @@ FAMILIES = {
     "pools": pool_family,
     "forms": forms_family,
     "paths": paths_family,
+    "serving": serving_family,
+    "queues": queue_family,
 }
+# the families compared on the whole report (every pool and stage figure, the gauges)
+WHOLE = {"serving", "queues"}
 
 
 SERQ_TIMEOUT = 120
+HORIZON = re.compile(r"^// horizon: (\S+)", re.M)  # a `fn main` program's, if it says
 
 
 def _over(signum: int, frame: object) -> None:
     raise TimeoutError
 
 
-def one(job: tuple[int, str, str, str]) -> tuple[int, str, str, str]:
-    k, dialect, family, against = job
+def one(job: tuple[int, str, str, str, int, float | None]) -> tuple[int, str, str, str]:
+    k, dialect, family, against, seeds, horizon = job
     text = FAMILIES[family].program(k, dialect)
     with tempfile.NamedTemporaryFile("w", suffix=".sq", delete=False) as f:
         f.write(text)
-    signal.alarm(SERQ_TIMEOUT)  # serq runs here, without the reference's child timeout
+    # serq runs here, without the reference's child timeout
+    signal.alarm(SERQ_TIMEOUT * (seeds if dialect == "random" else 1))
     try:
         if against == "interpreter":
             settings = {"horizon": 400.0, "seed": 1} if dialect == "main" else {}
             verdict, detail = differential.paths(f.name, **settings)
         elif dialect == "main":  # against pyserq 0.1.4, which has no run block there
-            verdict, detail = differential.compare(f.name, main=True, horizon=400.0, seed=1)
+            found = HORIZON.search(text)
+            horizon = float(found.group(1)) if found else 400.0
+            whole = family in WHOLE
+            verdict, detail = differential.compare(
+                f.name, main=True, full=whole, horizon=horizon, seed=1
+            )
+        elif dialect == "random" and family in WHOLE:
+            settings = {} if horizon is None else {"horizon": horizon}
+            verdict, detail = differential.compare_statistics(f.name, seeds, **settings)
         else:
-            verdict, detail = differential.compare(f.name)
+            verdict, detail = differential.compare(f.name, full=family in WHOLE)
     except TimeoutError:
         verdict, detail = "serq-timeout", f"serq ran over {SERQ_TIMEOUT} s"
     finally:
@@ -83,6 +104,8 @@ def main() -> None:
     ap.add_argument("--dialect", choices=("items", "main", "random"), default="items")
     ap.add_argument("--family", choices=tuple(FAMILIES), default="step")
     ap.add_argument("--against", choices=("reference", "interpreter"), default="reference")
+    ap.add_argument("--seeds", type=int, default=8, help="seeds a side, for --dialect random")
+    ap.add_argument("--horizon", type=float, default=None, help="for --dialect random")
     args = ap.parse_args()
     tally: collections.Counter[str] = collections.Counter()
     with ProcessPoolExecutor(
@@ -91,7 +114,7 @@ def main() -> None:
         for k, verdict, detail, text in pool.map(
             one,
             [
-                (k, args.dialect, args.family, args.against)
+                (k, args.dialect, args.family, args.against, args.seeds, args.horizon)
                 for k in range(args.start, args.start + args.count)
             ],
             chunksize=4,

@@ -6,6 +6,10 @@ and failing that, for prefill and decode, the step engine. Exactly one must
 qualify. `[j]` indexes the stage found. On a step engine prefill and decode get
 their mode; elsewhere the run is plain. In the `fn main` dialect the work is a
 plain quantity, stated in the stage's unit as `cost(STAGE, work)`.
+
+The client's `tool Z;` needs no declaration: in a program that declares no stage
+`tool`, the workload owns one, a delay (an infinite server) named `tool`, declared
+where the workload is (serq-workload.txt, session).
 """
 
 from __future__ import annotations
@@ -14,7 +18,7 @@ from dataclasses import replace
 
 from serq.diagnostics import Label, codes
 from serq.expand.context import Context
-from serq.expand.walk import map_blocks
+from serq.expand.walk import map_blocks, walk
 from serq.syntax import ast
 
 _ROLE_NAMES = {
@@ -31,6 +35,9 @@ def expand_serving(items: list[ast.Item], ctx: Context) -> list[ast.Item]:
     for item in items:
         if isinstance(item, ast.Stage):
             every.setdefault(item.name.name, item)
+    if "tool" not in every:
+        items = _workload_tool(items)
+        every.update((i.name.name, i) for i in items if isinstance(i, ast.Stage))
     above: dict[str, ast.Stage] = {}
     out: list[ast.Item] = []
     for item in items:
@@ -62,6 +69,22 @@ def _stmt(
     if result is not None:
         ctx.origin(s.span, s.verb if isinstance(s, ast.Serving) else "transfer", result)
     return result or []
+
+
+def _workload_tool(items: list[ast.Item]) -> list[ast.Item]:
+    """`items` with the workload's own `stage tool : delay;` declared just before the
+    workload, when a `tool` form without `on` or an index would look for one."""
+    bare = any(
+        isinstance(n, ast.Serving) and n.verb == "tool" and not n.on and n.index is None
+        for item in items
+        for n in walk(item)
+    )
+    at = next((k for k, item in enumerate(items) if isinstance(item, ast.Workload)), None)
+    if not bare or at is None:
+        return items
+    span = items[at].span
+    tool = ast.Stage(ast.Ident("tool", span), None, ast.Delay(span), span)
+    return [*items[:at], tool, *items[at:]]
 
 
 def _is_step(stage: ast.Stage | None) -> bool:

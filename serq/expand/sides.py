@@ -5,7 +5,11 @@ its session inside `workload` and its server apart; the server's statements go
 in place of every `request;` of the session, at any depth (in the `fn main`
 dialect, after every `turn;`, which draws the turn and runs the server). Each
 side owns its words: `turn`, `end` and `request` are refused in a server, and
-`request` in a top-level session; the two forms are exclusive in one program.
+`request` in a top-level session; the two forms are exclusive in one program. In
+the `fn main` dialect the attributes the workload assigns (its `init`, `turn` and
+`session`, and the built-ins it gives a session: `serial`, `turn_no`, a trace's
+columns) are the request's sizes, which the server reads and may not assign
+(serq-workload.txt).
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ def expand_sides(items: list[ast.Item], ctx: Context) -> list[ast.Item]:
     _once(ctx, servers, "server")
     _once(ctx, wsessions, "workload session")
     _words(ctx, servers, sessions)
+    if ctx.fn_main:
+        _sizes(ctx, workloads, servers)
     if sessions and (servers or wsessions):
         later = max([sessions[0], *servers[:1], *wsessions[:1]], key=lambda n: n.span.start)
         first = min([sessions[0], *servers[:1], *wsessions[:1]], key=lambda n: n.span.start)
@@ -116,6 +122,35 @@ def _words(ctx: Context, servers: list[ast.Server], sessions: list[ast.Session])
                     "`request` belongs to a `session` inside `workload`",
                     help="move this session into `workload { session { ... } }`, "
                     "or write the server's statements here",
+                )
+
+
+# What the workload gives every session itself, besides what its blocks assign.
+_WORKLOAD_BUILTINS = frozenset({"serial", "turn_no", "new", "out", "think", "more", "forced"})
+
+
+def _sizes(ctx: Context, workloads: list[ast.Workload], servers: list[ast.Server]) -> None:
+    """`fn main`: a server's `set` or `choose` of an attribute the workload assigns."""
+    sizes = set(_WORKLOAD_BUILTINS)
+    for w in workloads:
+        for clause in w.clauses:
+            if isinstance(clause, ast.Init | ast.TurnBlock | ast.WorkloadSession):
+                for n in walk(clause.body):
+                    if isinstance(n, ast.Set | ast.Choose):
+                        sizes.add(n.target.name)
+    for server in servers:
+        for n in walk(server.body):
+            if isinstance(n, ast.Set | ast.Choose) and n.target.name in sizes:
+                # at the value assigned (the count of a choose), where the reference points
+                at = n.value if isinstance(n, ast.Set) else n.count
+                ctx.error(
+                    codes.SIDES,
+                    at.span,
+                    f"the server cannot assign `{n.target.name}`: the workload assigns it, "
+                    "so it is a size of the request, which the server reads and does not "
+                    "overwrite",
+                    labels=(Label(n.target.span, "assigned here"),),
+                    help="give the server's attribute a name of its own",
                 )
 
 

@@ -77,15 +77,19 @@ _NOW = re.compile(r"(?<![.\w])now\b")  # the clock's local in generated code
 def member(
     items: Sequence[Any], base: int, count: int, value: float, origin: Span, what: str = ""
 ) -> Any:
-    """Member `value` of the family at `items[base : base + count]`, or a SimError. An
-    index converts as the reference's does: toward zero, negative and NaN to 0."""
-    if value >= 1.0:
-        i = int(value) if value < 1.8446744073709552e19 else 18446744073709551615
-    else:
-        i = 0
-    if i < count:
-        return items[base + i]
-    raise SimError(origin, f"{what}index {i} out of range (count {count})")
+    """Member `value` of the family at `items[base : base + count]`, or a SimError: an
+    index is a whole number from 0 to count - 1, as a constant index must be at link
+    time (pyserq 0.1.4 refuses the others at run time too; 0.1.2 truncated them toward
+    zero, negatives and NaN to 0, tests/sim/NOTES.md §16)."""
+    if 0.0 <= value < count:
+        i = int(value)
+        if i == value:
+            return items[base + i]
+    raise SimError(
+        origin,
+        f"{what}index {arith_repr(value)} is out of range: the array has {count} "
+        f"member{'s' if count != 1 else ''}, 0 .. {count - 1}",
+    )
 
 
 def arith_repr(value: float) -> str:

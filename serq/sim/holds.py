@@ -290,15 +290,17 @@ class Holds:
         self.release_part(s, part)
 
     def release(self, s: Session, pool: Pool) -> None:
-        """`release pool`: the innermost enclosing hold's allocation there, else a lease."""
+        """`release pool`: the innermost enclosing hold's allocation there, else a lease.
+        The pools are retried even when it gave nothing back (a hold re-executed after a
+        preemption reaches a transfer whose lease went the first time): inside a step
+        engine's plan that admits a session queued since, as both references do."""
         part = innermost(s, pool)
         if part is not None:
             self.release_part(s, part)
         else:
             leases = s.leases.get(pool)
-            if not leases:
-                return
-            self.end_lease(s, leases[0])  # the oldest lease first
+            if leases:
+                self.end_lease(s, leases[0])  # the oldest lease first
         self.world.retry_pools()
 
     def release_all(self, s: Session) -> None:

@@ -140,7 +140,8 @@ class Workload:
                         arrival.origin,
                         f"the closed population's sessions end and are replaced at time "
                         f"{arith_repr(now)} without end: nothing lets time pass (a hold that "
-                        f"can never fit is rejected, and its session ends)",
+                        f"can never fit is rejected, and its session ends; or every run of "
+                        f"a session takes no time: work 0, iterations that cost 0)",
                     )
                     error.serial = s.serial  # the session that ended last, on every path
                     raise error

@@ -442,6 +442,48 @@ class TestLetAndFnMain:
         assert stmts(e) == ["turn;", "run svc (cost(svc, 1));", "end;"]
         assert reference014_error(e.path) is None  # 0.1.4 accepts the program
 
+    @pytest.mark.parametrize(
+        ("assignment", "column", "theirs"),
+        [
+            ("set n = n + 1;", 20, (4, 20)),  # a turn block's attribute
+            ("set K = 1;", 20, (0, 0)),  # an init's, which the session also sets
+            ("set r = 2;", 20, (0, 0)),  # the workload session's alone
+            ("set serial = 3;", 25, (0, 0)),  # the workload's built-in
+            ("choose k in 2 by (k);", 24, (0, 0)),  # at the choose's count
+        ],
+    )
+    def test_the_server_reads_the_workloads_sizes_and_does_not_assign_them(
+        self, expand_program, reference014_error, assignment, column, theirs
+    ):
+        # serq-workload.txt: "Workload assignments produce Size attributes that a server
+        # can read but cannot overwrite". pyserq 0.1.4 refuses them at the value, or
+        # without a position when the value is a number; serq points at the value.
+        e = expand_program(
+            lines(
+                "fn main() {",
+                "  stage svc : delay;",
+                "  workload { arrive batch(2); init { set K = 0; set k = 1; } turn { set n = 3; }"
+                " session { loop { turn; set r = 1; branch (n > 2) { set K = K + 1; } else { end; } } } }",
+                f"  server {{ {assignment} run svc (cost(svc, 1)); observe x = 1; }}",
+                "}",
+            )
+        )
+        assert only(e) == ("E-sides", 4, column)
+        assert reference014_error(e.path) == theirs
+
+    def test_the_server_sets_attributes_of_its_own(self, expand_program, reference014_error):
+        e = expand_program(
+            lines(
+                "fn main() {",
+                "  stage svc : delay;",
+                "  workload { arrive batch(2); turn { set n = 3; } }",
+                "  server { set q = n + 1; choose j in 2 by (j); run svc (cost(svc, q)); }",
+                "}",
+            )
+        )
+        assert e.diagnostics == []
+        assert reference014_error(e.path) is None
+
     def test_request_is_not_a_word_of_fn_main(self, expand_program, reference014_error):
         e = expand_program(
             lines(
@@ -622,8 +664,11 @@ class TestServingVocabulary:
         assert only(e) == ("E-serving-stage", 4, 3)
         assert reference_error(e.path) == (4, 3)
 
-    def test_no_stage_plays_tool(self, expand_program, reference_error):
-        # tool has no step-engine fallback, even with a step engine declared.
+    def test_the_workload_owns_the_tool_stage(self, expand_program, reference_error):
+        # serq-workload.txt: with no stage `tool` declared, `tool Z;` runs on a delay the
+        # workload owns, named `tool`; it is declared where the workload is (tool has no
+        # step-engine fallback, so the engine does not take it). Both references refuse
+        # the form (tests/sim/NOTES.md §17): the spec decides.
         e = expand_program(
             lines(
                 "pool kv { cap 100; }",
@@ -634,8 +679,38 @@ class TestServingVocabulary:
                 "}",
             )
         )
-        assert only(e) == ("E-serving-stage", 5, 3)
+        assert stmts(e) == ["run tool (1);"]
+        stages = e.items(ast.Stage)
+        assert [(s.name.name, type(s.kind).__name__) for s in stages] == [
+            ("e", "Step"),
+            ("tool", "Delay"),
+        ]
         assert reference_error(e.path) == (5, 3)
+
+    def test_a_declared_tool_stage_is_the_one(self, expand_program):
+        # a program that declares `tool` gets no other, even when the declaration is
+        # below the form: the form then finds none above it
+        e = expand_program(
+            lines(
+                "workload { arrive poisson(1); }",
+                "session {",
+                "  tool (1);",
+                "}",
+                "stage tool : fifo(1);",
+            )
+        )
+        assert only(e) == ("E-serving-stage", 3, 3)
+
+    def test_an_indexed_tool_needs_its_array(self, expand_program):
+        e = expand_program(
+            lines(
+                "workload { arrive poisson(1); }",
+                "session {",
+                "  tool[0] (1);",
+                "}",
+            )
+        )
+        assert only(e) == ("E-serving-stage", 3, 3)
 
     def test_no_stage_plays_the_link(self, expand_program, reference_error):
         e = expand_program(

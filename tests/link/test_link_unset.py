@@ -231,6 +231,12 @@ def test_a_trace_gives_its_columns_at_each_turn(tmp_path):
         (5, 22, f"`new` {READ} (`new` {given})"),
         (8, 10, f"`out` {READ} (`out` {given})"),
     ]
+    # the `turn` block runs after its `turn;` gave them (serq-workload.txt, trace)
+    text = program(
+        '  trace "t.csv";\n  turn { set n = new; set o = out + 1; set z = more; }\n',
+        "  turn;\n  run s (n + o + z);\n",
+    )
+    assert unset(text, str(tmp_path / "main.sq")) == []
     # without a trace nothing gives them: every read is 0
     bare = unset(program(ARRIVE, "  turn;\n  run s (more);\n"))
     assert bare == [

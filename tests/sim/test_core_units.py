@@ -153,7 +153,7 @@ def test_a_bad_index_is_an_error_not_a_traceback() -> None:
     source = "stage d[3] : fifo(1);\nworkload { arrive batch(1); }\nsession { set i = 3; run d[i] (1); }\nrun { horizon 10; }\n"
     _, _, outcome = _run(source)
     [error] = outcome.errors
-    assert error.message == "stage index 3 out of range (count 3)"
+    assert error.message == "stage index 3 is out of range: the array has 3 members, 0 .. 2"
 
 
 def test_a_closed_population_replaced_forever_at_one_instant_is_a_livelock() -> None:

@@ -160,12 +160,15 @@ class _Analysis:
             yield self._diagnostic(read)
 
     def _turn_entry(self) -> _Unset:
-        """The state the `turn` block starts from: unset at some `turn;`, with its path."""
+        """The state the `turn` block starts from: unset at some `turn;`, with its path,
+        but for the trace's columns, which the `turn;` gives before the block runs."""
+        given = set(TRACE_ATTRS) if self.trace else set()
         entry: _Unset = {}
         for stmt, state in self.turns:
             step = ("to the `turn;` at {at}", stmt.span)
             for name, path in state.items():
-                entry.setdefault(name, (*path, step))
+                if name not in given:
+                    entry.setdefault(name, (*path, step))
         return entry
 
     def _diagnostic(self, read: _Read) -> Diagnostic:
