@@ -144,6 +144,11 @@ def _parser() -> argparse.ArgumentParser:
         "are the same; for checking and timing)",
     )
     run.add_argument(
+        "--emit-python",
+        action="store_true",
+        help="print the Python source the program is compiled to, instead of running it",
+    )
+    run.add_argument(
         "--check-invariants",
         action="store_true",
         help="check the simulator's invariants after every event (a debug mode)",
@@ -490,6 +495,15 @@ def _run(args: argparse.Namespace) -> int:
         defs=defs,
     )
     report = None
+    if compiled is not None and args.emit_python:
+        source, built = sim_api.python_source(compiled)
+        diagnostics = [*diagnostics, *built]
+        sources = sim_api.sources(path, loaded, sets, diagnostics, defs)
+        print_diagnostics(diagnostics, sources, file=sys.stderr, color=_color(args))
+        if source is None:
+            return EXIT_ERRORS if built else EXIT_USAGE
+        sys.stdout.write(source)
+        return EXIT_OK
     if compiled is not None:
         bar = _ProgressBar(compiled.program.horizon)
         try:

@@ -123,6 +123,35 @@ def execute(
         return None, [Diagnostic.error(codes.INTERNAL, where, message)]
 
 
+def python_source(compiled: Compiled) -> tuple[str | None, list[Diagnostic]]:
+    """The Python source the compiled path runs `compiled` as (`serq run --emit-python`),
+    and any diagnostic of building the run (an unreadable trace, say); None when the
+    program runs on the interpreter."""
+    from serq.sim import compiled as generated
+    from serq.sim.errors import SimError
+    from serq.sim.world import World
+
+    program = compiled.program
+    recorder = StatsRecorder(program, program.warmup)
+    where = Span.point(compiled.path or "<input>", 0, 1, 1)
+    try:
+        world = World(
+            program,
+            recorder,
+            program.seed,
+            program.warmup,
+            program.arrivals,
+            compiled.base_dir,
+            False,
+            compiled.fast_forward,
+        )
+        if not generated.install(world, straight=False):
+            return None, []
+    except SimError as error:
+        return None, [error.diagnostic(where)]
+    return world.source, []
+
+
 def compile(
     path: str | None = None,
     *,

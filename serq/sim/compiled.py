@@ -154,13 +154,15 @@ class Unsupported(Exception):
     """The program cannot be compiled (a nesting Python's compiler refuses)."""
 
 
-def install(world: World) -> bool:
+def install(world: World, straight: bool = True) -> bool:
     """Compile `world`'s program and switch `world` to the compiled path; False (the world
     left on the interpreter) when the recorder is not a `StatsRecorder` (whose updates
-    the generated code makes inline) or Python cannot compile the generated source."""
+    the generated code makes inline), when `straight` lets `straight.py`'s loop take the
+    program, or when Python cannot compile the generated source. The source is kept as
+    `world.source` (`serq run --emit-python`)."""
     if type(world.recorder) is not StatsRecorder:
         return False
-    if world.straight is not None and not world.check_invariants:
+    if straight and world.straight is not None and not world.check_invariants:
         return False  # `straight.py`'s loop takes it (it is still faster on its shapes)
     program = world.program
     options = cs.Options(
@@ -180,6 +182,7 @@ def install(world: World) -> bool:
         return False
     if not world.steps:
         ch.start_levels(world)
+    world.source = "\n".join(lines_of(namespace)) + "\n"
     world.switched = switched
     world.samples = namespace["_k_samples"]
     world.gauge_points = namespace["_k_gauge_points"]
@@ -198,6 +201,11 @@ def install(world: World) -> bool:
     return True
 
 
+def lines_of(namespace: dict[str, Any]) -> list[str]:
+    """The generated source's lines, from the namespace it was compiled in."""
+    return namespace["_k_lines"]
+
+
 def _preemptible(world: World) -> bool:
     """Whether a session of `world` can be taken away from a stage: a pool that preempts
     (a `grow` or a step engine's growth that does not fit aborts a holder's scope)."""
@@ -208,6 +216,7 @@ class CompiledWorld(World):
     """A `World` whose run is the generated code of `install`."""
 
     loop_lines: dict[int, Any]
+    source: str
     switched: list[tuple[Any, type]]
     samples: Samples
     gauge_points: list[GaugePoints]
@@ -445,6 +454,7 @@ class _Codegen:
         finally:
             self.exprs.inline_draws = False
         ns["_k_samples"] = self.samples
+        ns["_k_lines"] = self.lines
         ns["_k_gauge_points"] = self.gauge_points
         source = "\n".join(self.lines) + "\n"
         if len(self.lines) > 200_000:
@@ -597,6 +607,9 @@ class _Codegen:
 
     def _statement(self, stmt: ir.Stmt, indent: int) -> None:  # noqa: C901 - one case each
         stream = self.session_stream
+        origin = stmt.origin
+        if origin is not None:  # the statement's place in the program, for the reader
+            self.emit(indent, f"# {origin.line}: {type(stmt).__name__.lower()}")
         if isinstance(stmt, ir.Set):
             self.emit(indent, f"a[{stmt.slot}] = {self.expr(stmt.value, stream)}")
         elif isinstance(stmt, ir.Observe):
