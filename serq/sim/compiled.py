@@ -325,7 +325,8 @@ class _Codegen:
         self.workload_stream = world.streams["workload"]
         self.statements = StatementCompiler(program, world, world.exprs, self.session_stream)
         self.inline = ch.inline_holds(program)  # the holds written inline
-        self._held: list[tuple[str, list[str]]] = []  # the inline holds around: run, pools
+        self._held: list[tuple[str, ch.Shape]] = []  # the inline holds around: run, shape
+        self.caching = ch.caching_pools(program)  # pools whose cache can hold anything
         self.samples = Samples(world.recorder)
         self.gauge_points: list[GaugePoints] = []
         # whether a session's `turn_no` can be other than 0 (else an observation's turn is)
@@ -345,7 +346,7 @@ class _Codegen:
             or world.claims is not None
             or world.workload.trace is not None
             or self.complex_holds
-            or any(p.spill is not None for p in program.pools)
+            or ch.caching_pools(program)  # a cache keys its entries by the session
             or any(type(s) not in (FifoStage, DelayStage, PsStage) and not cs.is_compiled(s)
                    for s in world.stages)
         )
@@ -419,6 +420,11 @@ class _Codegen:
             _k_HoldRun=HoldRun,
             _k_bad_units=_bad_units,
             _k_reject=_rejecter(world.recorder),
+            _k_bad_reuse=ch.bad_reuse,
+            _k_bad_cache=ch.bad_cache,
+            _k_recorder=world.recorder,
+            _k_ceil=math.ceil,
+            _k_min=min,
         )
         self.exprs.inline_draws = True
         try:
@@ -814,14 +820,16 @@ class _Codegen:
         units, a rejection ending the session), then the body once admitted, then
         `Holds.close` (the parts released, the pools retried)."""
         spec = self.bind(self._spec_of(stmt), "_k_spec")
-        pools = [self.world.pools[ch._member(p.pool)] for p in stmt.pools]
-        names = [self.bind(p, "_k_pool") for p in pools]
+        shape = self._shape(stmt)
+        names = shape.pools
+        pools = self._pools_of(stmt)
         for i, part in enumerate(stmt.pools):
             u = self.temp("u")
             self.emit(indent, f"{u} = {self.expr(part.units, self.session_stream)}")
             self.emit(indent, f"if not {u} >= 0.0:")
             self.emit(indent + 1, f"raise _k_bad_units({spec}, {i}, {names[i]}, {u})")
-            self.emit(indent, f"if {u} > {_number(pools[i].cap)}:")  # never fits: rejected
+            self.emit_all(indent, ch.round_up(u, shape.blocks[i]))
+            self.emit(indent, f"if {u} > {shape.caps[i]}:")  # never fits: rejected
             self.emit(indent + 1, f"_k_reject({names[i]})")
             self._release_inline(indent + 1)
             self.emit(indent + 1, "_k_end(s)")
@@ -840,17 +848,38 @@ class _Codegen:
         self.emit(indent, f"{first}.queue.append({run})")
         self.emit(indent, f"{first}.dirty = True")
         self._yield(indent)  # admitted by `_k_retry`: the body goes on
-        self._held.append((run, names))
+        self._held.append((run, shape))
         self._block(stmt.body, indent)
         self._held.pop()
-        self.emit_all(indent, ch.release(names, run))  # `Holds.close`
+        self.emit_all(indent, ch.release(shape, run))  # `Holds.close`
         self.emit(indent, f"a[{ch.COMPUTED}] = 0.0")
         self.emit(indent, "_k_retry()")
 
     def _release_inline(self, indent: int) -> None:
         """The inline holds around, released innermost first (`Holds.release_all`)."""
-        for run, names in reversed(self._held):
-            self.emit_all(indent, ch.release(names, run))
+        for run, shape in reversed(self._held):
+            self.emit_all(indent, ch.release(shape, run))
+
+    def _pools_of(self, stmt: ir.Hold) -> list[Any]:
+        """The pool members an inline hold names (constant ones)."""
+        return [self.world.pools[ch.member(p.pool)] for p in stmt.pools]
+
+    def _shape(self, stmt: ir.Hold) -> ch.Shape:
+        """What the hold templates write of the inline hold `stmt`."""
+        pools = self._pools_of(stmt)
+        recorder = self.world.recorder
+        stream = self.session_stream
+        return ch.Shape(
+            pools=[self.bind(p, "_k_pool") for p in pools],
+            caps=[_number(p.cap) for p in pools],
+            blocks=[p.block for p in pools],
+            cached=[p.index in self.caching for p in pools],
+            records=[self.bind(recorder._pools[p.index], "_k_prec") for p in pools],
+            keyed=bool(pools[0].keys),
+            cache=None if stmt.cache is None else self.expr(stmt.cache, stream),
+            reuse=None if stmt.reuse is None else self.expr(stmt.reuse, stream),
+            spec=self.bind(self._spec_of(stmt), "_k_spec"),
+        )
 
     def _spec(self, stmt: ir.Hold) -> HoldSpec:
         """The `HoldSpec` of an inline hold, for what reads its waiting `HoldRun`s
@@ -880,10 +909,14 @@ class _Codegen:
         for block in self.program.blocks:
             for stmt in block:
                 if isinstance(stmt, ir.Hold) and id(stmt) in self.inline:
-                    firsts.setdefault(ch._member(stmt.pools[0].pool), []).append(stmt)
-        inline_pools = {ch._member(p.pool) for block in self.program.blocks for stmt in block
-                        if isinstance(stmt, ir.Hold) and id(stmt) in self.inline
-                        for p in stmt.pools}
+                    firsts.setdefault(ch.member(stmt.pools[0].pool), []).append(stmt)
+        inline_pools = {
+            ch.member(p.pool)
+            for block in self.program.blocks
+            for stmt in block
+            if isinstance(stmt, ir.Hold) and id(stmt) in self.inline
+            for p in stmt.pools
+        }
         for pool in world.pools:
             name = self.bind(pool, "_k_pool")
             if pool.index in inline_pools:
@@ -904,23 +937,19 @@ class _Codegen:
         """`Holds.try_admit` of an inline pool: its heads admitted while they fit."""
         self.emit(2, f"q = {name}.queue")
         self.emit(2, "while q:")
-        self.emit(3, "run = q[0]")
+        self.emit(3, f"run = {name}.head()" if pool.keys else "run = q[0]")
         self.emit(3, "s = run.session")
         self.emit(3, "a = s.attrs")
-        recorder = self.world.recorder
         for k, stmt in enumerate(holds):
             indent = 3
             if len(holds) > 1:
                 spec = self.bind(self._spec_of(stmt), "_k_spec")
                 self.emit(3, f"{'if' if k == 0 else 'elif'} run.spec is {spec}:")
                 indent = 4
-            pools = [self.world.pools[ch._member(p.pool)] for p in stmt.pools]
-            names = [self.bind(p, "_k_pool") for p in pools]
+            shape = self._shape(stmt)
             units = [self.expr(p.units, self.session_stream) for p in stmt.pools]
-            caps = [_number(p.cap) for p in pools]
-            records = [self.bind(recorder._pools[p.index], "_k_prec") for p in pools]
-            self.emit_all(indent, ch.fits(names, units, caps))
-            self.emit_all(indent, ch.admit(names, records, recorder.warmup))
+            self.emit_all(indent, ch.fits(shape, units))
+            self.emit_all(indent, ch.admit(shape, self.world.recorder.warmup))
         self.emit(3, "changed = True")
 
     def _spec_of(self, stmt: ir.Hold) -> HoldSpec:

@@ -1,17 +1,17 @@
 """The compiled path's holds: which can be written inline, and their templates.
 
 A hold is written inline into the generated session code (its body in the same
-generator, no frame) when nothing but that code ever touches what it holds: every pool
-of it is "inline", and its body holds only inline holds and runs only plain runs. A pool
-is inline when the program only ever holds it with plain holds (no `cache`, `reuse`,
-`lease` or `reserve`, a constant member, never nested in a hold of the same pool), never
-grows, loads, drops or releases it, and it has no block, no queue keys, no `admit via`,
-no spill from or to it, no `preempt by` and no `reserve held`, in a program where no
-preemption can happen (no growth at all). Such a pool never caches, never evicts and
-never preempts; its holders are sessions holding it once each; its queue is first come,
-first served. What the rest of the simulator reads of it (its observables, the pools'
-levels, the stall diagnostics) it reads from the `Pool` and the `HoldRun`s in its queue
-as before.
+generator, no frame) when nothing but that code ever reads where a session is in it:
+every pool of it is "inline", and its body holds only inline holds and runs only plain
+runs. A pool is inline when every hold of it is an inline candidate (a constant member;
+no `lease` and no `reserve`; never nested in a hold of the same pool), nothing grows,
+loads or releases it early, no step engine admits from it, and it has no `reserve held`,
+in a program where no preemption can happen (no growth at all). Its holders are sessions
+holding it once each. It may have a block, an eviction order, queue keys and a spill,
+and its holds may `cache` and `reuse`: the cache itself stays the `Cache` object's, called
+as the interpreter calls it. What the rest of the simulator reads of such a pool (its
+observables, the pools' levels, the stall diagnostics) it reads from the `Pool` and the
+`HoldRun`s in its queue as before.
 
 The templates are `Holds.join`, `Holds.try_admit` (with `_fits` and `_admit`),
 `Holds.close` and `Holds.release_all` for such holds, in the order and with the
@@ -20,10 +20,12 @@ arithmetic of `serq.sim.holds`, so both paths give the same report.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
+from serq.sim.errors import SimError, out_of_domain
 from serq.sim.session import READY
 
 CACHED = SLOT["cached"]
@@ -40,7 +42,7 @@ def inline_holds(program: ir.Program) -> set[int]:
     ]
     while True:
         candidates = {
-            id(h): h for h in holds if all(_member(p.pool) in pools for p in h.pools)
+            id(h): h for h in holds if all(member(p.pool) in pools for p in h.pools)
         }
         # a body that holds another kind of hold, or runs at a step engine or a flow,
         # makes the hold not inline (the rest of the simulator would see a session in it)
@@ -54,15 +56,23 @@ def inline_holds(program: ir.Program) -> set[int]:
         # a pool that a hold not written inline holds is not inline: the two kinds of
         # holder would not mix
         held = {
-            member
-            for h in holds
-            if id(h) not in candidates
-            for p in h.pools
-            for member in _family(p.pool)
+            i for h in holds if id(h) not in candidates for p in h.pools for i in _family(p.pool)
         }
         if not held & pools:
             return set(candidates)
         pools -= held
+
+
+def caching_pools(program: ir.Program) -> set[int]:
+    """The pool members whose cache can hold anything: a hold of them caches, or a spill
+    writes to them."""
+    found = {p.spill.to for p in program.pools if p.spill is not None}
+    for block in program.blocks:
+        for stmt in block:
+            if isinstance(stmt, ir.Hold) and stmt.cache is not None:
+                for part in stmt.pools:
+                    found.update(_family(part.pool))
+    return found
 
 
 def _grows(program: ir.Program) -> bool:
@@ -75,7 +85,7 @@ def _grows(program: ir.Program) -> bool:
     return any(isinstance(s.kind, ir.Step) and s.kind.memory is not None for s in program.stages)
 
 
-def _member(ref: ir.Ref) -> int | None:
+def member(ref: ir.Ref) -> int | None:
     """The pool member a constant reference names, None for a computed one."""
     if ref.index is None:
         return ref.base
@@ -89,41 +99,24 @@ def _family(ref: ir.Ref) -> range:
 
 
 def _inline_pools(program: ir.Program) -> set[int]:
-    """The pool members that only plain holds hold (see the module)."""
+    """The pool members only inline candidates hold (see the module)."""
     pools = {
-        i
-        for i, p in enumerate(program.pools)
-        if p.block is None
-        and not p.queue.keys
-        and p.admit_via is None
-        and p.spill is None
-        and not p.preempt_keys
-        and not p.reserve_held
+        i for i, p in enumerate(program.pools) if p.admit_via is None and not p.reserve_held
     }
-    for p in program.pools:
-        if p.spill is not None:
-            pools.discard(p.spill.to)
     for stage in program.stages:
         if isinstance(stage.kind, ir.Step) and stage.kind.memory is not None:
             pools.discard(stage.kind.memory)
     for block in program.blocks:
         for stmt in block:
             if isinstance(stmt, ir.Hold):
-                plain = (
-                    stmt.cache is None
-                    and stmt.reuse is None
-                    and stmt.lease is None
-                    and all(p.reserve is None for p in stmt.pools)
-                )
                 for part in stmt.pools:
-                    if not plain or _member(part.pool) is None:
+                    if stmt.lease is not None or part.reserve is not None:
                         pools.difference_update(_family(part.pool))
+                    elif member(part.pool) is None or _holds_inside(program, stmt.body, part.pool):
+                        pools.difference_update(_family(part.pool))  # a member, held once
                 if stmt.lease is not None:
                     pools.difference_update(_family(stmt.lease.pool))
-                for part in stmt.pools:  # a hold of the same pool inside: held twice
-                    if _holds_inside(program, stmt.body, part.pool):
-                        pools.difference_update(_family(part.pool))
-            elif isinstance(stmt, ir.Grow | ir.Load | ir.Drop | ir.Release):
+            elif isinstance(stmt, ir.Grow | ir.Load | ir.Release):
                 pools.difference_update(_family(stmt.pool))
     return pools
 
@@ -145,7 +138,7 @@ def _plain_body(program: ir.Program, block: int, inline: dict[int, Any]) -> bool
             len(stmt.stages) > 1 or stmt.mode != "plain" or stmt.growing is not None
         ):
             return False
-        if isinstance(stmt, ir.Grow | ir.Load | ir.Drop | ir.Release):
+        if isinstance(stmt, ir.Grow | ir.Load | ir.Release):
             return False
     return True
 
@@ -162,61 +155,126 @@ def _walk(program: ir.Program, block: int):
                 stack += [stmt.then, stmt.otherwise]
 
 
+def bad_cache(spec: Any, s: Any, length: float) -> SimError:
+    """The error of a NaN cache length (`Holds.release_part`'s), naming the session."""
+    error = out_of_domain(spec.origin, "the length of the hold's cache", length, "a number")
+    error.serial = s.serial  # released by a preemption, maybe in another's turn
+    return error
+
+
+def bad_reuse(spec: Any, s: Any, reuse: float) -> SimError:
+    """The error of a NaN `reuse` (`Holds._admit`'s), naming the session admitted."""
+    error = out_of_domain(spec.origin, "the `reuse` of the hold", reuse, "a number")
+    error.serial = s.serial  # admitted by a retry, maybe while another runs
+    return error
+
+
 # ---------------------------------------------------------------------- templates
 
 
-def fits(pools: list[str], units: list[str], caps: list[str]) -> list[str]:
-    """`Holds._fits` of an inline hold: each pool's units (`units[i]`, code reading `a`,
-    already evaluated in order into `u{i}` by the caller's lines) checked; the lines
-    `break` out of the caller's loop when one does not fit."""
+@dataclass
+class Shape:
+    """What the templates write of one inline hold: per pool its name in the generated
+    code, its cap (source), its block (None without), whether its cache can hold
+    anything, the recorder's record of it; whether the first pool's queue has keys; the
+    code of the hold's `cache` and `reuse` expressions (None without)."""
+
+    pools: list[str]
+    caps: list[str]
+    blocks: list[float | None]
+    cached: list[bool]
+    records: list[str]
+    keyed: bool
+    cache: str | None
+    reuse: str | None
+    spec: str  # the hold's `HoldSpec`, for its errors
+
+
+def round_up(var: str, block: float | None) -> list[str]:
+    """`Pool.round_up` of the local `var` (finite or inf, not NaN)."""
+    if block is None:
+        return []
+    return [f"if {var} < _k_INF:", f"    {var} = _k_ceil({var} / {block!r}) * {block!r}"]
+
+
+def fits(shape: Shape, units: list[str]) -> list[str]:
+    """`Holds._fits` (the run `run`, attributes `a`): each pool's units (`units[i]`, code)
+    into `u{i}` in order; the lines `break` out of the caller's loop at one that does not
+    fit."""
     lines = []
-    for i, (pool, code, cap) in enumerate(zip(pools, units, caps, strict=True)):
+    for i, (pool, code, cap) in enumerate(zip(shape.pools, units, shape.caps, strict=True)):
         lines += [
             f"u{i} = {code}",
             f"if not u{i} >= 0.0:",
             f"    raise _k_bad_units(run.spec, {i}, {pool}, u{i})",
+            *round_up(f"u{i}", shape.blocks[i]),
             f"if {pool}.allocated + u{i} > {cap}:",
             "    break",
         ]
     return lines
 
 
-def admit(pools: list[str], records: list[str], warmup: float) -> list[str]:
-    """`Holds._admit` of an inline hold (the run `run` of session `s`, attributes `a`,
-    its units in `u0`, `u1`, ...; the first pool's queue `q`): it leaves the queue, takes
-    its units, is counted, and its session is ready (the body goes on from the join)."""
-    lines = ["q.popleft()", f"{pools[0]}.dirty = True"]
-    for i, pool in enumerate(pools):
-        lines += [
-            f"{pool}.allocated += u{i}",
-            f"{pool}.n_holders += 1",
-            f"{pool}.dirty = True",
-        ]
-    units = ", ".join(f"u{i}" for i in range(len(pools)))
+def admit(shape: Shape, warmup: float) -> list[str]:
+    """`Holds._admit` (the run `run` of session `s`, attributes `a`, its units in `u0`,
+    `u1`, ...; the first pool's queue `q`): it leaves the queue, consumes its cached
+    prefix under `cache`, takes its units (evicting what no longer fits), is counted, and
+    its session is ready (the body goes on from the join)."""
+    first = shape.pools[0]
+    if shape.keyed:
+        lines = [f"{first}.leave(run)"]
+    else:
+        lines = ["q.popleft()", f"{first}.dirty = True"]
+    caching = shape.cache is not None
+    if caching:
+        if shape.reuse is not None:
+            lines += [
+                f"reuse = {shape.reuse}",
+                "if reuse != reuse:",
+                "    raise _k_bad_reuse(run.spec, s, reuse)",
+            ]
+        else:
+            lines.append("reuse = _k_INF")
+        lines.append("consumed = 0.0")
+    for i, pool in enumerate(shape.pools):
+        if caching:
+            lines += [
+                f"c = {pool}.cache.consume(s, reuse)",
+                "if c > consumed:",
+                "    consumed = c",
+            ]
+        lines += [f"{pool}.allocated += u{i}", f"{pool}.n_holders += 1", f"{pool}.dirty = True"]
+    for i, pool in enumerate(shape.pools):
+        if shape.cached[i]:  # else its cache is empty: nothing to evict
+            lines += [
+                f"if {pool}.allocated + {pool}.cache.total > {shape.caps[i]}:",
+                f"    {pool}.evict(_k_recorder)",
+            ]
+    units = ", ".join(f"u{i}" for i in range(len(shape.pools)))
     lines += [
         f"run.units_now = ({units},)",
         "H = _k_holds",
         "H.admissions = n = H.admissions + 1",
         "s.admitted = n",
-        f"a[{CACHED}] = 0.0",
-        f"rec = {records[0]}",
+        f"a[{CACHED}] = {'consumed' if caching else '0.0'}",
+        f"rec = {shape.records[0]}",
         "rec.admissions += 1",
         "waited = now - run.joined",
         f"if now >= {float(warmup)!r} and waited == waited:",
         "    rec.waits += 1",
         "    rec.wait += waited",
     ]
-    for record in records[1:]:
+    for record in shape.records[1:]:
         lines.append(f"{record}.admissions += 1")
     lines += [f"s.state = {READY}", "s.where = s.waiter = None", "ready.append(s)"]
     return lines
 
 
-def release(pools: list[str], run: str) -> list[str]:
-    """`Pool.remove_holder` of each part of the inline hold `run` (`Holds.release_part`
-    without a cache clause), in pool order."""
+def release(shape: Shape, run: str) -> list[str]:
+    """`Holds.release_part` of each part of the inline hold `run` (of session `s`,
+    attributes `a`), in pool order: the units go back and, under `cache`, min(cache,
+    allocation) rounded down to blocks stays cached."""
     lines = [f"units = {run}.units_now"]
-    for i, pool in enumerate(pools):
+    for i, pool in enumerate(shape.pools):
         lines += [
             f"{pool}.allocated -= units[{i}]",
             f"{pool}.n_holders -= 1",
@@ -224,6 +282,19 @@ def release(pools: list[str], run: str) -> list[str]:
             f"    {pool}.allocated = 0.0",
             f"{pool}.dirty = True",
         ]
+        if shape.cache is not None:
+            amount = f"_k_min(length, units[{i}])"
+            if shape.blocks[i] is not None:
+                amount = f"{pool}.round_down({amount})"
+            lines += [
+                f"length = {shape.cache}",
+                "if length != length:",
+                f"    raise _k_bad_cache({shape.spec}, s, length)",
+                f"amount = {amount}",
+                "if amount > 0:",
+                f"    {pool}.cache.put(s, amount)",
+                f"    {pool}.evict(_k_recorder)",
+            ]
     return lines
 
 

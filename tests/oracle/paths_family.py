@@ -20,7 +20,23 @@ from __future__ import annotations
 
 import random
 
-CAPS = ("0", "1", "2", "3", "2.5", "4", "8", "inf", "0.5")
+CAPS = ("0", "1", "2", "3", "2.5", "4", "8", "inf", "0.5", "16", "40")
+POOL_OPTIONS = (
+    "",
+    "",
+    "block 1;",
+    "block 4;",
+    "block 0.5;",
+    "evict lru;",
+    "evict by (size);",
+    "evict by (-age, size);",
+    "evict by (waiting, last);",
+    "queue by (serial);",
+    "queue by (-x, serial);",
+    "queue by (waited);",
+)
+CACHES = ("", "", " cache (u)", " cache (x)", " cache (inf)", " cache (0)", " cache (2.5)")
+REUSES = ("", "", " reuse (x)", " reuse (1)", " reuse (0)", " reuse (inf)", " reuse (-1)")
 STAGE_KINDS = (
     "fifo(1)",
     "fifo(1)",
@@ -59,6 +75,8 @@ UNITS = (
     "now > 50 ? 1 : 2",
     "free({p}) > 1 ? 1 : 0.5",
     "holders({p}) + 1",
+    "1 + cachedin({p})",
+    "min(4, 1 + cachedin({p}))",
     "queued({p}) > 2 ? 2 : 1",
     "used({p}) / 4 + 1",
 )
@@ -84,6 +102,7 @@ EXPRS = (
     "free({p})",
     "holders({p})",
     "queued({p})",
+    "cachedin({p})",
     "turn_no",
     "serial",
     "now - t0 > 2",
@@ -152,6 +171,8 @@ class _Gen:
             choices.append("loop")
         if self.depth > 0:
             choices.append("end")
+        if self.pools:
+            choices.append("drop")
         choices.append("choose")
         kind = r.choice(choices)
         if kind == "run":
@@ -168,6 +189,8 @@ class _Gen:
             return [f"choose j in {size} by (queue({name}[j]), busy({name}[j]));"]
         if kind == "end":
             return ["branch with (0.2) {", "  end;", "}"]
+        if kind == "drop":
+            return [f"drop {self.pool()};"]
         if kind in ("branch", "branch_with"):
             self.depth += 1
             then = self.block(r.randint(1, 2))
@@ -200,10 +223,14 @@ class _Gen:
         r.shuffle(pools)
         held = pools[: self.pick((1, 1, 2))]
         parts = ", ".join(f"{p} ({self.pick(UNITS).format(p=p)})" for p in held)
+        cache = self.pick(CACHES)
+        reuse = self.pick(REUSES) if cache else ""
         self.depth += 1
         body = self.block(r.randint(1, 3))
         self.depth -= 1
-        return [f"hold {parts} {{", *("  " + s for s in body), "}"]
+        if cache:  # `cached` is read only where the hold consumes
+            body = ["set u = cached + 1;", *body]
+        return [f"hold {parts}{reuse} {{", *("  " + s for s in body), f"}}{cache};"]
 
 
 def program(k: int, dialect: str = "items") -> str:
@@ -214,7 +241,10 @@ def program(k: int, dialect: str = "items") -> str:
     for i in range(r.randint(0, 3)):
         name = f"p{i}"
         g.pools.append(name)
-        lines.append(f"pool {name} {{ cap {g.pick(CAPS)}; }}")
+        options = " ".join(r.sample(POOL_OPTIONS, r.randint(0, 2)))
+        if "evict" in options and options.count("evict") > 1:
+            options = ""
+        lines.append(f"pool {name} {{ cap {g.pick(CAPS)}; {options} }}")
     for i in range(r.randint(1, 3)):
         size = g.pick((None, None, None, 2, 3))
         name = f"s{i}"
@@ -231,6 +261,7 @@ def program(k: int, dialect: str = "items") -> str:
         "    set t0 = now;",
         "    set x = ~exp(1);",
         "    set n = 0;",
+        "    set u = 1;",
         "  }",
     ]
     if turns:
