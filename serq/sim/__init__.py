@@ -9,10 +9,13 @@ diagnostic in `Outcome.errors` at the IR origin, and the run stops there.
 
 The step engine (step stages, `admit via`, `budget_left`) is `step.py`, its fast-forward
 of repeated iterations `fastforward.py`; runs over several stages (flows, `share`) are
-`flows.py`; straight-line sessions on one fifo(1) or ps stage take `straight.py`'s exact
-fast path. Sessions run as generated Python (`compiled.py`: one generator per scope, its
-statements inline) unless `codegen=False` keeps them on the interpreter of statement steps
-(`statements.py` and `World.run_session`).
+`flows.py`. A run is generated Python (`compiled.py`: the event loop with the fifo, delay
+and ps stages' events inline, `compiled_stages.py`, one generator per session scope with
+its statements inline, plain holds inline, `compiled_holds.py`) unless `codegen=False`
+keeps it on the interpreter of statement steps (`statements.py`, `World.run_session` and
+`core.Engine.run`); sessions of `set`s and `observe`s around one run at a fifo(1) or
+constant ps stage take `straight.py`'s loop, which keeps its two events in locals (still
+about twice as fast as the generated loop on that shape).
 """
 
 from __future__ import annotations

@@ -71,7 +71,6 @@ BLOCK = 4096  # samples buffered per observation before they move to the recorde
 _SOURCES = count()  # a file name per compiled program, for tracebacks (linecache)
 # the slots a plain program's session is made with (the rest it never reads)
 _PLAIN_SLOTS = ("frames", "state")
-_HOLD_SLOTS = ("where", "waiter", "admitted")  # and those of a program with inline holds
 
 
 class CFrame(tuple):
@@ -353,7 +352,7 @@ class _Codegen:
         # a program with nothing of the rest of the simulator: plain sessions, plain settle
         self.plain = not (world.pools or self.objects)
         # the slots a session is made with: all, or those the generated code reads
-        self.slots = None if self.objects else _PLAIN_SLOTS + (() if self.plain else _HOLD_SLOTS)
+        self.slots = None if self.objects else _PLAIN_SLOTS
         self.ps = any(type(s).__mro__[1] is PsStage for s in world.stages if cs.is_compiled(s))
         # a flow network joins the pending ps stages too
         self.others_pending = any(isinstance(s, FlowStage) for s in world.stages)
@@ -501,7 +500,7 @@ class _Codegen:
         self._plain_block(program.init, indent, self.workload_stream)
         if world.claims is not None:
             self.emit(indent, f"{self.bind(world.claims)}.arrived(s)")
-        if self.plain:  # nothing but the generated code reads its frames
+        if not self.objects:  # nothing but the generated code reads its frames
             self.emit(indent, f"s.frames = [(_k_main(s, a), {PLAIN}, None)]")
         else:
             frame = f"_k_tuple_new(_k_CFrame, (_k_main(s, a), {PLAIN}, None))"
@@ -682,7 +681,7 @@ class _Codegen:
             if self.leases:
                 indent -= 1
         self.emit(indent, "s.frames.clear()")
-        if not self.plain:
+        if self.objects:
             self.emit(indent, f"s.state = {ENDED}")
         self.emit(indent, "W = _k_world")
         self.emit(indent, "W.live -= 1")
@@ -755,7 +754,7 @@ class _Codegen:
         self.emit(indent + 1, "if not _k_zero(s):")
         self._yield(indent + 2)
         self.emit(indent, "else:")
-        if not self.plain:
+        if self.objects:
             self.emit(indent + 1, f"s.state = {AT_STAGE}")
         members = self._members(ref)
         kinds = {type(m) for m in members}
@@ -796,7 +795,14 @@ class _Codegen:
         if base is DelayStage:
             return cs.delay_arrive(st, job, w, "now", o)
         consts = {m.phi_const for m in members}
-        const = consts.pop() if len(consts) == 1 else None
+        const: float | str | None = consts.pop() if len(consts) == 1 else None
+        if const is None:  # a capacity that reads `present`: its code inline, if one
+            capacities = {self.program.stages[m.index].kind.capacity for m in members}
+            if len(capacities) == 1:
+                capacity = capacities.pop()
+                if not _reads_attributes(capacity):
+                    self.exprs._stream = None
+                    const, _ = self.exprs._code(capacity)
         return cs.ps_arrive(st, job, w, "now", const, o)
 
     def _choose(self, stmt: ir.Choose, indent: int) -> None:
@@ -842,9 +848,10 @@ class _Codegen:
         self.emit(indent, f"{run}.pools = {self.bind(pools, '_k_pools')}")
         self.emit(indent, f"{run}.joined = now")  # `Pool.join`
         self.emit(indent, f"{first}._join_seq = {run}.join_seq = {first}._join_seq + 1")
-        self.emit(indent, f"s.state = {QUEUED}")
-        self.emit(indent, f"s.where = {first}")
-        self.emit(indent, f"s.waiter = {run}")
+        if self.objects:  # what a cache's `waiting`, a cancel or a spill reads
+            self.emit(indent, f"s.state = {QUEUED}")
+            self.emit(indent, f"s.where = {first}")
+            self.emit(indent, f"s.waiter = {run}")
         self.emit(indent, f"{first}.queue.append({run})")
         self.emit(indent, f"{first}.dirty = True")
         self._yield(indent)  # admitted by `_k_retry`: the body goes on
@@ -853,7 +860,8 @@ class _Codegen:
         self._held.pop()
         self.emit_all(indent, ch.release(shape, run))  # `Holds.close`
         self.emit(indent, f"a[{ch.COMPUTED}] = 0.0")
-        self.emit(indent, "_k_retry()")
+        self.emit(indent, f"if {self._waiting()}:")
+        self.emit(indent + 1, "_k_retry()")
 
     def _release_inline(self, indent: int) -> None:
         """The inline holds around, released innermost first (`Holds.release_all`)."""
@@ -879,6 +887,7 @@ class _Codegen:
             cache=None if stmt.cache is None else self.expr(stmt.cache, stream),
             reuse=None if stmt.reuse is None else self.expr(stmt.reuse, stream),
             spec=self.bind(self._spec_of(stmt), "_k_spec"),
+            tracked=self.objects,
         )
 
     def _spec(self, stmt: ir.Hold) -> HoldSpec:
@@ -897,6 +906,17 @@ class _Codegen:
         )
         spec.part_origins = tuple(p.origin for p in stmt.pools)
         return spec
+
+    def _waiting(self) -> str:
+        """A test of whether any pool has anyone to retry (a queue or a grower), before
+        calling `_k_retry` (which would find nobody otherwise)."""
+        tests = []
+        for pool in self.world.pools:
+            name = self.bind(pool, "_k_pool")
+            tests.append(f"{name}.queue or {name}.front or {name}.growers")
+        if not tests or len(tests) > 8:
+            return "True"
+        return " or ".join(tests)
 
     def _retry_function(self) -> None:
         """`_k_retry()`: `World.retry_pools`, the inline pools' admissions inline."""
@@ -991,8 +1011,9 @@ class _Codegen:
 
     def _resume(self, indent: int, s: str) -> None:
         """Resume the ready session `s` until it blocks (`World.run_session`)."""
-        if self.plain:
-            # a plain session's one frame is its main generator, which ends the session
+        if not self.objects:
+            # its one frame is its main generator (inline holds have none), whose end
+            # ends the session; nothing reads where it is
             self.emit(indent, "try:")
             self.emit(indent + 1, f"for _ in {s}.frames[-1][0]:")
             self.emit(indent + 2, "break")
@@ -1033,7 +1054,7 @@ class _Codegen:
             self.emit(indent + 1, "while ready:")
             self.emit(indent + 2, "s = popleft()")
             self._resume(indent + 2, "s")
-            self.emit(indent + 1, "if not _k_retry():")
+            self.emit(indent + 1, f"if not ({self._waiting()}) or not _k_retry():")
             self.emit(indent + 2, "break")
         else:
             self.emit(indent, "while ready:")
@@ -1226,6 +1247,22 @@ class _Codegen:
         self.emit(inner, f"_k_push(heap, (now + {gap}, _k_seq(), _K_ARRIVE, None))")
         del world
         self._resume(indent, "s")
+
+
+def _reads_attributes(e: ir.Expr) -> bool:
+    """Whether the expression `e` reads a session attribute (or the session)."""
+    stack: list[Any] = [e]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ir.Attr) or (
+            isinstance(node, ir.expr.Observable) and node.func == "cachedin"
+        ):
+            return True
+        if isinstance(node, tuple | list):
+            stack.extend(node)
+        elif hasattr(node, "__dataclass_fields__") and not isinstance(node, type):
+            stack.extend(getattr(node, name) for name in node.__dataclass_fields__)
+    return False
 
 
 def _whole_count(count: ir.Expr) -> bool:

@@ -188,6 +188,7 @@ class Shape:
     cache: str | None
     reuse: str | None
     spec: str  # the hold's `HoldSpec`, for its errors
+    tracked: bool  # the session's state, place and admission are read by the rest
 
 
 def round_up(var: str, block: float | None) -> list[str]:
@@ -250,11 +251,10 @@ def admit(shape: Shape, warmup: float) -> list[str]:
                 f"    {pool}.evict(_k_recorder)",
             ]
     units = ", ".join(f"u{i}" for i in range(len(shape.pools)))
+    lines.append(f"run.units_now = ({units},)")
+    if shape.tracked:  # the serving order of a step engine, a `preempt by` key
+        lines += ["H = _k_holds", "H.admissions = n = H.admissions + 1", "s.admitted = n"]
     lines += [
-        f"run.units_now = ({units},)",
-        "H = _k_holds",
-        "H.admissions = n = H.admissions + 1",
-        "s.admitted = n",
         f"a[{CACHED}] = {'consumed' if caching else '0.0'}",
         f"rec = {shape.records[0]}",
         "rec.admissions += 1",
@@ -265,7 +265,9 @@ def admit(shape: Shape, warmup: float) -> list[str]:
     ]
     for record in shape.records[1:]:
         lines.append(f"{record}.admissions += 1")
-    lines += [f"s.state = {READY}", "s.where = s.waiter = None", "ready.append(s)"]
+    if shape.tracked:
+        lines += [f"s.state = {READY}", "s.where = s.waiter = None"]
+    lines.append("ready.append(s)")
     return lines
 
 

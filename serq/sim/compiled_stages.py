@@ -237,9 +237,12 @@ def _advance(st: str, now: str) -> list[str]:
     ]
 
 
-def _ps_rate(st: str, present: str, const: float | None) -> list[str]:
+def _ps_rate(st: str, present: str, const: float | str | None) -> list[str]:
     """`st.rate` for `present` jobs (at least one): `PsStage._rate`; `const` the stage's
-    constant capacity when the template is written for one stage (else read at run time)."""
+    constant capacity when the template is written for one stage, or the code of its
+    capacity, which reads `E.present` (else read at run time)."""
+    if isinstance(const, str):
+        return [f"E.present = float({present})", f"{st}.rate = ({const}) / {present}"]
     if const is not None:
         return [f"{st}.rate = {const!r} / {present}"]
     return [
@@ -254,7 +257,7 @@ def _changed(st: str) -> list[str]:
 
 
 def ps_arrive(
-    st: str, job: str, work: str, now: str, const: float | None, o: Options
+    st: str, job: str, work: str, now: str, const: float | str | None, o: Options
 ) -> list[str]:
     """`PsStage.arrive(job, work)`."""
     return [

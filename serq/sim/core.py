@@ -114,7 +114,11 @@ class Engine:
         mask = PROGRESS_EVERY - 1  # a power of two: progress every PROGRESS_EVERY events
         fired = 0
         now = self.now
-        while heap and not self.stopped:
+        # `while True`: CPython 3.11 never specialises a loop that tests at its top in a
+        # function called once (only an unconditional jump back warms the code up)
+        while True:
+            if not heap or self.stopped:
+                break
             time = heap[0][0]
             if time > until:
                 break
