@@ -28,6 +28,7 @@ from serq import ir
 from serq.diagnostics import Label, Span, codes
 from serq.ir import arith
 from serq.link.expressions import Resolver
+from serq.link.flood import arrival_flood
 from serq.link.resolve import Family, Scope
 from serq.syntax import ast
 from serq.vocabulary import ARRIVALS_MAX, MAX_MEMBERS, SEED_MAX, SEED_MIN
@@ -98,7 +99,7 @@ class _Lowering:
         claims = tuple(c for i in items if isinstance(i, ast.Claim) for c in self.claim(i, stages))
         if self.r.failed or self.broken or self.scope.diagnostics:
             return None
-        return ir.Program(
+        program = ir.Program(
             attrs=tuple(self.scope.attrs),
             hidden=hidden,
             observes=tuple(self.scope.observes),
@@ -118,6 +119,12 @@ class _Lowering:
             gauges=gauges,
             claims=claims,
         )
+        flood = arrival_flood(program)
+        if flood is not None:
+            where, message, help_ = flood
+            self.error(codes.CONSTANT, where, message, help=help_)
+            return None
+        return program
 
     def claim(self, item: ast.Claim, stages: tuple[ir.Stage, ...]) -> list[ir.Claim]:
         """The IR of one claim: an iteration claim names one step stage member."""

@@ -16,8 +16,8 @@ from dataclasses import dataclass, replace
 
 from serq import api, ir
 from serq.diagnostics import Diagnostic, Severity, Span, codes, render_full
+from serq.link.flood import arrival_flood
 from serq.report.model import Report
-from serq.sim.errors import number
 from serq.sim.recorder import StatsRecorder
 from serq.vocabulary import ARRIVALS_MAX, SEED_MAX, SEED_MIN
 
@@ -70,9 +70,9 @@ def compile_program(
     problem = _settings_problem(program)
     if problem is not None:
         return None, [*diagnostics, _settings_error(problem, given, text, path)]
-    flood = _arrival_flood(program)
+    flood = arrival_flood(program)  # again: the horizon may be the command line's now
     if flood is not None:
-        return None, [*diagnostics, flood]
+        return None, [*diagnostics, Diagnostic.error(codes.CONSTANT, *flood[:2], help=flood[2])]
     base = os.path.dirname(path) if path and not path.startswith("<") else "."
     return Compiled(program, base or ".", path, tuple(diagnostics)), diagnostics
 
@@ -303,55 +303,6 @@ def _settings_problem(program: ir.Program) -> tuple[tuple[str, ...], str, str] |
             f"`arrivals` counts sessions: a whole number from 1 to {ARRIVALS_MAX}",
         )
     return None
-
-
-# The mean of a draw whose arguments are numbers (a renewal gap's), by distribution.
-_MEANS = {
-    "exp": lambda m: m,
-    "det": lambda x: x,
-    "uniform": lambda lo, hi: (lo + hi) / 2,
-    "erlang": lambda k, m: m,
-    "h2": lambda m, cv2: m,
-}
-
-
-def _arrival_flood(program: ir.Program) -> Diagnostic | None:
-    """The error of an open workload that would make more than `ARRIVALS_MAX` arrivals
-    before the horizon (the bound of `arrivals`), or None: `poisson(1e300)` up to a
-    horizon of 200 would take longer than any machine lasts. Counted from the rate, or
-    from a renewal gap whose mean is known before the run (a number, or a draw of
-    numbers); a run that `arrivals` bounds is not counted."""
-    arrival, horizon = program.arrival, program.horizon
-    if program.arrivals is not None or horizon is None or horizon == math.inf:
-        return None
-    if isinstance(arrival, ir.Poisson):
-        expected, how = arrival.rate * horizon + 1, f"at rate {number(arrival.rate)}"
-    elif isinstance(arrival, ir.Renewal):
-        gap = arrival.gap
-        if isinstance(gap, ir.Num):
-            mean = gap.value
-        elif (
-            isinstance(gap, ir.Draw)
-            and gap.dist in _MEANS
-            and all(isinstance(a, ir.Num) for a in gap.args)
-        ):
-            mean = _MEANS[gap.dist](*(a.value for a in gap.args))
-        else:
-            return None
-        if not mean > 0:  # a gap outside its domain: the run says so at the first one
-            return None
-        expected, how = horizon / mean, f"a mean gap of {number(mean)} apart"
-    else:
-        return None
-    if not expected > ARRIVALS_MAX:
-        return None
-    return Diagnostic.error(
-        codes.CONSTANT,
-        arrival.origin,
-        f"sessions arriving {how} until the horizon {number(horizon)} would number about "
-        f"{expected:.2g}, more than a run can make (at most {ARRIVALS_MAX:,} arrivals)",
-        help="a lower rate or a shorter horizon, or bound the run with `arrivals N`",
-    )
 
 
 def _settings_error(

@@ -107,7 +107,7 @@ class Cache:
             return 0.0
         taken = entry.units if reuse >= entry.units else max(reuse, 0.0)
         b = self.block
-        if b is not None and taken < entry.units:
+        if b is not None and taken < entry.units and math.isfinite(taken / b):
             taken = math.floor(taken / b) * b  # a hit is whole blocks
         self.total -= taken
         entry.units -= taken
@@ -134,7 +134,8 @@ class Cache:
                     take = block
                     blocks = (total - bound) / block
                     if blocks > BULK_BLOCKS:  # the blocks this entry loses, at once
-                        take = min(entry.units, math.ceil(blocks) * block)
+                        whole = math.ceil(blocks) * block if blocks < math.inf else math.inf
+                        take = min(entry.units, whole)
                     entry.units -= take
                 else:
                     entry.units -= take

@@ -150,18 +150,25 @@ class Pool:
         return self.block or 0.0
 
     def round_up(self, units: float) -> float:
-        """`units` rounded up to whole blocks."""
+        """`units` rounded up to whole blocks (as they are when there are more blocks than
+        a float counts: the rounding is below its precision)."""
         b = self.block
-        if b is None or not math.isfinite(units):
+        if b is None:
             return units
-        return math.ceil(units / b) * b
+        blocks = units / b
+        if not math.isfinite(blocks):
+            return units
+        return math.ceil(blocks) * b
 
     def round_down(self, units: float) -> float:
-        """`units` rounded down to whole blocks."""
+        """`units` rounded down to whole blocks (as `round_up` for more than a float counts)."""
         b = self.block
-        if b is None or not math.isfinite(units):
+        if b is None:
             return units
-        return math.floor(units / b) * b
+        blocks = units / b
+        if not math.isfinite(blocks):
+            return units
+        return math.floor(blocks) * b
 
     # the queue
     def join(self, run: Any, at_front: bool) -> None:
