@@ -422,7 +422,6 @@ class _Codegen:
             _k_bad_reuse=ch.bad_reuse,
             _k_bad_cache=ch.bad_cache,
             _k_recorder=world.recorder,
-            _k_ceil=math.ceil,
             _k_min=min,
         )
         self.exprs.inline_draws = True
@@ -834,7 +833,7 @@ class _Codegen:
             self.emit(indent, f"{u} = {self.expr(part.units, self.session_stream)}")
             self.emit(indent, f"if not {u} >= 0.0:")
             self.emit(indent + 1, f"raise _k_bad_units({spec}, {i}, {names[i]}, {u})")
-            self.emit_all(indent, ch.round_up(u, shape.blocks[i]))
+            self.emit_all(indent, ch.round_up(u, names[i], shape.blocks[i]))
             self.emit(indent, f"if {u} > {shape.caps[i]}:")  # never fits: rejected
             self.emit(indent + 1, f"_k_reject({names[i]})")
             self._release_inline(indent + 1)

@@ -191,11 +191,11 @@ class Shape:
     tracked: bool  # the session's state, place and admission are read by the rest
 
 
-def round_up(var: str, block: float | None) -> list[str]:
-    """`Pool.round_up` of the local `var` (finite or inf, not NaN)."""
+def round_up(var: str, pool: str, block: float | None) -> list[str]:
+    """`Pool.round_up` of the local `var` (a call: its rounding is the pool's)."""
     if block is None:
         return []
-    return [f"if {var} < _k_INF:", f"    {var} = _k_ceil({var} / {block!r}) * {block!r}"]
+    return [f"{var} = {pool}.round_up({var})"]
 
 
 def fits(shape: Shape, units: list[str]) -> list[str]:
@@ -208,7 +208,7 @@ def fits(shape: Shape, units: list[str]) -> list[str]:
             f"u{i} = {code}",
             f"if not u{i} >= 0.0:",
             f"    raise _k_bad_units(run.spec, {i}, {pool}, u{i})",
-            *round_up(f"u{i}", shape.blocks[i]),
+            *round_up(f"u{i}", pool, shape.blocks[i]),
             f"if {pool}.allocated + u{i} > {cap}:",
             "    break",
         ]
