@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import linecache
 import math
+from dataclasses import replace
 from heapq import heappop, heappush
 from itertools import count
 from operator import itemgetter
@@ -67,6 +68,7 @@ SERIAL = SLOT["serial"]
 TURN_NO = SLOT["turn_no"]
 NEW, OUT, THINK, FORCED, MORE = (SLOT[n] for n in ("new", "out", "think", "forced", "more"))
 LOOP_FOREVER = "the loop runs forever without letting time pass"
+UNROLL = 16  # the candidates of a constant `choose` written one by one, at most
 BLOCK = 4096  # samples buffered per observation before they move to the recorder's arrays
 _SOURCES = count()  # a file name per compiled program, for tracebacks (linecache)
 # the slots a plain program's session is made with (the rest it never reads)
@@ -806,8 +808,26 @@ class _Codegen:
 
     def _choose(self, stmt: ir.Choose, indent: int) -> None:
         """`choose j in N by (keys)` of a constant count, inline: each candidate's keys
-        (a tuple, compared as the interpreter's are), the first of the least kept."""
+        (a tuple, compared as the interpreter's are), the first of the least kept. Up to
+        `UNROLL` candidates are written one by one, each with its keys' `j` a constant
+        (so `queue(s[j])` names its member directly)."""
         n = int(stmt.count.value)  # type: ignore[attr-defined]
+        if n <= UNROLL:
+            best, best_key = self.temp("best"), self.temp("best_key")
+            for j in range(n):
+                keys = ", ".join(
+                    self.expr(_substitute(k, stmt.slot, float(j)), self.session_stream)
+                    for k in stmt.keys
+                )
+                if j == 0:
+                    self.emit(indent, f"{best}, {best_key} = 0.0, ({keys},)")
+                    continue
+                key = self.temp("key")
+                self.emit(indent, f"{key} = ({keys},)")
+                self.emit(indent, f"if {key} < {best_key}:")
+                self.emit(indent + 1, f"{best}, {best_key} = {float(j)!r}, {key}")
+            self.emit(indent, f"a[{stmt.slot}] = {best}")
+            return
         candidates = self.bind(tuple((j, float(j)) for j in range(n)), "_k_candidates")
         best, key, best_key = self.temp("best"), self.temp("key"), self.temp("best_key")
         self.emit(indent, f"{best} = 0.0")
@@ -1262,6 +1282,23 @@ def _reads_attributes(e: ir.Expr) -> bool:
         elif hasattr(node, "__dataclass_fields__") and not isinstance(node, type):
             stack.extend(getattr(node, name) for name in node.__dataclass_fields__)
     return False
+
+
+def _substitute(e: Any, slot: int, value: float) -> Any:
+    """The IR `e` with every read of attribute `slot` replaced by the number `value`."""
+    if isinstance(e, ir.Attr):
+        return ir.Num(value) if e.slot == slot else e
+    if isinstance(e, tuple):
+        return tuple(_substitute(item, slot, value) for item in e)
+    if hasattr(e, "__dataclass_fields__") and not isinstance(e, type):
+        changes = {}
+        for name in e.__dataclass_fields__:
+            item = getattr(e, name)
+            new = _substitute(item, slot, value)
+            if new is not item:
+                changes[name] = new
+        return replace(e, **changes) if changes else e
+    return e
 
 
 def _whole_count(count: ir.Expr) -> bool:

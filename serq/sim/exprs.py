@@ -80,7 +80,7 @@ def member(
     """Member `value` of the family at `items[base : base + count]`, or a SimError: an
     index is a whole number from 0 to count - 1, as a constant index must be at link
     time (pyserq 0.1.4 refuses the others at run time too; 0.1.2 truncated them toward
-    zero, negatives and NaN to 0, tests/sim/NOTES.md §16)."""
+    zero, negatives and NaN to 0, tests/sim/NOTES.md §17)."""
     if 0.0 <= value < count:
         i = int(value)
         if i == value:
