@@ -54,7 +54,7 @@ from serq import ir
 from serq.ir import SLOT
 from serq.sim import compiled_holds as ch
 from serq.sim import compiled_stages as cs
-from serq.sim.core import PROGRESS_EVERY
+from serq.sim.core import INSTANT_LIMIT, PROGRESS_EVERY, clock_stops
 from serq.sim.errors import SimError, bad_work
 from serq.sim.flows import FlowStage
 from serq.sim.holds import HoldRun, HoldSpec, _bad_units
@@ -423,6 +423,7 @@ class _Codegen:
             _k_reject=_rejecter(world.recorder),
             _k_bad_reuse=ch.bad_reuse,
             _k_bad_cache=ch.bad_cache,
+            _k_clock_stops=clock_stops,
             _k_recorder=world.recorder,
             _k_min=min,
         )
@@ -1174,6 +1175,7 @@ class _Codegen:
         for kind, name in cs.KIND_NAMES.items():
             self.emit(2, f"{name} = {kind}")
         self.emit(2, "fired = 0")
+        self.emit(2, "same = 0")
         self.emit(2, f"mask = {PROGRESS_EVERY - 1}")
         # `while True` (a loop whose test is at its top is never specialised by CPython
         # 3.11 in a function called once: only an unconditional jump back warms it up)
@@ -1187,6 +1189,11 @@ class _Codegen:
         if gauges:
             self.emit(4, "_k_end_instant(now)")
         self.emit(4, "now = engine.now = t")
+        self.emit(4, "same = 0")
+        self.emit(3, "else:")  # `Engine.run`'s count of the events of one instant
+        self.emit(4, "same += 1")
+        self.emit(4, f"if same >= {INSTANT_LIMIT}:")
+        self.emit(5, "raise _k_clock_stops(now, same + 1)")
         self.emit(3, "_, sq, kind, job = pop(heap)")
         first = True
         kinds = {type(s).__mro__[1] for s in world.stages if cs.is_compiled(s)}

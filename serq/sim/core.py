@@ -16,8 +16,24 @@ from heapq import heapify, heappop, heappush
 from itertools import count
 from typing import Any
 
+from serq.sim.errors import SimError, number
+
 Action = Callable[[Any], None]
 PROGRESS_EVERY = 1 << 16
+# events at one instant before the run is called stuck: a clock that cannot advance (a
+# positive delay below its resolution, 1e20 + 1 == 1e20, repeated in a loop, say)
+INSTANT_LIMIT = 10_000_000
+
+
+def clock_stops(now: float, events: int) -> SimError:
+    """The error of a run that fired `events` events at the instant `now` (both event
+    paths raise it at the same event)."""
+    return SimError(
+        None,
+        f"the clock stops at {number(now)}: {events:,} events at that instant without "
+        "time passing (a delay too small to move a clock that large ends at the same "
+        "instant, and something repeats it)",
+    )
 
 
 class Engine:
@@ -114,6 +130,7 @@ class Engine:
         mask = PROGRESS_EVERY - 1  # a power of two: progress every PROGRESS_EVERY events
         fired = 0
         now = self.now
+        same = 0  # the events of the instant so far, less one
         # `while True`: CPython 3.11 never specialises a loop that tests at its top in a
         # function called once (only an unconditional jump back warms the code up)
         while True:
@@ -125,6 +142,11 @@ class Engine:
             if time != now:
                 end_instant(now)
                 self.now = now = time
+                same = 0
+            else:
+                same += 1
+                if same >= INSTANT_LIMIT:
+                    raise clock_stops(now, same + 1)
             _, self.current_seq, action, arg = heappop(heap)
             action(arg)
             settle()

@@ -50,6 +50,11 @@ workload { arrive renewal(1); }
 session { hold kv (3) { run s (0.5); } cache (3); }
 run { horizon 20; }
 """
+CLOCK_STOPS = """stage d : delay;
+workload { arrive batch(1); }
+session { run d (1e20); loop { run d (1); } }
+run { horizon 1e21; }
+"""
 
 CASES = [
     (
@@ -174,3 +179,26 @@ def test_the_pace_projects_from_what_the_clock_did():
         f"the clock crawls: {2 * PROGRESS_EVERY:,} events moved it from 0 to 1e-290, and at "
         "that pace the horizon 100 is about 1e+297 events away"
     )
+
+
+def test_a_clock_that_stops_is_a_stall_on_both_paths(monkeypatch):
+    """Positive work too small to move a large clock ends at the same instant; a loop of
+    it fires events at one instant for ever. Both event paths count the events of an
+    instant and stop at the same one (the limit lowered here for speed)."""
+    from serq.sim import api as sim_api
+    from serq.sim import compiled, core
+
+    assert CLOCK_STOPS in DOC
+    monkeypatch.setattr(core, "INSTANT_LIMIT", 1000)
+    monkeypatch.setattr(compiled, "INSTANT_LIMIT", 1000)
+    program, _ = sim_api.compile_program(CLOCK_STOPS, "<stop>")
+    said = []
+    for codegen in (True, False):
+        report, diagnostics = sim_api.execute(program, codegen=codegen)
+        assert report is None
+        said.append([(d.code, d.span, d.message) for d in diagnostics])
+    assert said[0] == said[1]
+    code, span, message = said[0][0]
+    assert code == "E-run"
+    assert message.startswith("the clock stops at 1e+20: 1,001 events at that instant")
+    assert (span.line, span.column) == (2, 12)  # the workload, where a run without a construct is blamed
