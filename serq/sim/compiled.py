@@ -41,13 +41,16 @@ the interpreter (`serq.sim.statements`, `World.run_session`).
 
 from __future__ import annotations
 
+import hashlib
 import linecache
 import math
+from collections import OrderedDict
 from dataclasses import replace
 from heapq import heappop, heappush
 from itertools import count
 from operator import itemgetter
 from struct import pack
+from types import CodeType
 from typing import Any
 
 from serq import ir
@@ -70,7 +73,12 @@ NEW, OUT, THINK, FORCED, MORE = (SLOT[n] for n in ("new", "out", "think", "force
 LOOP_FOREVER = "the loop runs forever without letting time pass"
 UNROLL = 16  # the candidates of a constant `choose` written one by one, at most
 BLOCK = 4096  # samples buffered per observation before they move to the recorder's arrays
-_SOURCES = count()  # a file name per compiled program, for tracebacks (linecache)
+# the code objects of the latest sources compiled, by the source's digest: a program run
+# again (a sweep's seeds, a notebook) writes the same source (its names are numbered in
+# the order it binds them), so it is compiled once; its lines stay in linecache under
+# that name, for tracebacks
+_CODES: OrderedDict[str, CodeType] = OrderedDict()
+_CODES_KEPT = 32
 # the slots a plain program's session is made with (the rest it never reads)
 _PLAIN_SLOTS = ("frames", "state")
 
@@ -200,6 +208,23 @@ def install(world: World, straight: bool = True) -> bool:
     world._k_settle = made["settle"]
     world._k_live = made["live"]
     return True
+
+
+def _code_of(source: str, lines: list[str]) -> CodeType:
+    """`source` compiled (or the code object compiled of the same source before)."""
+    digest = hashlib.sha1(source.encode()).hexdigest()[:16]
+    code = _CODES.get(digest)
+    if code is not None:
+        _CODES.move_to_end(digest)
+        return code
+    filename = f"<serq-compiled-{digest}>"
+    code = compile(source, filename, "exec")
+    _CODES[digest] = code
+    linecache.cache[filename] = (len(source), None, lines, filename)
+    if len(_CODES) > _CODES_KEPT:
+        old, _ = _CODES.popitem(last=False)
+        linecache.cache.pop(f"<serq-compiled-{old}>", None)
+    return code
 
 
 def lines_of(namespace: dict[str, Any]) -> list[str]:
@@ -466,10 +491,7 @@ class _Codegen:
         source = "\n".join(self.lines) + "\n"
         if len(self.lines) > 200_000:
             raise Unsupported("the generated source is too long")
-        filename = f"<serq-compiled-{next(_SOURCES)}>"
-        code = compile(source, filename, "exec")
-        linecache.cache[filename] = (len(source), None, self.lines, filename)
-        exec(code, ns)  # noqa: S102 - our own generated code
+        exec(_code_of(source, self.lines), ns)  # noqa: S102 - our own generated code
         return ns, self.loops
 
     # ------------------------------------------------------------------ sessions
