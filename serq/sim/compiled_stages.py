@@ -141,22 +141,27 @@ def fifo_done(job: str, now: str, o: Options) -> list[str]:
     lines += [
         "present = st.present",
         "st.present = present - 1",
-        "if st.waiting:",
-        "    nxt = st.waiting.popleft()",
-        f"    nxt.started = {now}",
-    ]
-    if o.tracked:
-        lines += ["    st.serving[nxt] = None", "    nxt.job_seq = sq = _k_seq()"]
-    else:
-        lines.append("    sq = _k_seq()")
-    lines += [
-        f"    _k_push(_k_heap, ({now} + nxt.work, sq, {FIFO_DONE}, nxt))",
-        "else:",
-        "    st.in_service -= 1",
+        *_start_next("st", now, o.tracked),
         *levels("st", now),
         *_finish("st", job, now, o),
     ]
     return lines
+
+
+def _start_next(st: str, now: str, tracked: bool) -> list[str]:
+    """`FifoStage._start_next(now)`: the first waiting job starts, else a server idles."""
+    lines = [f"if {st}.waiting:", f"    nxt = {st}.waiting.popleft()"]
+    lines.append(f"    nxt.started = {now}")
+    if tracked:
+        lines += [f"    {st}.serving[nxt] = None", "    nxt.job_seq = sq = _k_seq()"]
+    else:
+        lines.append("    sq = _k_seq()")
+    return [
+        *lines,
+        f"    _k_push(_k_heap, ({now} + nxt.work, sq, {FIFO_DONE}, nxt))",
+        "else:",
+        f"    {st}.in_service -= 1",
+    ]
 
 
 def fifo_cancel(o: Options) -> list[str]:
@@ -168,14 +173,7 @@ def fifo_cancel(o: Options) -> list[str]:
         "if job in self.serving:",
         "    del self.serving[job]",
         "    job.job_seq = -1",
-        "    if self.waiting:",
-        "        nxt = self.waiting.popleft()",
-        "        nxt.started = now",
-        "        self.serving[nxt] = None",
-        "        nxt.job_seq = sq = _k_seq()",
-        f"        _k_push(_k_heap, (now + nxt.work, sq, {FIFO_DONE}, nxt))",
-        "    else:",
-        "        self.in_service -= 1",
+        *("    " + line for line in _start_next("self", "now", True)),
         "else:",
         "    self.waiting.remove(job)",
         *levels("self", "now"),
