@@ -709,14 +709,19 @@ class StepStage(StageBase):
         span = self._span(entry[0], entry[3])
         if span is None:
             engine.put(entry)
+        elif span[4]:  # its last iteration runs past the next event: applied as it starts
+            engine.schedule(span[1][-2], self._end_span, span)
         else:
             engine.schedule(span[1][-1], self._end_span, span)
 
     def _span(self, first_end: float, scheduled: Any) -> tuple | None:
-        """(m, ends, crossings, scheduled) for the m >= 2 iterations that repeat the one
-        planned now, ending at `first_end`: `ends` are their end times (each the next
-        one's start), `crossings` the block crossings (iteration, serve rank, resident,
-        units) in the order the iterations would grow them; None when m < 2."""
+        """(m, ends, crossings, scheduled, runs_on) for the m >= 2 iterations that repeat
+        the one planned now, ending at `first_end`: `ends` are their end times (each the
+        next one's start), `crossings` the block crossings (iteration, serve rank,
+        resident, units) in the order the iterations would grow them; None when m < 2.
+        Every iteration starts before the next other event and not after the horizon;
+        `runs_on` says the last one ends after either (it is still running when the event
+        comes, so `_end_span` applies the span as it starts)."""
         residents = self.residents
         n = len(residents)
         if not scheduled or n != len(scheduled):
@@ -752,9 +757,10 @@ class StepStage(StageBase):
         if verdict.cost_varies:  # the KV the costs read moves at the crossings
             engine = self.engine
             room = min(engine.peek(), engine.until) - first_end
-            if room < INF:  # as many as fit at the first cost: a span of costs that fall
-                # below it ends early, and the iterations after it go on as usual
-                most = min(most, int(room / (first_end - engine.now)) + 2)
+            if room < INF:  # as many as fit at the first cost, and one that runs past the
+                # bound: a span of costs that fall below it ends early, and the iterations
+                # after it go on as usual
+                most = min(most, int(room / (first_end - engine.now)) + 3)
             crossings = self._crossings(scheduled, most, waiters)
             ends = self._ends_varying(first_end, n, kv, most, waiting, crossings, scheduled)
         else:
@@ -769,7 +775,9 @@ class StepStage(StageBase):
         del crossings[bisect_left(crossings, m, key=_first) :]
         if m < 2:
             return None
-        return (m, ends, crossings, scheduled)
+        last = ends[-1]
+        engine = self.engine
+        return (m, ends, crossings, scheduled, not (last < engine.peek() and last <= engine.until))
 
     def _totals(self, n: int) -> None:
         """The iteration totals of a span's iterations, but kv_decode: n residents, all
@@ -783,8 +791,8 @@ class StepStage(StageBase):
     ) -> list[float] | None:
         """The end times of the iterations 0..m-1 that repeat iteration 0 (m <= `most`),
         for a budget and a cost that do not read kv_decode: each the previous end plus
-        the cost, as one iteration at a time adds them; the last ends before any other
-        pending event and at or before the horizon."""
+        the cost, as one iteration at a time adds them; each starts before any other
+        pending event and at or before the horizon (the last may end after them)."""
         engine = self.engine
         blank = self.blank
         bound = engine.peek()  # strictly before the next other event
@@ -800,10 +808,7 @@ class StepStage(StageBase):
         room = min(bound, until) - first_end
         count = most - 1 if room == INF else min(most - 1, int(room / c) + 2)
         ends = list(accumulate(repeat(c, count), initial=first_end))
-        m = min(bisect_left(ends, bound), len(ends))
-        while m and ends[m - 1] > until:
-            m -= 1
-        del ends[m:]
+        del ends[_started(ends, bound, until) :]
         return ends
 
     def _ends_varying(
@@ -899,10 +904,7 @@ class StepStage(StageBase):
             j += run
         # the clock adds them one at a time, in order, as iteration by iteration would
         ends = list(accumulate(costs, initial=first_end))
-        m = min(bisect_left(ends, bound), len(ends))
-        while m > 1 and ends[m - 1] > until:
-            m -= 1
-        del ends[max(m, 1) :]
+        del ends[max(_started(ends, bound, until), 1) :]
         return ends
 
     def _crossings(self, scheduled: list[Resident], m: int, waiters: set[Any]) -> list[tuple]:
@@ -1021,8 +1023,10 @@ class StepStage(StageBase):
 
     def _end_span(self, span: tuple) -> None:
         """The last iteration of a span ends: apply the block crossings at their own
-        times, count the iterations, then end the last one as `_end` does."""
-        m, ends, crossings, scheduled = span
+        times, count the iterations, then end the last one as `_end` does. When it runs
+        past the next event (`runs_on`), this is its start instead: the iterations
+        before it end, and it runs on as one planned now would."""
+        m, ends, crossings, scheduled, runs_on = span
         engine = self.engine
         now = engine.now
         if crossings:
@@ -1046,7 +1050,8 @@ class StepStage(StageBase):
                     pool.evict(recorder)
                     i += 1
                 world._flush_pools()  # the levels and gauges of the end of instant t
-                world.end_instant(t)
+                if t != now:  # the instant of the span's event ends after it
+                    world.end_instant(t)
             engine.now = now
         starts = ends[:-1]
         n = len(scheduled)
@@ -1056,14 +1061,18 @@ class StepStage(StageBase):
         else:
             for t, end in zip(starts, ends[1:], strict=True):
                 self.recorder.iteration(self.index, t, 0, n, float(n), end)
-        engine.events += m - 1
         k = m - 1
         for r in scheduled:  # k more additions of 1.0 to each, as one at a time makes them
             if r.grows:
                 part = r.part
                 part.position = plus_ones(part.position, k)
             r.remaining -= k  # exact: below 2**53, 1.0 from at least 1.0 is (`_span`)
-        self._end(scheduled)
+        if runs_on:  # the ends of iterations 0..m-2 (this event is the last of them)
+            engine.events += m - 2
+            engine.schedule(ends[-1], self._end, scheduled)
+        else:
+            engine.events += m - 1
+            self._end(scheduled)
 
     def _cross_quietly(self, ends: list[float], crossings: list[tuple], pool: Any) -> None:
         """`_end_span`'s crossings when they all grow one pool and no gauge reads the
@@ -1147,6 +1156,16 @@ class StepStage(StageBase):
                 self.wake(s)
         elif not self.present:
             self.recorder.stage_state(self.index, now, 0, 0.0)
+
+
+def _started(ends: list[float], bound: float, until: float) -> int:
+    """How many of the iterations ending at `ends` (each starting when the one before
+    ends, the first now) start before `bound` and at or before `until`: those that end
+    so, and the one after them, which runs past."""
+    m = min(bisect_left(ends, bound), len(ends))  # those ending before the bound
+    while m and ends[m - 1] > until:
+        m -= 1
+    return min(m + 1, len(ends))
 
 
 def _target(p: float, j: int, b: float | None) -> float:
