@@ -745,13 +745,21 @@ class StepStage(StageBase):
             return None
         world = self.world
         verdict = self.verdict
-        waiters: set[Any] = set()  # the sessions waiting at a pool
+        # the waiting sessions whose cache hit an admission attempt reads: the head of
+        # each queue (only a head is tried, and no queue changes inside a span), every
+        # session of a queue with keys (a hit may order it), and the growers
+        heads: set[Any] = set()
+        waiting = False
         for pool in world.pools:
             if pool.queue or pool.front or pool.growers:
-                waiters.update(run.session for run in pool.queue)
-                waiters.update(run.session for run in pool.front)
-                waiters.update(grower.session for grower in pool.growers)
-        waiting = bool(waiters)
+                waiting = True
+                if pool.front:
+                    heads.add(pool.front[0].session)
+                elif pool.keys:
+                    heads.update(run.session for run in pool.queue)
+                elif pool.queue:
+                    heads.add(pool.queue[0].session)
+                heads.update(grower.session for grower in pool.growers)
         if waiting and (not verdict.with_waiters or self.exclusive):
             return None
         if verdict.cost_varies:  # the KV the costs read moves at the crossings
@@ -761,13 +769,13 @@ class StepStage(StageBase):
                 # bound: a span of costs that fall below it ends early, and the iterations
                 # after it go on as usual
                 most = min(most, int(room / (first_end - engine.now)) + 3)
-            crossings = self._crossings(scheduled, most, waiters)
+            crossings = self._crossings(scheduled, most, heads)
             ends = self._ends_varying(first_end, n, kv, most, waiting, crossings, scheduled)
         else:
             ends = self._ends(first_end, n, kv, most, waiting)
             if ends is None:
                 return None
-            crossings = self._crossings(scheduled, len(ends), waiters)
+            crossings = self._crossings(scheduled, len(ends), heads)
         m = len(ends)
         if crossings and crossings[-1][0] < 0:  # a crossing that does not fit ends it
             m = min(m, -crossings.pop()[0])
@@ -907,7 +915,7 @@ class StepStage(StageBase):
         del ends[max(_started(ends, bound, until), 1) :]
         return ends
 
-    def _crossings(self, scheduled: list[Resident], m: int, waiters: set[Any]) -> list[tuple]:
+    def _crossings(self, scheduled: list[Resident], m: int, heads: set[Any]) -> list[tuple]:
         """The block crossings of iterations 1..m-1, in the order they happen; when one
         cannot happen inside a span (it does not fit, or it would evict what a span may
         not: `_kept`), the list ends with (-j, ...) for its iteration j."""
@@ -977,7 +985,7 @@ class StepStage(StageBase):
         b = pool.block
         if blocks is pool:
             # fast path: one pool, a whole block per crossing: count the crossings that fit
-            kept = self._kept(pool, waiters, b * len(found))
+            kept = self._kept(pool, heads, b * len(found))
             room = pool.cap - pool.allocated - kept
             if room == math.floor(room):  # whole numbers: the loop below, by arithmetic
                 fit = int(room // b) if room >= 0 else 0
@@ -992,7 +1000,7 @@ class StepStage(StageBase):
             pool = r.part.pool
             if pool not in kept:
                 grown = sum(c[3] for c in found if c[2].part.pool is pool)
-                kept[pool] = self._kept(pool, waiters, grown)
+                kept[pool] = self._kept(pool, heads, grown)
             allocated = used.get(pool, pool.allocated) + need
             if allocated > pool.cap or allocated + kept[pool] > pool.cap:
                 del found[i:]
@@ -1001,22 +1009,23 @@ class StepStage(StageBase):
             used[pool] = allocated
         return found
 
-    def _kept(self, pool: Any, waiters: set[Any], grown: float) -> float:
+    def _kept(self, pool: Any, heads: set[Any], grown: float) -> float:
         """The cached units of `pool` a span's crossings (`grown` units in all) may not
         evict: all of them where the engine may not evict inside a span (a spill, a key
         that reads the engine's progress); with sessions waiting, an LRU cache from the
-        first entry a waiting session owns on (its hit must not move), else none."""
+        first entry one of `heads` owns on (the hit an admission attempt reads must not
+        move: `_span`), else none."""
         cache = pool.cache
         if not self.verdict.evicts or cache.on_evict is not None:
             return cache.total
-        if not waiters:
+        if not heads:
             return 0.0
         if cache.keys:
             return cache.total
         need = pool.allocated + grown + cache.total - pool.cap  # the most it would evict
         free = 0.0  # the evictable prefix, in eviction (release) order
         for entry in cache.entries.values():
-            if free >= need or (entry.owner is not None and entry.owner in waiters):
+            if free >= need or (entry.owner is not None and entry.owner in heads):
                 break
             free += entry.units
         return max(cache.total - free, 0.0)
