@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Callable
+from heapq import heapify, heappop, heapreplace
 from itertools import accumulate, repeat
 from typing import Any
 
@@ -50,6 +51,7 @@ from serq import ir
 from serq.ir import SLOT
 from serq.sim.claims import demand as claims_demand
 from serq.sim.errors import SimError, bad_work, out_of_domain
+from serq.sim.fastforward import contexts
 from serq.sim.holds import innermost
 from serq.sim.ones import ones_past, plus_ones
 from serq.sim.pools import GrowWait
@@ -138,6 +140,7 @@ class StepStage(StageBase):
         "_order",
         "_ordered",
         "stalled",
+        "sums",
     )
 
     def __init__(
@@ -160,6 +163,12 @@ class StepStage(StageBase):
         self.exclusive = isinstance(kind.serve, ir.ExclusivePrefill)
         keys = () if self.exclusive else kind.serve.keys
         self.keys = tuple(compile_expr(k)[0] for k in keys)
+        read: set[str] = set()
+        for expr in (kind.budget, kind.chunk, *keys):
+            if expr is not None:
+                read |= contexts(expr)
+        # whether budget, chunk or a serve key reads a sum `_context` makes
+        self.sums = not read.isdisjoint(("decoders", "kv_decode", "kv_prefill"))
         self.memory_index = kind.memory
         self.memory: Any = None
         self.served: list[Any] = []
@@ -349,12 +358,16 @@ class StepStage(StageBase):
     def start(self) -> bool:
         """Plan and start an iteration now; False when it schedules nothing (no iteration)."""
         engine = self.engine
-        self._context()
+        residents = self.residents
+        if self.sums:
+            self._context()
+        else:  # fast path: budget, chunk and serve keys read no sum over the residents
+            engine.residents = float(len(residents))
         blank = self.blank
         budget = self.budget(blank)
         if not budget >= 0:  # 0 plans nothing: the stall rule's, not a domain error
             raise out_of_domain(self.origin, f"the budget of `{self.name}`", budget, "at least 0")
-        chunk = self.cap(blank)
+        chunk = INF if self.chunk is None else self.cap(blank)
         self.planning = True
         self.left = budget
         self.scheduled = []
@@ -384,17 +397,17 @@ class StepStage(StageBase):
                 decodes += 1
                 if part is not None:
                     kv_decode += part.alloc
+                continue
+            prefills += 1
+            prefilled += t
+            if part is not None:
+                kv_prefill += part.alloc
+                # K: the position before the chunk, 0 for a hold with none
+                k = 0.0 if part.position is None else part.position
+                attention += t * (k + t / 2)
             else:
-                prefills += 1
-                prefilled += t
-                if part is not None:
-                    kv_prefill += part.alloc
-                    # K: the position before the chunk, 0 for a hold with none
-                    k = 0.0 if part.position is None else part.position
-                    attention += t * (k + t / 2)
-                else:
-                    attention += t * (t / 2)
-        engine.residents = float(len(self.residents))
+                attention += t * (t / 2)
+        engine.residents = n = float(len(residents))
         engine.kv_decode = kv_decode
         engine.kv_prefill = kv_prefill
         engine.decoders = float(decodes)
@@ -411,15 +424,16 @@ class StepStage(StageBase):
                 self.origin, f"the cost of an iteration of `{self.name}`", c, "at least 0"
             )
         self.busy = True
-        self.recorder.iteration(self.index, now, prefills, decodes, tokens, now + c)
-        seq = engine.schedule(now + c, self._end, scheduled)
+        end = now + c
+        self.recorder.iteration(self.index, now, prefills, decodes, tokens, end)
+        seq = engine.schedule(end, self._end, scheduled)
         if (
             self.verdict is not None
             and not prefills
-            and tokens == decodes == len(self.residents)  # one token each
+            and tokens == decodes == n  # one token each
             and not self.preempted
             and not self.admitted
-            and now + c > now
+            and end > now
         ):
             self._pending = seq
             self._budget0 = budget
@@ -485,11 +499,16 @@ class StepStage(StageBase):
     def _plan(self, chunk: float) -> None:
         by_session = self.by_session
         scheduled = self.scheduled
-        for r in self._serve_order():
-            left = self.left
+        ordered = None if self.keys else self._ordered  # fast path: `_serve_order`, kept
+        if ordered is None:
+            ordered = self._serve_order()
+        ceil = math.ceil
+        left = self.left
+        preempted = False  # a resident may have left by a preemption in `_grow`
+        for r in ordered:
             if left <= 0:
                 break
-            if r.session not in by_session:
+            if preempted and r.session not in by_session:
                 continue  # preempted earlier in this plan
             # fast path: `_tokens` inlined
             remaining = r.remaining
@@ -507,17 +526,20 @@ class StepStage(StageBase):
                 b = part.pool.block
                 target = (part.consumed if part.position is None else part.position) + t
                 if b is not None and -INF < target < INF:
-                    target = math.ceil(target / b) * b
-                if (
-                    (target > part.alloc or r.stall is not None)
-                    and not self._grow(r, t, preempt=True)
-                ):
-                    if r.session not in by_session:
-                        break  # it preempted itself: vLLM's running loop ends there
-                    continue  # it waits (preempt none): the others are still served
+                    target = ceil(target / b) * b
+                if target > part.alloc or r.stall is not None:
+                    self.left = left
+                    grown = self._grow(r, t, preempt=True)
+                    left = self.left  # a preemption gives a victim's tokens back
+                    preempted = self.preempted
+                    if not grown:
+                        if r.session not in by_session:
+                            break  # it preempted itself: vLLM's running loop ends there
+                        continue  # it waits (preempt none): the others are still served
             r.tokens = t
-            self.left -= t  # re-read: a preemption in `_grow` gives a victim's tokens back
+            left -= t
             scheduled.append(r)
+        self.left = left
         if not self.preempted:
             self.admitting = True
             self._chunk = chunk
@@ -919,7 +941,10 @@ class StepStage(StageBase):
         """The block crossings of iterations 1..m-1, in the order they happen; when one
         cannot happen inside a span (it does not fit, or it would evict what a span may
         not: `_kept`), the list ends with (-j, ...) for its iteration j."""
-        found: list[tuple] = []
+        found = self._whole_crossings(scheduled, m, heads)
+        if found is not None:
+            return found
+        found = []
         growers = 0  # the residents that cross
         blocks: Any = None  # the one pool all cross in by whole blocks, else False
         for rank, r in enumerate(scheduled):
@@ -980,13 +1005,15 @@ class StepStage(StageBase):
         if not found:
             return found
         if growers > 1:
-            found.sort(key=_first_two)
+            found.sort()  # by iteration, then serve rank (unique: no resident is compared)
         pool = found[0][2].part.pool
         b = pool.block
         if blocks is pool:
             # fast path: one pool, a whole block per crossing: count the crossings that fit
             kept = self._kept(pool, heads, b * len(found))
             room = pool.cap - pool.allocated - kept
+            if room == INF:  # an infinite cap: every crossing fits
+                return found
             if room == math.floor(room):  # whole numbers: the loop below, by arithmetic
                 fit = int(room // b) if room >= 0 else 0
                 if fit < len(found):
@@ -1007,6 +1034,69 @@ class StepStage(StageBase):
                 found.append((-j, 0, r, 0.0))
                 break
             used[pool] = allocated
+        return found
+
+    def _whole_crossings(
+        self, scheduled: list[Resident], m: int, heads: set[Any]
+    ) -> list[tuple] | None:
+        """`_crossings` when every resident that crosses grows one pool by whole blocks
+        from a whole position at a block edge, and the room is whole: each then crosses
+        every b iterations from its first, so the crossings are counted by arithmetic and
+        only those that fit are listed, merged in order. None when that does not hold."""
+        firsts = []  # (first crossing, serve rank, resident)
+        pool = None
+        floor = math.floor
+        for rank, r in enumerate(scheduled):
+            if not r.grows:
+                continue
+            part = r.part
+            p = part.consumed if part.position is None else part.position
+            alloc = part.alloc
+            if pool is None:
+                pool = part.pool
+                b = pool.block
+                if b is None or b != floor(b):
+                    return None
+            elif part.pool is not pool:
+                return None
+            if p != floor(p) or alloc % b or not alloc - p >= 1:
+                return None
+            firsts.append((int(alloc - p), rank, r))
+        if pool is None:
+            return []
+        step = int(b)
+        total = 0
+        for first, _, _ in firsts:
+            if first < m:
+                total += (m - 1 - first) // step + 1
+        if not total:
+            return []
+        room = pool.cap - pool.allocated - self._kept(pool, heads, b * total)
+        if room == INF:  # an infinite cap: every crossing fits
+            fit = total
+        elif room != floor(room):
+            return None
+        else:
+            fit = int(room // b) if room >= 0 else 0
+        want = total if fit >= total else fit + 1
+        if len(firsts) == 1:
+            first, rank, r = firsts[0]
+            found = [(j, rank, r, b) for j in range(first, m, step)[:want]]
+        else:  # the residents' sequences merged, by iteration then serve rank
+            heap = [item for item in firsts if item[0] < m]
+            heapify(heap)
+            found = []
+            while len(found) < want:
+                j, rank, r = heap[0]
+                found.append((j, rank, r, b))
+                if j + step < m:
+                    heapreplace(heap, (j + step, rank, r))
+                else:
+                    heappop(heap)
+        if fit < total:
+            j = found[fit][0]
+            del found[fit:]
+            found.append((-j, 0, None, 0.0))
         return found
 
     def _kept(self, pool: Any, heads: set[Any], grown: float) -> float:
@@ -1241,10 +1331,6 @@ def _first(item: tuple) -> Any:
 
 def _first_three(item: tuple) -> tuple:
     return item[:3]
-
-
-def _first_two(item: tuple) -> tuple:
-    return item[:2]
 
 
 def start_iterations(stages: list[StepStage], engine: Any) -> bool:

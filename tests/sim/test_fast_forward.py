@@ -323,6 +323,16 @@ def test_eviction_keys_scenario_tells_the_rules_apart():
     assert len(patterns) == 5
 
 
+@pytest.mark.parametrize("cap", ["inf", "1e308"])
+def test_an_infinite_memory_with_blocks(cap):
+    """Block crossings on a pool of cap inf (or near it) all fit: counting them by whole
+    blocks once converted the infinite room to an integer (an E-internal)."""
+    source = engine_program(kv=f"cap {cap};").replace("cap 40 * bs; block bs;", "block bs;")
+    fast, slow = both(source=source)
+    assert skipped(fast) > 0
+    assert_same(fast, slow, context=source)
+
+
 def test_the_scenarios_are_found():
     assert sum(n.startswith("step_") for n in SCENARIOS) >= 11
 
