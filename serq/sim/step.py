@@ -53,7 +53,7 @@ from serq.sim.claims import demand as claims_demand
 from serq.sim.errors import SimError, bad_work, out_of_domain
 from serq.sim.fastforward import contexts
 from serq.sim.holds import innermost
-from serq.sim.ones import ones_past, plus_ones
+from serq.sim.ones import exact_ones, ones_past, plus_ones
 from serq.sim.pools import GrowWait
 from serq.sim.preempt import resident_by_keys
 from serq.sim.session import AT_STAGE, READY
@@ -878,12 +878,31 @@ class StepStage(StageBase):
         costs: list[float] = []  # the cost of iterations 1, 2, ... in order
         spent = 0.0
         i, count = 0, len(crossings)
+        if count and crossings[-1][0] < 0:  # the span ends at that iteration at the latest
+            count -= 1
+            most = min(most, -crossings[-1][0])
         j = 1
         budget_varies = self.verdict.budget_varies
         if not budget_varies:  # fast path: one budget for the whole span
             engine.kv_decode = kv
             budget = budget_fn(blank)
             if not budget >= n or (waiting and budget != self._budget0):
+                most = 1
+            elif whole:  # fast path: the sum moves by each crossing's units
+                while j < most and spent <= room:
+                    while i < count and crossings[i][0] == j:  # iteration j's own growth
+                        kv += crossings[i][3]
+                        i += 1
+                    engine.kv_decode = kv
+                    c = cost_fn(blank)  # iteration j's, and the same until the next growth
+                    if not 0.0 < c < INF:
+                        break
+                    run = (crossings[i][0] if i < count else most) - j
+                    if room != INF:
+                        run = min(run, int((room - spent) / c) + 2)
+                    costs += repeat(c, run)
+                    spent += c * run
+                    j += run
                 most = 1
         while j < most and spent <= room:
             if budget_varies:  # iteration j's budget: grown by the iterations before j
@@ -1040,9 +1059,12 @@ class StepStage(StageBase):
         self, scheduled: list[Resident], m: int, heads: set[Any]
     ) -> list[tuple] | None:
         """`_crossings` when every resident that crosses grows one pool by whole blocks
-        from a whole position at a block edge, and the room is whole: each then crosses
-        every b iterations from its first, so the crossings are counted by arithmetic and
-        only those that fit are listed, merged in order. None when that does not hold."""
+        from an allocation at a block edge, its position whole or (blocks of a power of
+        two) fractional with every addition of the span exact, and the room is whole:
+        each then crosses, growing one block, every b iterations from its first (the
+        target passes an edge when the position plus one does), so the crossings are
+        counted by arithmetic and only those that fit are listed, merged in order. None
+        when that does not hold."""
         firsts = []  # (first crossing, serve rank, resident)
         pool = None
         floor = math.floor
@@ -1059,9 +1081,24 @@ class StepStage(StageBase):
                     return None
             elif part.pool is not pool:
                 return None
-            if p != floor(p) or alloc % b or not alloc - p >= 1:
+            if alloc % b:
                 return None
-            firsts.append((int(alloc - p), rank, r))
+            if p == floor(p):
+                if not alloc - p >= 1:
+                    return None
+                firsts.append((int(alloc - p), rank, r))
+                continue
+            if (
+                not 1.0 <= b < EXACT
+                or math.frexp(b)[0] != 0.5
+                or not alloc < EXACT
+                or exact_ones(p) < m  # position p + m, the last compared, is exact
+            ):
+                return None
+            first = ones_past(p, alloc) - 1
+            if first < 1:
+                return None
+            firsts.append((first, rank, r))
         if pool is None:
             return []
         step = int(b)
