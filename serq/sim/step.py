@@ -43,6 +43,7 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
 from heapq import heapify, heappop, heapreplace
 from itertools import accumulate, repeat
 from typing import Any
@@ -61,6 +62,7 @@ from serq.sim.stages import StageBase
 
 Fn = Callable[[Any], float]
 INF = float("inf")
+_NOBODY: frozenset[Any] = frozenset()  # no waiting session's cache hit to keep
 COMPUTED = SLOT["computed"]
 EXACT = float(2**52)  # integral floats below this add and subtract whole numbers exactly
 SPAN_MOST = 1 << 16  # iterations in one span at most (its lists stay small; the next goes on)
@@ -763,7 +765,7 @@ class StepStage(StageBase):
             if r.part is not None:
                 kv += r.part.alloc
         most = int(min(limit, SPAN_MOST))
-        if most < 2 or not kv < EXACT:
+        if most < 1 or not kv < EXACT:
             return None
         world = self.world
         verdict = self.verdict
@@ -784,7 +786,14 @@ class StepStage(StageBase):
                 heads.update(grower.session for grower in pool.growers)
         if waiting and (not verdict.with_waiters or self.exclusive):
             return None
-        if verdict.cost_varies:  # the KV the costs read moves at the crossings
+        # a resident with a fraction of a token left after `most` iterations takes it in
+        # one more (`_tail`), when nobody waits and the budget is the same
+        tail = most < limit < most + 1 and not waiting and not verdict.budget_varies
+        if most == 1:
+            if not tail:
+                return None
+            ends, crossings = [first_end], []
+        elif verdict.cost_varies:  # the KV the costs read moves at the crossings
             engine = self.engine
             room = min(engine.peek(), engine.until) - first_end
             if room < INF:  # as many as fit at the first cost, and one that runs past the
@@ -803,11 +812,79 @@ class StepStage(StageBase):
             m = min(m, -crossings.pop()[0])
             del ends[m:]
         del crossings[bisect_left(crossings, m, key=_first) :]
+        engine = self.engine
+        bound, until = engine.peek(), engine.until
+        fractions = None
+        if tail and m == most and ends[-1] < bound and ends[-1] <= until:
+            fractions = self._tail(m, ends, crossings, scheduled)
+            if fractions is not None:
+                m += 1
         if m < 2:
             return None
         last = ends[-1]
+        return (m, ends, crossings, scheduled, not (last < bound and last <= until), fractions)
+
+    def _tail(
+        self, k: int, ends: list[float], crossings: list[tuple], scheduled: list[Resident]
+    ) -> list[tuple[Resident, float]] | None:
+        """Iteration k of a span, after k that gave every resident one token, in which the
+        residents with less than one token left take what they have left and the others
+        one: its growth (in serve order, from the positions and the allocations the span
+        leaves) is added to `crossings` and its end to `ends`, as planning it would make
+        them, and the residents that take a fraction are returned with it; None (nothing
+        added) when its growth does not fit or its cost is not positive and finite."""
         engine = self.engine
-        return (m, ends, crossings, scheduled, not (last < engine.peek() and last <= engine.until))
+        grown: dict[Any, float] = {}  # the allocations the span's crossings leave
+        for _, _, r, need in crossings:
+            part = r.part
+            grown[part] = grown.get(part, part.alloc) + need
+        tokens = kv = 0.0
+        found = []
+        fractions = []
+        ceil = math.ceil
+        for rank, r in enumerate(scheduled):  # as `_plan` and `start` take them
+            left = r.remaining - k  # exact (`_end_span`)
+            t = 1.0 if left >= 1.0 else left
+            part = r.part
+            if part is not None:
+                alloc = grown.get(part, part.alloc)
+                if r.grows:
+                    position = part.consumed if part.position is None else part.position
+                    target = plus_ones(position, k) + t
+                    b = part.pool.block
+                    if b is not None and -INF < target < INF:
+                        target = ceil(target / b) * b
+                    need = target - alloc
+                    if need > 0:
+                        found.append((k, rank, r, need))
+                        alloc += need
+                kv += alloc
+            tokens += t
+            if t != 1.0:
+                fractions.append((r, t))
+        used: dict[Any, float] = {}
+        for _, _, r, need in found:  # each growth fits next to those before it
+            pool = r.part.pool
+            if pool not in used:
+                used[pool] = pool.allocated
+                for crossing in crossings:
+                    if crossing[2].part.pool is pool:
+                        used[pool] += crossing[3]
+            allocated = used[pool] + need
+            if allocated > pool.cap or allocated + self._kept(pool, _NOBODY, 0.0) > pool.cap:
+                return None
+            used[pool] = allocated
+        n = float(len(scheduled))
+        engine.residents = engine.decoders = n
+        engine.kv_decode = kv
+        engine.kv_prefill = engine.prefilled = engine.attention = 0.0
+        engine.tokens = tokens
+        c = self.cost(self.blank)
+        if not 0.0 < c < INF:
+            return None
+        ends.append(ends[-1] + c)
+        crossings += found
+        return fractions
 
     def _totals(self, n: int) -> None:
         """The iteration totals of a span's iterations, but kv_decode: n residents, all
@@ -1136,7 +1213,7 @@ class StepStage(StageBase):
             found.append((-j, 0, None, 0.0))
         return found
 
-    def _kept(self, pool: Any, heads: set[Any], grown: float) -> float:
+    def _kept(self, pool: Any, heads: AbstractSet[Any], grown: float) -> float:
         """The cached units of `pool` a span's crossings (`grown` units in all) may not
         evict: all of them where the engine may not evict inside a span (a spill, a key
         that reads the engine's progress); with sessions waiting, an LRU cache from the
@@ -1162,7 +1239,7 @@ class StepStage(StageBase):
         times, count the iterations, then end the last one as `_end` does. When it runs
         past the next event (`runs_on`), this is its start instead: the iterations
         before it end, and it runs on as one planned now would."""
-        m, ends, crossings, scheduled, runs_on = span
+        m, ends, crossings, scheduled, runs_on, fractions = span
         engine = self.engine
         now = engine.now
         if crossings:
@@ -1203,6 +1280,9 @@ class StepStage(StageBase):
                 part = r.part
                 part.position = plus_ones(part.position, k)
             r.remaining -= k  # exact: below 2**53, 1.0 from at least 1.0 is (`_span`)
+        if fractions:  # the last iteration is a tail (`_tail`)
+            for r, t in fractions:
+                r.tokens = t
         if runs_on:  # the ends of iterations 0..m-2 (this event is the last of them)
             engine.events += m - 2
             engine.schedule(ends[-1], self._end, scheduled)
