@@ -46,6 +46,7 @@ from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from heapq import heapify, heappop, heapreplace
 from itertools import accumulate, repeat
+from math import floor
 from typing import Any
 
 from serq import ir
@@ -800,13 +801,15 @@ class StepStage(StageBase):
                 # bound: a span of costs that fall below it ends early, and the iterations
                 # after it go on as usual
                 most = min(most, int(room / (first_end - engine.now)) + 3)
-            crossings = self._crossings(scheduled, most, heads)
-            ends = self._ends_varying(first_end, n, kv, most, waiting, crossings, scheduled)
+            crossings, whole = self._crossings(scheduled, most, heads)
+            ends = self._ends_varying(
+                first_end, n, kv, most, waiting, crossings, scheduled, whole and kv == floor(kv)
+            )
         else:
             ends = self._ends(first_end, n, kv, most, waiting)
             if ends is None:
                 return None
-            crossings = self._crossings(scheduled, len(ends), heads)
+            crossings = self._crossings(scheduled, len(ends), heads)[0]
         m = len(ends)
         if crossings and crossings[-1][0] < 0:  # a crossing that does not fit ends it
             m = min(m, -crossings.pop()[0])
@@ -835,9 +838,9 @@ class StepStage(StageBase):
         added) when its growth does not fit or its cost is not positive and finite."""
         engine = self.engine
         grown: dict[Any, float] = {}  # the allocations the span's crossings leave
-        for _, _, r, need in crossings:
-            part = r.part
-            grown[part] = grown.get(part, part.alloc) + need
+        for crossing in crossings:
+            part = crossing[2].part
+            grown[part] = grown.get(part, part.alloc) + crossing[3]
         tokens = kv = 0.0
         found = []
         fractions = []
@@ -927,12 +930,14 @@ class StepStage(StageBase):
         waiting: bool,
         crossings: list[tuple],
         scheduled: list[Resident],
+        whole: bool,
     ) -> list[float]:
         """`_ends` for a budget or cost that reads kv_decode, the residents' allocations:
         iteration j's budget reads them grown by the iterations before j, summed in
         resident order (`_context`), its cost grown by j too, summed in serve order
         (`start`). Between crossings both are constant, so they are evaluated once per
-        stretch. Whole allocations sum exactly in any order: the sums then move by each
+        stretch. Whole allocations sum exactly in any order (`whole`: the residents' KV
+        `kv` and every crossing's units are whole numbers): the sums then move by each
         crossing's units; otherwise both are summed again, in their orders, as `_context`
         and `start` sum them."""
         engine = self.engine
@@ -942,7 +947,6 @@ class StepStage(StageBase):
         room = min(bound, until) - first_end  # the costs needed to pass it, roughly
         self._totals(n)
         budget_fn, cost_fn = self.budget, self.cost
-        whole = kv == math.floor(kv) and all(c[3] == math.floor(c[3]) for c in crossings)
         if not whole:  # each resident's allocation as the crossings grow it
             alloc = {r: r.part.alloc for r in scheduled if r.part is not None}
             residents = [r for r in self.residents if r.part is not None]
@@ -966,20 +970,27 @@ class StepStage(StageBase):
             if not budget >= n or (waiting and budget != self._budget0):
                 most = 1
             elif whole:  # fast path: the sum moves by each crossing's units
-                while j < most and spent <= room:
-                    while i < count and crossings[i][0] == j:  # iteration j's own growth
-                        kv += crossings[i][3]
-                        i += 1
-                    engine.kv_decode = kv
-                    c = cost_fn(blank)  # iteration j's, and the same until the next growth
-                    if not 0.0 < c < INF:
+                # iterations j .. next-1 cost what iteration j's growth leaves (`most`
+                # already stops near the bound: `_span`)
+                for i in range(count):
+                    crossing = crossings[i]
+                    nxt = crossing[0]
+                    if nxt >= most:
                         break
-                    run = (crossings[i][0] if i < count else most) - j
-                    if room != INF:
-                        run = min(run, int((room - spent) / c) + 2)
-                    costs += repeat(c, run)
-                    spent += c * run
-                    j += run
+                    if nxt != j:
+                        engine.kv_decode = kv
+                        c = cost_fn(blank)
+                        if not 0.0 < c < INF:
+                            most = j
+                            break
+                        costs += repeat(c, nxt - j)
+                        j = nxt
+                    kv += crossing[3]
+                if j < most:
+                    engine.kv_decode = kv
+                    c = cost_fn(blank)
+                    if 0.0 < c < INF:
+                        costs += repeat(c, most - j)
                 most = 1
         while j < most and spent <= room:
             if budget_varies:  # iteration j's budget: grown by the iterations before j
@@ -1033,13 +1044,21 @@ class StepStage(StageBase):
         del ends[max(_started(ends, bound, until), 1) :]
         return ends
 
-    def _crossings(self, scheduled: list[Resident], m: int, heads: set[Any]) -> list[tuple]:
-        """The block crossings of iterations 1..m-1, in the order they happen; when one
-        cannot happen inside a span (it does not fit, or it would evict what a span may
-        not: `_kept`), the list ends with (-j, ...) for its iteration j."""
+    def _crossings(
+        self, scheduled: list[Resident], m: int, heads: set[Any]
+    ) -> tuple[list[tuple], bool]:
+        """The block crossings of iterations 1..m-1, in the order they happen, and whether
+        every one grows a whole number of units; when one cannot happen inside a span (it
+        does not fit, or it would evict what a span may not: `_kept`), the list ends with
+        (-j, ...) for its iteration j."""
         found = self._whole_crossings(scheduled, m, heads)
         if found is not None:
-            return found
+            return found, True  # each grows one block, a whole number of units
+        found = self._some_crossings(scheduled, m, heads)
+        return found, all(c[3] == floor(c[3]) for c in found)
+
+    def _some_crossings(self, scheduled: list[Resident], m: int, heads: set[Any]) -> list[tuple]:
+        """`_crossings` in general: each resident's crossings listed, then sorted."""
         found = []
         growers = 0  # the residents that cross
         blocks: Any = None  # the one pool all cross in by whole blocks, else False
@@ -1246,9 +1265,13 @@ class StepStage(StageBase):
             world = self.world
             recorder = self.recorder
             pool = crossings[0][2].part.pool
-            if not world.gauges and all(c[2].part.pool is pool for c in crossings):
-                self._cross_quietly(ends, crossings, pool)
-                crossings = ()
+            if not world.gauges:
+                for r in scheduled:  # one pool grows: the crossings' own residents' parts
+                    if r.grows and r.part.pool is not pool:
+                        break
+                else:
+                    self._cross_quietly(ends, crossings, pool)
+                    crossings = ()
             i, count = 0, len(crossings)
             while i < count:
                 j = crossings[i][0]
@@ -1293,8 +1316,9 @@ class StepStage(StageBase):
     def _cross_quietly(self, ends: list[float], crossings: list[tuple], pool: Any) -> None:
         """`_end_span`'s crossings when they all grow one pool and no gauge reads the
         instants: the pool's level is recorded at each crossing's time, evicting first
-        where the cache must make room; the crossings that evict nothing are told to the
-        recorder together (`pool_states`), each at its time, as `pool_state` would be."""
+        where the cache must make room (`Pool.evict`, inline); the crossings that evict
+        nothing are told to the recorder together (`pool_states`), each at its time, as
+        `pool_state` would be."""
         engine = self.engine
         world = self.world
         recorder = self.recorder
@@ -1306,26 +1330,41 @@ class StepStage(StageBase):
         holders = pool.n_holders
         check = world.check_invariants
         batch = None if check else getattr(recorder, "pool_states", None)
+        timed = cache.keys or cache.on_evict is not None  # an eviction that reads the clock
+        evict_to = cache.evict_to
+        count = recorder.pool_count
         times: list[float] = []
         used: list[float] = []
+        allocated = pool.allocated
         for j, _, r, need in crossings:
             t = ends[j - 1]  # iteration j starts when j - 1 ends
             r.part.alloc += need
-            pool.allocated += need
-            if batch is not None and pool.allocated + cache.total <= cap:
-                times.append(t)  # fast path: no eviction; recorded with the others
-                used.append(pool.allocated)
-                continue
-            if times:
-                batch(index, times, used, cache.total, queued, holders)
-                times, used = [], []
-            engine.now = t
-            if pool.allocated + cache.total > cap:  # counted at each, as one at a time
-                pool.evict(recorder)
-            state(index, t, pool.allocated, cache.total, queued, holders)
+            allocated += need
+            total = cache.total
+            if allocated + total <= cap:
+                if batch is not None:  # fast path: no eviction; recorded with the others
+                    times.append(t)
+                    used.append(allocated)
+                    continue
+            else:
+                if times:
+                    batch(index, times, used, total, queued, holders)
+                    times, used = [], []
+                pool.allocated = allocated
+                if timed:
+                    engine.now = t
+                removed, units = evict_to(cap - allocated)  # counted at each, as one at a time
+                if units:
+                    if removed:
+                        count(index, "evicted_entries", removed)
+                    count(index, "evicted_units", units)
+                total = cache.total
+            state(index, t, allocated, total, queued, holders)
             if check:
+                pool.allocated = allocated
                 pool.dirty = True
                 world._flush_pools()
+        pool.allocated = allocated
         if times:
             batch(index, times, used, cache.total, queued, holders)
         pool.dirty = False
