@@ -28,8 +28,6 @@ def _blocks(units: float, total: float, bound: float, block: float, taken: float
     `units` (each while the entry is above a block and the total above `bound`), when
     that is at least 2 and every number is whole (`taken`, what it took so far, too),
     so that taking them at once gives the same floats; else 0 (the loop takes one)."""
-    if total - bound <= block:  # fast path: at most one block to take
-        return 0
     floor = math.floor
     if not (
         units < _WHOLE
@@ -158,7 +156,8 @@ class Cache:
                 entry = next(iter(entries.values()))
                 take = entry.units
                 if block is not None and take > block:
-                    k = _blocks(take, total, bound, block, units)
+                    # two blocks or more to take from this entry (checked by `_blocks`)
+                    k = _blocks(take, total, bound, block, units) if total - bound > block else 0
                     if k:  # fast path: k blocks at once, the same exact whole numbers
                         take = k * block
                         entry.units -= take
