@@ -1191,7 +1191,9 @@ class StepStage(StageBase):
                 or exact_ones(p) < m  # position p + m, the last compared, is exact
             ):
                 return None
-            first = ones_past(p, alloc) - 1
+            # the additions are exact, so the first that passes alloc is floor(alloc - p) + 1,
+            # and alloc - p is exact where alloc <= 2p (Sterbenz)
+            first = int(alloc - p) if alloc <= p + p else ones_past(p, alloc) - 1
             if first < 1:
                 return None
             firsts.append((first, rank, r))
