@@ -31,11 +31,15 @@ IR): an iteration that gives every resident one decode token and admits and pree
 nobody is a candidate; at the end of its instant (`World.settle` calls `extend`) the
 stage works out how many iterations repeat it before anything else can happen (a
 resident finishes, another event is due, the horizon, a block crossing that does not fit
-or, with sessions waiting, would evict) and schedules one event at the end of the last
-(`_end_span`), which applies the crossings at their own times and the tokens of all.
-Positions and allocations may be fractional: a span replays the additions of 1.0 that
-one iteration at a time would make (`serq.sim.ones`), so positions, crossings, the clock
-and the report are bit for bit those of stepping (tests/sim/NOTES.md §9).
+or, with sessions waiting, would evict a queue head's cached prefix) and schedules one
+event (`_end_span`), which applies the crossings at their own times and the tokens of
+all. Every iteration of a span starts before the next other event; the last may run past
+it, and the span is then applied as that one starts, which goes on as an ordinary
+iteration. A span may end with the iteration in which residents take the fraction of a
+token they have left (`_tail`). Positions and allocations may be fractional: a span
+replays the additions of 1.0 that one iteration at a time would make (`serq.sim.ones`),
+so positions, crossings, the clock and the report are bit for bit those of stepping
+(tests/sim/NOTES.md §9).
 """
 
 from __future__ import annotations
@@ -740,13 +744,15 @@ class StepStage(StageBase):
             engine.schedule(span[1][-1], self._end_span, span)
 
     def _span(self, first_end: float, scheduled: Any) -> tuple | None:
-        """(m, ends, crossings, scheduled, runs_on) for the m >= 2 iterations that repeat
-        the one planned now, ending at `first_end`: `ends` are their end times (each the
-        next one's start), `crossings` the block crossings (iteration, serve rank,
-        resident, units) in the order the iterations would grow them; None when m < 2.
-        Every iteration starts before the next other event and not after the horizon;
-        `runs_on` says the last one ends after either (it is still running when the event
-        comes, so `_end_span` applies the span as it starts)."""
+        """(m, ends, crossings, scheduled, runs_on, fractions) for the m >= 2 iterations
+        that repeat the one planned now, ending at `first_end`: `ends` are their end times
+        (each the next one's start), `crossings` the block crossings (iteration, serve
+        rank, resident, units) in the order the iterations would grow them; None when
+        m < 2. Every iteration starts before the next other event and not after the
+        horizon; `runs_on` says the last one ends after either (it is still running when
+        the event comes, so `_end_span` applies the span as it starts). `fractions` is
+        None, or the last iteration is a `_tail` and it lists the residents that take a
+        fraction of a token in it, with their tokens."""
         residents = self.residents
         n = len(residents)
         if not scheduled or n != len(scheduled):
