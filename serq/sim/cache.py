@@ -28,6 +28,39 @@ BULK_BLOCKS = 1 << 16
 STEPPED_BLOCKS = 10_000_000
 
 
+_WHOLE = float(2**53)  # whole floats below this add and subtract exactly
+
+
+def _blocks(units: float, total: float, bound: float, block: float, taken: float) -> int:
+    """How many blocks the LRU loop of `evict_to` would take in a row from an entry of
+    `units` (each while the entry is above a block and the total above `bound`), when
+    that is at least 2 and every number is whole (`taken`, what it took so far, too),
+    so that taking them at once gives the same floats; else 0 (the loop takes one)."""
+    floor = math.floor
+    if not (
+        units < _WHOLE
+        and total < _WHOLE
+        and taken < _WHOLE
+        and total - bound < _WHOLE
+        and units == floor(units)
+        and total == floor(total)
+        and taken == floor(taken)
+        and block == floor(block)
+    ):
+        return 0
+    by_entry = int(units - 1) // int(block)  # those that leave more than a block behind
+    if by_entry < 2:
+        return 0
+    # those the loop's own test, total - i * block > bound, lets through (i from 0)
+    by_total = math.ceil((total - bound) / block)
+    while by_total > 0 and not total - (by_total - 1) * block > bound:
+        by_total -= 1
+    while total - by_total * block > bound:
+        by_total += 1
+    k = min(by_entry, by_total)
+    return k if k >= 2 else 0
+
+
 class Entry:
     """Cached units of one prefix."""
 
@@ -131,6 +164,14 @@ class Cache:
                 entry = next(iter(entries.values()))
                 take = entry.units
                 if block is not None and take > block:
+                    # two blocks or more to take from this entry (checked by `_blocks`)
+                    k = _blocks(take, total, bound, block, units) if total - bound > block else 0
+                    if k:  # fast path: k blocks at once, the same exact whole numbers
+                        take = k * block
+                        entry.units -= take
+                        total -= take
+                        units += take
+                        continue
                     take = block
                     blocks = (total - bound) / block
                     if blocks > BULK_BLOCKS:  # the blocks this entry loses, at once

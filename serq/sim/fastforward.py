@@ -102,6 +102,11 @@ def analyse(program: ir.Program) -> list[Verdict | None]:
     return verdicts
 
 
+def contexts(expr: ir.Expr) -> frozenset[str]:
+    """The context variables `expr` reads."""
+    return frozenset(leaf.name for leaf in _leaves(expr) if isinstance(leaf, ir.Ctx))
+
+
 def _leaves(expr: ir.Expr) -> Iterator[ir.Expr]:
     """Every leaf of `expr` that reads something: contexts, draws, observables, slots."""
     if isinstance(expr, ir.Num | ir.Attr | ir.Ctx):

@@ -9,7 +9,7 @@ around it: the unit in the last place is at most 1/2 there), and each step into 
 binade rounds once, to even. So k additions replay as at most one exact jump and one
 rounded addition per binade crossed: about log2 of the distance, not k.
 
-Both functions assume 0 <= x and that x stays below 2**52 (the callers check it): past
+These functions assume 0 <= x and that x stays below 2**52 (the callers check it): past
 that the unit in the last place reaches 1 and an addition can round away.
 """
 
@@ -40,6 +40,17 @@ def plus_ones(x: float, k: int) -> float:
         x += 1.0  # into the next binade: the one addition that rounds
         k -= exact + 1
     return x
+
+
+def exact_ones(x: float) -> int:
+    """How many additions of 1.0 to `x`, one after another, are each exact (`x + j` for
+    the j-th): every one for a whole number (returned as 2**52), none below 1 for a
+    fraction, else those that stay in x's binade."""
+    if x == _floor(x):
+        return 1 << 52
+    if x < 1.0:
+        return 0
+    return _ceil(_ldexp(1.0, _frexp(x)[1]) - x) - 1
 
 
 def ones_past(x: float, bound: float) -> int:

@@ -31,11 +31,15 @@ IR): an iteration that gives every resident one decode token and admits and pree
 nobody is a candidate; at the end of its instant (`World.settle` calls `extend`) the
 stage works out how many iterations repeat it before anything else can happen (a
 resident finishes, another event is due, the horizon, a block crossing that does not fit
-or, with sessions waiting, would evict) and schedules one event at the end of the last
-(`_end_span`), which applies the crossings at their own times and the tokens of all.
-Positions and allocations may be fractional: a span replays the additions of 1.0 that
-one iteration at a time would make (`serq.sim.ones`), so positions, crossings, the clock
-and the report are bit for bit those of stepping (tests/sim/NOTES.md §9).
+or, with sessions waiting, would evict a queue head's cached prefix) and schedules one
+event (`_end_span`), which applies the crossings at their own times and the tokens of
+all. Every iteration of a span starts before the next other event; the last may run past
+it, and the span is then applied as that one starts, which goes on as an ordinary
+iteration. A span may end with the iteration in which residents take the fraction of a
+token they have left (`_tail`). Positions and allocations may be fractional: a span
+replays the additions of 1.0 that one iteration at a time would make (`serq.sim.ones`),
+so positions, crossings, the clock and the report are bit for bit those of stepping
+(tests/sim/NOTES.md §9).
 """
 
 from __future__ import annotations
@@ -43,15 +47,19 @@ from __future__ import annotations
 import math
 from bisect import bisect_left
 from collections.abc import Callable
+from collections.abc import Set as AbstractSet
+from heapq import heapify, heappop, heapreplace
 from itertools import accumulate, repeat
+from math import floor
 from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
 from serq.sim.claims import demand as claims_demand
 from serq.sim.errors import SimError, bad_work, out_of_domain
+from serq.sim.fastforward import contexts
 from serq.sim.holds import innermost
-from serq.sim.ones import ones_past, plus_ones
+from serq.sim.ones import exact_ones, ones_past, plus_ones
 from serq.sim.pools import GrowWait
 from serq.sim.preempt import resident_by_keys
 from serq.sim.session import AT_STAGE, READY
@@ -59,6 +67,7 @@ from serq.sim.stages import StageBase
 
 Fn = Callable[[Any], float]
 INF = float("inf")
+_NOBODY: frozenset[Any] = frozenset()  # no waiting session's cache hit to keep
 COMPUTED = SLOT["computed"]
 EXACT = float(2**52)  # integral floats below this add and subtract whole numbers exactly
 SPAN_MOST = 1 << 16  # iterations in one span at most (its lists stay small; the next goes on)
@@ -138,6 +147,7 @@ class StepStage(StageBase):
         "_order",
         "_ordered",
         "stalled",
+        "sums",
     )
 
     def __init__(
@@ -160,6 +170,12 @@ class StepStage(StageBase):
         self.exclusive = isinstance(kind.serve, ir.ExclusivePrefill)
         keys = () if self.exclusive else kind.serve.keys
         self.keys = tuple(compile_expr(k)[0] for k in keys)
+        read: set[str] = set()
+        for expr in (kind.budget, kind.chunk, *keys):
+            if expr is not None:
+                read |= contexts(expr)
+        # whether budget, chunk or a serve key reads a sum `_context` makes
+        self.sums = not read.isdisjoint(("decoders", "kv_decode", "kv_prefill"))
         self.memory_index = kind.memory
         self.memory: Any = None
         self.served: list[Any] = []
@@ -349,12 +365,16 @@ class StepStage(StageBase):
     def start(self) -> bool:
         """Plan and start an iteration now; False when it schedules nothing (no iteration)."""
         engine = self.engine
-        self._context()
+        residents = self.residents
+        if self.sums:
+            self._context()
+        else:  # fast path: budget, chunk and serve keys read no sum over the residents
+            engine.residents = float(len(residents))
         blank = self.blank
         budget = self.budget(blank)
         if not budget >= 0:  # 0 plans nothing: the stall rule's, not a domain error
             raise out_of_domain(self.origin, f"the budget of `{self.name}`", budget, "at least 0")
-        chunk = self.cap(blank)
+        chunk = INF if self.chunk is None else self.cap(blank)
         self.planning = True
         self.left = budget
         self.scheduled = []
@@ -384,17 +404,17 @@ class StepStage(StageBase):
                 decodes += 1
                 if part is not None:
                     kv_decode += part.alloc
+                continue
+            prefills += 1
+            prefilled += t
+            if part is not None:
+                kv_prefill += part.alloc
+                # K: the position before the chunk, 0 for a hold with none
+                k = 0.0 if part.position is None else part.position
+                attention += t * (k + t / 2)
             else:
-                prefills += 1
-                prefilled += t
-                if part is not None:
-                    kv_prefill += part.alloc
-                    # K: the position before the chunk, 0 for a hold with none
-                    k = 0.0 if part.position is None else part.position
-                    attention += t * (k + t / 2)
-                else:
-                    attention += t * (t / 2)
-        engine.residents = float(len(self.residents))
+                attention += t * (t / 2)
+        engine.residents = n = float(len(residents))
         engine.kv_decode = kv_decode
         engine.kv_prefill = kv_prefill
         engine.decoders = float(decodes)
@@ -411,15 +431,16 @@ class StepStage(StageBase):
                 self.origin, f"the cost of an iteration of `{self.name}`", c, "at least 0"
             )
         self.busy = True
-        self.recorder.iteration(self.index, now, prefills, decodes, tokens, now + c)
-        seq = engine.schedule(now + c, self._end, scheduled)
+        end = now + c
+        self.recorder.iteration(self.index, now, prefills, decodes, tokens, end)
+        seq = engine.schedule(end, self._end, scheduled)
         if (
             self.verdict is not None
             and not prefills
-            and tokens == decodes == len(self.residents)  # one token each
+            and tokens == decodes == n  # one token each
             and not self.preempted
             and not self.admitted
-            and now + c > now
+            and end > now
         ):
             self._pending = seq
             self._budget0 = budget
@@ -485,11 +506,16 @@ class StepStage(StageBase):
     def _plan(self, chunk: float) -> None:
         by_session = self.by_session
         scheduled = self.scheduled
-        for r in self._serve_order():
-            left = self.left
+        ordered = None if self.keys else self._ordered  # fast path: `_serve_order`, kept
+        if ordered is None:
+            ordered = self._serve_order()
+        ceil = math.ceil
+        left = self.left
+        preempted = False  # a resident may have left by a preemption in `_grow`
+        for r in ordered:
             if left <= 0:
                 break
-            if r.session not in by_session:
+            if preempted and r.session not in by_session:
                 continue  # preempted earlier in this plan
             # fast path: `_tokens` inlined
             remaining = r.remaining
@@ -507,17 +533,20 @@ class StepStage(StageBase):
                 b = part.pool.block
                 target = (part.consumed if part.position is None else part.position) + t
                 if b is not None and -INF < target < INF:
-                    target = math.ceil(target / b) * b
-                if (
-                    (target > part.alloc or r.stall is not None)
-                    and not self._grow(r, t, preempt=True)
-                ):
-                    if r.session not in by_session:
-                        break  # it preempted itself: vLLM's running loop ends there
-                    continue  # it waits (preempt none): the others are still served
+                    target = ceil(target / b) * b
+                if target > part.alloc or r.stall is not None:
+                    self.left = left
+                    grown = self._grow(r, t, preempt=True)
+                    left = self.left  # a preemption gives a victim's tokens back
+                    preempted = self.preempted
+                    if not grown:
+                        if r.session not in by_session:
+                            break  # it preempted itself: vLLM's running loop ends there
+                        continue  # it waits (preempt none): the others are still served
             r.tokens = t
-            self.left -= t  # re-read: a preemption in `_grow` gives a victim's tokens back
+            left -= t
             scheduled.append(r)
+        self.left = left
         if not self.preempted:
             self.admitting = True
             self._chunk = chunk
@@ -709,14 +738,21 @@ class StepStage(StageBase):
         span = self._span(entry[0], entry[3])
         if span is None:
             engine.put(entry)
+        elif span[4]:  # its last iteration runs past the next event: applied as it starts
+            engine.schedule(span[1][-2], self._end_span, span)
         else:
             engine.schedule(span[1][-1], self._end_span, span)
 
     def _span(self, first_end: float, scheduled: Any) -> tuple | None:
-        """(m, ends, crossings, scheduled) for the m >= 2 iterations that repeat the one
-        planned now, ending at `first_end`: `ends` are their end times (each the next
-        one's start), `crossings` the block crossings (iteration, serve rank, resident,
-        units) in the order the iterations would grow them; None when m < 2."""
+        """(m, ends, crossings, scheduled, runs_on, fractions) for the m >= 2 iterations
+        that repeat the one planned now, ending at `first_end`: `ends` are their end times
+        (each the next one's start), `crossings` the block crossings (iteration, serve
+        rank, resident, units) in the order the iterations would grow them; None when
+        m < 2. Every iteration starts before the next other event and not after the
+        horizon; `runs_on` says the last one ends after either (it is still running when
+        the event comes, so `_end_span` applies the span as it starts). `fractions` is
+        None, or the last iteration is a `_tail` and it lists the residents that take a
+        fraction of a token in it, with their tokens."""
         residents = self.residents
         n = len(residents)
         if not scheduled or n != len(scheduled):
@@ -736,40 +772,128 @@ class StepStage(StageBase):
             if r.part is not None:
                 kv += r.part.alloc
         most = int(min(limit, SPAN_MOST))
-        if most < 2 or not kv < EXACT:
+        if most < 1 or not kv < EXACT:
             return None
         world = self.world
         verdict = self.verdict
-        waiters: set[Any] = set()  # the sessions waiting at a pool
+        # the waiting sessions whose cache hit an admission attempt reads: the head of
+        # each queue (only a head is tried, and no queue changes inside a span), every
+        # session of a queue with keys (a hit may order it), and the growers
+        heads: set[Any] = set()
+        waiting = False
         for pool in world.pools:
             if pool.queue or pool.front or pool.growers:
-                waiters.update(run.session for run in pool.queue)
-                waiters.update(run.session for run in pool.front)
-                waiters.update(grower.session for grower in pool.growers)
-        waiting = bool(waiters)
+                waiting = True
+                if pool.front:
+                    heads.add(pool.front[0].session)
+                elif pool.keys:
+                    heads.update(run.session for run in pool.queue)
+                elif pool.queue:
+                    heads.add(pool.queue[0].session)
+                heads.update(grower.session for grower in pool.growers)
         if waiting and (not verdict.with_waiters or self.exclusive):
             return None
-        if verdict.cost_varies:  # the KV the costs read moves at the crossings
+        # a resident with a fraction of a token left after `most` iterations takes it in
+        # one more (`_tail`), when nobody waits and the budget is the same
+        tail = most < limit < most + 1 and not waiting and not verdict.budget_varies
+        if most == 1:
+            if not tail:
+                return None
+            ends, crossings = [first_end], []
+        elif verdict.cost_varies:  # the KV the costs read moves at the crossings
             engine = self.engine
             room = min(engine.peek(), engine.until) - first_end
-            if room < INF:  # as many as fit at the first cost: a span of costs that fall
-                # below it ends early, and the iterations after it go on as usual
-                most = min(most, int(room / (first_end - engine.now)) + 2)
-            crossings = self._crossings(scheduled, most, waiters)
-            ends = self._ends_varying(first_end, n, kv, most, waiting, crossings, scheduled)
+            if room < INF:  # as many as fit at the first cost, and one that runs past the
+                # bound: a span of costs that fall below it ends early, and the iterations
+                # after it go on as usual
+                most = min(most, int(room / (first_end - engine.now)) + 3)
+            crossings, whole = self._crossings(scheduled, most, heads)
+            ends = self._ends_varying(
+                first_end, n, kv, most, waiting, crossings, scheduled, whole and kv == floor(kv)
+            )
         else:
             ends = self._ends(first_end, n, kv, most, waiting)
             if ends is None:
                 return None
-            crossings = self._crossings(scheduled, len(ends), waiters)
+            crossings = self._crossings(scheduled, len(ends), heads)[0]
         m = len(ends)
         if crossings and crossings[-1][0] < 0:  # a crossing that does not fit ends it
             m = min(m, -crossings.pop()[0])
             del ends[m:]
         del crossings[bisect_left(crossings, m, key=_first) :]
+        engine = self.engine
+        bound, until = engine.peek(), engine.until
+        fractions = None
+        if tail and m == most and ends[-1] < bound and ends[-1] <= until:
+            fractions = self._tail(m, ends, crossings, scheduled)
+            if fractions is not None:
+                m += 1
         if m < 2:
             return None
-        return (m, ends, crossings, scheduled)
+        last = ends[-1]
+        return (m, ends, crossings, scheduled, not (last < bound and last <= until), fractions)
+
+    def _tail(
+        self, k: int, ends: list[float], crossings: list[tuple], scheduled: list[Resident]
+    ) -> list[tuple[Resident, float]] | None:
+        """Iteration k of a span, after k that gave every resident one token, in which the
+        residents with less than one token left take what they have left and the others
+        one: its growth (in serve order, from the positions and the allocations the span
+        leaves) is added to `crossings` and its end to `ends`, as planning it would make
+        them, and the residents that take a fraction are returned with it; None (nothing
+        added) when its growth does not fit or its cost is not positive and finite."""
+        engine = self.engine
+        grown: dict[Any, float] = {}  # the allocations the span's crossings leave
+        for crossing in crossings:
+            part = crossing[2].part
+            grown[part] = grown.get(part, part.alloc) + crossing[3]
+        tokens = kv = 0.0
+        found = []
+        fractions = []
+        ceil = math.ceil
+        for rank, r in enumerate(scheduled):  # as `_plan` and `start` take them
+            left = r.remaining - k  # exact (`_end_span`)
+            t = 1.0 if left >= 1.0 else left
+            part = r.part
+            if part is not None:
+                alloc = grown.get(part, part.alloc)
+                if r.grows:
+                    position = part.consumed if part.position is None else part.position
+                    target = plus_ones(position, k) + t
+                    b = part.pool.block
+                    if b is not None and -INF < target < INF:
+                        target = ceil(target / b) * b
+                    need = target - alloc
+                    if need > 0:
+                        found.append((k, rank, r, need))
+                        alloc += need
+                kv += alloc
+            tokens += t
+            if t != 1.0:
+                fractions.append((r, t))
+        used: dict[Any, float] = {}
+        for _, _, r, need in found:  # each growth fits next to those before it
+            pool = r.part.pool
+            if pool not in used:
+                used[pool] = pool.allocated
+                for crossing in crossings:
+                    if crossing[2].part.pool is pool:
+                        used[pool] += crossing[3]
+            allocated = used[pool] + need
+            if allocated > pool.cap or allocated + self._kept(pool, _NOBODY, 0.0) > pool.cap:
+                return None
+            used[pool] = allocated
+        n = float(len(scheduled))
+        engine.residents = engine.decoders = n
+        engine.kv_decode = kv
+        engine.kv_prefill = engine.prefilled = engine.attention = 0.0
+        engine.tokens = tokens
+        c = self.cost(self.blank)
+        if not 0.0 < c < INF:
+            return None
+        ends.append(ends[-1] + c)
+        crossings += found
+        return fractions
 
     def _totals(self, n: int) -> None:
         """The iteration totals of a span's iterations, but kv_decode: n residents, all
@@ -783,8 +907,8 @@ class StepStage(StageBase):
     ) -> list[float] | None:
         """The end times of the iterations 0..m-1 that repeat iteration 0 (m <= `most`),
         for a budget and a cost that do not read kv_decode: each the previous end plus
-        the cost, as one iteration at a time adds them; the last ends before any other
-        pending event and at or before the horizon."""
+        the cost, as one iteration at a time adds them; each starts before any other
+        pending event and at or before the horizon (the last may end after them)."""
         engine = self.engine
         blank = self.blank
         bound = engine.peek()  # strictly before the next other event
@@ -800,10 +924,7 @@ class StepStage(StageBase):
         room = min(bound, until) - first_end
         count = most - 1 if room == INF else min(most - 1, int(room / c) + 2)
         ends = list(accumulate(repeat(c, count), initial=first_end))
-        m = min(bisect_left(ends, bound), len(ends))
-        while m and ends[m - 1] > until:
-            m -= 1
-        del ends[m:]
+        del ends[_started(ends, bound, until) :]
         return ends
 
     def _ends_varying(
@@ -815,12 +936,14 @@ class StepStage(StageBase):
         waiting: bool,
         crossings: list[tuple],
         scheduled: list[Resident],
+        whole: bool,
     ) -> list[float]:
         """`_ends` for a budget or cost that reads kv_decode, the residents' allocations:
         iteration j's budget reads them grown by the iterations before j, summed in
         resident order (`_context`), its cost grown by j too, summed in serve order
         (`start`). Between crossings both are constant, so they are evaluated once per
-        stretch. Whole allocations sum exactly in any order: the sums then move by each
+        stretch. Whole allocations sum exactly in any order (`whole`: the residents' KV
+        `kv` and every crossing's units are whole numbers): the sums then move by each
         crossing's units; otherwise both are summed again, in their orders, as `_context`
         and `start` sum them."""
         engine = self.engine
@@ -830,7 +953,6 @@ class StepStage(StageBase):
         room = min(bound, until) - first_end  # the costs needed to pass it, roughly
         self._totals(n)
         budget_fn, cost_fn = self.budget, self.cost
-        whole = kv == math.floor(kv) and all(c[3] == math.floor(c[3]) for c in crossings)
         if not whole:  # each resident's allocation as the crossings grow it
             alloc = {r: r.part.alloc for r in scheduled if r.part is not None}
             residents = [r for r in self.residents if r.part is not None]
@@ -843,12 +965,38 @@ class StepStage(StageBase):
         costs: list[float] = []  # the cost of iterations 1, 2, ... in order
         spent = 0.0
         i, count = 0, len(crossings)
+        if count and crossings[-1][0] < 0:  # the span ends at that iteration at the latest
+            count -= 1
+            most = min(most, -crossings[-1][0])
         j = 1
         budget_varies = self.verdict.budget_varies
         if not budget_varies:  # fast path: one budget for the whole span
             engine.kv_decode = kv
             budget = budget_fn(blank)
             if not budget >= n or (waiting and budget != self._budget0):
+                most = 1
+            elif whole:  # fast path: the sum moves by each crossing's units
+                # iterations j .. next-1 cost what iteration j's growth leaves (`most`
+                # already stops near the bound: `_span`)
+                for i in range(count):
+                    crossing = crossings[i]
+                    nxt = crossing[0]
+                    if nxt >= most:
+                        break
+                    if nxt != j:
+                        engine.kv_decode = kv
+                        c = cost_fn(blank)
+                        if not 0.0 < c < INF:
+                            most = j
+                            break
+                        costs += repeat(c, nxt - j)
+                        j = nxt
+                    kv += crossing[3]
+                if j < most:
+                    engine.kv_decode = kv
+                    c = cost_fn(blank)
+                    if 0.0 < c < INF:
+                        costs += repeat(c, most - j)
                 most = 1
         while j < most and spent <= room:
             if budget_varies:  # iteration j's budget: grown by the iterations before j
@@ -899,17 +1047,25 @@ class StepStage(StageBase):
             j += run
         # the clock adds them one at a time, in order, as iteration by iteration would
         ends = list(accumulate(costs, initial=first_end))
-        m = min(bisect_left(ends, bound), len(ends))
-        while m > 1 and ends[m - 1] > until:
-            m -= 1
-        del ends[max(m, 1) :]
+        del ends[max(_started(ends, bound, until), 1) :]
         return ends
 
-    def _crossings(self, scheduled: list[Resident], m: int, waiters: set[Any]) -> list[tuple]:
-        """The block crossings of iterations 1..m-1, in the order they happen; when one
-        cannot happen inside a span (it does not fit, or it would evict what a span may
-        not: `_kept`), the list ends with (-j, ...) for its iteration j."""
-        found: list[tuple] = []
+    def _crossings(
+        self, scheduled: list[Resident], m: int, heads: set[Any]
+    ) -> tuple[list[tuple], bool]:
+        """The block crossings of iterations 1..m-1, in the order they happen, and whether
+        every one grows a whole number of units; when one cannot happen inside a span (it
+        does not fit, or it would evict what a span may not: `_kept`), the list ends with
+        (-j, ...) for its iteration j."""
+        found = self._whole_crossings(scheduled, m, heads)
+        if found is not None:
+            return found, True  # each grows one block, a whole number of units
+        found = self._some_crossings(scheduled, m, heads)
+        return found, all(c[3] == floor(c[3]) for c in found)
+
+    def _some_crossings(self, scheduled: list[Resident], m: int, heads: set[Any]) -> list[tuple]:
+        """`_crossings` in general: each resident's crossings listed, then sorted."""
+        found = []
         growers = 0  # the residents that cross
         blocks: Any = None  # the one pool all cross in by whole blocks, else False
         for rank, r in enumerate(scheduled):
@@ -970,13 +1126,15 @@ class StepStage(StageBase):
         if not found:
             return found
         if growers > 1:
-            found.sort(key=_first_two)
+            found.sort()  # by iteration, then serve rank (unique: no resident is compared)
         pool = found[0][2].part.pool
         b = pool.block
         if blocks is pool:
             # fast path: one pool, a whole block per crossing: count the crossings that fit
-            kept = self._kept(pool, waiters, b * len(found))
+            kept = self._kept(pool, heads, b * len(found))
             room = pool.cap - pool.allocated - kept
+            if room == INF:  # an infinite cap: every crossing fits
+                return found
             if room == math.floor(room):  # whole numbers: the loop below, by arithmetic
                 fit = int(room // b) if room >= 0 else 0
                 if fit < len(found):
@@ -990,7 +1148,7 @@ class StepStage(StageBase):
             pool = r.part.pool
             if pool not in kept:
                 grown = sum(c[3] for c in found if c[2].part.pool is pool)
-                kept[pool] = self._kept(pool, waiters, grown)
+                kept[pool] = self._kept(pool, heads, grown)
             allocated = used.get(pool, pool.allocated) + need
             if allocated > pool.cap or allocated + kept[pool] > pool.cap:
                 del found[i:]
@@ -999,39 +1157,129 @@ class StepStage(StageBase):
             used[pool] = allocated
         return found
 
-    def _kept(self, pool: Any, waiters: set[Any], grown: float) -> float:
+    def _whole_crossings(
+        self, scheduled: list[Resident], m: int, heads: set[Any]
+    ) -> list[tuple] | None:
+        """`_crossings` when every resident that crosses grows one pool by whole blocks
+        from an allocation at a block edge, its position whole or (blocks of a power of
+        two) fractional with every addition of the span exact, and the room is whole:
+        each then crosses, growing one block, every b iterations from its first (the
+        target passes an edge when the position plus one does), so the crossings are
+        counted by arithmetic and only those that fit are listed, merged in order. None
+        when that does not hold."""
+        firsts = []  # (first crossing, serve rank, resident)
+        pool = None
+        floor = math.floor
+        for rank, r in enumerate(scheduled):
+            if not r.grows:
+                continue
+            part = r.part
+            p = part.consumed if part.position is None else part.position
+            alloc = part.alloc
+            if pool is None:
+                pool = part.pool
+                b = pool.block
+                if b is None or b != floor(b):
+                    return None
+            elif part.pool is not pool:
+                return None
+            if alloc % b:
+                return None
+            if p == floor(p):
+                if not alloc - p >= 1:
+                    return None
+                firsts.append((int(alloc - p), rank, r))
+                continue
+            if (
+                not 1.0 <= b < EXACT
+                or math.frexp(b)[0] != 0.5
+                or not alloc < EXACT
+                or exact_ones(p) < m  # position p + m, the last compared, is exact
+            ):
+                return None
+            # the additions are exact, so the first that passes alloc is floor(alloc - p) + 1,
+            # and alloc - p is exact where alloc <= 2p (Sterbenz)
+            first = int(alloc - p) if alloc <= p + p else ones_past(p, alloc) - 1
+            if first < 1:
+                return None
+            firsts.append((first, rank, r))
+        if pool is None:
+            return []
+        step = int(b)
+        total = 0
+        for first, _, _ in firsts:
+            if first < m:
+                total += (m - 1 - first) // step + 1
+        if not total:
+            return []
+        room = pool.cap - pool.allocated - self._kept(pool, heads, b * total)
+        if room == INF:  # an infinite cap: every crossing fits
+            fit = total
+        elif room != floor(room):
+            return None
+        else:
+            fit = int(room // b) if room >= 0 else 0
+        want = total if fit >= total else fit + 1
+        if len(firsts) == 1:
+            first, rank, r = firsts[0]
+            found = [(j, rank, r, b) for j in range(first, m, step)[:want]]
+        else:  # the residents' sequences merged, by iteration then serve rank
+            heap = [item for item in firsts if item[0] < m]
+            heapify(heap)
+            found = []
+            while len(found) < want:
+                j, rank, r = heap[0]
+                found.append((j, rank, r, b))
+                if j + step < m:
+                    heapreplace(heap, (j + step, rank, r))
+                else:
+                    heappop(heap)
+        if fit < total:
+            j = found[fit][0]
+            del found[fit:]
+            found.append((-j, 0, None, 0.0))
+        return found
+
+    def _kept(self, pool: Any, heads: AbstractSet[Any], grown: float) -> float:
         """The cached units of `pool` a span's crossings (`grown` units in all) may not
         evict: all of them where the engine may not evict inside a span (a spill, a key
         that reads the engine's progress); with sessions waiting, an LRU cache from the
-        first entry a waiting session owns on (its hit must not move), else none."""
+        first entry one of `heads` owns on (the hit an admission attempt reads must not
+        move: `_span`), else none."""
         cache = pool.cache
         if not self.verdict.evicts or cache.on_evict is not None:
             return cache.total
-        if not waiters:
+        if not heads:
             return 0.0
         if cache.keys:
             return cache.total
         need = pool.allocated + grown + cache.total - pool.cap  # the most it would evict
         free = 0.0  # the evictable prefix, in eviction (release) order
         for entry in cache.entries.values():
-            if free >= need or (entry.owner is not None and entry.owner in waiters):
+            if free >= need or (entry.owner is not None and entry.owner in heads):
                 break
             free += entry.units
         return max(cache.total - free, 0.0)
 
     def _end_span(self, span: tuple) -> None:
         """The last iteration of a span ends: apply the block crossings at their own
-        times, count the iterations, then end the last one as `_end` does."""
-        m, ends, crossings, scheduled = span
+        times, count the iterations, then end the last one as `_end` does. When it runs
+        past the next event (`runs_on`), this is its start instead: the iterations
+        before it end, and it runs on as one planned now would."""
+        m, ends, crossings, scheduled, runs_on, fractions = span
         engine = self.engine
         now = engine.now
         if crossings:
             world = self.world
             recorder = self.recorder
             pool = crossings[0][2].part.pool
-            if not world.gauges and all(c[2].part.pool is pool for c in crossings):
-                self._cross_quietly(ends, crossings, pool)
-                crossings = ()
+            if not world.gauges:
+                for r in scheduled:  # one pool grows: the crossings' own residents' parts
+                    if r.grows and r.part.pool is not pool:
+                        break
+                else:
+                    self._cross_quietly(ends, crossings, pool)
+                    crossings = ()
             i, count = 0, len(crossings)
             while i < count:
                 j = crossings[i][0]
@@ -1046,7 +1294,8 @@ class StepStage(StageBase):
                     pool.evict(recorder)
                     i += 1
                 world._flush_pools()  # the levels and gauges of the end of instant t
-                world.end_instant(t)
+                if t != now:  # the instant of the span's event ends after it
+                    world.end_instant(t)
             engine.now = now
         starts = ends[:-1]
         n = len(scheduled)
@@ -1056,20 +1305,28 @@ class StepStage(StageBase):
         else:
             for t, end in zip(starts, ends[1:], strict=True):
                 self.recorder.iteration(self.index, t, 0, n, float(n), end)
-        engine.events += m - 1
         k = m - 1
         for r in scheduled:  # k more additions of 1.0 to each, as one at a time makes them
             if r.grows:
                 part = r.part
                 part.position = plus_ones(part.position, k)
             r.remaining -= k  # exact: below 2**53, 1.0 from at least 1.0 is (`_span`)
-        self._end(scheduled)
+        if fractions:  # the last iteration is a tail (`_tail`)
+            for r, t in fractions:
+                r.tokens = t
+        if runs_on:  # the ends of iterations 0..m-2 (this event is the last of them)
+            engine.events += m - 2
+            engine.schedule(ends[-1], self._end, scheduled)
+        else:
+            engine.events += m - 1
+            self._end(scheduled)
 
     def _cross_quietly(self, ends: list[float], crossings: list[tuple], pool: Any) -> None:
         """`_end_span`'s crossings when they all grow one pool and no gauge reads the
         instants: the pool's level is recorded at each crossing's time, evicting first
-        where the cache must make room; the crossings that evict nothing are told to the
-        recorder together (`pool_states`), each at its time, as `pool_state` would be."""
+        where the cache must make room (`Pool.evict`, inline); the crossings that evict
+        nothing are told to the recorder together (`pool_states`), each at its time, as
+        `pool_state` would be."""
         engine = self.engine
         world = self.world
         recorder = self.recorder
@@ -1081,26 +1338,41 @@ class StepStage(StageBase):
         holders = pool.n_holders
         check = world.check_invariants
         batch = None if check else getattr(recorder, "pool_states", None)
+        timed = cache.keys or cache.on_evict is not None  # an eviction that reads the clock
+        evict_to = cache.evict_to
+        count = recorder.pool_count
         times: list[float] = []
         used: list[float] = []
+        allocated = pool.allocated
         for j, _, r, need in crossings:
             t = ends[j - 1]  # iteration j starts when j - 1 ends
             r.part.alloc += need
-            pool.allocated += need
-            if batch is not None and pool.allocated + cache.total <= cap:
-                times.append(t)  # fast path: no eviction; recorded with the others
-                used.append(pool.allocated)
-                continue
-            if times:
-                batch(index, times, used, cache.total, queued, holders)
-                times, used = [], []
-            engine.now = t
-            if pool.allocated + cache.total > cap:  # counted at each, as one at a time
-                pool.evict(recorder)
-            state(index, t, pool.allocated, cache.total, queued, holders)
+            allocated += need
+            total = cache.total
+            if allocated + total <= cap:
+                if batch is not None:  # fast path: no eviction; recorded with the others
+                    times.append(t)
+                    used.append(allocated)
+                    continue
+            else:
+                if times:
+                    batch(index, times, used, total, queued, holders)
+                    times, used = [], []
+                pool.allocated = allocated
+                if timed:
+                    engine.now = t
+                removed, units = evict_to(cap - allocated)  # counted at each, as one at a time
+                if units:
+                    if removed:
+                        count(index, "evicted_entries", removed)
+                    count(index, "evicted_units", units)
+                total = cache.total
+            state(index, t, allocated, total, queued, holders)
             if check:
+                pool.allocated = allocated
                 pool.dirty = True
                 world._flush_pools()
+        pool.allocated = allocated
         if times:
             batch(index, times, used, cache.total, queued, holders)
         pool.dirty = False
@@ -1147,6 +1419,16 @@ class StepStage(StageBase):
                 self.wake(s)
         elif not self.present:
             self.recorder.stage_state(self.index, now, 0, 0.0)
+
+
+def _started(ends: list[float], bound: float, until: float) -> int:
+    """How many of the iterations ending at `ends` (each starting when the one before
+    ends, the first now) start before `bound` and at or before `until`: those that end
+    so, and the one after them, which runs past."""
+    m = min(bisect_left(ends, bound), len(ends))  # those ending before the bound
+    while m and ends[m - 1] > until:
+        m -= 1
+    return min(m + 1, len(ends))
 
 
 def _target(p: float, j: int, b: float | None) -> float:
@@ -1213,10 +1495,6 @@ def _first(item: tuple) -> Any:
 
 def _first_three(item: tuple) -> tuple:
     return item[:3]
-
-
-def _first_two(item: tuple) -> tuple:
-    return item[:2]
 
 
 def start_iterations(stages: list[StepStage], engine: Any) -> bool:

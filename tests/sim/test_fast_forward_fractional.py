@@ -402,3 +402,45 @@ def test_reference_program_small_memory_preempts_and_evicts():
     _, slow = bench_run((("blocks", 300.0), ("Lambda", 1.5)))
     kv = slow.pools[1]
     assert kv.evicted_units > 0
+
+
+# ------------------------------------------------------------- a fraction of a token left
+
+TAIL = """\
+pool kv {{ cap {cap}; block {block}; evict lru; preempt lifo; }}
+stage E : step {{ budget 64; cost {cost}; memory kv; }}
+stage gap : delay;
+workload {{ arrive batch({n}); }}
+session {{
+  run gap (serial * 0.37);
+  hold kv (8) {{
+    run E prefill (8) growing kv;
+    run E decode ({out}) growing kv;
+  }} cache (8 + {out});
+  observe done = now;
+}}
+run {{ horizon 500; warmup 0; seed 1; }}
+"""
+
+
+@pytest.mark.parametrize(
+    "n, out, block, cost, cap",
+    [
+        (1, "100.5", 16, "0.01 + 0.001 * tokens", 1000),  # the tail alone
+        (1, "1.25", 4, "0.01", 1000),  # a decode of less than two tokens: a tail only
+        (3, "40 + serial * 10.3", 16, "0.01 + 0.002 * tokens", 1000),  # tails of others
+        (2, "60.5 + serial * 0.5", 2, "max(0.01, 0.0001 * kv_decode)", 1000),  # two at once
+        (3, "30.75 + serial * 7", 3, "0.01 + 0.001 * tokens", 100),  # tail growth may not fit
+        (2, "20.5", 2.5, "0.005 + 0.0007 * tokens", 1000),  # a fractional block
+    ],
+)
+def test_a_fraction_of_a_token_left_ends_the_span(n, out, block, cost, cap):
+    """The iteration in which a resident takes the fraction of a token it has left, with
+    its own tokens, cost and growth, is the last of a span, not one planned on its own:
+    the report is that of stepping, and one resident alone plans only its prefill and its
+    first decode iteration."""
+    source = TAIL.format(n=n, out=out, block=block, cost=cost, cap=cap)
+    fast, slow = both(source=source)
+    assert_identical(fast, slow, context=source)
+    if n == 1:
+        assert iterations(fast) - skipped(fast) == 2, source

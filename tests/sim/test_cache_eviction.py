@@ -1,0 +1,79 @@
+"""LRU eviction with blocks: `Cache.evict_to` takes the blocks it would take one at a time
+from an entry at once when every number is whole (`serq.sim.cache._blocks`); the result,
+every entry's units, the total and the counts, must be those of the one-block loop, for
+whole and fractional blocks, entries and limits alike."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from serq.sim.cache import Cache
+from serq.sim.core import Engine
+
+EPS = 1e-9  # cache._EPS: a total within it of the limit is at the limit
+
+
+def one_block_at_a_time(units: list[float], total: float, limit: float, block: float):
+    """The LRU loop as it takes one block (or the rest of an entry) per turn."""
+    removed, taken = 0, 0.0
+    entries = list(units)
+    bound = limit + EPS
+    while total > bound and entries:
+        take = entries[0]
+        if take > block:
+            take = block
+            entries[0] -= take
+        else:
+            entries.pop(0)
+            removed += 1
+        total -= take
+        taken += take
+    return removed, taken, entries, total if entries else 0.0
+
+
+def evicted(units: list[float], limit: float, block: float):
+    cache = Cache(Engine(), None, block)
+    for u in units:
+        cache.put(object(), u)
+    removed, taken = cache.evict_to(limit)
+    return removed, taken, [e.units for e in cache.entries.values()], cache.total
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_blocks_at_once_are_the_blocks_one_at_a_time(seed):
+    r = random.Random(seed)
+    for _ in range(2500):
+        block = r.choice((1.0, 2.0, 3.0, 16.0, 2.5, 0.5, 7.0, 0.1))
+        units = []
+        for _ in range(r.randint(1, 6)):
+            kind = r.random()
+            if kind < 0.6:
+                u = float(r.randint(1, 50)) * (block if r.random() < 0.5 else 1.0)
+            elif kind < 0.8:
+                u = r.uniform(0.1, 300)
+            else:
+                u = float(r.randint(1, 5000))
+            units.append(u)
+        cache = Cache(Engine(), None, block)
+        for u in units:
+            cache.put(object(), u)
+        total = cache.total
+        limit = r.choice(
+            (
+                total - r.uniform(0, total),
+                float(r.randint(0, int(total))),
+                total - block * r.randint(0, 40),
+                -5.0,
+                0.0,
+                total,
+            )
+        )
+        assert evicted(units, limit, block) == one_block_at_a_time(units, total, limit, block)
+
+
+def test_a_large_eviction_takes_whole_blocks_from_the_oldest():
+    """4112 units out of entries of 4000, 3000 and 40 with blocks of 16: the first entry
+    goes whole (its last block as its rest), then 7 blocks of the second."""
+    assert evicted([4000.0, 3000.0, 40.0], 2928.0, 16.0) == (1, 4112.0, [2888.0, 40.0], 2928.0)
