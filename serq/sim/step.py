@@ -670,24 +670,27 @@ class StepStage(StageBase):
                     return
                 if self.preempted:
                     return
-            return
-        for r in sorted(self.residents, key=_by_admission):
-            if self.left <= 0:
-                break
-            if r.session not in self.by_session:
-                continue
-            t = self._tokens(r, chunk)
-            if t <= 0:
-                continue
-            if not self._grow(r, t, preempt=True):
-                if r.session not in self.by_session:
+            # no resident prefill can go on (each waits to grow): none is selected, and
+            # admission goes on with no decode batch (the reference; tests/sim/NOTES.md
+            # §16: a stalled growth is the pool's grower, not the plan's)
+        else:
+            for r in sorted(self.residents, key=_by_admission):
+                if self.left <= 0:
                     break
-                continue
-            r.tokens = t
-            self.left -= t
-            self.scheduled.append(r)
-        if self.preempted or self.left <= 0:
-            return
+                if r.session not in self.by_session:
+                    continue
+                t = self._tokens(r, chunk)
+                if t <= 0:
+                    continue
+                if not self._grow(r, t, preempt=True):
+                    if r.session not in self.by_session:
+                        break
+                    continue
+                r.tokens = t
+                self.left -= t
+                self.scheduled.append(r)
+            if self.preempted or self.left <= 0:
+                return
         tentative = self.scheduled
         self.scheduled = []
         self.admitting = True

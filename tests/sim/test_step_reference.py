@@ -223,11 +223,6 @@ def test_what_a_sessions_end_releases_is_retried_after_the_ready_sessions():
     assert same(samples(ours, "got"), samples(theirs, "got"))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="serq/sim/step.py `_plan_exclusive` ends admission at a resident prefill whose "
-    "growth waits (NOTES §16): the fix is the step engine's",
-)
 def test_a_resident_prefill_waiting_to_grow_selects_nothing_and_admission_goes_on():
     """Under `serve exclusive prefill`, a resident prefill whose growth waits among the
     pool's growers (`preempt none`, N) schedules nothing, so it is not the selected prefill
