@@ -62,7 +62,7 @@ from serq.sim.errors import SimError, bad_work
 from serq.sim.flows import FlowStage
 from serq.sim.holds import HoldRun, HoldSpec, _bad_units
 from serq.sim.recorder import StatsRecorder
-from serq.sim.session import AT_STAGE, ENDED, HOLD, PLAIN, QUEUED, RUNNING, Session
+from serq.sim.session import AT_STAGE, ENDED, HOLD, PLAIN, QUEUED, READY, RUNNING, Session
 from serq.sim.stages import DelayStage, FifoStage, PsStage
 from serq.sim.statements import StatementCompiler
 from serq.sim.world import SPIN_LIMIT, World, _index
@@ -326,15 +326,12 @@ class CompiledWorld(World):
 
     def settle_objects(self) -> None:
         """The part of `World._settled` that belongs to pools and step engines: one pass
-        over the step stages (the sessions their plans woke run), then the pools' levels."""
+        over the step stages (a session their plans made ready runs at the next event),
+        then the pools' levels."""
         if self.steps:
             from serq.sim.step import start_iterations
 
             start_iterations(self.steps, self.engine)
-            ready = self.ready
-            run = self.run_session
-            while ready:
-                run(ready.popleft())
         self._flush_pools()
 
 
@@ -1080,12 +1077,24 @@ class _Codegen:
         self.emit(indent + 1, f"_k_end({s})")
 
     def _wake(self, indent: int, job: str) -> None:
-        """A stage finished `job`: its session goes on now (`World.wake`, then the settle
-        runs it first: no session is ready when an event fires)."""
+        """A stage finished `job`: its session goes on (`World.wake`, then the settle)."""
         if self.options.spills:
             self.emit(indent, f"if {job}.serial >= 0:")
             indent += 1
-        self._resume(indent, job)
+        self._run_first(indent, job)
+
+    def _run_first(self, indent: int, s: str) -> None:
+        """The session `s`, made ready by an event, runs now: it is the settle's first
+        ready session, unless a step engine's plan left sessions ready for this event
+        (which run first, as the settle runs them in order)."""
+        if not self.world.steps:  # no session is ready when an event fires
+            self._resume(indent, s)
+            return
+        self.emit(indent, "if ready:")
+        self.emit(indent + 1, f"{s}.state = {READY}")
+        self.emit(indent + 1, f"ready.append({s})")
+        self.emit(indent, "else:")
+        self._resume(indent + 1, s)
 
     def _settle(self, indent: int) -> None:
         """`World.settle`: the ready sessions run, the pools are retried, then the step
@@ -1294,7 +1303,7 @@ class _Codegen:
             gap = "_k_workload._next_gap()"
         self.emit(inner, f"_k_push(heap, (now + {gap}, _k_seq(), _K_ARRIVE, None))")
         del world
-        self._resume(indent, "s")
+        self._run_first(indent, "s")
 
 
 def _reads_attributes(e: ir.Expr) -> bool:

@@ -132,6 +132,7 @@ class StepStage(StageBase):
         "residents",
         "by_session",
         "busy",
+        "batch",
         "planning",
         "left",
         "scheduled",
@@ -185,6 +186,7 @@ class StepStage(StageBase):
         self.residents: list[Resident] = []  # in arrival order
         self.by_session: dict[Any, Resident] = {}
         self.busy = False  # an iteration is running
+        self.batch: list[Resident] = []  # the residents it serves
         self.planning = False
         self.left = 0.0  # the budget left while planning
         self.scheduled: list[Resident] = []
@@ -218,7 +220,9 @@ class StepStage(StageBase):
     # ------------------------------------------------------------------ observables
 
     def busy_count(self) -> float:
-        return float(len(self.residents))
+        """`busy(E)`: the residents the iteration in flight serves, 0 between iterations
+        (the references'; `queue(E)` counts every resident; tests/sim/NOTES.md §17)."""
+        return float(len(self.batch)) if self.busy else 0.0
 
     def work_left(self) -> float:
         total = -0.0
@@ -431,6 +435,7 @@ class StepStage(StageBase):
                 self.origin, f"the cost of an iteration of `{self.name}`", c, "at least 0"
             )
         self.busy = True
+        self.batch = scheduled
         end = now + c
         self.recorder.iteration(self.index, now, prefills, decodes, tokens, end)
         seq = engine.schedule(end, self._end, scheduled)

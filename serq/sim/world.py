@@ -241,6 +241,11 @@ class World:
                 waits.append(f"{growing} waiting to grow at pool `{p.name}`")
             if (queued or growing) and origin is None:
                 origin = decl.origin
+        if self.ready:  # made ready in a step engine's plan, after which no event came
+            waits.append(
+                f"{len(self.ready)} made ready in a step engine's plan, which only an event "
+                "would run"
+            )
         where = "; ".join(waits) or f"{self.live} live"
         raise SimError(
             origin or (self.program.arrival.origin if self.program.arrival else None),
@@ -274,10 +279,10 @@ class World:
                 # pool admits again, and an engine that planned nothing plans again, only
                 # at the next event, even when an iteration's preemption freed memory
                 start_iterations(self.steps, self.engine)
-                ready = self.ready
-                run = self.run_session
-                while ready:  # what the plans woke (their admitted sessions ran in them)
-                    run(ready.popleft())
+                # a session a plan made ready but did not run (a closed population's
+                # replacement of a session that ended in it, say) runs at the next event,
+                # as the references run it (tests/sim/NOTES.md §17); the plans ran their
+                # admitted sessions themselves
             self._flush_pools()
         pending = self.ps_pending
         if pending:

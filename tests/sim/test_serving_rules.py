@@ -94,7 +94,6 @@ def test_busy_of_a_step_stage_is_the_batch_of_the_running_iteration(impl, reques
     (decodes of 3, 4 and 5 tokens), none after: busy's mean over 40 is 17 / 40, against
     queue's 18.5 / 40 (session 1 resident from 0.5, session 2 from 1, before they are
     served)."""
-    pending(impl, request, "busy_count of serq/sim/step.py counts every resident")
     r = run(impl, BUSY)
     assert [v for _, _, v in values(r, "b0")] == [0.0, 1.0, 1.0]
     assert [v for _, _, v in values(r, "b1")] == [0.0, 0.0, 0.0]
@@ -127,7 +126,6 @@ def test_a_session_that_ends_in_a_plan_is_replaced_at_the_next_event(impl, reque
     closed population's replacement arrives then, but runs at the next event, the end
     of the preempting iteration at 8 (the spec's settle does not return to the ready
     sessions after the step stages' pass; the reference), and so on every 8."""
-    pending(impl, request, "World._settled (serq/sim/world.py) runs what the plans woke")
     r = run(impl, REPLACED)
     assert [t for _, t, _ in values(r, "start")] == [0.0, 8.0, 16.0, 24.0, 32.0, 40.0]
 
