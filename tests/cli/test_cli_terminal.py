@@ -12,6 +12,7 @@ import pytest
 
 from serq.cli import main
 from serq.vocabulary import SEED_MAX, SEED_MIN
+from tests.cpu_wait import wait_for_cpu
 
 ROOT = Path(__file__).resolve().parents[2]
 FOREVER = (
@@ -36,7 +37,9 @@ def test_ctrl_c_during_run_exits_130_with_one_line(tmp_path):
     path = tmp_path / "forever.sq"
     path.write_text(FOREVER)
     worker = _start("run", str(path))
-    time.sleep(3.0)  # well into the simulation: its import and compile take under a second
+    # well into the simulation (its imports and compile take a fraction of a second of
+    # CPU), however loaded the machine is
+    wait_for_cpu(worker.pid, 1.5)
     worker.send_signal(signal.SIGINT)
     out, err = worker.communicate(timeout=60)
     assert worker.returncode == 130

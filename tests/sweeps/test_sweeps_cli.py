@@ -8,12 +8,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 
 import pytest
 
 from serq import cli
 from serq.sweeps import executors
+from tests.cpu_wait import wait_for_cpu
 from tests.sweeps.conftest import MM1, ROOT
 
 
@@ -108,7 +108,7 @@ def test_sigint_stops_the_pool_and_keeps_the_file(tmp_path):
             "--seeds", "200", "--jobs", "2", "--out", str(out)]
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     child = subprocess.Popen(argv, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    time.sleep(4)
+    wait_for_cpu(child.pid, 3.0)  # the pool at work, however loaded the machine is
     child.send_signal(signal.SIGINT)
     _, err = child.communicate(timeout=60)
     assert child.returncode == 130, err.decode()
