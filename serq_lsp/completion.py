@@ -125,7 +125,7 @@ def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:
     found = expected_at(analysis.text, offset, analysis.chunks or None)
     if found is not None and found.nothing:  # only punctuation fits, or in a comment/string
         return []
-    path = _path(analysis.module, offset)
+    path = _path(analysis.items_at(offset), offset)
     _OFFSET[0] = offset
     if found is None:  # the item is broken before the cursor: judge by the AST
         keywords, expression = _keywords(path)
@@ -136,7 +136,7 @@ def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:
             k
             for k in found.keywords
             if not (expression and k in words.FUNCTIONS)  # `min`, `max`: offered as functions
-            and not (k == "fn" and analysis.module.main is not None)
+            and not (k == "fn" and analysis.has_main)
         )
         names = expression or (found.name and not keywords)
     items = [
@@ -174,10 +174,10 @@ def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:
     return items
 
 
-def _path(module: ast.Module, offset: int) -> list:
-    """The nodes around `offset`, outermost first."""
+def _path(items: list, offset: int) -> list:
+    """The nodes around `offset` among `items` and what is inside them, outermost first."""
     path: list = []
-    nodes = list(module.all_items())
+    nodes = list(items)
     while nodes:
         inner = [n for n in nodes if hasattr(n, "span") and n.span.start < offset <= n.span.end]
         if not inner:

@@ -154,8 +154,3 @@ def analyze_whole(parsed: ParseResult, text: str, path: str, load: Loader) -> An
     except Exception as error:  # a bug in serq, not in the program
         return Analysed(parsed, None, [*diagnostics, internal(path, "linking", error)], None)
     return Analysed(parsed, None, [*diagnostics, *found], None)
-
-
-def parse_fresh(text: str, path: str) -> ParseResult:
-    """A parse of `text` with no cache (for tests)."""
-    return parse(text, path)

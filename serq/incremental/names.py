@@ -127,9 +127,7 @@ class Names:
         names.summaries = Overlay(summaries)
         return names
 
-    def edited(
-        self, removed: Iterable[Unit], added: Iterable[tuple[Unit, Summary]]
-    ) -> Names:
+    def edited(self, removed: Iterable[Unit], added: Iterable[tuple[Unit, Summary]]) -> Names:
         """The names of the version without the units `removed` and with those `added`."""
         new = Names()
         new.declarers = self.declarers.child()
@@ -166,27 +164,6 @@ class Names:
 
     def bound(self, name: str) -> frozenset[Unit]:
         return self.binders.get(name, _NONE)  # type: ignore[return-value]
-
-    # ------------------------------------------------------------ closures
-
-    def ties(self, unit: Unit, summary: Summary) -> Iterator[Unit]:
-        """The units that are analysed together with `unit` (see the module docstring)."""
-        for name in summary.declares:
-            yield from self.declared(name)
-        for name in summary.binds:
-            yield from self.read(name)
-        for name in summary.reads:
-            yield from self.bound(name)
-        if summary.core:
-            yield from self.core
-
-    def dependents(self, summary: Summary) -> Iterator[Unit]:
-        for name in summary.declares:
-            yield from self.read(name)
-
-    def dependencies(self, summary: Summary) -> Iterator[Unit]:
-        for name in summary.reads:
-            yield from self.declared(name)
 
 
 def _drop(table: Overlay, names: frozenset[str], unit: Unit) -> None:
@@ -239,8 +216,8 @@ def related(names: Names, summaries: Iterable[Summary]) -> set[Unit]:
     of another version) would be invalidated with or tied to."""
     out: set[Unit] = set()
     for summary in summaries:
-        out.update(names.dependents(summary))
         for name in summary.declares:
+            out.update(names.read(name))
             out.update(names.declared(name))
         for name in summary.binds:
             out.update(names.read(name))

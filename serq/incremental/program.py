@@ -153,7 +153,9 @@ class Totals:
     def consistent(self) -> bool:
         """No count below zero (a count below zero is a bug in the bookkeeping)."""
         return all(
-            n >= 0 for t in (self.expand, self.lowering, self.rules, self.origins) for n in t.values()
+            n >= 0
+            for t in (self.expand, self.lowering, self.rules, self.origins)
+            for n in t.values()
         )
 
     def moved(self, move: Callable[[Any], Any]) -> Totals:
@@ -184,6 +186,21 @@ class Version:
         """The files read through `use`."""
         return frozenset(f for _, _, files in self.libraries.values() for f in files)
 
+    def loader(self, load: Loader) -> Loader:
+        """A loader that reads the libraries as this version read them (`load` the rest): a
+        run over an older version sees the libraries it saw."""
+        read = {
+            os.path.normcase(os.path.abspath(path)): result
+            for _, found, _ in self.libraries.values()
+            for path, result in found
+        }
+
+        def cached(path: str):
+            found = read.get(os.path.normcase(os.path.abspath(path)))
+            return found if found is not None else load(path)
+
+        return cached
+
 
 def track(previous: Version | None, layout: Layout, load: Loader) -> Version:
     """The version of `layout`, its names made from `previous`'s (the version of the same
@@ -202,7 +219,9 @@ def track(previous: Version | None, layout: Layout, load: Loader) -> Version:
     return Version(layout, names, libraries)
 
 
-def changed_units(old: Version, layout: Layout, load: Loader | None) -> tuple[list[Unit], list[Unit]]:
+def changed_units(
+    old: Version, layout: Layout, load: Loader | None
+) -> tuple[list[Unit], list[Unit]]:
     """The units of `old` that `layout` does not have and those it has that `old` has not;
     with `load`, a `use` whose libraries read otherwise now is in both."""
     first, old_stop, new_stop = _common(old.layout.units, layout.units)
@@ -264,6 +283,8 @@ class Program:
         self.load = load
         self.baseline: Baseline | None = None
         self.runs = 0  # the runs of the front end the last version cost (-1: one whole run)
+        # the last edit's units: invalidated in the old version, in the new, with context
+        self.last: tuple[set[Unit], set[Unit], set[Unit], set[Unit]] | None = None
         self._orders: dict[tuple, list[Diagnostic]] = {}
 
     # ------------------------------------------------------------------ entry
@@ -282,16 +303,22 @@ class Program:
     def _whole(self, version: Version) -> Outcome:
         """Analyse `version` as one run."""
         self.baseline = None
-        run = run_front_end(module_of(version.layout), self.load)
+        run = run_front_end(module_of(version.layout), version.loader(self.load))
         totals = Totals.of(run)
         self.baseline = Baseline(version, totals, Overlay(run.lets), run.families)
         self.runs = -1
+        self.last = None
         return self._outcome(self.baseline)
 
     # ------------------------------------------------------------------ edits
 
     def _edit(self, base: Baseline, version: Version, stop: Callable[[], bool] | None) -> Outcome:
-        before, old, layout, names = base.version, base.version.layout, version.layout, version.names
+        before, old, layout, names = (
+            base.version,
+            base.version.layout,
+            version.layout,
+            version.names,
+        )
         removed, added = changed_units(before, layout, None)
         # a `use` whose libraries changed since is a unit replaced by itself
         for key, (unit, read, _) in before.libraries.items():
@@ -303,6 +330,7 @@ class Program:
             totals = base.totals.moved(_Mover(old, layout, [], []).move)
             self.baseline = Baseline(version, totals, base.lets, base.families)
             self.runs = 0
+            self.last = (set(), set(), set(), set())
             return self._outcome(self.baseline)
         old_units = set(removed)
         new_units = set(added)
@@ -321,8 +349,8 @@ class Program:
         if stop is not None and stop():
             raise Stopped
         sets = [scope_old, scope_old - stale_old, scope_new, scope_new - stale_new]
-        runs = [self._run(old, sets[0]), self._run(old, sets[1])]
-        runs += [self._run(layout, sets[2]), self._run(layout, sets[3])]
+        runs = [self._run(before, sets[0]), self._run(before, sets[1])]
+        runs += [self._run(version, sets[2]), self._run(version, sets[3])]
         totals = base.totals.copy()
         totals.add(runs[0], -1)
         totals.add(runs[1], +1)
@@ -350,12 +378,13 @@ class Program:
             families = dict(runs[2].families)
         self.baseline = Baseline(version, totals, lets, families)
         self.runs = sum(1 for units in sets if units)
+        self.last = (stale_old, stale_new, scope_old, scope_new)
         return self._outcome(self.baseline)
 
-    def _run(self, layout: Layout, units: set[Unit]) -> Run:
+    def _run(self, version: Version, units: set[Unit]) -> Run:
         if not units:
             return _EMPTY_RUN
-        return run_front_end(_submodule(layout, units), self.load)
+        return run_front_end(_submodule(version.layout, units), version.loader(self.load))
 
     # ----------------------------------------------------------------- output
 
@@ -400,20 +429,23 @@ class Program:
         layout, names = base.version.layout, base.version.names
         span = group[0].span
         found = group
-        if span.file == layout.file:
+        if span.file == layout.file:  # the unit there, and those that read it
             at = layout.unit_at(span.start)
-            if at >= 0:
-                unit = layout.units[at]
-                units = context(names, invalidated(names, {unit}))
-                run = self._run(layout, units)
-                wanted = Counter(group)
-                reported = []
-                for d in getattr(run, phase):
-                    if wanted[d] > 0:
-                        wanted[d] -= 1
-                        reported.append(d)
-                if len(reported) == len(group):
-                    found = reported
+            reporters = {layout.units[at]} if at >= 0 else set()
+        else:  # a library's: the `use`s of its file, and those that read them
+            reporters = set(names.declared("#file:" + os.path.normcase(os.path.abspath(span.file))))
+        if reporters:
+            run = self._run(base.version, context(names, invalidated(names, reporters)))
+            wanted = Counter(group)
+            reported = []
+            for d in getattr(run, phase):
+                if wanted[d] > 0:
+                    wanted[d] -= 1
+                    reported.append(d)
+            if len(reported) == len(group):
+                found = reported
+        if len(self._orders) > 1000:
+            self._orders.clear()
         self._orders[key] = found
         return found
 
@@ -528,7 +560,11 @@ class _Mover:
     line); a place in a unit the edit replaced is `lost` (it should have been taken out)."""
 
     def __init__(
-        self, old: Layout, new: Layout, removed: list[tuple[int, Unit]], added: list[tuple[int, Unit]]
+        self,
+        old: Layout,
+        new: Layout,
+        removed: list[tuple[int, Unit]],
+        added: list[tuple[int, Unit]],
     ) -> None:
         self.old = old
         self.new = new

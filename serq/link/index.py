@@ -21,9 +21,9 @@ from __future__ import annotations
 
 import os
 from bisect import bisect_right
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field, is_dataclass
 from typing import TYPE_CHECKING, Any
-from collections.abc import Container, Iterable
 
 from serq.diagnostics import Span
 from serq.syntax import ast
@@ -148,7 +148,8 @@ def build_index(module: ast.Module, load: Loader | None = None) -> Index:
     for p in pieces:
         own.extend(p.occurrences(keys))
     own.sort(key=_position)
-    return Index(own, [o.span.start for o in own], library_occurrences(libraries, keys), tuple(f for f, _ in libraries))
+    others = library_occurrences(libraries, keys)
+    return Index(own, [o.span.start for o in own], others, tuple(f for f, _ in libraries))
 
 
 @dataclass(frozen=True, slots=True)
@@ -208,7 +209,9 @@ def library_pieces(
     return out
 
 
-def library_occurrences(libraries: list[tuple[str, Piece]], keys: Container[Key]) -> list[Occurrence]:
+def library_occurrences(
+    libraries: list[tuple[str, Piece]], keys: Container[Key]
+) -> list[Occurrence]:
     """The occurrences of the `libraries`' pieces, file after file, each in source order."""
     files = [f for f, _ in libraries]
     every: list[Occurrence] = []

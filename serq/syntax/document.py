@@ -216,7 +216,8 @@ def layout_diagnostics(layout: Layout) -> tuple[Diagnostic, ...]:
             main_span = head.cover(end)
         else:
             last_close = closes[-1]
-            main_span = head.cover(lines.span(file, layout.starts[last_close], layout.ends[last_close]))
+            close = lines.span(file, layout.starts[last_close], layout.ends[last_close])
+            main_span = head.cover(close)
         main = ast.FnMain(main_name, (), head, main_span)
         # outer items: before the first head (only the special ones can be wrong) and after
         # the first close (all of them)

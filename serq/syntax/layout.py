@@ -36,7 +36,7 @@ from typing import Any
 
 from serq.diagnostics import Diagnostic, LineIndex, Span
 from serq.syntax import ast
-from serq.syntax.scanner import FN_CLOSE, FN_HEAD, Chunk, scan_from
+from serq.syntax.scanner import FN_HEAD, Chunk, scan_from
 from serq.syntax.source_text import text_start
 
 
@@ -192,7 +192,9 @@ class Layout:
         return self.units[i].at(self.file, self.starts[i], self.lines[i], self.columns[i])
 
     def chunk(self, i: int) -> Chunk:
-        return Chunk(self.units[i].kind, self.starts[i], self.ends[i], self.lines[i], self.columns[i])
+        return Chunk(
+            self.units[i].kind, self.starts[i], self.ends[i], self.lines[i], self.columns[i]
+        )
 
     def chunks(self) -> tuple[Chunk, ...]:
         """Every unit as the scanner's chunk."""
@@ -326,13 +328,26 @@ def relayout(old: Layout, text: str, parse_chunk: ChunkParser) -> tuple[Layout, 
             chunk = Chunk(all_units[i].kind, starts[i], ends[i], new_lines[i], columns[i])
             unit = all_units[i]
             all_units[i] = Unit(
-                unit.kind, unit.text, unit.following, parse_chunk(text, chunk, unit.following, line_index)
+                unit.kind,
+                unit.text,
+                unit.following,
+                parse_chunk(text, chunk, unit.following, line_index),
             )
             changed = min(changed, i)
     labels = _labels(old, all_units, first, same, len(units), stop_at, changed)
     epoch = old.epoch if labels is not None else 0
     layout = Layout(
-        old.file, text, all_units, starts, ends, new_lines, columns, special, line_index, labels, epoch
+        old.file,
+        text,
+        all_units,
+        starts,
+        ends,
+        new_lines,
+        columns,
+        special,
+        line_index,
+        labels,
+        epoch,
     )
     return layout, Splice(changed, stop_at, at, p, old_end, new_end, lines_moved)
 
@@ -425,7 +440,6 @@ _LONE_RETURN = re.compile(r"\r(?!\n)")
 def _lone_returns(text: str, start: int, end: int) -> int:
     """The `\r` not followed by `\n` around `text[start:end]`, one character either side."""
     return len(_LONE_RETURN.findall(text, max(0, start - 1), min(len(text), end + 1)))
-
 
 
 def common_prefix(a: str, b: str) -> int:

@@ -145,3 +145,71 @@ def position_at(text: str, offset: int) -> types.Position:
     line = max(i for i, s in enumerate(starts) if s <= offset)
     column = len(text[starts[line] : offset].encode("utf-16-le")) // 2
     return types.Position(line, column)
+
+
+@pytest.mark.parametrize("seed", range(4))
+async def test_edits_of_names_and_items_publish_what_a_fresh_analysis_finds(client, seed):
+    """Edits that change declarations, reads, `def`s, `use`s and lets that other items read,
+    insert and delete whole items (moving every later one), sent as a typist's changes: the
+    diagnostics published last are those of a from-scratch analysis of the final text."""
+    import random
+
+    from pygls.protocol import default_converter
+
+    from serq_lsp.analysis import analyze
+    from serq_lsp.convert import lsp_diagnostics
+    from tests.incremental.edits import edit
+
+    converter = default_converter()
+    rng = random.Random(100 + seed)
+    path = EXAMPLES / f"lsp_names_{seed}.sq"  # never written
+    uri = uri_of(path)
+    text = program(400) if seed % 2 else (EXAMPLES / "vllm_chat.sq").read_text()
+    client.diagnostics.pop(uri, None)
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="serq", version=1, text=text)
+        )
+    )
+    await _wait(client, uri)
+    for version in range(2, 2 + 12):
+        new = edit(rng, text, str(path))
+        start, old_end, new_end = _changed(text, new)
+        change = types.TextDocumentContentChangePartial(
+            range=types.Range(position_at(text, start), position_at(text, old_end)),
+            text=new[start:new_end],
+        )
+        text = new
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=version),
+                content_changes=[change],
+            )
+        )
+        if rng.random() < 0.5:
+            await asyncio.sleep(rng.choice([0.0, 0.02, 0.1]))
+    fresh = lsp_diagnostics(analyze(text, str(path)), uri)
+    fresh = [converter.unstructure(d) for d in fresh]
+    deadline = time.monotonic() + 120
+    published = None
+    while published != fresh and time.monotonic() < deadline:
+        published = client.diagnostics.get(uri)
+        published = None if published is None else [converter.unstructure(d) for d in published]
+        await asyncio.sleep(0.02)
+    assert published == fresh
+    client.text_document_did_close(
+        types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+
+
+def _changed(old: str, new: str) -> tuple[int, int, int]:
+    """Where `new` differs from `old`: the start, and the end in each (never inside `\\r\\n`)."""
+    from serq.syntax.layout import common_prefix, common_suffix
+
+    p = common_prefix(old, new)
+    s = common_suffix(old, new, min(len(old), len(new)) - p)
+    while p > 0 and old[p - 1] == "\r":
+        p -= 1
+    while s > 0 and old[len(old) - s] == "\n" and len(old) - s > 0 and old[len(old) - s - 1] == "\r":
+        s -= 1
+    return p, len(old) - s, len(new) - s

@@ -110,7 +110,7 @@ def test_an_edit_keeps_every_other_unit():
     result = parse(edited, FILE, cache)
     sp = result.splice
     assert (sp.first, sp.old_stop, sp.new_stop) == (100, 101, 101)
-    assert all(a is b for a, b in zip(result.layout.units[101:], before.units[101:]))
+    assert all(a is b for a, b in zip(result.layout.units[101:], before.units[101:], strict=True))
     assert result.layout.starts[150] == before.starts[150] + 1
     assert result.module.items[150] == parse(edited, FILE).module.items[150]
 
