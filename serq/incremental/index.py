@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable
+from functools import cached_property
 
 from serq.incremental.names import Names
 from serq.link.index import (
@@ -24,7 +25,7 @@ from serq.link.index import (
     item_piece,
     library_occurrences,
 )
-from serq.syntax.layout import Layout
+from serq.syntax.layout import Layout, Shift
 
 
 class UnitIndex(Index):
@@ -40,6 +41,7 @@ class UnitIndex(Index):
         self._declared: dict[Key, bool] = {}
         self._units: dict[int, list[Occurrence]] = {}
         self._all: list[Occurrence] | None = None
+        self._listing: list[Occurrence] | None = None
         self._others: list[Occurrence] | None = None
         self._keyed = None
 
@@ -84,6 +86,8 @@ class UnitIndex(Index):
 
     def at(self, offset: int) -> Occurrence | None:
         """The occurrence of the module's own file whose name covers `offset` (end included)."""
+        if self._all is not None:  # built whole already (a feature listed them all)
+            return Index.at(self, offset)
         before: list[Occurrence] = []  # the last two that begin at or before `offset`
         i = self.layout.unit_at(offset)
         while i >= 0 and len(before) < 2:
@@ -105,13 +109,38 @@ class UnitIndex(Index):
         ]
         return own + [o for o in self.elsewhere if o.key == key]
 
+    def listing(self) -> list[Occurrence]:
+        """The occurrences of the module's own file in source order, without the declaring
+        nodes of those in units that moved (each unit's piece made once, where it was first
+        parsed, and its occurrences moved: no unit's nodes are moved for it)."""
+        if self._all is not None:
+            return self._all
+        if self._listing is None:
+            layout = self.layout
+            out: list[Occurrence] = []
+            for i, unit in enumerate(layout.units):
+                parsed = unit.parsed
+                found = _anchor_piece(layout, i).occurrences(self)
+                moved = (
+                    layout.starts[i] - parsed.start,
+                    layout.lines[i] - parsed.line,
+                    layout.columns[i] - parsed.column,
+                )
+                if moved == (0, 0, 0):
+                    out.extend(found)
+                else:
+                    shift = Shift(layout.file, moved[0], moved[1], parsed.line, moved[2])
+                    out.extend(_moved(o, shift) for o in found)
+            self._listing = out
+        return self._listing
+
     @property
     def occurrences(self) -> list[Occurrence]:  # type: ignore[override]
         if self._all is None:
             self._all = [o for i in range(len(self.layout.units)) for o in self.unit_occurrences(i)]
         return self._all
 
-    @property
+    @cached_property
     def _starts(self) -> list[int]:  # type: ignore[override]
         return [o.span.start for o in self.occurrences]
 
@@ -142,6 +171,26 @@ def _piece(layout: Layout, i: int) -> Piece:
     piece = _merged(pieces)
     unit.memo["index"] = (place, piece)
     return piece
+
+
+def _anchor_piece(layout: Layout, i: int) -> Piece:
+    """The piece of unit `i` where it was first parsed (kept on the unit)."""
+    unit = layout.units[i]
+    piece = unit.memo.get("anchor piece")
+    if piece is None:
+        pieces = [item_piece(n, layout.file) for n in unit.parsed.nodes if not _is_name(n)]
+        piece = unit.memo["anchor piece"] = _merged(pieces)
+    return piece
+
+
+def _moved(o: Occurrence, shift: Shift) -> Occurrence:
+    """`o` moved by `shift`, without its declaring node (a local key names a place: moved)."""
+    key = o.key
+    if key[0] == "local":
+        where, _, name = key[1].rpartition(":")
+        file, _, start = where.rpartition("@")
+        key = ("local", f"{file}@{int(start) + shift.offset}:{name}")
+    return Occurrence(key, shift.span(o.span), o.kind, None, o.container)
 
 
 def _keys(layout: Layout, i: int) -> frozenset[Key]:

@@ -71,11 +71,12 @@ class Index:
 
     def at(self, offset: int) -> Occurrence | None:
         """The occurrence of the module's own file whose name covers `offset` (end included)."""
-        i = bisect_right(self._starts, offset) - 1
-        for j in (i, i - 1):
-            if j >= 0 and self.occurrences[j].span.start <= offset <= self.occurrences[j].span.end:
-                return self.occurrences[j]
-        return None
+        return occurrence_at(self.occurrences, self._starts, offset)
+
+    def listing(self) -> list[Occurrence]:
+        """The occurrences of the module's own file in source order, for a feature that lists
+        them all and reads no declaring node (their `node` may be None)."""
+        return self.occurrences
 
     def declarations(self, key: Key) -> list[Occurrence]:
         """The declarations of `key` in every file, the module's own first (an attribute has
@@ -110,6 +111,18 @@ class Index:
                 seen.add(o.key)
                 out.append(o)
         return out
+
+
+def occurrence_at(
+    occurrences: list[Occurrence], starts: list[int], offset: int
+) -> Occurrence | None:
+    """The occurrence of `occurrences` (in source order, `starts` theirs) whose name covers
+    `offset` (end included): of the last two that begin at or before it."""
+    i = bisect_right(starts, offset) - 1
+    for j in (i, i - 1):
+        if j >= 0 and occurrences[j].span.start <= offset <= occurrences[j].span.end:
+            return occurrences[j]
+    return None
 
 
 @dataclass(frozen=True, slots=True)

@@ -175,6 +175,8 @@ def test_the_index_of_a_version_is_the_index_of_its_module(seed):
 
             index = Analysis(path, text, found, read_file).index
             whole = build_index(parse(text, path).module, read_file)
+            listed = [(o.key, o.span, o.kind, o.container) for o in index.listing()]
+            assert listed == [(o.key, o.span, o.kind, o.container) for o in whole.occurrences]
             assert index.occurrences == whole.occurrences
             assert index.elsewhere == whole.elsewhere
             for offset in range(0, len(text), 7):
