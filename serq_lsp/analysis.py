@@ -14,14 +14,15 @@ from __future__ import annotations
 
 import itertools
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from serq.diagnostics import Diagnostic, LineIndex
+from serq.diagnostics import Diagnostic, LineIndex, Span
 from serq.incremental import Analysed, Cache, Stopped
 from serq.incremental import analyze as analyze_incrementally
 from serq.syntax import ast
+from serq.syntax.layout import Shift
 from serq.syntax.scanner import FN_HEAD, Chunk
 
 if TYPE_CHECKING:
@@ -166,6 +167,72 @@ class Analysis:
             if not isinstance(n, ast.Ident)
         ]
 
+    def placed_items(self) -> Iterator[tuple[Any, Callable[[Span], Span]]]:
+        """Every item of the document in source order (those inside `fn main` too), each with
+        the function that gives one of its spans where it is now. The items are those of each
+        unit's first parse, so a feature that reads a few spans of every item moves those
+        spans, not every node of the items."""
+        layout = self.parsed.layout
+        if layout is None:
+            for item in self.module.all_items():
+                yield item, _same
+            return
+        file = layout.file
+        for i, unit in enumerate(layout.units):
+            if unit.kind != "item":
+                continue
+            parsed = unit.parsed
+            place = _same
+            if (parsed.start, parsed.line, parsed.column) != (
+                layout.starts[i],
+                layout.lines[i],
+                layout.columns[i],
+            ):
+                place = Shift.between(
+                    file,
+                    parsed.start,
+                    parsed.line,
+                    parsed.column,
+                    layout.starts[i],
+                    layout.lines[i],
+                    layout.columns[i],
+                ).span
+            for item in parsed.nodes:
+                yield item, place
+
+    def declarations_near(self, offset: int) -> list:
+        """The declarations in the items at `offset` (and the one before), with their nodes
+        where they are (all the document's when it has no layout)."""
+        index = self.index
+        layout = self.parsed.layout
+        if layout is None or not hasattr(index, "unit_occurrences"):
+            return [o for o in index.occurrences if o.is_declaration]
+        i = layout.unit_at(offset)
+        found = []
+        for k in (i - 1, i):
+            if k >= 0:
+                found.extend(o for o in index.unit_occurrences(k) if o.is_declaration)
+        return found
+
+    def main_span(self) -> Span | None:
+        """The span of the document's `fn main` wrapper, or None."""
+        layout = self.parsed.layout
+        if layout is None:
+            main = self.module.main
+            return None if main is None else main.span
+        if not self.has_main:
+            return None
+        fn = layout.fn_units()
+        lines = layout.line_index
+        heads = [i for i in fn if layout.units[i].kind == FN_HEAD]
+        closes = [i for i in fn if layout.units[i].kind != FN_HEAD]
+        head = lines.span(layout.file, layout.starts[heads[-1]], layout.ends[heads[-1]])
+        if closes:
+            end = lines.span(layout.file, layout.starts[closes[-1]], layout.ends[closes[-1]])
+        else:
+            end = lines.span(layout.file, len(layout.text), len(layout.text))
+        return head.cover(end)
+
     @property
     def has_main(self) -> bool:
         layout = self.parsed.layout
@@ -203,6 +270,10 @@ class Analysis:
             return len(self.text)
         column = self.lines.column_from_utf16(line + 1, utf16_column)
         return self.lines.offset(line + 1, column)
+
+
+def _same(span: Span) -> Span:
+    return span
 
 
 def analyze(

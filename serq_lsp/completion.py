@@ -146,7 +146,7 @@ def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:
         for k in keywords
     ]
     if names:
-        items += _names(analysis, path)
+        items += _names(analysis, path, offset)
         for name in _context_variables(path):
             items.append(
                 types.CompletionItem(
@@ -234,16 +234,24 @@ def _context_variables(path: list) -> tuple[str, ...]:
 
 
 _OFFSET = [0]  # the offset `complete` is at, for `_context_variables`
+_LOCAL = ("parameter", "binding")
 
 
-def _names(analysis: Analysis, path: list) -> list[types.CompletionItem]:
+def _names(analysis: Analysis, path: list, offset: int) -> list[types.CompletionItem]:
     enclosing = {id(n) for n in path}
     out = []
     seen = set()
     libraries = [o for o in analysis.index.elsewhere if o.kind == "def"]  # `use`d `def`s
-    for occ in [*analysis.index.symbols(), *libraries]:
-        if occ.kind in ("parameter", "binding") and id(occ.node) not in enclosing:
-            continue
+    # a parameter or binding is offered where the node declaring it holds the cursor: only
+    # those of the items at the cursor can (their occurrences carry their nodes)
+    own = [o for o in analysis.index.symbols() if o.kind not in _LOCAL]
+    local = [
+        o
+        for o in analysis.declarations_near(offset)
+        if o.kind in _LOCAL and id(o.node) in enclosing
+    ]
+    ordered = sorted([*own, *local], key=lambda o: (o.span.start, o.span.end))
+    for occ in [*ordered, *libraries]:
         if occ.kind == "claim":  # a claim's name is read by nothing
             continue
         if occ.key in seen:

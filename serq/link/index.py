@@ -103,10 +103,11 @@ class Index:
         return self.occurrences + self.elsewhere
 
     def symbols(self) -> list[Occurrence]:
-        """The first declaration of every key declared in this module's own file, in order."""
+        """The first declaration of every key declared in this module's own file, in order
+        (from the `listing`: a declaring node may be None)."""
         seen: set[Key] = set()
         out = []
-        for o in self.occurrences:
+        for o in self.listing():
             if o.is_declaration and o.key not in seen:
                 seen.add(o.key)
                 out.append(o)

@@ -172,9 +172,15 @@ def test_the_index_of_a_version_is_the_index_of_its_module(seed):
         found = analyze(text, path, cache, read_file)
         if found.version is not None:
             from serq_lsp.analysis import Analysis
+            from serq_lsp.folding import ranges
+            from serq_lsp.symbols import outline
 
-            index = Analysis(path, text, found, read_file).index
+            analysis = Analysis(path, text, found, read_file)
+            index = analysis.index
             whole = build_index(parse(text, path).module, read_file)
+            fresh = Analysis(path, text, analyze(text, path, Cache(), read_file), read_file)
+            assert outline(analysis) == outline(fresh)  # read off moved spans, not nodes
+            assert ranges(analysis) == ranges(fresh)
             listed = [(o.key, o.span, o.kind, o.container) for o in index.listing()]
             assert listed == [(o.key, o.span, o.kind, o.container) for o in whole.occurrences]
             assert index.occurrences == whole.occurrences
