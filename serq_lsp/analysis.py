@@ -22,12 +22,12 @@ from serq.diagnostics import Diagnostic, LineIndex, Span
 from serq.incremental import Analysed, Cache, Stopped
 from serq.incremental import analyze as analyze_incrementally
 from serq.syntax import ast
-from serq.syntax.layout import Shift
 from serq.syntax.scanner import FN_HEAD, Chunk
+from serq.syntax.shift import Shift
 
 if TYPE_CHECKING:
     from serq.expand.loader import Loader
-    from serq.incremental.program import Origin
+    from serq.incremental.runs import Origin
     from serq.link.index import Index
 
 __all__ = ["Analysis", "Stopped", "analyze"]

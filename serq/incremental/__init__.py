@@ -34,17 +34,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from serq.diagnostics import Diagnostic
-from serq.incremental.program import (
-    Failed,
-    Loader,
-    Outcome,
-    Program,
-    Stopped,
-    Version,
-    has_error,
-    internal,
-    track,
-)
+from serq.incremental.program import Outcome, Program
+from serq.incremental.runs import Failed, Loader, Stopped, has_error, internal
+from serq.incremental.versions import Version, track
 from serq.syntax import ItemCache, ParseResult, parse
 from serq.syntax.document import reparse
 

@@ -25,7 +25,8 @@ from serq.link.index import (
     item_piece,
     library_occurrences,
 )
-from serq.syntax.layout import Layout, Shift
+from serq.syntax.layout import Layout
+from serq.syntax.shift import Shift
 
 
 class UnitIndex(Index):

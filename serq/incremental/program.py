@@ -3,9 +3,9 @@
 The front end's answer for a program P, `F(P)`, is the expander's and the linker's
 diagnostics (and origins, and folded constants) when the whole program goes through
 `serq.expand.run_passes` and the linker's passes (`serq.link`'s `declare`, `lower`,
-`report_rules`). Taken as reported (before the merging of duplicates that `expand` and
-`link` do last), they add up over a program's parts: with `Names`' ties and closures
-(`serq.incremental.names`),
+`report_rules`; `serq.incremental.runs`). Taken as reported (before the merging of
+duplicates that `expand` and `link` do last), they add up over a program's parts: with
+`Names`' ties and closures (`serq.incremental.names`),
 
     F(P) = F(P - I) + F(S) - F(S - I)
 
@@ -37,222 +37,27 @@ from __future__ import annotations
 import os
 from bisect import bisect_left, bisect_right
 from collections import Counter
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, fields, is_dataclass
 from typing import Any
 
-from serq.diagnostics import Diagnostic, Severity, Span, codes
-from serq.incremental.names import Names, Overlay, context, invalidated, related
-from serq.incremental.summary import Summary, summarize, summarize_use
+from serq.diagnostics import Diagnostic, Span
+from serq.incremental.names import Overlay, context, invalidated, related
+from serq.incremental.runs import (
+    EMPTY_RUN,
+    Failed,
+    Loader,
+    Origin,
+    Run,
+    Stopped,
+    Totals,
+    run_front_end,
+)
+from serq.incremental.versions import Version, changed_units
 from serq.syntax import ast
 from serq.syntax.document import module_of
 from serq.syntax.layout import Layout, Unit
 from serq.syntax.scanner import FN_CLOSE, FN_HEAD
-
-Origin = tuple[Span, str, str]  # a sugar form's span, its kind, the kernel it became as text
-Loader = Callable[[str], Any]
-
-
-@dataclass
-class Run:
-    """What the front end reported on one program (a whole file or a set of its units):
-    each pass's diagnostics as reported, the origins, the folded lets and the families."""
-
-    expand: list[Diagnostic]
-    lowering: list[Diagnostic]
-    rules: list[Diagnostic]
-    origins: list[Origin]
-    lets: dict[str, float | None]
-    families: dict[tuple[str, str], tuple[int, bool]]
-    files: set[str]  # the files read through `use`, absolute
-
-
-_EMPTY_RUN = Run([], [], [], [], {}, {}, set())
-
-
-class Failed(Exception):
-    """A run raised (serq has a bug), or the bookkeeping did: the version is analysed whole."""
-
-
-class Stopped(Exception):
-    """An analysis given up before a run: its text is no longer wanted."""
-
-
-def run_front_end(module: ast.Module, load: Loader) -> Run:
-    """Expand and link `module` (reading its libraries with `load`), keeping everything as
-    reported. Raises `Failed` if a pass raises."""
-    from serq.expand import run_passes
-    from serq.expand.printer import print_node
-    from serq.link import constants_of
-    from serq.link.checks import report_rules
-    from serq.link.lower import lower
-    from serq.link.resolve import declare
-
-    files: set[str] = set()
-
-    def recording(path: str):
-        files.add(os.path.abspath(path))
-        return load(path)
-
-    try:
-        kernel, ctx = run_passes(module, recording)
-        scope = declare(kernel)
-        lower(kernel, scope)
-        rules = report_rules(kernel, constants_of(scope))
-    except Exception as error:  # a bug in serq: the caller analyses the version whole
-        raise Failed(error) from error
-    origins = [
-        (o.span, o.kind, "\n".join(print_node(n) for n in o.nodes).strip()) for o in ctx.origins
-    ]
-    families = {
-        (kind, name): (f.count, f.array)
-        for kind, table in (("pool", scope.pools), ("stage", scope.stages))
-        for name, f in table.items()
-    }
-    return Run(
-        list(ctx.diagnostics),
-        list(scope.diagnostics),
-        rules,
-        origins,
-        dict(scope.lets),
-        families,
-        files,
-    )
-
-
-@dataclass
-class Totals:
-    """The reports of a whole version, as multisets."""
-
-    expand: Counter
-    lowering: Counter
-    rules: Counter
-    origins: Counter
-
-    @classmethod
-    def of(cls, run: Run) -> Totals:
-        return cls(
-            Counter(run.expand), Counter(run.lowering), Counter(run.rules), Counter(run.origins)
-        )
-
-    def add(self, run: Run, sign: int) -> None:
-        for total, items in (
-            (self.expand, run.expand),
-            (self.lowering, run.lowering),
-            (self.rules, run.rules),
-            (self.origins, run.origins),
-        ):
-            for item in items:
-                total[item] += sign
-
-    def copy(self) -> Totals:
-        return Totals(
-            self.expand.copy(), self.lowering.copy(), self.rules.copy(), self.origins.copy()
-        )
-
-    def consistent(self) -> bool:
-        """No count below zero (a count below zero is a bug in the bookkeeping)."""
-        return all(
-            n >= 0
-            for t in (self.expand, self.lowering, self.rules, self.origins)
-            for n in t.values()
-        )
-
-    def moved(self, move: Callable[[Any], Any]) -> Totals:
-        def each(counter: Counter) -> Counter:
-            out: Counter = Counter()
-            for item, n in counter.items():
-                if n:
-                    out[move(item)] += n
-            return out
-
-        return Totals(each(self.expand), each(self.lowering), each(self.rules), each(self.origins))
-
-
-Libraries = dict[int, tuple[Unit, Any, frozenset[str]]]  # id(use unit) -> (unit, read, files)
-
-
-@dataclass(frozen=True)
-class Version:
-    """One version of a file as the analysis sees it: its layout, its names, and what each
-    of its `use` units read (the libraries' parses, and the files, absolute)."""
-
-    layout: Layout
-    names: Names
-    libraries: Libraries
-
-    @property
-    def files(self) -> frozenset[str]:
-        """The files read through `use`."""
-        return frozenset(f for _, _, files in self.libraries.values() for f in files)
-
-    def loader(self, load: Loader) -> Loader:
-        """A loader that reads the libraries as this version read them (`load` the rest): a
-        run over an older version sees the libraries it saw."""
-        read = {
-            os.path.normcase(os.path.abspath(path)): result
-            for _, found, _ in self.libraries.values()
-            for path, result in found
-        }
-
-        def cached(path: str):
-            found = read.get(os.path.normcase(os.path.abspath(path)))
-            return found if found is not None else load(path)
-
-        return cached
-
-
-def track(previous: Version | None, layout: Layout, load: Loader) -> Version:
-    """The version of `layout`, its names made from `previous`'s (the version of the same
-    file before) for the units it shares with it; every `use` reads its libraries again,
-    and one whose libraries changed counts as a new unit."""
-    if previous is None or previous.layout.file != layout.file:
-        libraries: Libraries = {}
-        pairs = [(u, summary_of(u, layout.file, libraries, load)) for u in layout.units]
-        return Version(layout, Names.of(pairs), libraries)
-    removed, added = changed_units(previous, layout, load)
-    libraries = {k: v for k, v in previous.libraries.items() if k not in {id(u) for u in removed}}
-    for unit in added:
-        libraries.pop(id(unit), None)
-    pairs = [(u, summary_of(u, layout.file, libraries, load)) for u in added]
-    names = previous.names.edited(removed, pairs)
-    return Version(layout, names, libraries)
-
-
-def changed_units(
-    old: Version, layout: Layout, load: Loader | None
-) -> tuple[list[Unit], list[Unit]]:
-    """The units of `old` that `layout` does not have and those it has that `old` has not;
-    with `load`, a `use` whose libraries read otherwise now is in both."""
-    first, old_stop, new_stop = _common(old.layout.units, layout.units)
-    gone = old.layout.units[first:old_stop]
-    came = layout.units[first:new_stop]
-    kept = set(map(id, gone)) & set(map(id, came))
-    removed = [u for u in gone if id(u) not in kept]
-    added = [u for u in came if id(u) not in kept]
-    if load is not None:
-        out = {id(u) for u in removed}
-        for key, (unit, read, _) in old.libraries.items():
-            if key not in out and _read_libraries(unit, layout.file, load)[0] != read:
-                removed.append(unit)
-                added.append(unit)
-    return removed, added
-
-
-def summary_of(unit: Unit, file: str, libraries: Libraries, load: Loader) -> Summary:
-    """The summary of `unit`: kept on it, but a `use`'s, which reads its libraries (what
-    it read goes in `libraries`)."""
-    if any(isinstance(n, ast.Use) for n in unit.parsed.nodes):
-        read, files = _read_libraries(unit, file, load)
-        libraries[id(unit)] = (unit, read, files)
-        parsed = [r.module.all_items() for _, r in read if not isinstance(r, str)]
-        keys = [os.path.normcase(os.path.abspath(p)) for p, _ in read]
-        return summarize_use(unit.parsed.nodes, keys, parsed)
-    summary = unit.memo.get("summary")
-    if summary is None:
-        core = unit.kind in (FN_HEAD, FN_CLOSE)
-        summary = unit.memo["summary"] = summarize(unit.parsed.nodes, core)
-    return summary
 
 
 @dataclass
@@ -383,7 +188,7 @@ class Program:
 
     def _run(self, version: Version, units: set[Unit]) -> Run:
         if not units:
-            return _EMPTY_RUN
+            return EMPTY_RUN
         return run_front_end(_submodule(version.layout, units), version.loader(self.load))
 
     # ----------------------------------------------------------------- output
@@ -461,28 +266,6 @@ def _unique(diagnostics: list[Diagnostic]) -> tuple[Diagnostic, ...]:
     return unique(diagnostics)
 
 
-def _common(a: list[Unit], b: list[Unit]) -> tuple[int, int, int]:
-    """The extent of the units `a` and `b` do not share at either end: `a[first:a_stop]`
-    and `b[first:b_stop]` (list comparisons in C, units compared by identity)."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    first = lo
-    lo, hi = 0, min(len(a), len(b)) - first
-    na, nb = len(a), len(b)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[na - mid : na - lo] == b[nb - mid : nb - lo]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return first, na - lo, nb - lo
-
-
 def _submodule(layout: Layout, units: set[Unit]) -> ast.Module:
     """The module of `units` of `layout`, in order and where they are; inside a `fn main`
     when the head is among them and the file has one."""
@@ -524,34 +307,6 @@ def _submodule(layout: Layout, units: set[Unit]) -> ast.Module:
             outer.extend(nodes)
     fn_main = None if main is None else ast.FnMain(main[0], tuple(inner), main[1], main[2])
     return ast.Module(file, tuple(outer), fn_main, lines.span(file, 0, len(text)))
-
-
-def _read_libraries(unit: Unit, file: str, load: Loader) -> tuple[tuple, frozenset[str]]:
-    """What the `use`s of `unit` read, as the expander's loader reads it: each file with
-    its parse (or why it could not be read), following the libraries' own `use`s."""
-    from serq.expand.loader import STD_LIBRARIES
-
-    read: list[tuple[str, Any]] = []
-    seen: set[str] = set()
-    todo: list[tuple[str, ast.Use]] = [
-        (file, n) for n in unit.parsed.nodes if isinstance(n, ast.Use)
-    ]
-    while todo:
-        where, use = todo.pop(0)
-        if use.path in STD_LIBRARIES:
-            continue
-        base = os.path.dirname(where) if where and not where.startswith("<") else "."
-        path = os.path.join(base, use.path)
-        key = os.path.normcase(os.path.abspath(path))
-        if key in seen:
-            continue
-        seen.add(key)
-        result = load(path)
-        read.append((path, result))
-        if not isinstance(result, str):
-            todo.extend((path, n) for n in result.module.all_items() if isinstance(n, ast.Use))
-    files = frozenset(os.path.abspath(p) for p, _ in read)
-    return tuple(read), files
 
 
 class _Mover:
@@ -638,15 +393,3 @@ def _rebuild(value: Any, span: Callable[[Span], Span]) -> Any:
             return value
         return cls(*new)
     return value
-
-
-def has_error(diagnostics: Iterable[Diagnostic]) -> bool:
-    return any(d.severity >= Severity.ERROR for d in diagnostics)
-
-
-def internal(path: str, stage: str, error: BaseException) -> Diagnostic:
-    return Diagnostic.error(
-        codes.INTERNAL,
-        Span.point(path, 0, 1, 1),
-        f"serq failed while {stage} `{path}`: {type(error).__name__}: {error}",
-    )
