@@ -133,6 +133,17 @@ class Analysis:
         indices = sorted(layout.index_of(u) for u in self.version.names.core)
         return [n for i in indices for n in layout.parsed(i).nodes]
 
+    def prepare(self) -> None:
+        """Make ahead what requests read first (on the checker thread, off the loop): the
+        index, the hidden attributes, and the index's part of the core units, where most
+        names a hover asks about are declared or read."""
+        index = self.index
+        self.hidden_attributes  # noqa: B018
+        if self.version is not None and hasattr(index, "unit_occurrences"):
+            layout = self.version.layout
+            for unit in self.version.names.core:
+                index.unit_occurrences(layout.index_of(unit))
+
     def use_items(self) -> list[ast.Use]:
         """The document's `use` items, in order."""
         if self.version is None:

@@ -61,10 +61,14 @@ class _Job:
 
 class _Checker:
     """One daemon thread that runs checks in order; a job superseded before or while it
-    runs ends with `Stopped`."""
+    runs ends with `Stopped`. Once a check's result is out, `after(result)` makes ahead
+    what the requests to come read first, unless another check waits."""
 
-    def __init__(self, run: Callable[[_Job], object]) -> None:
+    def __init__(
+        self, run: Callable[[_Job], object], after: Callable[[object], None] | None = None
+    ) -> None:
         self._run = run
+        self._after = after
         self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
 
@@ -80,9 +84,16 @@ class _Checker:
             if not job.future.set_running_or_notify_cancel():
                 continue
             try:
-                job.future.set_result(self._run(job))
+                result = self._run(job)
             except BaseException as error:  # Stopped, or a bug: the loop reports it
                 job.future.set_exception(error)
+                continue
+            job.future.set_result(result)
+            if self._after is not None and self._jobs.empty():
+                try:
+                    self._after(result)
+                except Exception:  # only a head start: the request makes it again
+                    log.exception("preparing an analysis failed")
 
 
 class SerqServer(LanguageServer):
@@ -99,7 +110,7 @@ class SerqServer(LanguageServer):
         self._generation: dict[str, int] = {}  # uri -> the number of its latest scheduled check
         self._jobs: dict[str, _Job] = {}  # uri -> its latest check submitted
         self._lock = threading.Lock()  # one analysis at a time: they share the item cache
-        self._checker = _Checker(self._check)
+        self._checker = _Checker(self._check, lambda found: found[0].prepare())
         self.runs: dict[str, asyncio.subprocess.Process] = {}  # uri -> its running worker
         self.run_command: list[str] | None = None  # `initializationOptions.runCommand`
         self.stopping = False  # `shutdown` came: runs in flight are stopped
@@ -235,8 +246,6 @@ class SerqServer(LanguageServer):
             if stale():
                 raise Stopped
             result = analyze(job.text, job.path, self.front, self._load, stop=stale)
-            result.index  # noqa: B018 (made here, off the loop; it is built as it is read)
-            result.hidden_attributes  # noqa: B018 (likewise)
             return result, lsp_diagnostics(result, job.uri)
 
     def _finish(self, job: _Job) -> None:
