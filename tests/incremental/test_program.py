@@ -215,3 +215,41 @@ def test_reports_of_one_place_keep_the_order_the_passes_report_them_in():
         found = analyze(edited, path, cache, read_file).diagnostics
         assert found == _whole(edited, path)
     assert len({d.help for d in _whole(text, path)}) == 2
+
+
+def test_a_unit_keeps_its_part_of_the_index_where_it_did_not_move():
+    from serq_lsp.analysis import Analysis
+
+    cache = Cache()
+    first = analyze(PROGRAM, PATH, cache, read_file)
+    index = Analysis(PATH, PROGRAM, first, read_file).index
+    offset = PROGRAM.index("let c30") + 4
+    assert index.at(offset).key == ("value", "c30")
+    unit = first.parsed.layout.units[30]
+    kept = unit.memo["index"]
+    same = _edited("let c3 = 3", "let c3 = 4")  # as long: nothing moves
+    second = analyze(same, PATH, cache, read_file)
+    Analysis(PATH, same, second, read_file).index.at(offset)
+    assert unit.memo["index"] is kept
+    longer = _edited("let c3 = 3", "let c3 = 33")  # every later unit moves one character
+    third = analyze(longer, PATH, cache, read_file)
+    occurrence = Analysis(PATH, longer, third, read_file).index.at(offset + 1)
+    assert occurrence.key == ("value", "c30") and occurrence.span.start == offset + 1
+    assert unit.memo["index"] is not kept and unit.memo["index"][0][0] == kept[0][0] + 1
+
+
+def test_an_edit_that_reads_no_library_leaves_the_use_alone():
+    loads = []
+
+    def load(path: str):
+        loads.append(path)
+        return parse("def svc(x) = x * 2;\n", path)
+
+    text = 'use "lib.sq";\nlet a = svc(1);\nlet b = 2;\n'
+    path = str(EXAMPLES / "uses_lib_2.sq")
+    cache = Cache()
+    analyze(text, path, cache, load)
+    analyze(text.replace("let b = 2;", "let b = 3;"), path, cache, load)
+    stale = {u.text for u in cache.programs[path].last[1]}
+    assert stale == {"let b = 3;"}  # the library was read again, found the same: kept
+    assert loads  # each version reads its libraries

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import time
+from pathlib import Path
 
 import pytest
 from lsprotocol import types
@@ -213,3 +214,76 @@ def _changed(old: str, new: str) -> tuple[int, int, int]:
     while s > 0 and old[len(old) - s] == "\n" and len(old) - s > 0 and old[len(old) - s - 1] == "\r":
         s -= 1
     return p, len(old) - s, len(new) - s
+
+
+async def test_edits_of_a_used_library_reach_its_user(client, tmp_path):
+    """A library open in the editor is edited (its `def`s renamed, removed, given other
+    bodies): the program that uses it is checked again, and what it publishes is what a
+    fresh analysis of it finds, reading the library as the editor has it."""
+    from pygls.protocol import default_converter
+
+    from serq.expand.loader import read_file
+    from serq.syntax import parse
+    from serq_lsp.analysis import analyze
+    from serq_lsp.convert import lsp_diagnostics
+
+    converter = default_converter()
+    lib, main = tmp_path / "lib.sq", tmp_path / "main.sq"
+    lib_text = "def svc(x) = x * 2;\ndef unused(y) = y;\n"
+    lib.write_text(lib_text)
+    main_text = 'use "lib.sq";\n' + (EXAMPLES / "mm1.sq").read_text().replace(
+        "~exp(1)", "~exp(svc(0.5))"
+    )
+    main_text += "".join(f"let pad{k} = svc({k});\n" for k in range(50))
+    main.write_text(main_text)
+    client.diagnostics.pop(uri_of(main), None)
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri_of(main), language_id="serq", version=1, text=main_text
+            )
+        )
+    )
+    await _wait(client, uri_of(main))
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(
+                uri=uri_of(lib), language_id="serq", version=1, text=lib_text
+            )
+        )
+    )
+    versions = [
+        "def other(x) = x * 2;\n",
+        "def svc(x) = x * q;\n",
+        "def svc(x) = x;\ndef svc(x) = 2;\n",
+        "def svc(x) = x * 2;\ndef unused(y) = y;\n",
+    ]
+    for version, text in enumerate(versions, start=2):
+        client.diagnostics.pop(uri_of(main), None)
+        client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(
+                    uri=uri_of(lib), version=version
+                ),
+                content_changes=[types.TextDocumentContentChangeWholeDocument(text=text)],
+            )
+        )
+
+        def load(path: str, text: str = text):
+            return parse(text, path) if Path(path).name == "lib.sq" else read_file(path)
+
+        fresh = lsp_diagnostics(analyze(main_text, str(main), load=load), uri_of(main))
+        fresh = [converter.unstructure(d) for d in fresh]
+        deadline = time.monotonic() + 60
+        published = None
+        while published != fresh and time.monotonic() < deadline:
+            found = client.diagnostics.get(uri_of(main))
+            published = None if found is None else [converter.unstructure(d) for d in found]
+            await asyncio.sleep(0.02)
+        assert published == fresh
+    for path in (lib, main):
+        client.text_document_did_close(
+            types.DidCloseTextDocumentParams(
+                text_document=types.TextDocumentIdentifier(uri=uri_of(path))
+            )
+        )

@@ -145,3 +145,35 @@ def test_every_unit_is_found_where_it_is():
         assert layout.labels == sorted(set(layout.labels))
         for i, unit in enumerate(layout.units):
             assert layout.index_of(unit) == i
+
+
+def test_a_parse_that_read_to_the_end_of_the_file_is_parsed_again_when_the_file_grows():
+    """`w` and `workload` do not end where their chunks do: the parser closes them at the
+    end of the file, so their parses depend on how far the file goes on. An edit far below
+    parses them again; the complete items between are kept."""
+    text = "w\nworkload\n" + "".join(f"let c{k} = {k};\n" for k in range(30))
+    cache = ItemCache()
+    before = parse(text, FILE, cache).layout
+    assert [u.parsed.tail is not None for u in before.units[:3]] == [True, True, False]
+    edited = text.replace("let c29 = 29;", "let c29 = 290;")
+    _check(cache, before, edited)
+    after = cache.layouts[FILE]
+    assert after.units[0] is not before.units[0] and after.units[1] is not before.units[1]
+    assert after.units[5] is before.units[5]
+    same_length = text.replace("let c29 = 29;", "let c29 = 291;")
+    _check(cache, after, same_length)
+    assert cache.layouts[FILE].units[0] is after.units[0]  # the file is as long: kept
+
+
+def test_a_moved_unit_keeps_its_parse_and_moves_its_nodes_when_read():
+    text = "".join(f"let c{k} = {k};\n" for k in range(10))
+    cache = ItemCache()
+    before = parse(text, FILE, cache).layout
+    edited = "\n\n" + text
+    after = parse(edited, FILE, cache).layout
+    unit = after.units[5]
+    assert unit is before.units[5] and unit.parsed is before.units[5].parsed
+    moved = after.parsed(5)
+    assert moved is after.parsed(5)  # the move is kept
+    assert moved.nodes == parse(edited, FILE).module.items[5:6]
+    assert before.parsed(5).nodes == parse(text, FILE).module.items[5:6]
