@@ -2,21 +2,27 @@
 time, is analysed in time proportional to what the edit touches.
 
 One parser, one expander, one linker serve every consumer; this package only decides what
-to run them on, and keeps what they said before. Three caches, from the text up:
+to run them on, and keeps what they said before. What is kept, from the text up, with
+what it is keyed by:
 
-1. The item cache and the file's last layout (`serq.syntax.ItemCache`,
-   `serq.syntax.layout`): keyed by a chunk's text (its kind, text and the token after
-   it), an edit rescans the units around it and parses the chunks whose text is new. A
-   unit that only moved is the same object, with its parse.
-2. The summary of each unit (`serq.incremental.summary`): the names it declares and
-   reads, and whether it is part of the deployment (the core); read off the unit's nodes,
-   kept on the unit. A `use`'s depends on its libraries too, which are read again at
-   every version and compared.
-3. The program's reports (`serq.incremental.program`): every diagnostic of the expander
-   and the linker as reported, every origin, the folded constants, for the last version
-   that parsed. An edit runs the front end on the units that may see it and on what they
-   read, before and after, and takes the difference: the units tied to no changed name
-   keep their reports, moved to where they are now.
+1. Parses, by a chunk's kind, text and next token (`serq.syntax.ItemCache`; a parse that
+   read to the end of the file also by how far the file goes on past it), and each
+   file's last layout (`serq.syntax.layout`): an edit rescans the units around it; a unit
+   whose text and place in the cut did not change is the same object, with its parse
+   (its nodes moved to where it is when read, the last move kept: `Unit.at`).
+2. On each unit, what does not depend on where it is: its summary, the names it declares
+   and reads (`serq.incremental.summary`), and its part of the index where it was first
+   parsed; and its part of the index where it is, by its place (`serq.incremental.index`).
+3. Each file's last `Version` (`serq.incremental.versions`): its layout, the units
+   declaring, reading and binding each name (`serq.incremental.names`, shared with the
+   version before but for the units that changed), and what each `use` read (read again
+   at every version and compared: a `use` whose libraries changed counts as changed).
+4. The program's reports for the last version that parsed (`serq.incremental.program`):
+   every diagnostic of the expander and the linker as reported, every origin, the
+   folded constants. An edit runs the front end on the units that may see it and on what
+   they read, before and after, and takes the difference: the units tied to no changed
+   name keep their reports, moved to where they are now. The order of diagnostics that
+   sort alike is kept by their content.
 
 Why it is sound: everything one item makes the expander or linker say about another goes
 through a name, or through the core, and `serq.incremental.names` closes every set it
