@@ -1,61 +1,108 @@
 """One document's analysis: the front end's results for one version, kept for every feature.
 
-`analyze(text, path, cache, load)` runs the same stages as `serq.api.check_source` (parse,
-then expand when the parse is clean, then link when the expansion is clean) but keeps what
-each stage produced: the surface module (always), the `Expansion` (its origins feed hover)
-and the `LinkResult` (its scope feeds hover and completion). Its diagnostics are exactly
-those `check_source` reports. It never raises: a failing stage becomes an `E-internal`.
+`analyze(text, path, cache, load)` is `serq.incremental.analyze`: the diagnostics of
+`serq.api.check_source` (parse, then expand when the parse is clean, then link when the
+expansion is clean), found from what `cache` kept of the document's last version, so that
+an edit costs what it touched. The `Analysis` keeps the version's layout, names and
+program reports; what a feature reads of it is built when first read, and only as far as
+it reads: the module (every unit's nodes where it is), the index (`UnitIndex`: the units
+around an offset, or those of one name), the chunks. It never raises: a failing stage is
+an `E-internal` diagnostic.
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable
-from dataclasses import dataclass, field
+import os
+from collections.abc import Callable, Iterator
 from functools import cached_property
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
-from serq.diagnostics import Diagnostic, LineIndex, Severity, Span, codes
-from serq.syntax import ItemCache, ast, parse
-from serq.syntax.scanner import Chunk
+from serq.diagnostics import Diagnostic, LineIndex, Span
+from serq.incremental import Analysed, Cache, Stopped
+from serq.incremental import analyze as analyze_incrementally
+from serq.syntax import ast
+from serq.syntax.scanner import FN_HEAD, Chunk
+from serq.syntax.shift import Shift
 
 if TYPE_CHECKING:
-    from serq.expand import Expansion
     from serq.expand.loader import Loader
-    from serq.link import LinkResult
+    from serq.incremental.runs import Origin
     from serq.link.index import Index
 
+__all__ = ["Analysis", "Stopped", "analyze"]
 
 _SERIALS = itertools.count(1)
 
 
-@dataclass
 class Analysis:
     """What the front end made of one version of one document."""
 
-    path: str
-    text: str
-    module: ast.Module
-    diagnostics: list[Diagnostic]
-    expansion: Expansion | None = None
-    linked: LinkResult | None = None
-    uses: set[str] = field(default_factory=set)  # files read through `use`, absolute
-    chunks: tuple[Chunk, ...] = ()  # the scanner's items of `text` (the parse's)
-    serial: int = field(default_factory=lambda: next(_SERIALS))  # tells analyses apart
-    load: Loader | None = None  # how `use`d files are read (the index follows them too)
+    def __init__(self, path: str, text: str, analysed: Analysed, load: Loader | None) -> None:
+        self.path = path
+        self.text = text
+        self.diagnostics: list[Diagnostic] = analysed.diagnostics
+        self.parsed = analysed.parsed
+        self.version = analysed.version
+        self.outcome = analysed.outcome
+        self.linked = analysed.linked  # the linker's diagnostics are among them
+        self.serial = next(_SERIALS)  # tells analyses apart
+        self.load = load  # how `use`d files are read (the index follows them too)
+
+    @property
+    def layout(self):
+        return self.parsed.layout
+
+    @property
+    def module(self) -> ast.Module:
+        """The surface module (built when first read: every unit's nodes where it is)."""
+        return self.parsed.module
+
+    @property
+    def chunks(self) -> tuple[Chunk, ...]:
+        """The scanner's items of `text` (built when first read)."""
+        return self.parsed.chunks
 
     @cached_property
     def lines(self) -> LineIndex:
-        return LineIndex(self.text)
+        layout = self.parsed.layout
+        return layout.line_index if layout is not None else LineIndex(self.text)
 
     @cached_property
     def index(self) -> Index:
         """The names of the document and of the libraries it `use`s: declarations and
-        references (built on first use)."""
+        references (built as far as it is read)."""
         from serq.expand.loader import read_file
         from serq.link.index import build_index
 
-        return build_index(self.module, self.load or read_file)
+        load = self.load or read_file
+        if self.version is None or self.version.layout is not self.parsed.layout:
+            return build_index(self.module, load)
+        from serq.incremental.index import UnitIndex, _piece
+        from serq.link.index import library_pieces
+
+        version = self.version
+        layout = version.layout
+        known = {
+            os.path.normcase(os.path.abspath(p)): result
+            for _, read, _ in version.libraries.values()
+            for p, result in read
+        }
+
+        def cached(path: str):
+            found = known.get(os.path.normcase(os.path.abspath(path)))
+            return found if found is not None else load(path)
+
+        uses = sorted(layout.index_of(unit) for unit, _, _ in version.libraries.values())
+        pieces = [_piece(layout, i) for i in uses]
+        return UnitIndex(layout, version.names, library_pieces(layout.file, pieces, cached))
+
+    @cached_property
+    def uses(self) -> frozenset[str]:
+        """The files read through `use`, absolute."""
+        if self.version is not None:
+            return self.version.files
+        return frozenset()
 
     @cached_property
     def item_starts(self) -> dict[str, list[int]]:
@@ -70,12 +117,163 @@ class Analysis:
     def hidden_attributes(self) -> frozenset[str]:
         """The attributes a `workload`'s `hidden` clause hides from the scheduler."""
         names: set[str] = set()
-        for item in self.module.all_items():
+        for item in self._items_of_core():
             if isinstance(item, ast.Workload):
                 for clause in item.clauses:
                     if isinstance(clause, ast.Hidden):
                         names.update(i.name for i in clause.names)
         return frozenset(names)
+
+    def _items_of_core(self) -> list:
+        """The items of the core units (every item but `let`, `def` and `use`), or of the
+        whole module when there is no version."""
+        if self.version is None:
+            return list(self.module.all_items())
+        layout = self.version.layout
+        indices = sorted(layout.index_of(u) for u in self.version.names.core)
+        return [n for i in indices for n in layout.parsed(i).nodes]
+
+    def prepare(self) -> None:
+        """Make ahead what requests read first (on the checker thread, off the loop): the
+        index, the hidden attributes, and the index's part of the core units, where most
+        names a hover asks about are declared or read."""
+        index = self.index
+        self.hidden_attributes  # noqa: B018
+        if self.version is not None and hasattr(index, "unit_occurrences"):
+            layout = self.version.layout
+            for unit in self.version.names.core:
+                index.unit_occurrences(layout.index_of(unit))
+
+    def use_items(self) -> list[ast.Use]:
+        """The document's `use` items, in order."""
+        if self.version is None:
+            return [i for i in self.module.all_items() if isinstance(i, ast.Use)]
+        layout = self.version.layout
+        indices = sorted(layout.index_of(u) for u, _, _ in self.version.libraries.values())
+        return [n for i in indices for n in layout.parsed(i).nodes if isinstance(n, ast.Use)]
+
+    def first_item_line(self) -> int | None:
+        """The line of the document's first item, or None when it has none."""
+        layout = self.parsed.layout
+        if layout is None:
+            items = self.module.all_items()
+            return items[0].span.line if items else None
+        for i, unit in enumerate(layout.units):
+            if unit.kind == "item" and layout.parsed(i).nodes:
+                return layout.parsed(i).nodes[0].span.line
+        return None
+
+    def items_at(self, offset: int) -> list:
+        """The items of the unit at `offset` and of the one before (any item whose span holds
+        `offset` is among them; all the module's when there is no layout)."""
+        layout = self.parsed.layout
+        if layout is None:
+            return list(self.module.all_items())
+        i = layout.unit_at(offset)
+        return [
+            n
+            for k in (i - 1, i)
+            if k >= 0
+            for n in layout.parsed(k).nodes
+            if not isinstance(n, ast.Ident)
+        ]
+
+    def placed_items(self) -> Iterator[tuple[Any, Callable[[Span], Span]]]:
+        """Every item of the document in source order (those inside `fn main` too), each with
+        the function that gives one of its spans where it is now. The items are those of each
+        unit's first parse, so a feature that reads a few spans of every item moves those
+        spans, not every node of the items."""
+        layout = self.parsed.layout
+        if layout is None:
+            for item in self.module.all_items():
+                yield item, _same
+            return
+        file = layout.file
+        for i, unit in enumerate(layout.units):
+            if unit.kind != "item":
+                continue
+            parsed = unit.parsed
+            place = _same
+            if (parsed.start, parsed.line, parsed.column) != (
+                layout.starts[i],
+                layout.lines[i],
+                layout.columns[i],
+            ):
+                place = Shift.between(
+                    file,
+                    parsed.start,
+                    parsed.line,
+                    parsed.column,
+                    layout.starts[i],
+                    layout.lines[i],
+                    layout.columns[i],
+                ).span
+            for item in parsed.nodes:
+                yield item, place
+
+    def declarations_near(self, offset: int) -> list:
+        """The declarations in the items at `offset` (and the one before), with their nodes
+        where they are (all the document's when it has no layout)."""
+        index = self.index
+        layout = self.parsed.layout
+        if layout is None or not hasattr(index, "unit_occurrences"):
+            return [o for o in index.occurrences if o.is_declaration]
+        i = layout.unit_at(offset)
+        found = []
+        for k in (i - 1, i):
+            if k >= 0:
+                found.extend(o for o in index.unit_occurrences(k) if o.is_declaration)
+        return found
+
+    def main_span(self) -> Span | None:
+        """The span of the document's `fn main` wrapper, or None."""
+        layout = self.parsed.layout
+        if layout is None:
+            main = self.module.main
+            return None if main is None else main.span
+        if not self.has_main:
+            return None
+        fn = layout.fn_units()
+        lines = layout.line_index
+        heads = [i for i in fn if layout.units[i].kind == FN_HEAD]
+        closes = [i for i in fn if layout.units[i].kind != FN_HEAD]
+        head = lines.span(layout.file, layout.starts[heads[-1]], layout.ends[heads[-1]])
+        if closes:
+            end = lines.span(layout.file, layout.starts[closes[-1]], layout.ends[closes[-1]])
+        else:
+            end = lines.span(layout.file, len(layout.text), len(layout.text))
+        return head.cover(end)
+
+    @property
+    def has_main(self) -> bool:
+        layout = self.parsed.layout
+        if layout is None:
+            return self.module.main is not None
+        return any(layout.units[i].kind == FN_HEAD for i in layout.fn_units())
+
+    def origins(self) -> tuple[Origin, ...]:
+        """Every sugar form the expander rewrote: its span, kind and the kernel as text."""
+        return self.outcome.origins if self.outcome is not None else ()
+
+    def let_value(self, name: str) -> float | None:
+        """The folded value of `let name` when the program linked (None: not a constant)."""
+        if self.outcome is not None and self.linked:
+            return self.outcome.lets.get(name)
+        raise LookupError(name)
+
+    def family(self, kind: str, name: str) -> tuple[int, bool] | None:
+        """The size and arrayness of the pool or stage family `name` (`kind` "pool" or
+        "stage"), when the program linked."""
+        if self.outcome is None or not self.linked:
+            return None
+        return self.outcome.families.get((kind, name))
+
+    @property
+    def lets(self) -> dict[str, float | None]:
+        """The folded `let` constants (None for one that failed), when the program linked."""
+        if self.outcome is None or not self.linked:
+            return {}
+        return dict(self.outcome.lets.items())
 
     def offset(self, line: int, utf16_column: int) -> int:
         """The code-point offset of the 0-based LSP position `line`:`utf16_column`."""
@@ -84,75 +282,24 @@ class Analysis:
         column = self.lines.column_from_utf16(line + 1, utf16_column)
         return self.lines.offset(line + 1, column)
 
-    @property
-    def lets(self) -> dict[str, float | None]:
-        """The folded `let` constants (None for one that failed), when the program linked."""
-        return dict(self.linked.scope.lets) if self.linked else {}
 
-
-class Stopped(Exception):
-    """An analysis given up between two stages: its text is no longer wanted."""
+def _same(span: Span) -> Span:
+    return span
 
 
 def analyze(
     text: str,
     path: str,
-    cache: ItemCache | None = None,
+    cache: Cache | None = None,
     load: Loader | None = None,
     stop: Callable[[], bool] | None = None,
 ) -> Analysis:
-    """Parse, expand and link `text` (the contents of `path`), reading `use`d files by `load`.
+    """Parse, expand and link `text` (the contents of `path`), reading `use`d files by `load`,
+    from what `cache` kept of the last version of `path` (none: from scratch).
 
     Raises `Stopped` between two stages when `stop()` says the result is no longer wanted."""
-    parsed = parse(text, path, cache)
-    result = Analysis(
-        path, text, parsed.module, list(parsed.diagnostics), chunks=parsed.chunks, load=load
-    )
-    if _has_error(result.diagnostics):
-        return result
-    if stop is not None and stop():
-        raise Stopped
-    try:
-        from serq.expand import expand
-        from serq.expand.loader import read_file
+    from serq.expand.loader import read_file
 
-        loader = load or read_file
-
-        def recording(file: str):
-            import os
-
-            result.uses.add(os.path.abspath(file))
-            return loader(file)
-
-        result.expansion = expand(parsed.module, recording)
-    except Exception as error:  # a bug in serq, not in the program
-        result.diagnostics.append(_internal(path, "expanding", error))
-        return result
-    result.diagnostics.extend(result.expansion.diagnostics)
-    if _has_error(result.diagnostics):
-        return result
-    if stop is not None and stop():
-        raise Stopped
-    try:
-        from serq.link import link
-        from serq.link.checks.removal import keep_parsing_fixes
-
-        result.linked = link(result.expansion.kernel)
-        found = keep_parsing_fixes(result.linked.diagnostics, text, path)
-    except Exception as error:  # a bug in serq, not in the program
-        result.diagnostics.append(_internal(path, "linking", error))
-        return result
-    result.diagnostics.extend(found)
-    return result
-
-
-def _has_error(diagnostics: list[Diagnostic]) -> bool:
-    return any(d.severity >= Severity.ERROR for d in diagnostics)
-
-
-def _internal(path: str, stage: str, error: Exception) -> Diagnostic:
-    return Diagnostic.error(
-        codes.INTERNAL,
-        Span.point(path, 0, 1, 1),
-        f"serq failed while {stage} `{path}`: {type(error).__name__}: {error}",
-    )
+    loader = load or read_file
+    analysed = analyze_incrementally(text, path, cache or Cache(), loader, stop)
+    return Analysis(path, text, analysed, load)

@@ -35,11 +35,10 @@ def register(server: SerqServer) -> None:
     @guarded
     def code_lens(ls: SerqServer, params: types.CodeLensParams):
         uri = params.text_document.uri
-        analysis = ls.analysis(uri)
-        items = analysis.module.all_items()
-        if not items:
+        line = ls.analysis(uri).first_item_line()
+        if line is None:
             return []
-        start = types.Position(line=items[0].span.line - 1, character=0)
+        start = types.Position(line=line - 1, character=0)
         where = types.Range(start=start, end=start)
         return [
             types.CodeLens(range=where, command=types.Command(title=t, command=c, arguments=[uri]))
@@ -168,7 +167,7 @@ def _analysis_of(ls: SerqServer, uri: str, text: str):
         return current
     from serq_lsp.analysis import analyze
 
-    return analyze(text, current.path, ls.items, ls._load)  # noqa: SLF001
+    return analyze(text, current.path, ls.front, ls._load)  # noqa: SLF001
 
 
 def _kill_on_cancel(ls: SerqServer, worker: asyncio.subprocess.Process) -> None:

@@ -125,7 +125,7 @@ def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:
     found = expected_at(analysis.text, offset, analysis.chunks or None)
     if found is not None and found.nothing:  # only punctuation fits, or in a comment/string
         return []
-    path = _path(analysis.module, offset)
+    path = _path(analysis.items_at(offset), offset)
     _OFFSET[0] = offset
     if found is None:  # the item is broken before the cursor: judge by the AST
         keywords, expression = _keywords(path)
@@ -136,7 +136,7 @@ def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:
             k
             for k in found.keywords
             if not (expression and k in words.FUNCTIONS)  # `min`, `max`: offered as functions
-            and not (k == "fn" and analysis.module.main is not None)
+            and not (k == "fn" and analysis.has_main)
         )
         names = expression or (found.name and not keywords)
     items = [
@@ -146,7 +146,7 @@ def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:
         for k in keywords
     ]
     if names:
-        items += _names(analysis, path)
+        items += _names(analysis, path, offset)
         for name in _context_variables(path):
             items.append(
                 types.CompletionItem(
@@ -174,10 +174,10 @@ def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:
     return items
 
 
-def _path(module: ast.Module, offset: int) -> list:
-    """The nodes around `offset`, outermost first."""
+def _path(items: list, offset: int) -> list:
+    """The nodes around `offset` among `items` and what is inside them, outermost first."""
     path: list = []
-    nodes = list(module.all_items())
+    nodes = list(items)
     while nodes:
         inner = [n for n in nodes if hasattr(n, "span") and n.span.start < offset <= n.span.end]
         if not inner:
@@ -234,16 +234,24 @@ def _context_variables(path: list) -> tuple[str, ...]:
 
 
 _OFFSET = [0]  # the offset `complete` is at, for `_context_variables`
+_LOCAL = ("parameter", "binding")
 
 
-def _names(analysis: Analysis, path: list) -> list[types.CompletionItem]:
+def _names(analysis: Analysis, path: list, offset: int) -> list[types.CompletionItem]:
     enclosing = {id(n) for n in path}
     out = []
     seen = set()
     libraries = [o for o in analysis.index.elsewhere if o.kind == "def"]  # `use`d `def`s
-    for occ in [*analysis.index.symbols(), *libraries]:
-        if occ.kind in ("parameter", "binding") and id(occ.node) not in enclosing:
-            continue
+    # a parameter or binding is offered where the node declaring it holds the cursor: only
+    # those of the items at the cursor can (their occurrences carry their nodes)
+    own = [o for o in analysis.index.symbols() if o.kind not in _LOCAL]
+    local = [
+        o
+        for o in analysis.declarations_near(offset)
+        if o.kind in _LOCAL and id(o.node) in enclosing
+    ]
+    ordered = sorted([*own, *local], key=lambda o: (o.span.start, o.span.end))
+    for occ in [*ordered, *libraries]:
         if occ.kind == "claim":  # a claim's name is read by nothing
             continue
         if occ.key in seen:

@@ -9,7 +9,6 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from serq.diagnostics import Diagnostic, LineIndex, Severity, Span
-from serq.syntax import ast
 
 if TYPE_CHECKING:
     from serq_lsp.analysis import Analysis
@@ -63,7 +62,7 @@ def lsp_diagnostics(analysis: Analysis, uri: str) -> list[types.Diagnostic]:
 
 
 def _moved_to_use(diag: Diagnostic, analysis: Analysis) -> Diagnostic:
-    uses = [i for i in analysis.module.all_items() if isinstance(i, ast.Use)]
+    uses = analysis.use_items()
     file = os.path.abspath(diag.span.file)
     base = os.path.dirname(analysis.path)
     chosen = next(

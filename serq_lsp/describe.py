@@ -55,8 +55,10 @@ def _let(analysis: Analysis, decl: Occurrence, _: list[Occurrence]) -> str:
 
 
 def _fold(analysis: Analysis, name: str) -> float | None:
-    if analysis.linked is not None:
-        return analysis.linked.scope.lets.get(name)
+    try:
+        return analysis.let_value(name)
+    except LookupError:  # the program did not link: fold what can be folded
+        pass
     from serq.expand.context import NotConstant, evaluate
 
     env: dict[str, float] = {}
@@ -102,12 +104,10 @@ def _stage(analysis: Analysis, decl: Occurrence, _: list[Occurrence]) -> str:
 
 
 def _family(analysis: Analysis, name: str, kind: str) -> str:
-    if analysis.linked is None:
+    family = analysis.family(kind, name)
+    if family is None or not family[1]:
         return ""
-    family = analysis.linked.scope.family(kind).get(name)
-    if family is None or not family.array:
-        return ""
-    return f", a family of {family.count}"
+    return f", a family of {family[0]}"
 
 
 def _queue(analysis: Analysis, decl: Occurrence, _: list[Occurrence]) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from serq_lsp.convert import lsp_diagnostics
+from serq_lsp.documents import Document, use_documents
 from serq_lsp.guard import guarded
 from serq_lsp.state import SerqServer
 
@@ -14,6 +15,7 @@ def register(server: SerqServer) -> None:
 
     @server.feature(types.INITIALIZE)
     def initialize(ls: SerqServer, params: types.InitializeParams) -> None:
+        use_documents(ls.workspace)  # an edit of a large document costs the lines it touches
         options = params.initialization_options
         if isinstance(options, dict) and isinstance(options.get("debounce"), (int, float)):
             ls.debounce = max(0.0, float(options["debounce"]))
@@ -22,6 +24,9 @@ def register(server: SerqServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: SerqServer, params: types.DidOpenTextDocumentParams) -> None:
+        document = ls.workspace.get_text_document(params.text_document.uri)
+        if isinstance(document, Document):
+            document.line_starts()  # found once here, moved by each change after
         ls.schedule(params.text_document.uri, 0)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)

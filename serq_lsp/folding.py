@@ -38,12 +38,16 @@ def register(server: SerqServer) -> None:
 def ranges(analysis: Analysis) -> list[types.FoldingRange]:
     """The folding ranges of `analysis`' document, one per start line."""
     found: dict[int, int] = {}
-    roots = [analysis.module.main] if analysis.module.main else []
-    for root in [*analysis.module.items, *roots]:
-        for node in walk(root):
-            if isinstance(node, _FOLDED) and node.span.end_line > node.span.line:
-                start, end = node.span.line - 1, node.span.end_line - 1
-                found[start] = max(found.get(start, end), end)
+    spans = []
+    main = analysis.main_span()
+    if main is not None:
+        spans.append(main)  # `fn main`'s own, and those of the items inside it below
+    for item, place in analysis.placed_items():
+        spans.extend(place(node.span) for node in walk(item) if isinstance(node, _FOLDED))
+    for span in spans:
+        if span.end_line > span.line:
+            start, end = span.line - 1, span.end_line - 1
+            found[start] = max(found.get(start, end), end)
     out = [types.FoldingRange(start_line=s, end_line=e) for s, e in sorted(found.items())]
     for match in _COMMENT.finditer(analysis.text):
         s, e = analysis.lines.position(match.start())[0], analysis.lines.position(match.end())[0]

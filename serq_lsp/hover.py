@@ -8,7 +8,6 @@ import re
 from lsprotocol import types
 
 from serq import builtins
-from serq.expand.printer import print_node
 from serq_lsp import crossfile, results, words
 from serq_lsp.analysis import Analysis
 from serq_lsp.convert import lsp_range
@@ -141,23 +140,20 @@ def word_at(text: str, offset: int) -> tuple[str, int] | None:
 
 
 def kernel_at(analysis: Analysis, offset: int):
-    """The innermost sugar form at `offset`: (kind, its kernel text, its span), or None."""
-    if analysis.expansion is None:
-        return None
+    """The innermost sugar form at `offset`: (kind, its kernel text, its span), or None (of
+    forms of one size, the first in source order)."""
     best = None
-    for origin in analysis.expansion.origins:
-        span = origin.span
+    for span, kind, text in analysis.origins():
         if span.file != analysis.path or not span.start <= offset <= span.end:
             continue
-        if origin.kind not in SUGAR:
+        if kind not in SUGAR:
             word = word_at(analysis.text, offset)
             if word is None or word[1] != span.start:
                 continue
-        if not origin.nodes:
+        if not text:
             continue
-        if best is None or span.end - span.start < best.span.end - best.span.start:
-            best = origin
+        if best is None or span.end - span.start < best[0].end - best[0].start:
+            best = (span, kind, text)
     if best is None:
         return None
-    text = "\n".join(print_node(node) for node in best.nodes).strip()
-    return (best.kind, text, best.span) if text else None
+    return (best[1], best[2], best[0])

@@ -6,6 +6,7 @@ import re
 
 from lsprotocol import types
 
+from serq.link.index import occurrence_at
 from serq_lsp import words
 from serq_lsp.analysis import Analysis
 from serq_lsp.guard import guarded
@@ -79,8 +80,10 @@ def register(server: SerqServer) -> None:
 def encode(analysis: Analysis) -> list[int]:
     """The LSP's relative encoding of every token of `analysis`' document."""
     index, lines, text = analysis.index, analysis.lines, analysis.text
+    occurrences = index.listing()  # no declaring node is read
+    starts = [o.span.start for o in occurrences]
     kinds = {}  # the kind of each declared key, for references
-    for occ in index.occurrences:
+    for occ in occurrences:
         if occ.is_declaration:
             kinds.setdefault(occ.key, occ.kind)
     data: list[int] = []
@@ -89,7 +92,7 @@ def encode(analysis: Analysis) -> list[int]:
         group = match.lastgroup
         modifiers = 0
         if group == "word":
-            occ = index.at(match.start())
+            occ = occurrence_at(occurrences, starts, match.start())
             if occ is not None and occ.span.start == match.start():
                 kind = kinds.get(occ.key)
                 name = _BY_KIND.get(kind or "") or _BY_NAMESPACE.get(occ.key[0], "variable")

@@ -32,7 +32,9 @@ from pygls.lsp.server import LanguageServer
 from pygls.uris import from_fs_path
 
 from serq import __version__
+from serq.incremental import Cache
 from serq.syntax import ItemCache, ParseResult, parse
+from serq.syntax.source_text import decode
 from serq_lsp.analysis import Analysis, Stopped, analyze
 from serq_lsp.convert import lsp_diagnostics
 from serq_lsp.framing import SerqProtocol
@@ -59,10 +61,14 @@ class _Job:
 
 class _Checker:
     """One daemon thread that runs checks in order; a job superseded before or while it
-    runs ends with `Stopped`."""
+    runs ends with `Stopped`. Once a check's result is out, `after(result)` makes ahead
+    what the requests to come read first, unless another check waits."""
 
-    def __init__(self, run: Callable[[_Job], object]) -> None:
+    def __init__(
+        self, run: Callable[[_Job], object], after: Callable[[object], None] | None = None
+    ) -> None:
         self._run = run
+        self._after = after
         self._jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self._thread: threading.Thread | None = None
 
@@ -78,24 +84,33 @@ class _Checker:
             if not job.future.set_running_or_notify_cancel():
                 continue
             try:
-                job.future.set_result(self._run(job))
+                result = self._run(job)
             except BaseException as error:  # Stopped, or a bug: the loop reports it
                 job.future.set_exception(error)
+                continue
+            job.future.set_result(result)
+            if self._after is not None and self._jobs.empty():
+                try:
+                    self._after(result)
+                except Exception:  # only a head start: the request makes it again
+                    log.exception("preparing an analysis failed")
 
 
 class SerqServer(LanguageServer):
-    """A language server that keeps one item cache and the analysis of every open document."""
+    """A language server that keeps one item cache, what the analysis of each open document
+    keeps between its versions (`front`), and the latest analysis of each."""
 
     def __init__(self) -> None:
         super().__init__("serq-lsp", __version__, protocol_cls=SerqProtocol)
         self.items = ItemCache()
+        self.front = Cache(self.items)
         self.debounce = DEBOUNCE
         self._analyses: dict[str, tuple[int | None, Analysis]] = {}
         self._pending: dict[str, asyncio.TimerHandle] = {}
         self._generation: dict[str, int] = {}  # uri -> the number of its latest scheduled check
         self._jobs: dict[str, _Job] = {}  # uri -> its latest check submitted
         self._lock = threading.Lock()  # one analysis at a time: they share the item cache
-        self._checker = _Checker(self._check)
+        self._checker = _Checker(self._check, lambda found: found[0].prepare())
         self.runs: dict[str, asyncio.subprocess.Process] = {}  # uri -> its running worker
         self.run_command: list[str] | None = None  # `initializationOptions.runCommand`
         self.stopping = False  # `shutdown` came: runs in flight are stopped
@@ -123,7 +138,7 @@ class SerqServer(LanguageServer):
                 self._install(uri, job.version, found[0])
                 return found[0]
         with self._lock:
-            result = analyze(source, document.path or uri, self.items, self._load)
+            result = analyze(source, document.path or uri, self.front, self._load)
         self._install(uri, document.version, result)
         return result
 
@@ -149,6 +164,10 @@ class SerqServer(LanguageServer):
 
     def forget(self, uri: str) -> None:
         """Drop what is kept for the closed document at `uri`."""
+        analysis = self._analyses.get(uri)
+        if analysis is not None:
+            with self._lock:
+                self.front.forget(analysis[1].path)
         self._analyses.pop(uri, None)
         self._jobs.pop(uri, None)
         self._generation[uri] = self._generation.get(uri, 0) + 1  # a check in flight stops
@@ -173,13 +192,17 @@ class SerqServer(LanguageServer):
             return None
 
     def _load(self, path: str) -> ParseResult | str:
-        """Read a `use`d file: the editor's buffer when it is open, else the disk."""
+        """Read a `use`d file: the editor's buffer when it is open, else the disk (parsed with
+        the item cache: a library read again at every version costs what changed in it)."""
         document = self.workspace.text_documents.get(from_fs_path(os.path.abspath(path)) or "")
         if document is not None:
-            return parse(document.source, path)
-        from serq.expand.loader import read_file
-
-        return read_file(path)
+            return parse(document.source, path, self.items)
+        try:
+            with open(path, "rb") as f:
+                text = decode(f.read())
+        except OSError as e:
+            return e.strerror or str(e)
+        return parse(text, path, self.items)
 
     # ---------------------------------------------------------- publishing
 
@@ -222,9 +245,7 @@ class SerqServer(LanguageServer):
         with self._lock:
             if stale():
                 raise Stopped
-            result = analyze(job.text, job.path, self.items, self._load, stop=stale)
-            result.index.by_key()  # built here, off the loop, for the requests to come
-            result.hidden_attributes  # noqa: B018 (likewise)
+            result = analyze(job.text, job.path, self.front, self._load, stop=stale)
             return result, lsp_diagnostics(result, job.uri)
 
     def _finish(self, job: _Job) -> None:

@@ -72,17 +72,19 @@ def outline(analysis: Analysis) -> list[types.DocumentSymbol]:
     """The outline of `analysis`' document, its items in source order."""
     lines = analysis.lines
     out = []
-    for item in analysis.module.all_items():
+    for item, place in analysis.placed_items():
         name_ident = getattr(item, "name", None)
-        whole = lsp_range(item.span, lines)
+        whole = lsp_range(place(item.span), lines)
         if isinstance(name_ident, ast.Ident) and type(item) in _ITEM_KINDS:
-            children = _queue_members(item, analysis) if isinstance(item, ast.Queue) else None
+            children = (
+                _queue_members(item, analysis, place) if isinstance(item, ast.Queue) else None
+            )
             out.append(
                 types.DocumentSymbol(
                     name=name_ident.name,
                     kind=_ITEM_KINDS[type(item)],
                     range=whole,
-                    selection_range=lsp_range(name_ident.span, lines),
+                    selection_range=lsp_range(place(name_ident.span), lines),
                     children=children,
                     detail=_detail(item),
                 )
@@ -108,18 +110,18 @@ def _detail(item) -> str | None:
     return None
 
 
-def _queue_members(q: ast.Queue, analysis: Analysis) -> list[types.DocumentSymbol]:
+def _queue_members(q: ast.Queue, analysis: Analysis, place) -> list[types.DocumentSymbol]:
     lines = analysis.lines
     members = []
     for m in q.members:
-        whole = lsp_range(m.span, lines)
+        whole = lsp_range(place(m.span), lines)
         if isinstance(m, ast.QueuePool):
             members.append(
                 types.DocumentSymbol(
                     name=m.name.name,
                     kind=K.Struct,
                     range=whole,
-                    selection_range=lsp_range(m.name.span, lines),
+                    selection_range=lsp_range(place(m.name.span), lines),
                     detail=f"{q.name.name}.{m.name.name}",
                 )
             )
@@ -130,7 +132,7 @@ def _queue_members(q: ast.Queue, analysis: Analysis) -> list[types.DocumentSymbo
                     name=m.verb.name,
                     kind=K.Method,
                     range=whole,
-                    selection_range=lsp_range(m.verb.span, lines),
+                    selection_range=lsp_range(place(m.verb.span), lines),
                     detail=f"({params})",
                 )
             )

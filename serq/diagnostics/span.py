@@ -83,6 +83,26 @@ class LineIndex:
         self._starts = starts  # offset of each line's first character
         self._ends = ends  # offset of each line's terminator (or of the end of the text)
 
+    def edited(self, text: str, start: int, old_end: int, new_end: int) -> LineIndex:
+        """The index of `text`, this index's text with `[start, old_end)` replaced by what is
+        `[start, new_end)` in `text`: the line breaks are searched again only around the
+        change, and those after it are moved."""
+        delta = new_end - old_end
+        old_starts, old_ends = self._starts, self._ends
+        # the line before the one the change begins on: its `\r` may meet a `\n` inserted
+        a = max(0, bisect_right(old_starts, start) - 2)
+        # the first line that begins past the change with its whole line break after it
+        b = bisect_right(old_starts, old_end + 2)
+        stop = old_starts[b] + delta if b < len(old_starts) else len(text)
+        found = list(_NEWLINE.finditer(text, old_starts[a], stop))
+        index = LineIndex.__new__(LineIndex)
+        index._text = text
+        index._starts = old_starts[: a + 1] + [m.end() for m in found]
+        index._starts += [x + delta for x in old_starts[b + 1 :]]
+        index._ends = old_ends[:a] + [m.start() for m in found]
+        index._ends += [x + delta for x in old_ends[b:]] if b < len(old_starts) else [len(text)]
+        return index
+
     @property
     def text(self) -> str:
         """The indexed text."""

@@ -28,7 +28,7 @@ from serq.expand.serving import expand_serving
 from serq.expand.sides import expand_sides
 from serq.syntax import ast
 
-__all__ = ["Expansion", "Origin", "expand"]
+__all__ = ["Expansion", "Origin", "expand", "run_passes", "unique"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +46,14 @@ class Expansion:
 
 def expand(module: ast.Module, load: Loader = read_file) -> Expansion:
     """Expand every sugar of `module` (read libraries with `load`) into the kernel."""
+    kernel, ctx = run_passes(module, load)
+    return Expansion(kernel, unique(ctx.diagnostics), tuple(ctx.origins))
+
+
+def run_passes(module: ast.Module, load: Loader = read_file) -> tuple[ast.Module, Context]:
+    """The kernel of `module` and the passes' context: every diagnostic as a pass reported
+    it (duplicates and all, in the order reported) and every origin. `expand` merges the
+    diagnostics; `serq.incremental` adds up those of parts of a program before it does."""
     from serq.expand.queues import expand_queues
 
     ctx = Context()
@@ -58,7 +66,7 @@ def expand(module: ast.Module, load: Loader = read_file) -> Expansion:
     items = expand_statements(items, ctx)
     items = [normalize(i) for i in items]
     kernel = ast.Module(module.file, tuple(items), None, module.span)
-    return Expansion(kernel, _unique(ctx.diagnostics), tuple(ctx.origins))
+    return kernel, ctx
 
 
 def _fold_lets(items: list[ast.Item], ctx: Context) -> None:
@@ -71,7 +79,8 @@ def _fold_lets(items: list[ast.Item], ctx: Context) -> None:
                 pass
 
 
-def _unique(diagnostics: list[Diagnostic]) -> tuple[Diagnostic, ...]:
+def unique(diagnostics: list[Diagnostic]) -> tuple[Diagnostic, ...]:
+    """`diagnostics` in source order, each (code, span, message) once: the first reported."""
     seen = set()
     out = []
     for d in sorted(diagnostics, key=Diagnostic.sort_key):

@@ -25,7 +25,7 @@ from serq.link.lower import lower
 from serq.link.resolve import Family, Scope, declare
 from serq.syntax import ast
 
-__all__ = ["LinkResult", "Rule", "RULES", "Family", "Scope", "link"]
+__all__ = ["LinkResult", "Rule", "RULES", "Family", "Scope", "combine", "constants_of", "link"]
 
 # A rule check: the kernel and its folded `let` constants to the violations found.
 Rule = Callable[[ast.Module, dict[str, float]], Iterable[Diagnostic]]
@@ -50,22 +50,42 @@ def link(kernel: ast.Module, rules: Iterable[Rule] | None = None) -> LinkResult:
     """Link `kernel` into the IR, with the rule checks `rules` (default: `RULES`)."""
     scope = declare(kernel)
     program = lower(kernel, scope)
-    found = list(scope.diagnostics)
-    spots = {d.span for d in found}
-    lets = {name: value for name, value in scope.lets.items() if value is not None}
+    lowering = list(scope.diagnostics)
+    lets = constants_of(scope)
+    found: list[Diagnostic] = []
+    failed: list[Diagnostic] = []
     for rule in RULES if rules is None else rules:
         try:
-            found.extend(d for d in rule(kernel, lets) if d.span not in spots)
+            found.extend(rule(kernel, lets))
         except Exception as error:  # a bug in serq: say so, and keep the other findings
-            name = getattr(rule, "__name__", "a rule check")
-            found.append(
-                Diagnostic.error(
-                    codes.INTERNAL,
-                    Span.point(kernel.file, 0, 1, 1),
-                    f"serq's rule check `{name}` failed: {type(error).__name__}: {error}",
-                )
-            )
-    diagnostics = tuple(sorted(found, key=Diagnostic.sort_key))
+            failed.append(rule_failed(kernel.file, rule, error))
+    diagnostics = combine(lowering, found, failed)
     if any(d.severity >= Severity.ERROR for d in diagnostics):
         program = None
     return LinkResult(program, diagnostics, scope)
+
+
+def constants_of(scope: Scope) -> dict[str, float]:
+    """The `let` constants of `scope` that folded to a value, as the rule checks read them."""
+    return {name: value for name, value in scope.lets.items() if value is not None}
+
+
+def combine(
+    lowering: list[Diagnostic], found: Iterable[Diagnostic], failed: list[Diagnostic] = ()
+) -> tuple[Diagnostic, ...]:
+    """The linker's diagnostics: the lowering's (with `declare`'s), the rule checks'
+    `found` but those at a place the lowering reported (one error per place, as parso
+    does), and the rule checks that `failed`, in source order."""
+    spots = {d.span for d in lowering}
+    merged = [*lowering, *(d for d in found if d.span not in spots), *failed]
+    return tuple(sorted(merged, key=Diagnostic.sort_key))
+
+
+def rule_failed(file: str, rule: Rule, error: Exception) -> Diagnostic:
+    """The internal error of a rule check `rule` that raised `error` on a kernel of `file`."""
+    name = getattr(rule, "__name__", "a rule check")
+    return Diagnostic.error(
+        codes.INTERNAL,
+        Span.point(file, 0, 1, 1),
+        f"serq's rule check `{name}` failed: {type(error).__name__}: {error}",
+    )

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import os
 from bisect import bisect_right
+from collections.abc import Container, Iterable
 from dataclasses import dataclass, field, is_dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -70,11 +71,12 @@ class Index:
 
     def at(self, offset: int) -> Occurrence | None:
         """The occurrence of the module's own file whose name covers `offset` (end included)."""
-        i = bisect_right(self._starts, offset) - 1
-        for j in (i, i - 1):
-            if j >= 0 and self.occurrences[j].span.start <= offset <= self.occurrences[j].span.end:
-                return self.occurrences[j]
-        return None
+        return occurrence_at(self.occurrences, self._starts, offset)
+
+    def listing(self) -> list[Occurrence]:
+        """The occurrences of the module's own file in source order, for a feature that lists
+        them all and reads no declaring node (their `node` may be None)."""
+        return self.occurrences
 
     def declarations(self, key: Key) -> list[Occurrence]:
         """The declarations of `key` in every file, the module's own first (an attribute has
@@ -101,14 +103,27 @@ class Index:
         return self.occurrences + self.elsewhere
 
     def symbols(self) -> list[Occurrence]:
-        """The first declaration of every key declared in this module's own file, in order."""
+        """The first declaration of every key declared in this module's own file, in order
+        (from the `listing`: a declaring node may be None)."""
         seen: set[Key] = set()
         out = []
-        for o in self.occurrences:
+        for o in self.listing():
             if o.is_declaration and o.key not in seen:
                 seen.add(o.key)
                 out.append(o)
         return out
+
+
+def occurrence_at(
+    occurrences: list[Occurrence], starts: list[int], offset: int
+) -> Occurrence | None:
+    """The occurrence of `occurrences` (in source order, `starts` theirs) whose name covers
+    `offset` (end included): of the last two that begin at or before it."""
+    i = bisect_right(starts, offset) - 1
+    for j in (i, i - 1):
+        if j >= 0 and occurrences[j].span.start <= offset <= occurrences[j].span.end:
+            return occurrences[j]
+    return None
 
 
 @dataclass(frozen=True, slots=True)
@@ -139,7 +154,90 @@ class _Env:
 def build_index(module: ast.Module, load: Loader | None = None) -> Index:
     """The index of `module`'s names; with `load` (the expander's `Loader`), the names of
     the libraries it `use`s as well, read the way the expander reads them."""
-    return _Builder(module.file, load).build(module)
+    pieces = [item_piece(item, module.file) for item in module.all_items()]
+    libraries = library_pieces(module.file, pieces, load)
+    keys = {o.key for p in pieces for o in p.declared}
+    keys.update(o.key for _, p in libraries for o in p.declared)
+    own: list[Occurrence] = []
+    for p in pieces:
+        own.extend(p.occurrences(keys))
+    own.sort(key=_position)
+    others = library_occurrences(libraries, keys)
+    return Index(own, [o.span.start for o in own], others, tuple(f for f, _ in libraries))
+
+
+@dataclass(frozen=True, slots=True)
+class Piece:
+    """What one item (or all the items of one library) adds to the index: its
+    declarations, its references with the keys each may mean (most local first), and the
+    libraries its `use`s name, in order (absolute paths)."""
+
+    declared: tuple[Occurrence, ...]
+    pending: tuple[_Pending, ...]
+    libraries: tuple[str, ...]
+
+    def occurrences(self, keys: Container[Key]) -> list[Occurrence]:
+        """Its occurrences in source order, each reference resolved against the declared
+        `keys` (the first candidate declared, else its fallback)."""
+        resolved = [
+            Occurrence(next((c for c in p.candidates if c in keys), p.fallback), p.span)
+            for p in self.pending
+        ]
+        return sorted([*self.declared, *resolved], key=_position)
+
+
+def item_piece(item: Any, file: str) -> Piece:
+    """The piece of one item of `file`."""
+    builder = _Builder(file)
+    builder.item(item, _Env())
+    return Piece(tuple(builder.declared), tuple(builder.pending), tuple(builder.libraries))
+
+
+def library_pieces(
+    file: str, pieces: Iterable[Piece], load: Loader | None
+) -> list[tuple[str, Piece]]:
+    """The pieces of the libraries the `use`s of `pieces` (those of `file`) read, as the
+    expander's loader reads them (each once, their own `use`s next), with their paths."""
+    seen = {_same(file)}
+    todo: list[str] = []
+    for piece in pieces:
+        for path in piece.libraries:
+            if _same(path) not in seen:
+                seen.add(_same(path))
+                todo.append(path)
+    out: list[tuple[str, Piece]] = []
+    while todo:  # the libraries' own `use`s add to the list
+        path = todo.pop(0)
+        result = load(path) if load is not None else None
+        if result is None or isinstance(result, str):
+            continue
+        builder = _Builder(result.module.file)
+        for item in result.module.all_items():
+            if isinstance(item, (ast.Use, ast.DefExpr, ast.DefBlock)):
+                builder.item(item, _Env())
+        for lib in builder.libraries:
+            if _same(lib) not in seen:
+                seen.add(_same(lib))
+                todo.append(lib)
+        out.append((path, Piece(tuple(builder.declared), tuple(builder.pending), ())))
+    return out
+
+
+def library_occurrences(
+    libraries: list[tuple[str, Piece]], keys: Container[Key]
+) -> list[Occurrence]:
+    """The occurrences of the `libraries`' pieces, file after file, each in source order."""
+    files = [f for f, _ in libraries]
+    every: list[Occurrence] = []
+    for _, piece in libraries:
+        every.extend(piece.occurrences(keys))
+    every.sort(key=_position)
+    every.sort(key=lambda o: files.index(o.span.file) if o.span.file in files else -1)
+    return every
+
+
+def _position(o: Occurrence) -> tuple[int, int]:
+    return (o.span.start, o.span.end)
 
 
 def library_path(file: str, use: ast.Use) -> str:
@@ -149,38 +247,13 @@ def library_path(file: str, use: ast.Use) -> str:
 
 
 class _Builder:
-    def __init__(self, file: str, load: Loader | None) -> None:
+    """Records the declarations and references of the items it is given, all of one file."""
+
+    def __init__(self, file: str) -> None:
         self.file = file
-        self.load = load
         self.declared: list[Occurrence] = []
         self.pending: list[_Pending] = []
-        self.libraries: list[str] = []  # to read, in the order their `use`s are met
-        self.seen = {_same(file)}
-
-    def build(self, module: ast.Module) -> Index:
-        for item in module.all_items():
-            self.item(item, _Env())
-        files = []
-        while self.libraries:  # the libraries' own `use`s add to the list
-            path = self.libraries.pop(0)
-            result = self.load(path) if self.load is not None else None
-            if result is None or isinstance(result, str):
-                continue
-            files.append(path)
-            self.file = result.module.file
-            for item in result.module.all_items():
-                if isinstance(item, (ast.Use, ast.DefExpr, ast.DefBlock)):
-                    self.item(item, _Env())
-        keys = {o.key for o in self.declared}
-        resolved = [
-            Occurrence(next((c for c in p.candidates if c in keys), p.fallback), p.span)
-            for p in self.pending
-        ]
-        every = sorted(self.declared + resolved, key=lambda o: (o.span.start, o.span.end))
-        own = [o for o in every if o.span.file == module.file]
-        others = [o for o in every if o.span.file != module.file]
-        others.sort(key=lambda o: files.index(o.span.file) if o.span.file in files else -1)
-        return Index(own, [o.span.start for o in own], others, tuple(files))
+        self.libraries: list[str] = []  # named by `use`s, in order
 
     # ------------------------------------------------------------ recording
 
@@ -245,9 +318,7 @@ class _Builder:
         elif isinstance(item, ast.Use):
             path = library_path(self.file, item)
             self.refer(item.path_span, [], ("file", path))
-            if _same(path) not in self.seen:
-                self.seen.add(_same(path))
-                self.libraries.append(path)
+            self.libraries.append(path)
         elif isinstance(item, (ast.DefExpr, ast.DefBlock)):
             self.declare(("def", item.name.name), item.name, "def", item, env)
             inner = env.bind(item.params, item.span)

@@ -22,9 +22,7 @@ class Builder:
         self.file = file
         self.text = text
         self.diagnostics: list[Diagnostic] = []
-        self._rules: dict[str, Callable[[Tree], object]] = {
-            name[2:]: getattr(self, name) for name in dir(self) if name.startswith("r_")
-        }
+        self._rules = _rules(type(self))
 
     # ------------------------------------------------------------ helpers
 
@@ -58,7 +56,7 @@ class Builder:
             return None
         if isinstance(node, Token):
             return self.token(node)
-        return self._rules[node.data](node)
+        return self._rules[node.data](self, node)
 
     def token(self, token: Token):
         if token.type == "NUMBER":
@@ -599,3 +597,17 @@ class Builder:
     def r_draw(self, t: Tree) -> ast.Draw:
         dist, args = t.children
         return ast.Draw(self.ident(dist), self.exprs(args), self.span(t))
+
+
+_RULES: dict[type, dict[str, Callable[[Builder, Tree], object]]] = {}
+
+
+def _rules(cls: type) -> dict[str, Callable[[Builder, Tree], object]]:
+    """The `r_` methods of `cls` by rule name (one table a class, not one a builder: a file
+    makes a builder per item)."""
+    rules = _RULES.get(cls)
+    if rules is None:
+        rules = _RULES[cls] = {
+            name[2:]: getattr(cls, name) for name in dir(cls) if name.startswith("r_")
+        }
+    return rules

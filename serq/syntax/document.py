@@ -2,16 +2,20 @@
 
 `parse` cuts the file with the item scanner, parses every chunk on its own and
 assembles the `Module`. An `ItemCache` shared between calls (the language
-server keeps one per workspace) makes a re-parse after an edit cost one item:
-the other chunks are found by their text and only moved to their new place
-(`rebase`) when the edit shifted them.
+server keeps one per workspace) makes a re-parse after an edit cost what the edit
+touched: it keeps the last version of each file as a `Layout` (`serq.syntax.layout`),
+so the next version is cut by rescanning only around the edit, and the chunks the
+rescan meets are found by their text (kind, text and the token after it). A chunk
+that only moved keeps its parse; its nodes are moved to its new place when they are
+read (the module, and the diagnostics of a chunk with errors, are built from the
+layout on demand).
 """
 
 from __future__ import annotations
 
 import re
 from collections import OrderedDict
-from dataclasses import dataclass, fields, is_dataclass, replace
+from dataclasses import replace
 
 from lark import Tree
 
@@ -19,60 +23,90 @@ from serq.diagnostics import Diagnostic, Label, LineIndex, Span, codes
 from serq.syntax import ast
 from serq.syntax.build import Builder
 from serq.syntax.depth import MAX_DEPTH, too_deep
+from serq.syntax.layout import Layout, Parsed, Splice, fresh_layout, relayout
 from serq.syntax.parser import parse_range
-from serq.syntax.scanner import FN_CLOSE, FN_HEAD, Chunk, scan
+from serq.syntax.scanner import FN_CLOSE, FN_HEAD, Chunk, scan_from
 from serq.syntax.source_text import byte_value, first_bad_byte, is_bad_byte, text_start
 
-_FIRST_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9][0-9A-Za-z_.]*|\S")
+FIRST_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9][0-9A-Za-z_.]*|\S")
 _OUTSIDE_MAIN = (ast.Let, ast.Use, ast.DefExpr, ast.DefBlock, ast.ErrorItem)
 
 
-@dataclass(frozen=True, slots=True)
 class ParseResult:
     """A parsed file: its module (always whole, with error nodes), its syntax diagnostics
     and the scanner's items (`chunks`, for tools that look at one item, such as the
-    language server's completion)."""
+    language server's completion). From `parse`, it also has the file's `layout`, from
+    which the module and the chunks are built when first read."""
 
-    module: ast.Module
-    diagnostics: tuple[Diagnostic, ...]
-    chunks: tuple[Chunk, ...] = ()
+    __slots__ = ("diagnostics", "layout", "splice", "_module", "_chunks")
+
+    def __init__(
+        self,
+        module: ast.Module | None,
+        diagnostics: tuple[Diagnostic, ...],
+        chunks: tuple[Chunk, ...] = (),
+        layout: Layout | None = None,
+        splice: Splice | None = None,
+    ) -> None:
+        self._module = module
+        self.diagnostics = diagnostics
+        self._chunks = chunks if layout is None else None
+        self.layout = layout
+        self.splice = splice  # how `layout` was made from the cache's last one (None: fresh)
+
+    @property
+    def module(self) -> ast.Module:
+        if self._module is None:
+            self._module = module_of(self.layout)  # type: ignore[arg-type]
+        return self._module
+
+    @property
+    def chunks(self) -> tuple[Chunk, ...]:
+        if self._chunks is None:
+            self._chunks = self.layout.chunks()  # type: ignore[union-attr]
+        return self._chunks
 
     @property
     def ok(self) -> bool:
         return not self.diagnostics
 
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ParseResult):
+            return NotImplemented
+        return (self.module, self.diagnostics, self.chunks) == (
+            other.module,
+            other.diagnostics,
+            other.chunks,
+        )
 
-@dataclass(frozen=True, slots=True)
-class _Parsed:
-    """A chunk's parse as cached: where it was, its nodes and diagnostics."""
+    __hash__ = None  # type: ignore[assignment]
 
-    start: int
-    line: int
-    column: int
-    nodes: tuple
-    diagnostics: tuple[Diagnostic, ...]
+    def __repr__(self) -> str:
+        return f"ParseResult({self.module!r}, {self.diagnostics!r})"
 
 
 class ItemCache:
-    """Parsed chunks by text, least recently used first out; `parses` counts real parses."""
+    """Parsed chunks by text, least recently used first out (`parses` counts real parses),
+    and the last layout of each file parsed with it."""
 
     def __init__(self, capacity: int = 4096) -> None:
         self.capacity = capacity
         self.parses = 0
-        self._entries: OrderedDict[tuple, _Parsed] = OrderedDict()
+        self._entries: OrderedDict[tuple, Parsed] = OrderedDict()
+        self.layouts: dict[str, Layout] = {}
 
     def fit(self, items: int) -> None:
         """Grow to hold twice `items` entries, so that a file of that many items is never
         evicted by its own parse (a 2 MB file has some 100,000)."""
         self.capacity = max(self.capacity, 2 * items)
 
-    def lookup(self, key: tuple) -> _Parsed | None:
+    def lookup(self, key: tuple) -> Parsed | None:
         entry = self._entries.get(key)
         if entry is not None:
             self._entries.move_to_end(key)
         return entry
 
-    def store(self, key: tuple, entry: _Parsed) -> None:
+    def store(self, key: tuple, entry: Parsed) -> None:
         self._entries[key] = entry
         self._entries.move_to_end(key)
         while len(self._entries) > self.capacity:
@@ -81,38 +115,95 @@ class ItemCache:
 
 def parse(text: str, file: str = "<input>", cache: ItemCache | None = None) -> ParseResult:
     """Parse the serQ source `text` of `file`; reuse `cache` for the items it has seen."""
+    layout, splice = parse_layout(text, file, cache)
+    return ParseResult(None, layout_diagnostics(layout), layout=layout, splice=splice)
+
+
+def parse_layout(
+    text: str, file: str = "<input>", cache: ItemCache | None = None
+) -> tuple[Layout, Splice | None]:
+    """The layout of `text` (the contents of `file`) and how it was made from the last one
+    `cache` holds of `file` (None: scanned whole); `cache` keeps it as the last."""
     if cache is None:
         cache = ItemCache()
-    lines = LineIndex(text)
-    chunks = scan(text, text_start(text))
-    cache.fit(len(chunks))
+
+    def parse_chunk(text: str, chunk: Chunk, following: str, lines: LineIndex) -> Parsed:
+        return _parse_chunk(text, file, chunk, following, lines, cache)
+
+    previous = cache.layouts.get(file)
+    splice: Splice | None = None
+    if previous is None:
+        chunks = scan_from(text, text_start(text)).chunks
+        cache.fit(len(chunks))
+        layout = fresh_layout(text, file, chunks, parse_chunk)
+    else:
+        cache.fit(len(previous.units))
+        layout, splice = relayout(previous, text, parse_chunk)
+    cache.layouts[file] = layout
+    return layout, splice
+
+
+def reparse(layout: Layout, text: str, cache: ItemCache) -> tuple[Diagnostic, ...]:
+    """The syntax diagnostics of `text`, an edit of `layout`'s text, found by rescanning
+    around the edit (with `cache`'s parses, which does not keep this layout as the file's)."""
+    file = layout.file
+
+    def parse_chunk(text: str, chunk: Chunk, following: str, lines: LineIndex) -> Parsed:
+        return _parse_chunk(text, file, chunk, following, lines, cache)
+
+    edited, _ = relayout(layout, text, parse_chunk)
+    return layout_diagnostics(edited)
+
+
+def module_of(layout: Layout) -> ast.Module:
+    """The module of `layout`: every unit's nodes where it is, `fn main` around those inside."""
+    file, text, lines = layout.file, layout.text, layout.line_index
     outer: list = []
     inner: list = []
-    diagnostics: list[Diagnostic] = []
     main_name: ast.Ident | None = None
     head: Span | None = None
     main_close: Span | None = None
-    for i, chunk in enumerate(chunks):
-        # what an error at the chunk's end depends on: the token after it, or the file's tail
-        if i + 1 < len(chunks):
-            following = _FIRST_TOKEN.match(text, chunks[i + 1].start).group()
-        else:
-            following = text[chunk.end :]
-        parsed = _parse_chunk(text, file, chunk, following, lines, cache)
-        diagnostics.extend(parsed.diagnostics)
-        if chunk.kind == FN_HEAD:
-            head = lines.span(file, chunk.start, chunk.end)
-            name = parsed.nodes[0] if parsed.nodes else None
+    for i, unit in enumerate(layout.units):
+        if unit.kind == FN_HEAD:
+            head = lines.span(file, layout.starts[i], layout.ends[i])
+            nodes = layout.parsed(i).nodes
+            name = nodes[0] if nodes else None
             main_name = name if isinstance(name, ast.Ident) else ast.Ident("main", head)
-        elif chunk.kind == FN_CLOSE:
-            main_close = lines.span(file, chunk.start, chunk.end)
+        elif unit.kind == FN_CLOSE:
+            main_close = lines.span(file, layout.starts[i], layout.ends[i])
         elif head is not None and main_close is None:
-            inner.extend(parsed.nodes)
+            inner.extend(layout.parsed(i).nodes)
         else:
-            outer.extend(parsed.nodes)
+            outer.extend(layout.parsed(i).nodes)
     main = None
     if head is not None and main_name is not None:
-        if main_close is None:
+        end = lines.span(file, len(text), len(text))
+        main_span = head.cover(end) if main_close is None else head.cover(main_close)
+        main = ast.FnMain(main_name, tuple(inner), head, main_span)
+    return ast.Module(file, tuple(outer), main, lines.span(file, 0, len(text)))
+
+
+def layout_diagnostics(layout: Layout) -> tuple[Diagnostic, ...]:
+    """The syntax diagnostics of `layout`: its units' own, and the rules of the file's
+    shape (`fn main` closed, what may stand outside it, invalid UTF-8), in source order.
+
+    Only the units the shape's rules look at are read (`Layout.special`), and the units
+    after a `fn main`'s close."""
+    file, text, lines = layout.file, layout.text, layout.line_index
+    units = layout.units
+    diagnostics: list[Diagnostic] = []
+    for i in layout.special:
+        diagnostics.extend(layout.parsed(i).diagnostics)
+    fn = layout.fn_units()
+    heads = [i for i in fn if units[i].kind == FN_HEAD]
+    if heads:
+        last = heads[-1]
+        head = lines.span(file, layout.starts[last], layout.ends[last])
+        nodes = layout.parsed(last).nodes
+        name = nodes[0] if nodes else None
+        main_name = name if isinstance(name, ast.Ident) else ast.Ident("main", head)
+        closes = [i for i in fn if units[i].kind == FN_CLOSE]
+        if not closes:
             end = lines.span(file, len(text), len(text))
             diagnostics.append(
                 Diagnostic.error(
@@ -124,13 +215,19 @@ def parse(text: str, file: str = "<input>", cache: ItemCache | None = None) -> P
             )
             main_span = head.cover(end)
         else:
-            main_span = head.cover(main_close)
-        main = ast.FnMain(main_name, tuple(inner), head, main_span)
+            last_close = closes[-1]
+            close = lines.span(file, layout.starts[last_close], layout.ends[last_close])
+            main_span = head.cover(close)
+        main = ast.FnMain(main_name, (), head, main_span)
+        # outer items: before the first head (only the special ones can be wrong) and after
+        # the first close (all of them)
+        outer_units = [i for i in layout.special if i < heads[0] and units[i].kind == "item"]
+        if closes:
+            outer_units += [i for i in range(closes[0] + 1, len(units)) if units[i].kind == "item"]
+        outer = [n for i in outer_units for n in layout.parsed(i).nodes]
         diagnostics.extend(_dialect_errors(outer, main))
-    span = lines.span(file, 0, len(text))
-    module = ast.Module(file, tuple(outer), main, span)
     diagnostics = _invalid_utf8(text, file, lines, diagnostics)
-    return ParseResult(module, tuple(sorted(diagnostics, key=Diagnostic.sort_key)), tuple(chunks))
+    return tuple(sorted(diagnostics, key=Diagnostic.sort_key))
 
 
 def _invalid_utf8(
@@ -202,19 +299,22 @@ def _dialect_errors(outer: list, main: ast.FnMain) -> list[Diagnostic]:
 
 def _parse_chunk(
     text: str, file: str, chunk: Chunk, following: str, lines: LineIndex, cache: ItemCache
-) -> _Parsed:
+) -> Parsed:
+    """The parse of `chunk`, from `cache` when a chunk of its text (and next token) was
+    parsed before, wherever that was.
+
+    The parser counts lines at `\n` (as the scanner does) and spans made from the line
+    index count a lone `\r` too, so a parse moves as a whole only among places with as
+    many lone `\r` before them: their number is part of the key."""
     chunk_text = text[chunk.start : chunk.end]
-    key = (file, chunk.kind, chunk_text, following)
+    returns = lines.position(chunk.start)[0] - chunk.line
+    key = (file, chunk.kind, chunk_text, following, returns)
     cached = cache.lookup(key)
-    if cached is not None:
-        if (cached.start, cached.line, cached.column) == (chunk.start, chunk.line, chunk.column):
-            return cached
-        moved = _rebase(cached, chunk)
-        cache.store(key, moved)
-        return moved
+    if cached is not None and (cached.tail is None or cached.tail == len(text) - chunk.end):
+        return cached
     cache.parses += 1
     if chunk.kind == FN_CLOSE:
-        parsed = _Parsed(chunk.start, chunk.line, chunk.column, (), ())
+        parsed = Parsed(chunk.start, chunk.line, chunk.column, (), ())
     else:
         symbol = "fn_head" if chunk.kind == FN_HEAD else "chunk"
         raw = parse_range(
@@ -234,9 +334,21 @@ def _parse_chunk(
         diagnostics = tuple(raw.diagnostics) + tuple(builder.diagnostics)
         if diagnostics and chunk.kind != FN_HEAD:
             diagnostics = _name_unclosed(text, file, chunk, diagnostics, lines)
-        parsed = _Parsed(chunk.start, chunk.line, chunk.column, nodes, diagnostics)
+        tail = None
+        if _reaches(nodes, diagnostics) > chunk.end:
+            tail = len(text) - chunk.end
+        parsed = Parsed(chunk.start, chunk.line, chunk.column, nodes, diagnostics, tail)
     cache.store(key, parsed)
     return parsed
+
+
+def _reaches(nodes: tuple, diagnostics: tuple[Diagnostic, ...]) -> int:
+    """The furthest offset a chunk's items and diagnostics (their labels too) reach."""
+    ends = [n.span.end for n in nodes]
+    for d in diagnostics:
+        ends.append(d.span.end)
+        ends.extend(label.span.end for label in d.labels)
+    return max(ends, default=0)
 
 
 def _at_bad_byte(d: Diagnostic, text: str) -> bool:
@@ -341,63 +453,3 @@ def parse_whole(text: str, file: str = "<input>") -> ParseResult:
     diagnostics = _invalid_utf8(text, file, lines, diagnostics)
     module = ast.Module(file, tuple(outer), main, lines.span(file, 0, len(text)))
     return ParseResult(module, tuple(sorted(diagnostics, key=Diagnostic.sort_key)))
-
-
-# ------------------------------------------------------------------- rebasing
-
-
-def _rebase(parsed: _Parsed, chunk: Chunk) -> _Parsed:
-    """Move a cached parse from where it was to `chunk`'s place."""
-    shift = _Shift(
-        chunk.start - parsed.start,
-        chunk.line - parsed.line,
-        parsed.line,
-        chunk.column - parsed.column,
-    )
-    return _Parsed(
-        chunk.start,
-        chunk.line,
-        chunk.column,
-        tuple(shift.node(n) for n in parsed.nodes),
-        tuple(shift.node(d) for d in parsed.diagnostics),
-    )
-
-
-_FIELDS: dict[type, tuple[str, ...]] = {}
-
-
-class _Shift:
-    """Moves spans by an offset and line delta; columns move only on the chunk's first line."""
-
-    __slots__ = ("offset", "lines", "first_line", "columns")
-
-    def __init__(self, offset: int, lines: int, first_line: int, columns: int) -> None:
-        self.offset = offset
-        self.lines = lines
-        self.first_line = first_line
-        self.columns = columns
-
-    def span(self, s: Span) -> Span:
-        first = self.first_line
-        return Span(
-            s.file,
-            s.start + self.offset,
-            s.end + self.offset,
-            s.line + self.lines,
-            s.column + self.columns if s.line == first else s.column,
-            s.end_line + self.lines,
-            s.end_column + self.columns if s.end_line == first else s.end_column,
-        )
-
-    def node(self, value):
-        if isinstance(value, Span):
-            return self.span(value)
-        if isinstance(value, tuple):
-            return tuple(self.node(v) for v in value)
-        if is_dataclass(value) and not isinstance(value, type):
-            cls = type(value)
-            names = _FIELDS.get(cls)
-            if names is None:
-                names = _FIELDS[cls] = tuple(f.name for f in fields(cls))
-            return cls(*(self.node(getattr(value, n)) for n in names))
-        return value

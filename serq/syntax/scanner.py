@@ -18,6 +18,7 @@ the item keywords that begin a line); brace depth does the rest:
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 
 ITEM = "item"
@@ -53,13 +54,40 @@ class Chunk:
 def scan(text: str, begin: int = 0) -> list[Chunk]:
     """Cut `text` from offset `begin` (past a byte-order mark) into chunks: items, and the
     head and close of a `fn main` wrapper."""
+    return scan_from(text, begin).chunks
+
+
+@dataclass(frozen=True, slots=True)
+class Scan:
+    """The chunks a scan cut, and where it stopped: the offset of the token that would have
+    begun the next chunk and the brace depth of its item list (None: at the end of the text)."""
+
+    chunks: list[Chunk]
+    stopped: tuple[int, int] | None
+
+
+def scan_from(
+    text: str,
+    begin: int = 0,
+    *,
+    base: int = 0,
+    line: int = 1,
+    line_start: int = 0,
+    stop: Callable[[int, int], bool] | None = None,
+) -> Scan:
+    """Cut `text` into chunks from offset `begin`, where a chunk begins (or the text does) on
+    `line`, which begins at offset `line_start`, inside an item list of brace depth `base`
+    (1: inside `fn main`).
+
+    Before each chunk it would begin, at the offset of its first token, it calls
+    `stop(offset, base)`; a true answer ends the scan there. The incremental parser rescans
+    an edited region this way until the chunks line up with those after the edit again."""
     chunks: list[Chunk] = []
-    base = 0  # brace depth of the item list we are in: 0, or 1 inside fn main
-    depth = 0
+    depth = base
     start = -1  # start of the current item, -1 between items
     start_column = 0
     fn_head = False  # the current chunk is `fn NAME() {` so far
-    line_starts = _LineStarts(text)
+    line_starts = _LineStarts(text, begin, line, line_start)
 
     def close(end: int, kind: str = ITEM) -> None:
         nonlocal start
@@ -90,6 +118,8 @@ def scan(text: str, begin: int = 0) -> list[Chunk]:
             if start >= 0:
                 close(_trim_end(text, pos))
         if start < 0:
+            if stop is not None and stop(pos, base):
+                return Scan(chunks, (pos, base))
             if value == "}" and base == 1 and depth == 1:
                 start = pos
                 close(pos + 1, FN_CLOSE)
@@ -118,7 +148,7 @@ def scan(text: str, begin: int = 0) -> list[Chunk]:
             continue
     if start >= 0:
         close(_trim_end(text, len(text)))
-    return chunks
+    return Scan(chunks, None)
 
 
 def _trim_end(text: str, end: int) -> int:
@@ -129,19 +159,21 @@ def _trim_end(text: str, end: int) -> int:
 
 
 class _LineStarts:
-    """Line and column of an offset, for offsets asked in increasing order."""
+    """Line and column of an offset, for offsets asked in increasing order from `pos`, which
+    is on `line`, a line that begins at `line_start`."""
 
-    __slots__ = ("text", "line", "line_start", "pos")
+    __slots__ = ("text", "line", "line_start", "pos", "origin")
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, pos: int = 0, line: int = 1, line_start: int = 0) -> None:
         self.text = text
-        self.line = 1
-        self.line_start = 0
-        self.pos = 0
+        self.line = line
+        self.line_start = line_start
+        self.pos = pos
+        self.origin = (pos, line, line_start)
 
     def position(self, offset: int) -> tuple[int, int]:
-        if offset < self.pos:  # rare: asked backwards; recount from the top
-            self.line, self.line_start, self.pos = 1, 0, 0
+        if offset < self.pos:  # rare: asked backwards; recount from where the scan began
+            self.pos, self.line, self.line_start = self.origin
         count = self.text.count("\n", self.pos, offset)
         if count:
             self.line += count

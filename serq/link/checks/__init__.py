@@ -41,12 +41,17 @@ from serq.link.checks import (
 )
 from serq.syntax import ast
 
-__all__ = ["check_rules"]
+__all__ = ["check_rules", "merge_rules", "report_rules"]
 
 
 def check_rules(kernel: ast.Module, lets: dict[str, float]) -> list[Diagnostic]:
     """Every rule violation of the kernel program `kernel`, whose constants are `lets`."""
-    found = [
+    return merge_rules(report_rules(kernel, lets))
+
+
+def report_rules(kernel: ast.Module, lets: dict[str, float]) -> list[Diagnostic]:
+    """Every violation as each rule reports it (a place two rules find is there twice)."""
+    return [
         *moments.check(kernel),
         *hidden.check(kernel),
         *reveal.check(kernel),
@@ -57,6 +62,10 @@ def check_rules(kernel: ast.Module, lets: dict[str, float]) -> list[Diagnostic]:
         *structure.check(kernel, lets),
         *unset.check(kernel),
     ]
+
+
+def merge_rules(found: list[Diagnostic]) -> list[Diagnostic]:
+    """The rules' findings in source order, each (code, span, message) once."""
     unique: dict[tuple, Diagnostic] = {}
     for d in sorted(found, key=Diagnostic.sort_key):
         unique.setdefault((d.code, d.span, d.message), d)

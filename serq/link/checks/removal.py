@@ -25,7 +25,7 @@ callers that have the text (`serq.api`, the language server) run it.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 from serq.diagnostics import Diagnostic, Edit, Fix, Span
 from serq.expand.walk import walk, walk_children
@@ -172,10 +172,16 @@ def _key(keys: tuple[ast.Expr, ...], within: Span, key: ast.Expr, name: ast.Name
 # -------------------------------------------------------------------- verification
 
 
-def keep_parsing_fixes(diagnostics: Iterable[Diagnostic], text: str, path: str) -> list[Diagnostic]:
+def keep_parsing_fixes(
+    diagnostics: Iterable[Diagnostic],
+    text: str,
+    path: str,
+    syntax: Callable[[str], Iterable[Diagnostic]] | None = None,
+) -> list[Diagnostic]:
     """`diagnostics`, each removal fix kept only when `text` (the file `path`) parses
     without an error once it is applied (a removal in another file is not kept); a
-    hidden read whose removal goes gets back its other fix, the attribute unhidden."""
+    hidden read whose removal goes gets back its other fix, the attribute unhidden.
+    `syntax(edited)` gives the syntax diagnostics of an edited text (default: a parse)."""
     from dataclasses import replace
 
     from serq.diagnostics import Severity
@@ -187,7 +193,8 @@ def keep_parsing_fixes(diagnostics: Iterable[Diagnostic], text: str, path: str) 
         edited = text
         for e in sorted(fix.edits, key=lambda e: e.span.start, reverse=True):
             edited = edited[: e.span.start] + e.replacement + edited[e.span.end :]
-        return not any(x.severity >= Severity.ERROR for x in parse(edited, path).diagnostics)
+        found = parse(edited, path).diagnostics if syntax is None else syntax(edited)
+        return not any(x.severity >= Severity.ERROR for x in found)
 
     out = []
     for d in diagnostics:
