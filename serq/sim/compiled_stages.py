@@ -48,25 +48,64 @@ INF = math.inf
 
 def reads_estimates(node: Any) -> bool:
     """Whether an online estimate (`est_*`, `price`) is read anywhere in the IR `node`."""
-    return _reads(node, ESTIMATES)
+    return not ESTIMATES.isdisjoint(observed(node))
 
 
 def reads_work(node: Any) -> bool:
     """Whether `work(s)` (the work left at a stage) is read anywhere in the IR `node`."""
-    return _reads(node, frozenset({"work"}))
+    return "work" in observed(node)
 
 
-def _reads(node: Any, names: frozenset[str]) -> bool:
+# the observables of the IR nodes walked lately, by id (the node kept: its id stays its
+# own): every run of a program asks again, and the walk is most of a short run's set-up
+_OBSERVED: dict[int, tuple[Any, frozenset[str]]] = {}
+_OBSERVED_KEPT = 64
+
+
+def observed(node: Any) -> frozenset[str]:
+    """The functions of the observables (`work`, `est_rho`, ...) read anywhere in the IR
+    `node`, in one walk (remembered for the nodes walked lately)."""
+    found = _OBSERVED.get(id(node))
+    if found is not None and found[0] is node:
+        return found[1]
+    names = frozenset(_observed(node))
+    if len(_OBSERVED) >= _OBSERVED_KEPT:
+        _OBSERVED.clear()
+    _OBSERVED[id(node)] = (node, names)
+    return names
+
+
+def _observed(node: Any) -> set[str]:
+    names: set[str] = set()
     stack = [node]
     while stack:
         item = stack.pop()
-        if isinstance(item, ir.expr.Observable) and item.func in names:
-            return True
-        if isinstance(item, tuple | list):
+        kind = type(item)
+        walk = _WALKS.get(kind)
+        if walk is None:
+            walk = _WALKS[kind] = _walk_of(kind)
+        if walk is _SEQUENCE:
             stack.extend(item)
-        elif is_dataclass(item) and not isinstance(item, type):
-            stack.extend(getattr(item, f.name) for f in fields(item))
-    return False
+        elif walk:
+            if walk[0] is _OBSERVABLE:
+                names.add(item.func)
+            stack.extend(getattr(item, name) for name in walk[1:])
+    return names
+
+
+# how `_observed` walks a node of a type: its items (a tuple or list), its fields (a
+# dataclass; an observable's first), or not at all
+_SEQUENCE, _OBSERVABLE = object(), object()
+_WALKS: dict[type, Any] = {}
+
+
+def _walk_of(kind: type) -> Any:
+    if issubclass(kind, tuple | list):
+        return _SEQUENCE
+    if is_dataclass(kind) and not issubclass(kind, type):
+        head = (_OBSERVABLE,) if issubclass(kind, ir.expr.Observable) else (None,)
+        return head + tuple(f.name for f in fields(kind))
+    return ()
 
 
 class Options:
