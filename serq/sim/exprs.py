@@ -16,6 +16,7 @@ import math
 import random
 import re
 from collections.abc import Callable, Sequence
+from types import CodeType
 from typing import Any
 
 from serq.diagnostics import Diagnostic, Span, codes
@@ -37,6 +38,21 @@ from serq.ir.expr import (
 )
 from serq.sim import draws
 from serq.sim.errors import SimError, out_of_domain
+
+# `lambda a: CODE` compiled, by CODE: a program's expressions are compiled again by every
+# run (each binds its own world's objects under the same names), Python's compiler only once
+_LAMBDAS: dict[str, CodeType] = {}
+_LAMBDAS_KEPT = 4096
+
+
+def _lambda_code(code: str) -> CodeType:
+    """The code object of `lambda a: {code}` (compiled once, then reused)."""
+    found = _LAMBDAS.get(code)
+    if found is None:
+        if len(_LAMBDAS) >= _LAMBDAS_KEPT:
+            _LAMBDAS.clear()
+        found = _LAMBDAS[code] = compile(f"lambda a: {code}", "<string>", "eval")
+    return found
 
 Fn = Callable[[Any], float]
 
@@ -177,7 +193,7 @@ class ExprCompiler:
         return name
 
     def _lambda(self, code: str) -> Fn:
-        return eval(f"lambda a: {code}", self.ns)  # noqa: S307 - our own generated code
+        return eval(_lambda_code(code), self.ns)  # noqa: S307 - our own generated code
 
     def _code(self, e: Expr) -> tuple[str, int]:
         code, depth = self._node(e)
