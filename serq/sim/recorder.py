@@ -278,15 +278,16 @@ class StatsRecorder:
         pool: int,
         times: list[float],
         used: list[float],
-        cached: float,
+        cached: list[float],
         queued: int,
         holders: int,
     ) -> None:
-        """`pool_state` at each of the increasing `times`, with `used[i]` units used at
-        `times[i]` and the other levels as given: the same sums, term by term."""
+        """`pool_state` at each of the increasing `times`, with `used[i]` units used and
+        `cached[i]` cached at `times[i]` and the other levels as given: the same sums,
+        term by term."""
         p = self._pools[pool]
         u, c, q, h = p.used, p.cached, p.queued, p.holders
-        for now, value in zip(times, used, strict=True):
+        for now, value, held in zip(times, used, cached, strict=True):
             since = u.since
             if now > since:
                 dt = now - since
@@ -296,7 +297,7 @@ class StatsRecorder:
                 h.area += h.value * dt
                 u.since = c.since = q.since = h.since = now
             u.value = value
-            c.value = cached
+            c.value = held
             q.value = queued
             h.value = holders
 

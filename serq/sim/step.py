@@ -1332,13 +1332,12 @@ class StepStage(StageBase):
     def _cross_quietly(self, ends: list[float], crossings: list[tuple], pool: Any) -> None:
         """`_end_span`'s crossings when they all grow one pool and no gauge reads the
         instants: the pool's level is recorded at each crossing's time, evicting first
-        where the cache must make room (`Pool.evict`, inline); the crossings that evict
-        nothing are told to the recorder together (`pool_states`), each at its time, as
-        `pool_state` would be."""
+        where the cache must make room (`Pool.evict`, inline); the levels are told to the
+        recorder together (`pool_states`), each at its time, as `pool_state` would be
+        (before an eviction that reads the clock or spills, those so far)."""
         engine = self.engine
         world = self.world
         recorder = self.recorder
-        state = recorder.pool_state
         index = pool.index
         cache = pool.cache
         cap = pool.cap
@@ -1346,43 +1345,54 @@ class StepStage(StageBase):
         holders = pool.n_holders
         check = world.check_invariants
         batch = None if check else getattr(recorder, "pool_states", None)
+        eager = batch is None  # each crossing told at once (the invariants checked at each)
+        if eager:
+            state = recorder.pool_state
+
+            def batch(
+                index: int, times: list, used: list, cached: list, queued: int, holders: int
+            ) -> None:
+                for t, u, c in zip(times, used, cached, strict=True):
+                    state(index, t, u, c, queued, holders)
+                    if check:
+                        pool.dirty = True
+                        world._flush_pools()
+
         timed = cache.keys or cache.on_evict is not None  # an eviction that reads the clock
         evict_to = cache.evict_to
         count = recorder.pool_count
         times: list[float] = []
         used: list[float] = []
+        cached: list[float] = []
         allocated = pool.allocated
+        total = cache.total
         for j, _, r, need in crossings:
             t = ends[j - 1]  # iteration j starts when j - 1 ends
             r.part.alloc += need
             allocated += need
-            total = cache.total
-            if allocated + total <= cap:
-                if batch is not None:  # fast path: no eviction; recorded with the others
-                    times.append(t)
-                    used.append(allocated)
-                    continue
-            else:
-                if times:
-                    batch(index, times, used, total, queued, holders)
-                    times, used = [], []
-                pool.allocated = allocated
+            if allocated + total > cap:
                 if timed:
+                    if times:
+                        batch(index, times, used, cached, queued, holders)
+                        times, used, cached = [], [], []
                     engine.now = t
+                pool.allocated = allocated
                 removed, units = evict_to(cap - allocated)  # counted at each, as one at a time
                 if units:
                     if removed:
                         count(index, "evicted_entries", removed)
                     count(index, "evicted_units", units)
                 total = cache.total
-            state(index, t, allocated, total, queued, holders)
-            if check:
+            times.append(t)
+            used.append(allocated)
+            cached.append(total)
+            if eager:
                 pool.allocated = allocated
-                pool.dirty = True
-                world._flush_pools()
+                batch(index, times, used, cached, queued, holders)
+                times, used, cached = [], [], []
         pool.allocated = allocated
         if times:
-            batch(index, times, used, cache.total, queued, holders)
+            batch(index, times, used, cached, queued, holders)
         pool.dirty = False
 
     def _end(self, scheduled: list[Resident]) -> None:
