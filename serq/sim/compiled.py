@@ -324,16 +324,6 @@ class CompiledWorld(World):
                     return origin
         return None
 
-    def settle_objects(self) -> None:
-        """The part of `World._settled` that belongs to pools and step engines: one pass
-        over the step stages (a session their plans made ready runs at the next event),
-        then the pools' levels."""
-        if self.steps:
-            from serq.sim.step import start_iterations
-
-            start_iterations(self.steps, self.engine)
-        self._flush_pools()
-
 
 class _Codegen:
     """Writes and compiles the source of one program's `_k_build`."""
@@ -1111,8 +1101,21 @@ class _Codegen:
             self.emit(indent, "while ready:")
             self.emit(indent + 1, "s = popleft()")
             self._resume(indent + 1, "s")
-        if world.steps:
-            self.emit(indent, "W.settle_objects()")
+        if world.steps:  # the part of `World._settled` for pools and step engines, inline
+            for stage in world.steps:  # `start_iterations`: one pass, in stage order
+                st = self.bind(stage, "_k_step")
+                self.emit(indent, f"if not {st}.busy and ({st}.residents or {st}.wants()):")
+                self.emit(indent + 1, "if (_k_heap[0][0] if _k_heap else _k_INF) > E.now:")
+                self.emit(indent + 2, f"{st}.start()")
+            state = self.bind(world.recorder.pool_state, "_k_pool_state")
+            for pool in world.pools:  # `World._flush_pools`
+                p = self.bind(pool, "_k_pool")
+                self.emit_all(indent, [
+                    f"if {p}.dirty:",
+                    f"    {p}.dirty = False",
+                    f"    {state}({pool.index}, E.now, {p}.allocated, {p}.cache.total,",
+                    f"        len({p}.queue) + len({p}.front), {p}.n_holders)",
+                ])
         elif world.pools:  # `World._flush_pools`, inline: the levels of the pools that changed
             for pool in world.pools:
                 self.emit_all(indent, ch.flush(self.bind(pool, "_k_pool")))
