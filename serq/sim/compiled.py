@@ -1110,12 +1110,15 @@ class _Codegen:
             state = self.bind(world.recorder.pool_state, "_k_pool_state")
             for pool in world.pools:  # `World._flush_pools`
                 p = self.bind(pool, "_k_pool")
-                self.emit_all(indent, [
-                    f"if {p}.dirty:",
-                    f"    {p}.dirty = False",
-                    f"    {state}({pool.index}, E.now, {p}.allocated, {p}.cache.total,",
-                    f"        len({p}.queue) + len({p}.front), {p}.n_holders)",
-                ])
+                self.emit_all(
+                    indent,
+                    [
+                        f"if {p}.dirty:",
+                        f"    {p}.dirty = False",
+                        f"    {state}({pool.index}, E.now, {p}.allocated, {p}.cache.total,",
+                        f"        len({p}.queue) + len({p}.front), {p}.n_holders)",
+                    ],
+                )
         elif world.pools:  # `World._flush_pools`, inline: the levels of the pools that changed
             for pool in world.pools:
                 self.emit_all(indent, ch.flush(self.bind(pool, "_k_pool")))

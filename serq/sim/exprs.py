@@ -54,6 +54,7 @@ def _lambda_code(code: str) -> CodeType:
         found = _LAMBDAS[code] = compile(f"lambda a: {code}", "<string>", "eval")
     return found
 
+
 Fn = Callable[[Any], float]
 
 _COMPARE = {"==", "!=", "<", "<=", ">", ">="}
