@@ -80,3 +80,49 @@ def test_a_large_eviction_takes_whole_blocks_from_the_oldest():
     """4112 units out of entries of 4000, 3000 and 40 with blocks of 16: the first entry
     goes whole (its last block as its rest), then 7 blocks of the second."""
     assert evicted([4000.0, 3000.0, 40.0], 2928.0, 16.0) == (1, 4112.0, [2888.0, 40.0], 2928.0)
+
+
+def _filled(units: list[float], block: float | None) -> Cache:
+    cache = Cache(Engine(), None, block)
+    for u in units:
+        cache.put(object(), u)
+    return cache
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_evict_along_is_evict_to_at_each_growth(seed: int) -> None:
+    """`Cache.evict_along` (a span's block crossings, all at once) leaves the entries, the
+    totals and the evictions that `evict_to` leaves when called at each growth that passes
+    the cap, as a span's crossings one at a time call it."""
+    rng = random.Random(seed)
+    block = rng.choice([None, 1.0, 16.0, 0.5, 2.5, 1 / 3])
+    scale = 16.0 if block is None else block
+    units = [
+        rng.choice([rng.randint(1, 40) * scale, rng.uniform(0.1, 40) * scale])
+        for _ in range(rng.randint(0, 6))
+    ]
+    cap = rng.choice([sum(units) + rng.uniform(0, 5) * scale, sum(units) / 2 + 1.0, 0.0, 3 * scale])
+    allocated = rng.choice([0.0, rng.randint(0, 5) * scale, rng.uniform(0, 3) * scale])
+    needs = [
+        rng.choice([scale, 2 * scale, rng.uniform(0, 2) * scale]) for _ in range(rng.randint(1, 12))
+    ]
+
+    stepped = _filled(units, block)
+    want_used, want_totals, want_evicted = [], [], []
+    level = allocated
+    for need in needs:
+        level += need
+        if level + stepped.total > cap:
+            removed, taken = stepped.evict_to(cap - level)
+            if taken:
+                want_evicted.append((removed, taken))
+        want_used.append(level)
+        want_totals.append(stepped.total)
+
+    batched = _filled(units, block)
+    used, totals, evictions = batched.evict_along(cap, allocated, needs)
+    assert (used, totals, evictions) == (want_used, want_totals, want_evicted)
+    assert [e.units for e in batched.entries.values()] == [
+        e.units for e in stepped.entries.values()
+    ]
+    assert batched.total == stepped.total
