@@ -151,11 +151,43 @@ class Cache:
 
     def evict_to(self, limit: float) -> tuple[int, float]:
         """Evict until the total is at most `limit`; returns (entries removed, units)."""
-        if not self.keys and self.on_evict is None:
-            return self._evict_lru(limit)  # fast path
         removed = 0
         units = 0.0
         entries = self.entries
+        if not self.keys and self.on_evict is None:
+            # fast path: LRU without a spill, `_victim` inlined (the oldest release first)
+            block = self.block
+            live = self.live
+            total = self.total
+            bound = limit + _EPS
+            while total > bound and entries:
+                entry = next(iter(entries.values()))
+                take = entry.units
+                if block is not None and take > block:
+                    # two blocks or more to take from this entry (checked by `_blocks`)
+                    k = _blocks(take, total, bound, block, units) if total - bound > block else 0
+                    if k:  # fast path: k blocks at once, the same exact whole numbers
+                        take = k * block
+                        entry.units -= take
+                        total -= take
+                        units += take
+                        continue
+                    take = block
+                    blocks = (total - bound) / block
+                    if blocks > BULK_BLOCKS:  # the blocks this entry loses, at once
+                        whole = math.ceil(blocks) * block if blocks < math.inf else math.inf
+                        take = min(entry.units, whole)
+                    entry.units -= take
+                else:
+                    entry.units -= take
+                    removed += 1
+                    del entries[entry.order]
+                    if entry.owner is not None:
+                        del live[entry.owner]
+                total -= take
+                units += take
+            self.total = total if entries else 0.0
+            return removed, units
         block = self.block
         if block is not None and (self.total - limit) / block > STEPPED_BLOCKS:
             raise SimError(
@@ -183,69 +215,6 @@ class Cache:
                     del self.live[entry.owner]
         if not entries:
             self.total = 0.0
-        return removed, units
-
-    def evict_along(
-        self, cap: float, allocated: float, needs: Sequence[float]
-    ) -> tuple[list[float], list[float], list[tuple[int, float]]]:
-        """An allocation of `allocated` units next to this cache (LRU, without a spill) grows
-        by each of `needs` in turn, under `cap`: after each growth that passes the cap with
-        the cache, the cache evicts down to what the allocation leaves (`evict_to`). The
-        allocation and the cache's total after each growth, and the (entries removed,
-        units) of each eviction that took units, in order."""
-        used: list[float] = []
-        totals: list[float] = []
-        evicted: list[tuple[int, float]] = []
-        total = self.total
-        evict = self._evict_lru
-        for need in needs:
-            allocated += need
-            if allocated + total > cap:
-                removed, units = evict(cap - allocated)
-                if units:
-                    evicted.append((removed, units))
-                total = self.total
-            used.append(allocated)
-            totals.append(total)
-        return used, totals, evicted
-
-    def _evict_lru(self, limit: float) -> tuple[int, float]:
-        """`evict_to` in LRU order without a spill: `_victim` inlined (the oldest release
-        first)."""
-        removed = 0
-        units = 0.0
-        entries = self.entries
-        block = self.block
-        live = self.live
-        total = self.total
-        bound = limit + _EPS
-        while total > bound and entries:
-            entry = next(iter(entries.values()))
-            take = entry.units
-            if block is not None and take > block:
-                # two blocks or more to take from this entry (checked by `_blocks`)
-                k = _blocks(take, total, bound, block, units) if total - bound > block else 0
-                if k:  # fast path: k blocks at once, the same exact whole numbers
-                    take = k * block
-                    entry.units -= take
-                    total -= take
-                    units += take
-                    continue
-                take = block
-                blocks = (total - bound) / block
-                if blocks > BULK_BLOCKS:  # the blocks this entry loses, at once
-                    whole = math.ceil(blocks) * block if blocks < math.inf else math.inf
-                    take = min(entry.units, whole)
-                entry.units -= take
-            else:
-                entry.units -= take
-                removed += 1
-                del entries[entry.order]
-                if entry.owner is not None:
-                    del live[entry.owner]
-            total -= take
-            units += take
-        self.total = total if entries else 0.0
         return removed, units
 
     def _victim(self) -> Entry:

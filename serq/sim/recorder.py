@@ -314,14 +314,6 @@ class StatsRecorder:
         else:
             self._pools[pool].counts[what] += amount
 
-    def pool_evictions(self, pool: int, evicted: list[tuple[int, float]]) -> None:
-        """`pool_count` of each eviction's entries (when any) and units, in order."""
-        counts = self._pools[pool].counts
-        for removed, units in evicted:
-            if removed:
-                counts["evicted_entries"] += removed
-            counts["evicted_units"] += units
-
     def iteration(
         self,
         stage: int,

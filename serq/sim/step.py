@@ -1334,8 +1334,7 @@ class StepStage(StageBase):
         instants: the pool's level is recorded at each crossing's time, evicting first
         where the cache must make room (`Pool.evict`, inline); the levels are told to the
         recorder together (`pool_states`), each at its time, as `pool_state` would be
-        (before an eviction that reads the clock or spills, those so far). An LRU cache
-        without a spill evicts for all the crossings in one call (`Cache.evict_along`)."""
+        (before an eviction that reads the clock or spills, those so far)."""
         engine = self.engine
         world = self.world
         recorder = self.recorder
@@ -1360,22 +1359,8 @@ class StepStage(StageBase):
                         world._flush_pools()
 
         timed = cache.keys or cache.on_evict is not None  # an eviction that reads the clock
-        count = recorder.pool_count
-        counts = getattr(recorder, "pool_evictions", None)
-        if not (timed or eager) and counts is not None:  # fast path: LRU, no spill, one batch
-            for _, _, r, need in crossings:
-                r.part.alloc += need
-            levels, totals, evicted = cache.evict_along(
-                cap, pool.allocated, [crossing[3] for crossing in crossings]
-            )
-            if evicted:  # counted at each, as one at a time
-                counts(index, evicted)
-            pool.allocated = levels[-1]
-            starts = [ends[crossing[0] - 1] for crossing in crossings]  # j starts as j - 1 ends
-            batch(index, starts, levels, totals, queued, holders)
-            pool.dirty = False
-            return
         evict_to = cache.evict_to
+        count = recorder.pool_count
         times: list[float] = []
         used: list[float] = []
         cached: list[float] = []
