@@ -1508,10 +1508,14 @@ def _first_three(item: tuple) -> tuple:
 def start_iterations(stages: list[StepStage], engine: Any) -> bool:
     """Start an iteration on every idle step stage that has something to plan, unless
     another event is pending at this instant (one pass, in stage order: a settle's
-    last step); True if any started."""
+    last step); True if any started. The pending event is looked for once, before the
+    pass: an iteration of cost 0 that a stage starts in it ends at this instant, and
+    does not keep the stages after it from starting (the reference; NOTES §18)."""
+    if engine.peek() <= engine.now:
+        return False
     started = False
     for stage in stages:
-        if not stage.busy and stage.wants() and engine.peek() > engine.now:
+        if not stage.busy and stage.wants():
             if stage.start():
                 started = True
     return started
