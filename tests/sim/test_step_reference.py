@@ -243,3 +243,14 @@ def test_an_iteration_of_cost_0_does_not_keep_another_engine_from_the_pass():
     theirs = pyserq.run(pyserq.compile(path))
     assert samples(ours, "done") == [(1, 2.0), (0, 3.0)]
     assert same(samples(ours, "done"), samples(theirs, "done"))
+
+
+def test_a_run_a_plan_starts_at_a_ps_stage_declared_above_the_engine_ends_on_time():
+    """Time passes at a ps stage by its discipline, whatever the order of declarations:
+    the run E's plan starts at L (declared above E) ends at 0.502, alone at ps(1000).
+    Both references schedule L's completion only at the next event, the end of the lease
+    at 3 (queue family program 3 of `fn main`, reduced; NOTES §18)."""
+    _, ours, path = run_both("x_ps_above_engine")
+    theirs = pyserq.run(pyserq.compile(path))
+    assert samples(ours, "got") == [(0, 0.502)]
+    assert same(samples(theirs, "got"), [(0, 3.002)])
