@@ -118,6 +118,9 @@ class StepStage(StageBase):
     __slots__ = (
         "name",
         "origin",
+        "budget_origin",
+        "cost_origin",
+        "chunk_origin",
         "budget",
         "cost",
         "chunk",
@@ -165,6 +168,10 @@ class StepStage(StageBase):
         assert isinstance(kind, ir.Step)
         self.name = stage.name if stage.index is None else f"{stage.name}[{stage.index}]"
         self.origin = stage.origin
+        # where a budget, cost or chunk outside its domain is reported: its expression
+        self.budget_origin = kind.budget_origin or stage.origin
+        self.cost_origin = kind.cost_origin or stage.origin
+        self.chunk_origin = kind.chunk_origin or stage.origin
         self.budget = compile_expr(kind.budget)[0]
         self.cost = compile_expr(kind.cost)[0]
         self.chunk = None if kind.chunk is None else compile_expr(kind.chunk)[0]
@@ -266,7 +273,7 @@ class StepStage(StageBase):
             return INF
         c = chunk(blank)
         if c != c:
-            raise out_of_domain(self.origin, f"the chunk of `{self.name}`", c, "a number")
+            raise out_of_domain(self.chunk_origin, f"the chunk of `{self.name}`", c, "a number")
         return c if c > 0 else INF
 
     def wants(self) -> bool:
@@ -377,7 +384,9 @@ class StepStage(StageBase):
         blank = self.blank
         budget = self.budget(blank)
         if not budget >= 0:  # 0 plans nothing: the stall rule's, not a domain error
-            raise out_of_domain(self.origin, f"the budget of `{self.name}`", budget, "at least 0")
+            raise out_of_domain(
+                self.budget_origin, f"the budget of `{self.name}`", budget, "at least 0"
+            )
         chunk = INF if self.chunk is None else self.cap(blank)
         self.planning = True
         self.left = budget
@@ -432,7 +441,7 @@ class StepStage(StageBase):
         c = self.cost(blank)
         if not c >= 0:  # the clock never runs backwards
             raise out_of_domain(
-                self.origin, f"the cost of an iteration of `{self.name}`", c, "at least 0"
+                self.cost_origin, f"the cost of an iteration of `{self.name}`", c, "at least 0"
             )
         self.busy = True
         self.batch = scheduled
