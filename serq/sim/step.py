@@ -208,7 +208,7 @@ class StepStage(StageBase):
         self._chunk = INF
         self._order = 0
         self._ordered: list[Resident] | None = None  # the residents by admission, kept
-        self.stalled: tuple[float, str] | None = None  # since when, and why, it plans nothing
+        self.stalled: tuple[float, str, Any] | None = None  # since when, why, where
 
     def bind(self, world: Any) -> None:
         """Attach the world, the memory pool and the pools whose queues this stage serves."""
@@ -402,7 +402,9 @@ class StepStage(StageBase):
         scheduled = self.scheduled
         if not scheduled and not self.preempted:
             if not self.admitted and self.stalled is None:
-                self.stalled = (engine.now, self._why_nothing(budget))
+                # a budget of 0 is the budget expression's doing; anything else the stage's
+                where = self.origin if budget > 0 else self.budget_origin
+                self.stalled = (engine.now, self._why_nothing(budget), where)
             return False
         self.stalled = None
         now = engine.now
