@@ -208,7 +208,7 @@ class StepStage(StageBase):
         self._chunk = INF
         self._order = 0
         self._ordered: list[Resident] | None = None  # the residents by admission, kept
-        self.stalled: tuple[float, str, Any] | None = None  # since when, why, where
+        self.stalled: tuple[float, float, Any] | None = None  # since when, budget, where
 
     def bind(self, world: Any) -> None:
         """Attach the world, the memory pool and the pools whose queues this stage serves."""
@@ -401,10 +401,12 @@ class StepStage(StageBase):
             self.planning = self.admitting = False
         scheduled = self.scheduled
         if not scheduled and not self.preempted:
-            if not self.admitted and self.stalled is None:
-                # a budget of 0 is the budget expression's doing; anything else the stage's
+            if not self.admitted:
+                # since the first plan of nothing; the budget and the place of the latest
+                # (a budget of 0 is the budget expression's doing; anything else the stage's)
+                since = engine.now if self.stalled is None else self.stalled[0]
                 where = self.origin if budget > 0 else self.budget_origin
-                self.stalled = (engine.now, self._why_nothing(budget), where)
+                self.stalled = (since, budget, where)
             return False
         self.stalled = None
         now = engine.now
@@ -494,7 +496,7 @@ class StepStage(StageBase):
         something to plan and no iteration runs; None when it is not stalled."""
         if self.stalled is None or self.busy or not self.wants():
             return None
-        return self.stalled[1]
+        return self._why_nothing(self.stalled[1])  # what it holds now, not when it stopped
 
     def _serve_order(self) -> list[Resident]:
         """The residents in the serve order: a list no one changes (a resident that leaves

@@ -175,6 +175,11 @@ def test_an_engine_stalled_while_arrivals_go_on_is_a_warning_with_the_report(tmp
     )
     assert "its budget is 0, so no token can be scheduled, from t = " in d.message
     assert report.ended == 0 and report.arrivals > 10
+    # what the engine holds at the end, not when it stopped: every later arrival waits
+    waiting = report.arrivals - 1
+    assert f"holds 1 resident (0 decoding, 1 prefilling) and {waiting} waiting sessions" in (
+        d.message
+    )
 
 
 def test_growths_that_wait_on_each_other_under_preempt_none_fail_at_the_stage():
