@@ -16,7 +16,8 @@ stages (tests/oracle/pool_family.py). Run by hand; the CI runs a sample of each
     PYTHONPATH=. python scripts/search_step.py --family serving ...   (two sides and the
         serving vocabulary, tests/oracle/serving_family.py; `--family queues`: queues,
         entries, pulls and links, queue_family.py; both compared on the whole report,
-        and with `--dialect random` statistically over `--seeds` seeds)
+        with `--dialect main` against pyserq 0.1.4, and with `--dialect random`
+        statistically over `--seeds` seeds)
 
 prints a line per program that does not simply agree and a tally; the programs that
 differ are written to OUT/<verdict>/g<k>.sq.

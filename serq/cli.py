@@ -425,11 +425,7 @@ def _expand(args: argparse.Namespace) -> int:
         report = {"kernel": kernel_text, "diagnostics": [to_json(d) for d in diagnostics]}
         print(json.dumps(report, indent=2))
     else:
-        for d in diagnostics:  # an expansion error may lie in a `use`d library
-            if d.span.file not in sources:
-                library = api.read_source(d.span.file)
-                if isinstance(library, str):
-                    sources[d.span.file] = library
+        _library_sources(sources, diagnostics)  # an expansion error may lie in a `use`d one
         color = {"auto": None, "always": True, "never": False}[args.color]
         print_diagnostics(diagnostics, sources, file=sys.stderr, color=color)
         if kernel_text is not None:
@@ -460,11 +456,7 @@ def _ir(args: argparse.Namespace) -> int:
             text = printed
     sources = {path: loaded}
     _override_sources(sources, sets, defs)
-    for d in diagnostics:  # an error may lie in a `use`d library
-        if d.span.file not in sources:
-            library = api.read_source(d.span.file)
-            if isinstance(library, str):
-                sources[d.span.file] = library
+    _library_sources(sources, diagnostics)
     print_diagnostics(diagnostics, sources, file=sys.stderr, color=_color(args))
     if text is not None:
         sys.stdout.write(text + "\n")
@@ -535,6 +527,15 @@ def _run(args: argparse.Namespace) -> int:
     if args.claims_fail and report.claims_failed():
         return EXIT_CLAIMS
     return EXIT_OK
+
+
+def _library_sources(sources: dict[str, str], diagnostics: list[Diagnostic]) -> None:
+    """Add the texts of the `use`d libraries that `diagnostics` point into."""
+    for d in diagnostics:
+        if d.span.file not in sources:
+            library = api.read_source(d.span.file)
+            if isinstance(library, str):
+                sources[d.span.file] = library
 
 
 def _override_sources(sources: dict[str, str], sets: dict, defs: dict) -> None:

@@ -13,7 +13,6 @@ an `E-internal` diagnostic.
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Callable, Iterator
 from functools import cached_property
 from typing import TYPE_CHECKING, Any
@@ -83,16 +82,7 @@ class Analysis:
 
         version = self.version
         layout = version.layout
-        known = {
-            os.path.normcase(os.path.abspath(p)): result
-            for _, read, _ in version.libraries.values()
-            for p, result in read
-        }
-
-        def cached(path: str):
-            found = known.get(os.path.normcase(os.path.abspath(path)))
-            return found if found is not None else load(path)
-
+        cached = version.loader(load)  # the libraries as this version read them
         uses = sorted(layout.index_of(unit) for unit, _, _ in version.libraries.values())
         pieces = [_piece(layout, i) for i in uses]
         return UnitIndex(layout, version.names, library_pieces(layout.file, pieces, cached))

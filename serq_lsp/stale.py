@@ -16,34 +16,10 @@ from __future__ import annotations
 
 from lsprotocol import types
 
+from serq.syntax.layout import common_prefix, common_suffix
 from serq_lsp.analysis import Analysis
 
 _LINE_BREAKS = "\r\n"
-
-
-def _common_prefix(a: str, b: str) -> int:
-    """The length of the longest common prefix of `a` and `b`."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:  # invariant: a[:lo] == b[:lo], and a[:hi + 1] != b[:hi + 1] past hi
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def _common_suffix(a: str, b: str, limit: int) -> int:
-    """The length (at most `limit`) of the longest common suffix of `a` and `b`."""
-    lo, hi = 0, limit
-    na, nb = len(a), len(b)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[na - mid : na - lo] == b[nb - mid : nb - lo]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
 
 
 def _utf16(text: str) -> int:
@@ -84,8 +60,8 @@ class View:
         self.current = old is text or old == text
         if self.current:
             return
-        p = _common_prefix(old, text)
-        s = _common_suffix(old, text, min(len(old), len(text)) - p)
+        p = common_prefix(old, text)
+        s = common_suffix(old, text, min(len(old), len(text)) - p)
         # never cut a line break in two: a `\r\n` lies wholly in or out of the region
         while p > 0 and old[p - 1] in _LINE_BREAKS:
             p -= 1

@@ -18,7 +18,7 @@ from typing import Any
 from serq.incremental.names import Names
 from serq.incremental.summary import Summary, summarize, summarize_use
 from serq.syntax import ast
-from serq.syntax.layout import Layout, Unit
+from serq.syntax.layout import Layout, Unit, common_prefix, common_suffix
 from serq.syntax.scanner import FN_CLOSE, FN_HEAD
 
 Loader = Callable[[str], Any]
@@ -112,23 +112,9 @@ def summary_of(unit: Unit, file: str, libraries: Libraries, load: Loader) -> Sum
 def _common(a: list[Unit], b: list[Unit]) -> tuple[int, int, int]:
     """The extent of the units `a` and `b` do not share at either end: `a[first:a_stop]`
     and `b[first:b_stop]` (list comparisons in C, units compared by identity)."""
-    lo, hi = 0, min(len(a), len(b))
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[lo:mid] == b[lo:mid]:
-            lo = mid
-        else:
-            hi = mid - 1
-    first = lo
-    lo, hi = 0, min(len(a), len(b)) - first
-    na, nb = len(a), len(b)
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if a[na - mid : na - lo] == b[nb - mid : nb - lo]:
-            lo = mid
-        else:
-            hi = mid - 1
-    return first, na - lo, nb - lo
+    first = common_prefix(a, b)
+    last = common_suffix(a, b, min(len(a), len(b)) - first)
+    return first, len(a) - last, len(b) - last
 
 
 def _read_libraries(unit: Unit, file: str, load: Loader) -> tuple[tuple, frozenset[str]]:

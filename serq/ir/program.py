@@ -233,9 +233,11 @@ class Fifo:
 
 @dataclass(frozen=True, slots=True)
 class Ps:
-    """ps (capacity)"""
+    """ps (capacity); `origin` is the capacity expression's span, where a run-time
+    capacity that is not positive is reported."""
 
     capacity: Expr
+    origin: Span | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -246,13 +248,17 @@ class Delay:
 @dataclass(frozen=True, slots=True)
 class Step:
     """step { budget; cost; [chunk;] [serve;] [memory POOL;] }: `chunk` None is no cap,
-    `memory` a pool member."""
+    `memory` a pool member. The `*_origin` spans are the expressions', where a run-time
+    value outside its domain is reported (None: the stage's name)."""
 
     budget: Expr
     cost: Expr
     chunk: Expr | None
     serve: By | ExclusivePrefill
     memory: int | None
+    budget_origin: Span | None = None
+    cost_origin: Span | None = None
+    chunk_origin: Span | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -261,7 +261,7 @@ class _Lowering:
                 servers = self.r.whole(kind.servers, what, low=1) or 1
             lowered = ir.Fifo(servers)
         elif isinstance(kind, ast.Ps):
-            lowered = ir.Ps(self.r.expr(kind.capacity))
+            lowered = ir.Ps(self.r.expr(kind.capacity), kind.capacity.span)
             folded = arith.fold(lowered.capacity)
             if folded is not None and not folded > 0:  # a capacity that reads nothing
                 what = f"the capacity of ps stage `{name}`"
@@ -284,11 +284,14 @@ class _Lowering:
         chunk: ir.Expr | None = None
         serve: ir.By | ir.ExclusivePrefill = ir.By(())
         memory: Family | None = None
+        spans: dict[str, Span] = {}
         for option in kind.options:
             if not isinstance(option, ast.Option):
                 self.broken = True
                 continue
             key, value = option.key, option.value
+            if value is not None:
+                spans[key] = value.span
             if key == "budget" and value is not None:
                 budget = self.r.expr(value)
                 folded = arith.fold(budget)
@@ -328,7 +331,16 @@ class _Lowering:
                 help="write `cost EXPR;` in its `step { }`: the time of an iteration",
             )
         budget = budget or ir.Num(math.inf)  # no budget: no limit on an iteration's tokens
-        step = ir.Step(budget, cost or ir.Num(0.0), chunk, serve, None)
+        step = ir.Step(
+            budget,
+            cost or ir.Num(0.0),
+            chunk,
+            serve,
+            None,
+            spans.get("budget"),
+            spans.get("cost"),
+            spans.get("chunk"),
+        )
         return step, memory
 
     def family(self, ident: ast.Ident, kind: str, owner: Family, option: str) -> Family | None:

@@ -280,8 +280,9 @@ def _ps_rate(st: str, present: str, const: float | str | None) -> list[str]:
     capacity, which reads `E.present` (else read at run time)."""
     if isinstance(const, str):
         return [f"E.present = float({present})", f"{st}.rate = ({const}) / {present}"]
-    if const is not None:
-        return [f"{st}.rate = {const!r} / {present}"]
+    if const is not None:  # a positive number, inf included (`ps(inf)`: no time at all)
+        number = "_k_INF" if const == math.inf else repr(float(const))
+        return [f"{st}.rate = {number} / {present}"]
     return [
         f"c = {st}.phi_const",
         f"{st}.rate = c / {present} if c is not None else {st}._rate({present})",
@@ -426,7 +427,12 @@ def _make_class(base: type, o: Options) -> type:
             "",
         ]
     )
-    namespace: dict[str, Any] = {"_k_push": heappush, "_k_heapify": heapify, "_k_pop": heappop}
+    namespace: dict[str, Any] = {
+        "_k_push": heappush,
+        "_k_heapify": heapify,
+        "_k_pop": heappop,
+        "_k_INF": math.inf,
+    }
     exec(compile(source, f"<serq-stage-{base.__name__}>", "exec"), namespace)  # noqa: S102
     return type(
         f"Compiled{base.__name__}",

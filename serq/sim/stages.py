@@ -451,7 +451,7 @@ def build_stage(
         phi, const = compile_capacity(kind.capacity)
         ps = PsStage(index, engine, recorder, wake, phi, pending)
         ps.phi_const = const
-        ps.origin = stage.origin
+        ps.origin = kind.origin or stage.origin
         ps.name = stage.name if stage.index is None else f"{stage.name}[{stage.index}]"
         return ps
     if isinstance(kind, Step):

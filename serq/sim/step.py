@@ -118,6 +118,9 @@ class StepStage(StageBase):
     __slots__ = (
         "name",
         "origin",
+        "budget_origin",
+        "cost_origin",
+        "chunk_origin",
         "budget",
         "cost",
         "chunk",
@@ -165,6 +168,10 @@ class StepStage(StageBase):
         assert isinstance(kind, ir.Step)
         self.name = stage.name if stage.index is None else f"{stage.name}[{stage.index}]"
         self.origin = stage.origin
+        # where a budget, cost or chunk outside its domain is reported: its expression
+        self.budget_origin = kind.budget_origin or stage.origin
+        self.cost_origin = kind.cost_origin or stage.origin
+        self.chunk_origin = kind.chunk_origin or stage.origin
         self.budget = compile_expr(kind.budget)[0]
         self.cost = compile_expr(kind.cost)[0]
         self.chunk = None if kind.chunk is None else compile_expr(kind.chunk)[0]
@@ -201,7 +208,7 @@ class StepStage(StageBase):
         self._chunk = INF
         self._order = 0
         self._ordered: list[Resident] | None = None  # the residents by admission, kept
-        self.stalled: tuple[float, str] | None = None  # since when, and why, it plans nothing
+        self.stalled: tuple[float, float, Any] | None = None  # since when, budget, where
 
     def bind(self, world: Any) -> None:
         """Attach the world, the memory pool and the pools whose queues this stage serves."""
@@ -266,7 +273,7 @@ class StepStage(StageBase):
             return INF
         c = chunk(blank)
         if c != c:
-            raise out_of_domain(self.origin, f"the chunk of `{self.name}`", c, "a number")
+            raise out_of_domain(self.chunk_origin, f"the chunk of `{self.name}`", c, "a number")
         return c if c > 0 else INF
 
     def wants(self) -> bool:
@@ -377,7 +384,9 @@ class StepStage(StageBase):
         blank = self.blank
         budget = self.budget(blank)
         if not budget >= 0:  # 0 plans nothing: the stall rule's, not a domain error
-            raise out_of_domain(self.origin, f"the budget of `{self.name}`", budget, "at least 0")
+            raise out_of_domain(
+                self.budget_origin, f"the budget of `{self.name}`", budget, "at least 0"
+            )
         chunk = INF if self.chunk is None else self.cap(blank)
         self.planning = True
         self.left = budget
@@ -392,8 +401,12 @@ class StepStage(StageBase):
             self.planning = self.admitting = False
         scheduled = self.scheduled
         if not scheduled and not self.preempted:
-            if not self.admitted and self.stalled is None:
-                self.stalled = (engine.now, self._why_nothing(budget))
+            if not self.admitted:
+                # since the first plan of nothing; the budget and the place of the latest
+                # (a budget of 0 is the budget expression's doing; anything else the stage's)
+                since = engine.now if self.stalled is None else self.stalled[0]
+                where = self.origin if budget > 0 else self.budget_origin
+                self.stalled = (since, budget, where)
             return False
         self.stalled = None
         now = engine.now
@@ -432,7 +445,7 @@ class StepStage(StageBase):
         c = self.cost(blank)
         if not c >= 0:  # the clock never runs backwards
             raise out_of_domain(
-                self.origin, f"the cost of an iteration of `{self.name}`", c, "at least 0"
+                self.cost_origin, f"the cost of an iteration of `{self.name}`", c, "at least 0"
             )
         self.busy = True
         self.batch = scheduled
@@ -483,7 +496,7 @@ class StepStage(StageBase):
         something to plan and no iteration runs; None when it is not stalled."""
         if self.stalled is None or self.busy or not self.wants():
             return None
-        return self.stalled[1]
+        return self._why_nothing(self.stalled[1])  # what it holds now, not when it stopped
 
     def _serve_order(self) -> list[Resident]:
         """The residents in the serve order: a list no one changes (a resident that leaves
@@ -1518,10 +1531,14 @@ def _first_three(item: tuple) -> tuple:
 def start_iterations(stages: list[StepStage], engine: Any) -> bool:
     """Start an iteration on every idle step stage that has something to plan, unless
     another event is pending at this instant (one pass, in stage order: a settle's
-    last step); True if any started."""
+    last step); True if any started. The pending event is looked for once, before the
+    pass: an iteration of cost 0 that a stage starts in it ends at this instant, and
+    does not keep the stages after it from starting (the reference; NOTES §18)."""
+    if engine.peek() <= engine.now:
+        return False
     started = False
     for stage in stages:
-        if not stage.busy and stage.wants() and engine.peek() > engine.now:
+        if not stage.busy and stage.wants():
             if stage.start():
                 started = True
     return started

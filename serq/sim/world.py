@@ -208,11 +208,12 @@ class World:
             why = stage.stall()
             if why is None:
                 continue
+            since, _, where = stage.stalled
             if quiet:
                 raise SimError(
-                    stage.origin, f"{why}; no event is pending, so the run can never move again"
+                    where, f"{why}; no event is pending, so the run can never move again"
                 )
-            self.stalls.append((stage.origin, stage.stalled[0], why))
+            self.stalls.append((where, since, why))
         if quiet and self.live:
             self._stalled()
 

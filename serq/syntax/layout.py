@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -443,8 +443,9 @@ def _lone_returns(text: str, start: int, end: int) -> int:
     return len(_LONE_RETURN.findall(text, max(0, start - 1), min(len(text), end + 1)))
 
 
-def common_prefix(a: str, b: str) -> int:
-    """The length of the longest common prefix of `a` and `b` (halving, comparisons in C)."""
+def common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
+    """The length of the longest common prefix of the strings or lists `a` and `b`
+    (halving, comparisons in C)."""
     lo, hi = 0, min(len(a), len(b))
     while lo < hi:  # invariant: a[:lo] == b[:lo], and a[:hi + 1] != b[:hi + 1] past hi
         mid = (lo + hi + 1) // 2
@@ -455,8 +456,9 @@ def common_prefix(a: str, b: str) -> int:
     return lo
 
 
-def common_suffix(a: str, b: str, limit: int) -> int:
-    """The length (at most `limit`) of the longest common suffix of `a` and `b`."""
+def common_suffix(a: Sequence[Any], b: Sequence[Any], limit: int) -> int:
+    """The length (at most `limit`) of the longest common suffix of the strings or lists
+    `a` and `b`."""
     lo, hi = 0, limit
     na, nb = len(a), len(b)
     while lo < hi:

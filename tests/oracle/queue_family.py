@@ -20,6 +20,16 @@ a think `tool`, and `end`.
 `program(k)` is deterministic (a batch, a constant renewal, per-session constants), so
 that it agrees with the reference exactly; `program(k, "random")` draws its arrivals and
 turns, for the statistical comparison (`differential.compare_statistics`).
+`program(k, "main")` writes the same choices in the `fn main() { }` dialect of
+serq-workload.txt, as pyserq 0.1.4 takes it (`--dialect main`): the declarations inside
+`fn main`, the server `{ gw.route(); }` run by the session's `turn;`, every kernel quantity
+in its resource's unit (`hold kv (cost(kv, n))`, `run (cost(P, w))`), one pool a hold
+with a cache (the slot's hold around the KV's, the KV pool the one its engine admits), no
+run of negative work, no iteration of cost 0, `def f(x) { e }`, `sent` for the
+attribute `arrived` (0.1.4 keeps that name) and no `run` block (`// horizon: N`).
+There the decoder's engine admits the KV hold of `decode (prompt) from src`, so the read
+starts in its plan, at a NIC or link declared above the engine, which both references
+end only at the next event (tests/sim/NOTES.md §18): such a program may differ there.
 """
 
 from __future__ import annotations
@@ -40,6 +50,8 @@ STEP_COSTS = (
     " + 0.00000000402 * attention",
 )
 SERVES = ("", "", "serve decode first;", "serve by (remaining);", "serve exclusive prefill;")
+SPEEDS = ("0.001", "0.01", "0", "0.5")  # seconds per token of a plain stage
+DECODE_SPEEDS = ("0.01", "0.5", "0")
 PLAIN = ("fifo", "fifo(2)", "ps(1)", "ps(min(present, 2))", "delay")
 LEASES = ("inf", "inf", "inf", "0", "2.5", "30")
 LATENCIES = ("0", "0.001", "0.5", "x0", "2 * x0")
@@ -52,9 +64,10 @@ NICS += ("ps(7.5)", "ps(0.5)", "ps(0.5 * 400)")
 class _Queues:
     """The choices of one program, drawn from `r`."""
 
-    def __init__(self, r: random.Random, det: bool) -> None:
+    def __init__(self, r: random.Random, det: bool, main: bool = False) -> None:
         self.r = r
         self.det = det
+        self.main = main
         self.np = r.choice((1, 1, 2, 2, 3))
         self.nd = r.choice((1, 2, 2, 3))
         self.size_p = r.choice(("NP", str(self.np)))
@@ -64,6 +77,33 @@ class _Queues:
         self.read = r.choice(("pull", "pull", "pull", "links", "entry"))
         self.local = r.choice(("n < 150", "n < 150", "0", "1", "serial == 1", "K > 0"))
         self.arrived_pool = self.d_step and r.random() < 0.6
+        # the pool of requests whose KV arrived (0.1.4 keeps the name `arrived`)
+        self.parked = "parked" if main else "arrived"
+
+    def u(self, resource: str, e: str) -> str:
+        """`e` as a quantity of `resource`: `cost(resource, e)` in the `fn main` dialect."""
+        return f"cost({resource}, {e})" if self.main else e
+
+    def hold(
+        self, outer: tuple[str, str, str], inner: tuple[str, str, str], rest: str, indent: str
+    ) -> tuple[list[str], list[str]]:
+        """The head and tail lines of a hold on two pools, each `(pool, units, reserve)`
+        (`rest` the inner pool's reuse and `at admission`): one hold of both pools, the
+        outer first, or in the `fn main` dialect the outer pool's hold around the inner's
+        (0.1.4 takes a hold with a cache over one pool); the caller closes the body with
+        the tail and its `cache`/`lease` clause."""
+        (op, ou, orr), (ip, iu, ir) = outer, inner
+        if not self.main:
+            first = f"{op} ({ou}){f' reserve ({orr})' if orr else ''}"
+            second = f"{ip} ({iu}){f' reserve ({ir})' if ir else ''}"
+            return [f"{indent}hold {first}, {second}{rest} {{"], []
+        head = [
+            f"{indent}hold {op} ({self.u(op, ou)})"
+            f"{f' reserve ({self.u(op, orr)})' if orr else ''} {{",
+            f"{indent}  hold {ip} ({self.u(ip, iu)})"
+            f"{f' reserve ({self.u(ip, ir)})' if ir else ''}{rest} {{",
+        ]
+        return head, [f"{indent}}}"]
 
     def step(self, name: str, decode: bool) -> str:
         r = self.r
@@ -76,17 +116,25 @@ class _Queues:
         if budget == "inf" and "residents" in chunk:
             budget = "512"
         serve = r.choice(SERVES) if decode else r.choice(("", "serve by (-admission);"))
-        return (
-            f"  serve step {{ budget {budget}; cost {r.choice(STEP_COSTS)}; {chunk}"
-            f" {serve} memory kv; }}"
-        )
+        cost = r.choice(STEP_COSTS)
+        if self.main and cost == "0":  # 0.1.4 refuses an iteration of no time
+            cost = "0.5"
+        return f"  serve step {{ budget {budget}; cost {cost}; {chunk} {serve} memory kv; }}"
 
-    def kv(self) -> str:
+    def kv(self, via: str = "") -> str:
+        """The queue's KV pool; `via` its `admit via` (the `fn main` dialect's engine
+        admits the KV's hold, the innermost)."""
         r = self.r
         cap = r.choice(("1000 * bs", "40 * bs", "12 * bs", "inf", "300.5"))
         evict = r.choice(("evict lru;", "evict lru;", "evict by (-size);", "evict by (age, last);"))
         preempt = r.choice(("preempt lifo;", "preempt lifo;", "preempt none;"))
-        return f"  pool kv {{ cap {cap}; block bs; {evict} {preempt} }}"
+        via = f" admit via {via};" if via and self.main else ""
+        return f"  pool kv {{ cap {cap}; block bs; {evict} {preempt}{via} }}"
+
+    def via(self, stage: str, engine: bool) -> str:
+        """A slot pool's `admit via` clause: the engine's queue in the items dialect; in
+        `fn main` the KV pool's (`kv`)."""
+        return f" admit via {stage};" if engine and not self.main else ""
 
     def gateway(self) -> list[str]:
         r = self.r
@@ -117,7 +165,7 @@ class _Queues:
             "    set prompt = K + n;",
         ]
         if served:
-            route.append(f"    run ({r.choice(('0', '0.001', '0.25', 'n / 1000'))});")
+            route.append(f"    run ({self.u('gw', r.choice(('0', '0.001', '0.25', 'n / 1000')))});")
         route += [
             f"    choose i in {self.size_p} by ({key_p});",
             f"    choose j in ND by ({key_d});",
@@ -140,31 +188,44 @@ class _Queues:
         r = self.r
         lines = [f"queue P[{self.size_p}] : prefill {{"]
         if self.p_step:
-            lines.append(f"  pool reqs {{ cap {r.choice(('16', '1', '2', '4'))}; admit via P; }}")
+            lines.append(
+                f"  pool reqs {{ cap {r.choice(('16', '1', '2', '4'))};{self.via('P', True)} }}"
+            )
         else:
             lines.append(f"  pool reqs {{ cap {r.choice(('16', '1', '2', 'inf'))}; }}")
-        lines.append(self.kv())
+        lines.append(self.kv("P" if self.p_step else ""))
         if self.p_step:
             lines.append(self.step("P", decode=False))
         else:
             lines.append(f"  serve {r.choice(PLAIN)};")
         if self.read == "pull":
             lines.append(f"  nic {r.choice(NICS)};")
-        reserve = r.choice((" reserve (prompt)", " reserve (prompt)", "", " reserve (0)"))
+        reserve = r.choice(("prompt", "prompt", "", "0"))
+        # the work left after the hit: 0.1.4 refuses a run of negative work, which serq
+        # and 0.1.2 run as no work
+        left = "max(prompt - c, 0)" if self.main else "prompt - c"
         if self.p_step:
             units = r.choice(("min(prompt, hit + budget_left(P))", "hit + 1", "prompt"))
-            run = "prefill (prompt - c) growing kv;"
+            run = f"prefill ({left}) growing kv;"
         else:
             units = r.choice(("prompt", "min(prompt, hit + 8)", "hit"))
-            run = f"run ((prompt - c) * {r.choice(('0.001', '0.01', '0', '0.5'))});"
+            run = f"run ({self.u('P', f'({left}) * {r.choice(SPEEDS)}')});"
         lease = r.choice(LEASES)
+        cache = self.u("kv", r.choice(("prompt", "prompt", "0", "inf", "prompt - 1")))
+        head, tail = self.hold(
+            ("reqs", "1", ""),
+            ("kv", units, reserve),
+            "\n         at admission (hit = min(cachedin(kv), reusable(prompt, bs)))",
+            "    ",
+        )
+        inner = "  " if self.main else ""
         lines += [
             "  prefill (prompt) {",
-            f"    hold reqs (1), kv ({units}){reserve}",
-            "         at admission (hit = min(cachedin(kv), reusable(prompt, bs))) {",
-            "      set c = cached;",
-            f"      {run}",
-            f"    }} cache ({r.choice(('prompt', 'prompt', '0', 'inf', 'prompt - 1'))}) lease kv ({lease});",
+            *head,
+            f"    {inner}  set c = cached;",
+            f"    {inner}  {run}",
+            f"    {inner}}} cache ({cache}) lease kv ({lease});",
+            *tail,
             "    mark prefilled;",
             "  }",
             "}",
@@ -174,41 +235,42 @@ class _Queues:
     def decode_queue(self) -> list[str]:
         r = self.r
         lines = ["queue D[ND] : decode {"]
-        via = " admit via D;" if self.d_step else ""
+        via = self.via("D", self.d_step)
         if self.arrived_pool:
-            lines.append(f"  pool arrived {{ cap {r.choice(('4', '1', '2'))};{via} }}")
+            lines.append(f"  pool {self.parked} {{ cap {r.choice(('4', '1', '2'))};{via} }}")
         lines.append(f"  pool reqs {{ cap {r.choice(('4', '1', '8', 'inf'))};{via} }}")
-        lines.append(self.kv())
+        lines.append(self.kv("D" if self.d_step else ""))
         if self.d_step:
             lines.append(self.step("D", decode=True))
         else:
             lines.append(f"  serve {r.choice(PLAIN)};")
         if self.read == "pull":
             lines.append(f"  nic {r.choice(NICS)};")
-        slot = "arrived" if self.arrived_pool else "reqs"
+        slot = self.parked if self.arrived_pool else "reqs"
+        inner = "  " if self.main else ""  # the body of a hold nested in the slot's
         if self.d_step:
             local_units = r.choice(("min(prompt, budget_left(D))", "prompt", "1"))
             local_body = [
-                "      prefill (prompt) growing kv;",
-                "      mark first_token;",
-                "      decode (o - 1) growing kv;",
+                "prefill (prompt) growing kv;",
+                "mark first_token;",
+                "decode (o - 1) growing kv;",
             ]
             remote_body = [
-                "        prefill (1) growing kv;",
-                "        mark first_token;",
-                "        decode (o - 1) growing kv;",
+                "prefill (1) growing kv;",
+                "mark first_token;",
+                "decode (o - 1) growing kv;",
             ]
         else:
             w = r.choice(("0.001", "0.01", "0"))
             local_units = r.choice(("prompt", "prompt + 1", "0"))
             local_body = [
-                f"      run (prompt * {w});",
-                "      mark first_token;",
-                f"      run ((o - 1) * {r.choice(('0.01', '0.5', '0'))});",
+                f"run ({self.u('D', f'prompt * {w}')});",
+                "mark first_token;",
+                f"run ({self.u('D', f'(o - 1) * {r.choice(DECODE_SPEEDS)}')});",
             ]
             remote_body = [
-                "        mark first_token;",
-                f"        run ((o - 1) * {r.choice(('0.01', '0.5', '0'))});",
+                "mark first_token;",
+                f"run ({self.u('D', f'(o - 1) * {r.choice(DECODE_SPEEDS)}')});",
             ]
         if self.read == "pull":
             read = "transfer (prompt) from src to kv (prompt - 1);"
@@ -216,22 +278,42 @@ class _Queues:
             read = "transfer on E[src], I[self] (prompt) from src to kv (prompt - 1);"
         else:
             read = "L[self].transfer(prompt) from src to kv (prompt - 1);"
+        local_cache = self.u("kv", r.choice(("prompt + o", "prompt + o", "0", "prompt")))
+        remote_cache = self.u("kv", r.choice(("prompt + o", "prompt + o", "inf", "prompt")))
+        local_head, local_tail = self.hold(
+            ("reqs", "1", ""), ("kv", local_units, "prompt"), "", "    "
+        )
+        if self.main:  # the slot's reservation around the KV's hold
+            remote_head, remote_tail = self.hold(
+                (slot, "0", "1"),
+                ("kv", "prompt", "prompt"),
+                f" reuse ({self.u('kv', '0')})",
+                "    ",
+            )
+        else:
+            remote_head = [
+                f"    hold kv (prompt) reserve (prompt), {slot} (0) reserve (1) reuse (0) {{"
+            ]
+            remote_tail = []
+        body = "      " + inner
         lines += [
             "  decode (prompt) {",
-            f"    hold reqs (1), kv ({local_units}) reserve (prompt) {{",
-            *local_body,
-            "      set known = prompt + o;",
-            f"    }} cache ({r.choice(('prompt + o', 'prompt + o', '0', 'prompt'))});",
+            *local_head,
+            *(body + x for x in local_body),
+            f"{body}set known = prompt + o;",
+            f"    {inner}}} cache ({local_cache});",
+            *local_tail,
             "  }",
             "  decode (prompt) from src {",
-            f"    hold kv (prompt) reserve (prompt), {slot} (0) reserve (1) reuse (0) {{",
-            f"      {read}",
-            "      mark kv_in;",
-            f"      hold {slot} (1) {{",
-            *remote_body,
-            "      }",
-            "      set known = prompt;",
-            f"    }} cache ({r.choice(('prompt + o', 'prompt + o', 'inf', 'prompt'))});",
+            *remote_head,
+            f"{body}{read}",
+            f"{body}mark kv_in;",
+            f"{body}hold {slot} ({self.u(slot, '1')}) {{",
+            *(body + "  " + x for x in remote_body),
+            f"{body}}}",
+            f"{body}set known = prompt;",
+            f"    {inner}}} cache ({remote_cache});",
+            *remote_tail,
             "  }",
             "}",
         ]
@@ -251,7 +333,7 @@ class _Queues:
             return [
                 "queue L[ND] : link {",
                 f"  serve {r.choice(('ps(1000)', 'fifo', 'delay', 'ps(0.5 * 20)'))};",
-                f"  transfer (n) {{ run (n * {r.choice(('0.001', '0.01', '0'))}); }}",
+                f"  transfer (n) {{ run ({self.u('L', f'n * {r.choice(SPEEDS[:3])}')}); }}",
                 "}",
             ]
         share = r.choice(("maxmin", "bottleneck"))
@@ -261,10 +343,12 @@ class _Queues:
 
 def program(k: int, dialect: str = "det") -> str:
     """The k-th program of the family from its seed alone: deterministic (`det`, or its
-    alias `items`) or drawing its arrivals and turns (`random`)."""
-    det = dialect in ("det", "items")
+    alias `items`), drawing its arrivals and turns (`random`), or deterministic in the
+    `fn main` dialect (`main`; the module docstring)."""
+    main = dialect == "main"
+    det = dialect in ("det", "items", "main")
     r = random.Random(9_176_543 * k + 11)
-    q = _Queues(r, det)
+    q = _Queues(r, det, main)
     n = r.randint(1, 6)
     lets = [
         f"let NP = {q.np};",
@@ -272,9 +356,10 @@ def program(k: int, dialect: str = "det") -> str:
         f"let bs = {q.bs};",
         f"let x0 = {r.choice(('0.002', '0', '0.25'))};",
     ]
-    defs = [
-        "def reusable(p, b) = floor((p - 1) / b) * b;",
-    ]
+    if main:
+        defs = ["def reusable(p, b) { floor((p - 1) / b) * b }"]
+    else:
+        defs = ["def reusable(p, b) = floor((p - 1) / b) * b;"]
     decls = ["stage tool : delay;", ""]
     decls += q.gateway() + [""] + q.prefill_queue() + [""]
     if q.read != "pull":  # the links a transfer names are declared above it
@@ -324,6 +409,36 @@ def program(k: int, dialect: str = "det") -> str:
         ]
         think = "~exp(3)"
         start = []
+    if main:  # `turn;` draws the turn and runs the server, which routes
+        session = [
+            *start,
+            "    loop {",
+            "      turn;",
+            "      set K = prompt + o;",
+            "      set left = left - 1;",
+            "      branch (left <= 0) {",
+            "        end;",
+            "      } else {",
+            f"        tool ({think});",
+            "      }",
+            "    }",
+        ]
+    else:
+        session = [
+            *start,
+            "    turn;",
+            "    loop {",
+            "      request gw;",
+            "      set K = prompt + o;",
+            "      set left = left - 1;",
+            "      branch (left <= 0) {",
+            "        end;",
+            "      } else {",
+            f"        tool ({think});",
+            "        turn;",
+            "      }",
+            "    }",
+        ]
     workload = [
         "workload {",
         f"  {arrive}",
@@ -333,19 +448,7 @@ def program(k: int, dialect: str = "det") -> str:
         *turn,
         "  }",
         "  session {",
-        *start,
-        "    turn;",
-        "    loop {",
-        "      request gw;",
-        "      set K = prompt + o;",
-        "      set left = left - 1;",
-        "      branch (left <= 0) {",
-        "        end;",
-        "      } else {",
-        f"        tool ({think});",
-        "        turn;",
-        "      }",
-        "    }",
+        *session,
         "  }",
         "}",
     ]
@@ -354,6 +457,22 @@ def program(k: int, dialect: str = "det") -> str:
         run = f"run {{ horizon {horizon}; warmup {r.choice(('0', '0', '1'))}; seed 1; }}"
     else:
         run = "run { horizon 300; warmup 20; seed 1; }"
+    if main:  # no run block there: the horizon is the caller's (seed 1)
+        body = [*decls, *gauges, "", *workload, "", "server {", "  gw.route();", "}"]
+        text = "\n".join(
+            [
+                f"// queue family program {k} (fn main)",
+                f"// horizon: {horizon}",
+                *lets,
+                *defs,
+                "fn main() {",
+                *("  " + x if x else x for x in body),
+                "}",
+                "",
+            ]
+        )
+        # 0.1.4 keeps `arrived` for its claims, which serq-language.txt does not have
+        return text.replace("arrived", "sent")
     lines = [
         f"// queue family program {k} ({'deterministic' if det else 'random'})",
         *lets,

@@ -36,6 +36,7 @@ DETERMINISTIC = [
     ("det_fifo2.sq", {}),
     ("det_ps1.sq", {}),
     ("det_ps2.sq", {}),
+    ("det_ps_inf.sq", {}),
     ("det_tandem.sq", {}),
     ("det_closed.sq", {}),
     ("det_control.sq", {}),

@@ -564,6 +564,25 @@ def test_preempted_plain_hold_computed_is_its_allocation(spec_over_reference):
     assert [v for _, _, v in values(report, "resumed")] == [0, 6]
 
 
+def test_an_infinite_hold_released_leaves_the_pool_empty(spec_over_reference):
+    """A hold of inf units fits a pool of cap inf (used + r <= cap) and gives them all
+    back at its end: used is 0 again, and the sessions after it, one a second, holding 1,
+    are admitted at their arrivals. The reference's level is inf - inf, not a number,
+    after the first release, and it admits nothing more (forms family program 240,
+    reduced; NOTES.md §18)."""
+    report = run(
+        spec_over_reference,
+        """
+pool m { cap inf; }
+stage d : delay;
+workload { arrive renewal(1); }
+session { hold m (serial == 0 ? inf : 1) { observe adm = now; run d (0.5); } }
+""",
+    )
+    assert [t for _, t, _ in values(report, "adm")] == [float(k) for k in range(1, 101)]
+    assert pool(report).admissions == 100
+
+
 # ---------------------------------------------------------------- lease, release, load
 
 

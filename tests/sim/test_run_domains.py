@@ -107,7 +107,7 @@ session { hold kv (8) { run E prefill (8) growing kv; } }
 run { horizon 100; }
 """
     d = run_error(text)
-    assert (d.span.line, d.span.column) == (2, 7)
+    assert (d.span.line, d.span.column) == (2, 34)  # the cost expression
     assert d.message == "the cost of an iteration of `E` is -7; it must be at least 0"
     assert d.notes == ("at simulated time 1",)
 
@@ -120,7 +120,7 @@ session { hold kv (8) { run E prefill (8) growing kv; } }
 run { horizon 100; }
 """
     d = run_error(text)
-    assert (d.span.line, d.span.column) == (2, 7)
+    assert (d.span.line, d.span.column) == (2, 25)  # the budget expression
     assert d.message == "the budget of `E` is -4; it must be at least 0"
     assert d.notes == ("at simulated time 2",)
 
@@ -139,7 +139,7 @@ def test_a_ps_stage_without_capacity_stops_the_run(capacity, shown):
     # tests/link/test_link_domains.py)
     text = f"stage p : ps({capacity});\nworkload {{ arrive renewal(1); }}\nsession {{ run p (1); }}\nrun {{ horizon 100; }}\n"
     d = run_error(text)
-    assert (d.span.line, d.span.column) == (1, 7)
+    assert (d.span.line, d.span.column) == (1, 14)  # the capacity expression
     assert d.message == f"the capacity of ps stage `p` with 1 job is {shown}; it must be positive"
     assert d.notes == ("at simulated time 1",)
 
@@ -261,3 +261,16 @@ run { horizon 100; }
     v, w = report.observe("v"), report.observe("w")
     assert v.cv2 == pytest.approx(statistics.variance(range(1, 100)) / 50**2)
     assert w.cv2 == 0
+
+
+def test_a_nan_step_chunk_stops_the_run_at_its_expression():
+    text = """pool kv { cap 100; }
+stage E : step { budget 16; cost 1; chunk (now - 1) / (now - 1); memory kv; }
+workload { arrive renewal(1); }
+session { hold kv (8) { run E prefill (8) growing kv; } }
+run { horizon 100; }
+"""
+    d = run_error(text)
+    assert (d.span.line, d.span.column) == (2, 43)  # the chunk expression
+    assert d.message == "the chunk of `E` is NaN; it must be a number"
+    assert d.notes == ("at simulated time 1",)

@@ -81,7 +81,7 @@ CASES = [
     ),
     (
         PS_ZERO,
-        (1, 7),
+        (1, 14),
         "the capacity of ps stage `p` with 1 job is 0; it must be positive",
         None,
     ),

@@ -232,3 +232,25 @@ def test_a_resident_prefill_waiting_to_grow_selects_nothing_and_admission_goes_o
     theirs = pyserq.run(pyserq.compile(path))
     assert samples(theirs, "adm") == [(k, k + 1.0) for k in range(6)]
     assert samples(ours, "adm") == samples(theirs, "adm")
+
+
+def test_an_iteration_of_cost_0_does_not_keep_another_engine_from_the_pass():
+    """The settle's last step starts every idle engine with work, provided no other event
+    is pending at the instant: checked once, before the pass. Engine A's iteration of
+    cost 0, started in the pass, ends at this instant, and engine B starts in the same
+    pass, as the reference does (serving family program 62, reduced; NOTES §18)."""
+    _, ours, path = run_both("w_zero_cost_pass")
+    theirs = pyserq.run(pyserq.compile(path))
+    assert samples(ours, "done") == [(1, 2.0), (0, 3.0)]
+    assert same(samples(ours, "done"), samples(theirs, "done"))
+
+
+def test_a_run_a_plan_starts_at_a_ps_stage_declared_above_the_engine_ends_on_time():
+    """Time passes at a ps stage by its discipline, whatever the order of declarations:
+    the run E's plan starts at L (declared above E) ends at 0.502, alone at ps(1000).
+    Both references schedule L's completion only at the next event, the end of the lease
+    at 3 (queue family program 3 of `fn main`, reduced; NOTES §18)."""
+    _, ours, path = run_both("x_ps_above_engine")
+    theirs = pyserq.run(pyserq.compile(path))
+    assert samples(ours, "got") == [(0, 0.502)]
+    assert same(samples(theirs, "got"), [(0, 3.002)])

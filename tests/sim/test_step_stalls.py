@@ -132,15 +132,18 @@ def test_a_budget_below_one_token_still_moves(tmp_path):
     assert list(theirs.observe("last").times) == [218.0]
 
 
-def test_a_zero_budget_with_nothing_pending_fails_at_the_stage(tmp_path):
+def test_a_zero_budget_with_nothing_pending_fails_at_the_budget(tmp_path):
     """A budget that reads 0 once a request is resident: the prefill got its first chunk,
     then nothing can be scheduled and no event is left (pyserq 0.1.2 runs to the horizon
-    in silence)."""
-    path = program(tmp_path, budget="residents > 0 ? 0 : 64")
+    in silence). The error is at the budget expression, which made it so."""
+    budget = "residents > 0 ? 0 : 64"
+    path = program(tmp_path, budget=budget)
     report, diagnostics = run(path)
     assert report is None
     (d,) = diagnostics
-    assert (d.code, d.span.line) == ("E-run", line_of(path, "stage engine"))
+    line = line_of(path, "stage engine")
+    column = path.read_text().splitlines()[line - 1].index(budget) + 1
+    assert (d.code, d.span.line, d.span.column) == ("E-run", line, column)
     assert d.message == (
         "stage engine holds 1 resident (0 decoding, 1 prefilling) and no waiting session, and "
         "its budget is 0, so no token can be scheduled; no event is pending, so the run can "
@@ -172,6 +175,11 @@ def test_an_engine_stalled_while_arrivals_go_on_is_a_warning_with_the_report(tmp
     )
     assert "its budget is 0, so no token can be scheduled, from t = " in d.message
     assert report.ended == 0 and report.arrivals > 10
+    # what the engine holds at the end, not when it stopped: every later arrival waits
+    waiting = report.arrivals - 1
+    assert f"holds 1 resident (0 decoding, 1 prefilling) and {waiting} waiting sessions" in (
+        d.message
+    )
 
 
 def test_growths_that_wait_on_each_other_under_preempt_none_fail_at_the_stage():
