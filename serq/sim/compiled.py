@@ -1102,10 +1102,13 @@ class _Codegen:
             self.emit(indent + 1, "s = popleft()")
             self._resume(indent + 1, "s")
         if world.steps:  # the part of `World._settled` for pools and step engines, inline
-            for stage in world.steps:  # `start_iterations`: one pass, in stage order
+            # `start_iterations`: one pass, in stage order, unless another event is pending
+            # at this instant, looked for once before the pass (an iteration of cost 0
+            # does not keep the stages after it out; NOTES §18)
+            self.emit(indent, "if (_k_heap[0][0] if _k_heap else _k_INF) > E.now:")
+            for stage in world.steps:
                 st = self.bind(stage, "_k_step")
-                self.emit(indent, f"if not {st}.busy and ({st}.residents or {st}.wants()):")
-                self.emit(indent + 1, "if (_k_heap[0][0] if _k_heap else _k_INF) > E.now:")
+                self.emit(indent + 1, f"if not {st}.busy and ({st}.residents or {st}.wants()):")
                 self.emit(indent + 2, f"{st}.start()")
             state = self.bind(world.recorder.pool_state, "_k_pool_state")
             for pool in world.pools:  # `World._flush_pools`
