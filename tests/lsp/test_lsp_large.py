@@ -24,6 +24,21 @@ def _paste(count: int) -> str:
     return "".join(f"let pasted{k} = {k} * 0.5 - 1 / (1 + {k});\n" for k in range(count))
 
 
+
+async def _published(client, uri: str, fresh: list) -> None:
+    """Wait (up to 120 s) until the diagnostics published for `uri` are `fresh`: an older
+    check's may come first."""
+    from pygls.protocol import default_converter
+
+    converter = default_converter()
+    deadline = time.monotonic() + 120
+    published = None
+    while published != fresh and time.monotonic() < deadline:
+        published = client.diagnostics.get(uri)
+        published = None if published is None else [converter.unstructure(d) for d in published]
+        await asyncio.sleep(0.02)
+    assert published == fresh
+
 async def _next_diagnostics(client, timeout: float = 120.0):
     deadline = time.monotonic() + timeout
     while URI not in client.diagnostics:
@@ -116,13 +131,7 @@ async def test_random_edits_publish_what_a_fresh_analysis_finds(client, seed):
             await asyncio.sleep(rng.choice([0.0, 0.01, 0.05]))
     fresh = lsp_diagnostics(analyze(text, str(EXAMPLES / f"lsp_random_{seed}.sq")), uri)
     fresh = [converter.unstructure(d) for d in fresh]
-    deadline = time.monotonic() + 120
-    published = None
-    while published != fresh and time.monotonic() < deadline:  # an older check may come first
-        published = client.diagnostics.get(uri)
-        published = None if published is None else [converter.unstructure(d) for d in published]
-        await asyncio.sleep(0.02)
-    assert published == fresh
+    await _published(client, uri, fresh)
     client.text_document_did_close(
         types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
     )
@@ -191,13 +200,7 @@ async def test_edits_of_names_and_items_publish_what_a_fresh_analysis_finds(clie
             await asyncio.sleep(rng.choice([0.0, 0.02, 0.1]))
     fresh = lsp_diagnostics(analyze(text, str(path)), uri)
     fresh = [converter.unstructure(d) for d in fresh]
-    deadline = time.monotonic() + 120
-    published = None
-    while published != fresh and time.monotonic() < deadline:
-        published = client.diagnostics.get(uri)
-        published = None if published is None else [converter.unstructure(d) for d in published]
-        await asyncio.sleep(0.02)
-    assert published == fresh
+    await _published(client, uri, fresh)
     client.text_document_did_close(
         types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))
     )
