@@ -12,6 +12,7 @@ an eviction key or a spill clause reads the entry owner's attributes.
 
 from __future__ import annotations
 
+import functools
 import math
 import random
 import re
@@ -39,20 +40,13 @@ from serq.ir.expr import (
 from serq.sim import draws
 from serq.sim.errors import SimError, out_of_domain
 
-# `lambda a: CODE` compiled, by CODE: a program's expressions are compiled again by every
-# run (each binds its own world's objects under the same names), Python's compiler only once
-_LAMBDAS: dict[str, CodeType] = {}
-_LAMBDAS_KEPT = 4096
 
-
+@functools.lru_cache(maxsize=4096)
 def _lambda_code(code: str) -> CodeType:
-    """The code object of `lambda a: {code}` (compiled once, then reused)."""
-    found = _LAMBDAS.get(code)
-    if found is None:
-        if len(_LAMBDAS) >= _LAMBDAS_KEPT:
-            _LAMBDAS.clear()
-        found = _LAMBDAS[code] = compile(f"lambda a: {code}", "<string>", "eval")
-    return found
+    """The code object of `lambda a: {code}`. A program's expressions are compiled again by
+    every run (each binds its own world's objects under the same names); Python's compiler
+    runs once per text."""
+    return compile(f"lambda a: {code}", "<string>", "eval")
 
 
 Fn = Callable[[Any], float]
