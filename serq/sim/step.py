@@ -491,12 +491,14 @@ class StepStage(StageBase):
             why = f"the head of the queue at {names} does not fit"
         return f"stage {self.name} holds {held}, and {why}"
 
-    def stall(self) -> str | None:
-        """Why this stage has planned nothing since it last tried, if it still has
-        something to plan and no iteration runs; None when it is not stalled."""
+    def stall(self) -> tuple[float, Any, str] | None:
+        """Since when, where and why this stage has planned nothing, if it still has
+        something to plan and no iteration runs (why: what it holds now, not when it
+        stopped); None when it is not stalled."""
         if self.stalled is None or self.busy or not self.wants():
             return None
-        return self._why_nothing(self.stalled[1])  # what it holds now, not when it stopped
+        since, budget, where = self.stalled
+        return since, where, self._why_nothing(budget)
 
     def _serve_order(self) -> list[Resident]:
         """The residents in the serve order: a list no one changes (a resident that leaves

@@ -205,10 +205,10 @@ class World:
         nothing can ever change that, and the run fails at the stage; otherwise the run
         ran on without it, which `stalls` keeps for a warning."""
         for stage in self.steps:
-            why = stage.stall()
-            if why is None:
+            stall = stage.stall()
+            if stall is None:
                 continue
-            since, _, where = stage.stalled
+            since, where, why = stall
             if quiet:
                 raise SimError(
                     where, f"{why}; no event is pending, so the run can never move again"
