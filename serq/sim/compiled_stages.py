@@ -427,12 +427,7 @@ def _make_class(base: type, o: Options) -> type:
             "",
         ]
     )
-    namespace: dict[str, Any] = {
-        "_k_push": heappush,
-        "_k_heapify": heapify,
-        "_k_pop": heappop,
-        "_k_INF": math.inf,
-    }
+    namespace: dict[str, Any] = {"_k_push": heappush, "_k_heapify": heapify, "_k_pop": heappop}
     exec(compile(source, f"<serq-stage-{base.__name__}>", "exec"), namespace)  # noqa: S102
     return type(
         f"Compiled{base.__name__}",
