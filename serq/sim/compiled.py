@@ -47,8 +47,8 @@ import math
 from collections import OrderedDict
 from dataclasses import replace
 from heapq import heappop, heappush
-from itertools import count
-from operator import itemgetter
+from itertools import count, repeat
+from operator import itemgetter, length_hint
 from struct import pack
 from types import CodeType
 from typing import Any
@@ -99,24 +99,26 @@ def _new_frame(gen: Any, kind: int, hold: Any) -> CFrame:
 
 
 class SampleBuffer:
-    """The samples of one `observe` not yet in the recorder's arrays: four lists (times,
-    sessions, turns, values) that `flush` appends to the arrays, a block at a time (a
-    list's append is a fraction of an array's, which converts every item on its own)."""
+    """The samples of one `observe` not yet in the recorder's arrays: one flat list of
+    (time, session, turn, value) rows, each added with one `extend` of a tuple, that
+    `flush` splits into the four arrays, a block at a time (one C call a sample, where
+    an array's append converts every item on its own)."""
 
-    __slots__ = ("lists", "columns")
+    __slots__ = ("items", "columns")
 
     def __init__(self, columns: tuple) -> None:
         self.columns = columns
-        self.lists: tuple[list, list, list, list] = ([], [], [], [])
+        self.items: list = []
 
     def flush(self) -> None:
         """Move the buffered samples to the arrays, in order."""
-        n = len(self.lists[0])
+        items = self.items
+        n = len(items) // 4
         if not n:
             return
-        for column, items in zip(self.columns, self.lists, strict=True):
-            column.frombytes(pack(f"{n}{column.typecode}", *items))
-            items.clear()
+        for i, column in enumerate(self.columns):
+            column.frombytes(pack(f"{n}{column.typecode}", *items[i::4]))
+        items.clear()
 
 
 class GaugePoints:
@@ -438,6 +440,8 @@ class _Codegen:
             _k_clock_stops=clock_stops,
             _k_recorder=world.recorder,
             _k_min=min,
+            _k_repeat=repeat,
+            _k_length_hint=length_hint,
         )
         self.exprs.inline_draws = True
         try:
@@ -569,16 +573,13 @@ class _Codegen:
         # `StatsRecorder.observe`, inline (the arguments in the call's order), into lists
         # that `Samples` moves to the recorder's arrays a block at a time
         buffer = self.samples.buffer(stmt.stat)
-        times, sessions, turns, values = (self.bind(c.append, "_k_put") for c in buffer.lists)
+        put = self.bind(buffer.items.extend, "_k_put")
         v = self.temp("v")
         self.emit(indent, f"{v} = {value}")
         self.emit(indent, f"if now >= {float(recorder.warmup)!r}:")
-        self.emit(indent + 1, f"{times}(now)")
-        self.emit(indent + 1, f"{sessions}(s.serial)")
         turn = f"int(a[{TURN_NO}])" if self.turns else "0"
-        self.emit(indent + 1, f"{turns}({turn})")
-        self.emit(indent + 1, f"{values}({v})")
-        self.emit(indent + 1, f"if len({self.bind(buffer.lists[0], '_k_buf')}) >= {BLOCK}:")
+        self.emit(indent + 1, f"{put}((now, s.serial, {turn}, {v}))")
+        self.emit(indent + 1, f"if len({self.bind(buffer.items, '_k_buf')}) >= {4 * BLOCK}:")
         self.emit(indent + 2, f"{self.bind(buffer.flush, '_k_flush')}()")
 
     def _generator(self, name: str, block: int) -> None:
@@ -1216,25 +1217,34 @@ class _Codegen:
             self.emit(2, f"{name} = {kind}")
         self.emit(2, "fired = 0")
         self.emit(2, "same = 0")
-        self.emit(2, f"mask = {PROGRESS_EVERY - 1}")
-        # `while True` (a loop whose test is at its top is never specialised by CPython
-        # 3.11 in a function called once: only an unconditional jump back warms it up)
+        self.emit(2, "t = now")
+        # The events are counted a chunk of PROGRESS_EVERY at a time: each event takes
+        # one item of `itertools.repeat(None, PROGRESS_EVERY)` (no int is made), and a
+        # chunk used up is a progress callback, as `Engine.run`'s count every
+        # PROGRESS_EVERY events. A loop that leaves takes the count from what is left of
+        # its chunk (the item of the iteration that leaves fired no event).
         self.emit(2, "while True:")
-        self.emit(3, "if not heap:")
-        self.emit(4, "break")
-        self.emit(3, "t = heap[0][0]")
-        self.emit(3, "if t > until:")
-        self.emit(4, "break")
-        self.emit(3, "if t != now:")
+        self.emit(3, f"chunk = _k_repeat(None, {PROGRESS_EVERY})")
+        self.emit(3, "for _ in chunk:")
+        body = 4
+        if world.limit is not None or world.steps:
+            self.emit(body, "if engine.stopped:")
+            self.emit(body + 1, "break")
+        self.emit(body, "if not heap:")
+        self.emit(body + 1, "break")
+        self.emit(body, "t = heap[0][0]")
+        self.emit(body, "if t > until:")
+        self.emit(body + 1, "break")
+        self.emit(body, "if t != now:")
         if gauges:
-            self.emit(4, "_k_end_instant(now)")
-        self.emit(4, "now = engine.now = t")
-        self.emit(4, "same = 0")
-        self.emit(3, "else:")  # `Engine.run`'s count of the events of one instant
-        self.emit(4, "same += 1")
-        self.emit(4, f"if same >= {INSTANT_LIMIT}:")
-        self.emit(5, "raise _k_clock_stops(now, same + 1)")
-        self.emit(3, "_, sq, kind, job = pop(heap)")
+            self.emit(body + 1, "_k_end_instant(now)")
+        self.emit(body + 1, "now = engine.now = t")
+        self.emit(body + 1, "same = 0")
+        self.emit(body, "else:")  # `Engine.run`'s count of the events of one instant
+        self.emit(body + 1, "same += 1")
+        self.emit(body + 1, f"if same >= {INSTANT_LIMIT}:")
+        self.emit(body + 2, "raise _k_clock_stops(now, same + 1)")
+        self.emit(body, "_, sq, kind, job = pop(heap)")
         first = True
         kinds = {type(s).__mro__[1] for s in world.stages if cs.is_compiled(s)}
         handlers = []
@@ -1247,24 +1257,24 @@ class _Codegen:
         if isinstance(self.program.arrival, ir.Poisson | ir.Renewal):
             handlers.append(("_K_ARRIVE", self._arrival_handler))
         for name, handler in handlers:
-            self.emit(3, f"{'if' if first else 'elif'} kind is {name}:")
+            self.emit(body, f"{'if' if first else 'elif'} kind is {name}:")
             first = False
-            handler(4)
+            handler(body + 1)
         if first:
-            self.emit(3, "if True:")
+            self.emit(body, "if True:")
         else:
-            self.emit(3, "else:")
-        self.emit(4, "engine.current_seq = sq")
-        self.emit(4, "kind(job)")
-        self._settle(3)
+            self.emit(body, "else:")
+        self.emit(body + 1, "engine.current_seq = sq")
+        self.emit(body + 1, "kind(job)")
+        self._settle(body)
         if checking:
-            self.emit(3, "W.check()")
-        self.emit(3, "fired += 1")
-        self.emit(3, "if not fired & mask:")
+            self.emit(body, "W.check()")
+        self.emit(3, "else:")
+        self.emit(4, f"fired += {PROGRESS_EVERY}")
         self.emit(4, "_k_progress(t)")
-        if world.limit is not None or self.world.steps:
-            self.emit(3, "if engine.stopped:")
-            self.emit(4, "break")
+        self.emit(4, "continue")
+        self.emit(3, f"fired += {PROGRESS_EVERY - 1} - _k_length_hint(chunk)")
+        self.emit(3, "break")
         self.emit(2, "engine.events += fired")
         if gauges:
             self.emit(2, "_k_end_instant(engine.now)")
