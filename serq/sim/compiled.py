@@ -191,8 +191,6 @@ def install(world: World, straight: bool = True) -> bool:
         for stage, kind in switched:
             stage.__class__ = kind
         return False
-    if not world.steps:
-        ch.start_levels(world)
     world.source = "\n".join(lines_of(namespace)) + "\n"
     world.switched = switched
     world.samples = namespace["_k_samples"]
@@ -209,6 +207,7 @@ def install(world: World, straight: bool = True) -> bool:
     world._k_loop = made["loop"]
     world._k_settle = made["settle"]
     world._k_live = made["live"]
+    world._k_levels = made["levels"]
     return True
 
 
@@ -251,6 +250,7 @@ class CompiledWorld(World):
     _k_loop: Any
     _k_settle: Any
     _k_live: Any
+    _k_levels: Any
 
     def run(self, horizon: float) -> None:
         """As `World.run`, on the generated event loop."""
@@ -272,8 +272,8 @@ class CompiledWorld(World):
         """Hand the recorder what the generated code kept: the stages' levels and sums,
         the level of live sessions."""
         cs.write_back(self, self.switched)
-        if not self.steps:  # the pools' levels were kept on the pools
-            ch.write_back(self)
+        if not self.steps:  # the generated code kept the pools' levels
+            ch.write_back(self, self._k_levels())
         self.samples.flush()
         for points in self.gauge_points:
             points.flush(keep=0)
@@ -372,6 +372,13 @@ class _Codegen:
         self.ps = any(type(s).__mro__[1] is PsStage for s in world.stages if cs.is_compiled(s))
         # a flow network joins the pending ps stages too
         self.others_pending = any(isinstance(s, FlowStage) for s in world.stages)
+        # the run's levels kept in closure cells of `_k_build`: the live sessions', and the
+        # pools' where the generated settle integrates them (a program without step engines)
+        self.pool_cells = [] if world.steps else [ch.level_cells(p.index) for p in world.pools]
+        # (a function names only the cells it writes: a call copies each it names)
+        self.cells = ["live_since", "live_area", "live_value"]
+        for cells in self.pool_cells:
+            self.cells += cells
 
     # ------------------------------------------------------------------ output
 
@@ -449,6 +456,9 @@ class _Codegen:
             self.emit(1, "now = E.now")
             self.emit(1, "live = _k_live_level")
             self.emit(1, "live_since, live_area, live_value = live.since, live.area, live.value")
+            for cells in self.pool_cells:  # from the warm-up, at 0
+                self.emit(1, f"{cells[0]} = {float(world.recorder.warmup)!r}")
+                self.emit(1, f"{' = '.join(cells[1:])} = 0.0")
             self.emit(0, "")
             self._new_session()
             self._end_function()
@@ -466,11 +476,15 @@ class _Codegen:
             self.emit(1, "def _k_live():")
             self.emit(2, "return live_since, live_area, live_value")
             self.emit(0, "")
+            self.emit(1, "def _k_levels():")
+            self.emit(2, f"return [{', '.join('(' + ', '.join(c) + ')' for c in self.pool_cells)}]")
+            self.emit(0, "")
             bodies = ", ".join(f"{name!r}: {name}" for name in self._bodies.values())
             self.emit(
                 1,
                 "return {'new_session': _k_new_session, 'end': _k_end, 'loop': _k_loop, "
-                "'settle': _k_settle_all, 'live': _k_live, 'retry': _k_retry, "
+                "'settle': _k_settle_all, 'live': _k_live, 'levels': _k_levels, "
+                "'retry': _k_retry, "
                 "'end_instant': _k_end_instant, "
                 f"'bodies': {{{bodies}}}}}",
             )
@@ -1124,8 +1138,8 @@ class _Codegen:
                     ],
                 )
         elif world.pools:  # `World._flush_pools`, inline: the levels of the pools that changed
-            for pool in world.pools:
-                self.emit_all(indent, ch.flush(self.bind(pool, "_k_pool")))
+            for pool, cells in zip(world.pools, self.pool_cells, strict=True):
+                self.emit_all(indent, ch.flush(self.bind(pool, "_k_pool"), cells))
         self.emit(indent, "if pending:")
         self.emit(indent + 1, "if len(pending) > 1:")
         self.emit(indent + 2, "pending.sort(key=_k_index)")
@@ -1190,7 +1204,7 @@ class _Codegen:
 
     def _settle_function(self) -> None:
         self.emit(1, "def _k_settle_all():")
-        self.emit(2, "nonlocal live_since, live_area, live_value")
+        self.emit(2, f"nonlocal {', '.join(self.cells)}")
         self.emit(2, "W = _k_world")
         self.emit(2, "ready = _k_ready")
         self.emit(2, "popleft = ready.popleft")
@@ -1205,7 +1219,7 @@ class _Codegen:
         gauges = bool(world.gauges)
         checking = world.check_invariants
         self.emit(1, "def _k_loop(until):")
-        self.emit(2, "nonlocal now, live_since, live_area, live_value")
+        self.emit(2, f"nonlocal now, {', '.join(self.cells)}")
         self.emit(2, "W = _k_world")
         self.emit(2, "heap = _k_heap")
         self.emit(2, "pop = _k_pop")

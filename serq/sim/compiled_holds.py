@@ -300,47 +300,47 @@ def release(shape: Shape, run: str) -> list[str]:
     return lines
 
 
-def flush(pool: str) -> list[str]:
+def level_cells(index: int) -> list[str]:
+    """The names of the closure cells in which the generated code keeps pool `index`'s
+    levels: since when they are integrated, the areas of used, cached, queued and
+    holders, then their values."""
+    return [f"p{index}_{n}" for n in ("since", "au", "ac", "aq", "ah", "vu", "vc", "vq", "vh")]
+
+
+def flush(pool: str, cells: list[str]) -> list[str]:
     """`World._flush_pools` of one pool, with `StatsRecorder.pool_state` inline: the four
-    levels, kept on the pool (`start_levels`), integrated to now if it changed."""
+    levels, kept in the closure cells `cells` (`level_cells`), integrated to now if the
+    pool changed."""
+    since, au, ac, aq, ah, vu, vc, vq, vh = cells
     return [
         f"if {pool}.dirty:",
         f"    {pool}.dirty = False",
-        f"    if now > {pool}.lv_since:",
-        f"        dt = now - {pool}.lv_since",
-        f"        {pool}.lv_used += {pool}.v_used * dt",
-        f"        {pool}.lv_cached += {pool}.v_cached * dt",
-        f"        {pool}.lv_queued += {pool}.v_queued * dt",
-        f"        {pool}.lv_holders += {pool}.v_holders * dt",
-        f"        {pool}.lv_since = now",
-        f"    {pool}.v_used = {pool}.allocated",
-        f"    {pool}.v_cached = {pool}.cache.total",
-        f"    {pool}.v_queued = len({pool}.queue) + len({pool}.front)",
-        f"    {pool}.v_holders = {pool}.n_holders",
+        f"    if now > {since}:",
+        f"        dt = now - {since}",
+        f"        {au} += {vu} * dt",
+        f"        {ac} += {vc} * dt",
+        f"        {aq} += {vq} * dt",
+        f"        {ah} += {vh} * dt",
+        f"        {since} = now",
+        f"    {vu} = {pool}.allocated",
+        f"    {vc} = {pool}.cache.total",
+        f"    {vq} = len({pool}.queue) + len({pool}.front)",
+        f"    {vh} = {pool}.n_holders",
     ]
 
 
-def start_levels(world: Any) -> None:
-    """Start each pool's levels as the recorder's start (from the warm-up, at 0), for a
-    run whose pool levels only `flush` changes (one without a step engine)."""
-    warmup = world.recorder.warmup
-    for pool in world.pools:
-        pool.lv_since = warmup
-        pool.lv_used = pool.lv_cached = pool.lv_queued = pool.lv_holders = 0.0
-        pool.v_used = pool.v_cached = pool.v_queued = pool.v_holders = 0.0
-
-
-def write_back(world: Any) -> None:
-    """Give the recorder the pool levels `flush` kept, as `pool_state` would have left
-    them."""
-    for pool in world.pools:
+def write_back(world: Any, levels: list[tuple[float, ...]]) -> None:
+    """Give the recorder the pool levels `flush` kept (`levels`, a tuple of the cells of
+    `level_cells` per pool), as `pool_state` would have left them."""
+    for pool, kept in zip(world.pools, levels, strict=True):
         record = world.recorder._pools[pool.index]
+        since, au, ac, aq, ah, vu, vc, vq, vh = kept
         for level, area, value in (
-            (record.used, pool.lv_used, pool.v_used),
-            (record.cached, pool.lv_cached, pool.v_cached),
-            (record.queued, pool.lv_queued, pool.v_queued),
-            (record.holders, pool.lv_holders, pool.v_holders),
+            (record.used, au, vu),
+            (record.cached, ac, vc),
+            (record.queued, aq, vq),
+            (record.holders, ah, vh),
         ):
-            level.since = pool.lv_since
+            level.since = since
             level.area = area
             level.value = value

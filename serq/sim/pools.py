@@ -84,17 +84,6 @@ class Pool:
         "reserve_held",
         "held",
         "_join_seq",
-        # the compiled path's (`serq.sim.compiled`): the recorder's four levels of the pool
-        # (used, cached, queued, holders), their last values and the time they share
-        "lv_since",
-        "lv_used",
-        "lv_cached",
-        "lv_queued",
-        "lv_holders",
-        "v_used",
-        "v_cached",
-        "v_queued",
-        "v_holders",
     )
 
     def __init__(
