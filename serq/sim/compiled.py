@@ -762,7 +762,9 @@ class _Codegen:
         self._plain_block(self.program.turn, indent, self.workload_stream)
         self.emit(indent, "if now >= _k_warmup:")
         self.emit(indent + 1, "_k_world.turns += 1")
-        self.emit(indent, "_k_turn(now, s.serial)")
+        recorder = world.recorder
+        if "turn" in vars(recorder) or type(recorder).turn is not StatsRecorder.turn:
+            self.emit(indent, "_k_turn(now, s.serial)")  # else a no-op: `StatsRecorder.turn`
 
     def _run(self, stmt: ir.Run, indent: int) -> None:
         if len(stmt.stages) > 1 or stmt.mode != "plain" or stmt.growing is not None:
