@@ -456,6 +456,7 @@ class _Codegen:
             self.emit(1, "now = E.now")
             self.emit(1, "live = _k_live_level")
             self.emit(1, "live_since, live_area, live_value = live.since, live.area, live.value")
+            self.emit(1, "admit_at, admit_n = -_k_INF, 0")  # `World.count_admission`
             for cells in self.pool_cells:  # from the warm-up, at 0
                 self.emit(1, f"{cells[0]} = {float(world.recorder.warmup)!r}")
                 self.emit(1, f"{' = '.join(cells[1:])} = 0.0")
@@ -598,7 +599,8 @@ class _Codegen:
 
     def _generator(self, name: str, block: int) -> None:
         self.emit(1, f"def {name}(s, a):")
-        self.emit(2, "nonlocal live_since, live_area, live_value")
+        admits = ", admit_at, admit_n" if self.inline else ""  # `_admit_at_once` counts
+        self.emit(2, f"nonlocal live_since, live_area, live_value{admits}")
         self.emit(2, "if 0:")
         self.emit(3, "yield")  # a generator, even when nothing in it blocks
         self._has_loops = self._contains_loop(block)
@@ -888,6 +890,9 @@ class _Codegen:
             self.emit(indent + 1, "return")
         run = self.temp("run")
         first = names[0]
+        go = self.temp("go") if self._admits_at_once(stmt, shape) else None
+        if go is not None:  # nobody else can run or be admitted before this session
+            self.emit(indent, f"{go} = not _k_ready and not ({self._waiting()})")
         self.emit(indent, f"{run} = _k_object_new(_k_HoldRun)")
         self.emit(indent, f"{run}.spec = {spec}")
         self.emit(indent, f"{run}.session = s")
@@ -900,7 +905,10 @@ class _Codegen:
             self.emit(indent, f"s.waiter = {run}")
         self.emit(indent, f"{first}.queue.append({run})")
         self.emit(indent, f"{first}.dirty = True")
-        self._yield(indent)  # admitted by `_k_retry`: the body goes on
+        if go is None:
+            self._yield(indent)  # admitted by `_k_retry`: the body goes on
+        else:
+            self._admit_at_once(stmt, shape, run, go, indent)
         self._held.append((run, shape))
         self._block(stmt.body, indent)
         self._held.pop()
@@ -908,6 +916,48 @@ class _Codegen:
         self.emit(indent, f"a[{ch.COMPUTED}] = 0.0")
         self.emit(indent, f"if {self._waiting()}:")
         self.emit(indent + 1, "_k_retry()")
+
+    def _admits_at_once(self, stmt: ir.Hold, shape: ch.Shape) -> bool:
+        """Whether the inline hold `stmt` may admit its session where it joins, when no
+        other session is ready and no pool has anyone waiting: then the settle after
+        it would run nobody else and `_k_retry` would admit it alone, so admitting it
+        here, with the same code, changes nothing but the cost. Not where its units
+        draw (`_k_retry` evaluates them again), nor with what else the settle does
+        between (step engines, flows, claims), nor with more pools than `_waiting`
+        tests."""
+        world = self.world
+        return not (
+            world.steps
+            or world.claims is not None
+            or self.others_pending
+            or self.options.spills
+            or shape.keyed
+            or self._waiting() == "True"
+            or any(_draws(p.units) for p in stmt.pools)
+        )
+
+    def _admit_at_once(
+        self, stmt: ir.Hold, shape: ch.Shape, run: str, go: str, indent: int
+    ) -> None:
+        """After the join of an inline hold: when `go`, `_k_retry`'s admission of `run`
+        (`ch.fits`, `ch.admit`), the session going on without yielding (as the settle
+        would have resumed it at once); else, or when it does not fit, it waits."""
+        units = [self.expr(p.units, self.session_stream) for p in stmt.pools]
+        admit = ch.admit(shape, self.world.recorder.warmup, SPIN_LIMIT)
+        assert admit[-1] == "ready.append(s)"
+        self.emit(indent, f"if {go}:")
+        self.emit(indent + 1, f"{go} = False")
+        self.emit(indent + 1, f"q = {shape.pools[0]}.queue")
+        self.emit(indent + 1, f"run = {run}")
+        self.emit(indent + 1, "while True:")
+        self.emit_all(indent + 2, ch.fits(shape, units))
+        self.emit_all(indent + 2, admit[:-1])
+        if self.objects:
+            self.emit(indent + 2, f"s.state = {RUNNING}")
+        self.emit(indent + 2, f"{go} = True")
+        self.emit(indent + 2, "break")
+        self.emit(indent, f"if not {go}:")
+        self._yield(indent + 1)
 
     def _release_inline(self, indent: int) -> None:
         """The inline holds around, released innermost first (`Holds.release_all`)."""
@@ -968,6 +1018,8 @@ class _Codegen:
         """`_k_retry()`: `World.retry_pools`, the inline pools' admissions inline."""
         world = self.world
         self.emit(1, "def _k_retry():")
+        if self.inline:
+            self.emit(2, "nonlocal admit_at, admit_n")  # `ch.admit` counts
         self.emit(2, "changed = False")
         self.emit(2, "H = _k_holds")
         self.emit(2, "ready = _k_ready")
@@ -1015,7 +1067,7 @@ class _Codegen:
             shape = self._shape(stmt)
             units = [self.expr(p.units, self.session_stream) for p in stmt.pools]
             self.emit_all(indent, ch.fits(shape, units))
-            self.emit_all(indent, ch.admit(shape, self.world.recorder.warmup))
+            self.emit_all(indent, ch.admit(shape, self.world.recorder.warmup, SPIN_LIMIT))
         self.emit(3, "changed = True")
 
     def _spec_of(self, stmt: ir.Hold) -> HoldSpec:
@@ -1108,12 +1160,16 @@ class _Codegen:
         engines, the pools' levels, the ps stages and the spans."""
         world = self.world
         if world.pools:
+            self.emit(indent, "rounds = 0")
             self.emit(indent, "while True:")
             self.emit(indent + 1, "while ready:")
             self.emit(indent + 2, "s = popleft()")
             self._resume(indent + 2, "s")
             self.emit(indent + 1, f"if not ({self._waiting()}) or not _k_retry():")
             self.emit(indent + 2, "break")
+            self.emit(indent + 1, "rounds += 1")  # `World.settle`'s count
+            self.emit(indent + 1, f"if rounds > {SPIN_LIMIT}:")
+            self.emit(indent + 2, "W.spinning()")
         else:
             self.emit(indent, "while ready:")
             self.emit(indent + 1, "s = popleft()")
@@ -1339,6 +1395,20 @@ class _Codegen:
         self.emit(inner, f"_k_push(heap, (now + {gap}, _k_seq(), _K_ARRIVE, None))")
         del world
         self._run_first(indent, "s")
+
+
+def _draws(e: ir.Expr) -> bool:
+    """Whether the expression `e` draws a random number."""
+    stack: list[Any] = [e]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ir.expr.Draw):
+            return True
+        if isinstance(node, tuple | list):
+            stack.extend(node)
+        elif hasattr(node, "__dataclass_fields__") and not isinstance(node, type):
+            stack.extend(getattr(node, name) for name in node.__dataclass_fields__)
+    return False
 
 
 def _reads_attributes(e: ir.Expr) -> bool:

@@ -215,10 +215,11 @@ def fits(shape: Shape, units: list[str]) -> list[str]:
     return lines
 
 
-def admit(shape: Shape, warmup: float) -> list[str]:
+def admit(shape: Shape, warmup: float, limit: int) -> list[str]:
     """`Holds._admit` (the run `run` of session `s`, attributes `a`, its units in `u0`,
     `u1`, ...; the first pool's queue `q`): it leaves the queue, consumes its cached
-    prefix under `cache`, takes its units (evicting what no longer fits), is counted, and
+    prefix under `cache`, takes its units (evicting what no longer fits), is counted (a
+    livelock past `limit` admissions at one instant, more than the live sessions), and
     its session is ready (the body goes on from the join)."""
     first = shape.pools[0]
     if shape.keyed:
@@ -248,12 +249,26 @@ def admit(shape: Shape, warmup: float) -> list[str]:
         if shape.cached[i]:  # else its cache is empty: nothing to evict
             lines += [
                 f"if {pool}.allocated + {pool}.cache.total > {shape.caps[i]}:",
-                f"    {pool}.evict(_k_recorder)",
+                "    try:",
+                f"        {pool}.evict(_k_recorder)",
+                "    except _k_SimError as error:",  # `Holds._admit`: the session admitted
+                "        if error.serial is None:",
+                "            error.serial = s.serial",
+                "        raise",
             ]
     units = ", ".join(f"u{i}" for i in range(len(shape.pools)))
     lines.append(f"run.units_now = ({units},)")
     if shape.tracked:  # the serving order of a step engine, a `preempt by` key
         lines += ["H = _k_holds", "H.admissions = n = H.admissions + 1", "s.admitted = n"]
+    lines += [  # `World.count_admission`, in the closure cells `admit_at`, `admit_n`
+        "if now == admit_at:",
+        "    admit_n += 1",
+        f"    if admit_n > {limit} + _k_world.live:",
+        "        _k_world.spinning_at(s)",
+        "else:",
+        "    admit_at = now",
+        "    admit_n = 1",
+    ]
     lines += [
         f"a[{CACHED}] = {'consumed' if caching else '0.0'}",
         f"rec = {shape.records[0]}",

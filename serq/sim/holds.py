@@ -199,10 +199,16 @@ class Holds:
             pool.add_holder(part, units)
             parts.append(part)
         recorder = self.recorder
-        for pool in run.pools:
-            if pool.allocated + pool.cache.total > pool.cap:  # else `evict` has nothing to do
-                pool.evict(recorder)
+        try:
+            for pool in run.pools:
+                if pool.allocated + pool.cache.total > pool.cap:  # else nothing to evict
+                    pool.evict(recorder)
+        except SimError as error:
+            if error.serial is None:  # the session admitted, as where it joins
+                error.serial = s.serial
+            raise
         run.parts = parts
+        self.world.count_admission(s)
         self.admissions += 1
         s.admitted = self.admissions
         a[CACHED] = consumed

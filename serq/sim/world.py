@@ -84,6 +84,8 @@ class World:
         self.check_invariants = check_invariants
         self._zero_at = -math.inf  # the instant of the latest re-queued runs of zero work
         self._zero_count = 0
+        self._admit_at = -math.inf  # the instant of the latest admissions to pools
+        self._admit_count = 0
         self.engine = engine = Engine()
         self.ready: deque[Session] = deque()
         self.arrivals = 0
@@ -264,11 +266,15 @@ class World:
             while ready:
                 run(ready.popleft())
         else:
+            rounds = 0
             while True:
                 while ready:
                     run(ready.popleft())
                 if not self.retry_pools():
                     break
+                rounds += 1
+                if rounds > SPIN_LIMIT:
+                    self.spinning()
         self._settled()
 
     def _settled(self) -> None:
@@ -447,6 +453,44 @@ class World:
         s.state = READY
         ready.append(s)
         return False
+
+    def count_admission(self, s: Session) -> None:
+        """A pool admitted `s`: past SPIN_LIMIT admissions at one instant, more than the
+        live sessions, sessions take turns at pools for ever (a loop around holds that
+        nothing between them makes wait), and the run fails at `s`'s loop."""
+        now = self.engine.now
+        if now == self._admit_at:
+            self._admit_count += 1
+            if self._admit_count > SPIN_LIMIT + self.live:
+                self.spinning_at(s)
+        else:
+            self._admit_at, self._admit_count = now, 1
+
+    def spinning_at(self, s: Session) -> None:
+        """Raise the livelock of `count_admission` at `s`'s innermost loop."""
+        origin = self.loop_origin(s)
+        if origin is None:  # sessions without loops cannot take turns for ever
+            return
+        error = SimError(origin, "the loop runs forever without letting time pass")
+        error.serial = s.serial
+        raise error
+
+    def spinning(self) -> None:
+        """Raise the `E-run` of a settle whose pools admitted sessions SPIN_LIMIT times
+        without time passing: a loop around a hold that is admitted at once, for ever. It
+        names the first ready session that executes a loop, at that loop."""
+        for s in self.ready:
+            origin = self.loop_origin(s)
+            if origin is not None:
+                error = SimError(origin, "the loop runs forever without letting time pass")
+                error.serial = s.serial
+                raise error
+        origin = self.program.arrival.origin if self.program.arrival is not None else None
+        raise SimError(
+            origin,
+            f"the sessions are admitted to pools for ever at time {self.engine.now!r} "
+            "without letting time pass",
+        )
 
     def loop_origin(self, s: Session) -> Any:
         """The origin of the innermost loop `s` executes in, or None."""

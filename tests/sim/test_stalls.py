@@ -50,6 +50,11 @@ workload { arrive renewal(1); }
 session { hold kv (3) { run s (0.5); } cache (3); }
 run { horizon 20; }
 """
+HOLD_LOOP = """pool p { cap 4; }
+workload { arrive poisson(1); }
+session { loop { hold p (1) { set x = 1; } } }
+run { horizon 100; }
+"""
 CLOCK_STOPS = """stage d : delay;
 workload { arrive batch(1); }
 session { run d (1e20); loop { run d (1); } }
@@ -91,7 +96,7 @@ CASES = [
         "pool `kv`: evicting 2.000000000000001 units block by block takes "
         "2.0000000000000007e+300 blocks of 1e-300, more than serq steps through (10,000,000): "
         "the eviction keys or the spill are taken again after every block",
-        "at simulated time 2",
+        "in session 1; at simulated time 2",
     ),
 ]
 
@@ -202,3 +207,30 @@ def test_a_clock_that_stops_is_a_stall_on_both_paths(monkeypatch):
     assert code == "E-run"
     assert message.startswith("the clock stops at 1e+20: 1,001 events at that instant")
     assert (span.line, span.column) == (2, 12)  # the workload, where a run without a construct is blamed
+
+
+@pytest.mark.parametrize("sessions", [1, 3])
+def test_a_loop_around_a_hold_admitted_at_once_is_a_livelock_on_both_paths(sessions):
+    """A loop whose only blocking point is a hold that fits is admitted again and again at
+    one instant: the settle counts its rounds (and the generated code, which admits a
+    lone session where it joins, the loop's turns), and both paths stop at the loop.
+    Several sessions taking turns at a pool of cap 1 never leave the settle's first
+    round: the count of admissions at one instant stops them."""
+    text = HOLD_LOOP if sessions == 1 else HOLD_LOOP.replace("cap 4", "cap 1").replace(
+        "poisson(1)", f"batch({sessions})"
+    )
+    assert HOLD_LOOP.strip() in DOC
+    compiled, diagnostics = sim_api.compile_program(text, "t.sq")
+    assert compiled is not None, diagnostics
+    said = []
+    for codegen in (True, False):
+        report, ran = sim_api.execute(compiled, codegen=codegen)
+        assert report is None
+        [d] = ran
+        said.append((d.code, d.span.line, d.span.column, d.message, d.notes))
+    assert said[0] == said[1]
+    code, line, column, message, notes = said[0]
+    assert (code, line, column, message) == (
+        "E-run", 3, 11, "the loop runs forever without letting time pass"
+    )
+    assert notes[0].startswith(f"in session {0 if sessions == 1 else 1};")
