@@ -39,6 +39,8 @@ from serq.ir.expr import (
 )
 from serq.sim import draws
 from serq.sim.errors import SimError, out_of_domain
+from serq.sim.pools import Pool
+from serq.sim.stages import DelayStage, FifoStage, PsStage
 
 
 @functools.lru_cache(maxsize=4096)
@@ -73,6 +75,21 @@ _OBSERVABLE_CODE = {
     "est_rho": "{t}.{f}()",
     "est_wait": "{t}.{f}()",
 }
+_COUNTS = {"busy", "queued"}
+
+
+def _counted(f: str, member: Any) -> str | None:
+    """The code of `busy_count()` / `queued_count()` of `member` written out, for the
+    kinds whose counts are one attribute (None: call the method)."""
+    if f == "queued" and isinstance(member, Pool):
+        return "float(len({t}.queue) + len({t}.front))"
+    if f == "busy" and isinstance(member, FifoStage):
+        return "float({t}.in_service)"
+    if f == "busy" and isinstance(member, DelayStage | PsStage):
+        return "float({t}.present)"
+    return None
+
+
 # The code of a draw of constant arguments, for `ExprCompiler.inline_draws`: the
 # arithmetic of `serq.sim.draws`' sampler, in its order ({0} the stream's `random`).
 _INLINE_DRAWS = {
@@ -293,10 +310,12 @@ class ExprCompiler:
         """Code for the member a reference names (`in_statement`: a statement's target,
         whose bad index the message calls a pool or stage index)."""
         items = "POOLS" if ref.kind == "pool" else "STAGES"
-        if ref.index is None:
-            return f"{items}[{ref.base}]", 1
-        if isinstance(ref.index, Num):
-            return f"{items}[{ref.base + int(ref.index.value)}]", 1
+        if ref.index is None or isinstance(ref.index, Num):
+            k = ref.base + (0 if ref.index is None else int(ref.index.value))
+            members = self.ns[items]
+            if 0 <= k < len(members):  # the member itself, bound once: no subscript
+                return self._bind(members[k], "_m"), 1
+            return f"{items}[{k}]", 1
         idx, d = self._code(ref.index)
         origin = self._bind(ref.origin, "_O")
         what = f"{ref.kind} " if in_statement else ""
@@ -306,6 +325,11 @@ class ExprCompiler:
         target, d = self._ref(e.target)
         f = e.func
         template = _OBSERVABLE_CODE.get(f)
+        if f in _COUNTS and (e.target.index is None or isinstance(e.target.index, Num)):
+            member = self.ns[target] if target in self.ns else None
+            counted = _counted(f, member)
+            if counted is not None:  # the count the member's method gives, inline
+                template = counted
         if template is not None:
             return template.format(t=target, a=self.session_slot, f=f), d
         if f == "price" and len(e.args) == 2:
