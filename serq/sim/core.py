@@ -31,8 +31,9 @@ def clock_stops(now: float, events: int) -> SimError:
     return SimError(
         None,
         f"the clock stops at {number(now)}: {events:,} events at that instant without "
-        "time passing (a delay too small to move a clock that large ends at the same "
-        "instant, and something repeats it)",
+        "time passing (work that takes no time, such as a run at a ps stage of capacity "
+        "inf, or a delay too small to move a clock that large, ends at the same instant, "
+        "and something repeats it)",
     )
 
 

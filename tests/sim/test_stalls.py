@@ -234,3 +234,29 @@ def test_a_loop_around_a_hold_admitted_at_once_is_a_livelock_on_both_paths(sessi
         "E-run", 3, 11, "the loop runs forever without letting time pass"
     )
     assert notes[0].startswith(f"in session {0 if sessions == 1 else 1};")
+
+
+def test_a_loop_at_a_ps_stage_of_capacity_inf_stops_the_clock_on_both_paths(monkeypatch):
+    """A ps stage of capacity inf serves a job at once: a loop of runs there is a run of
+    events at one instant, stopped as a clock that stops, with the same words on both
+    paths (the limit lowered here for speed)."""
+    from serq.sim import compiled, core
+
+    monkeypatch.setattr(core, "INSTANT_LIMIT", 1000)
+    monkeypatch.setattr(compiled, "INSTANT_LIMIT", 1000)
+    text = (
+        "stage s : ps(inf);\nworkload { arrive poisson(1); }\n"
+        "session { loop { run s (1); } }\nrun { horizon 100; }\n"
+    )
+    compiled_program, diagnostics = sim_api.compile_program(text, "t.sq")
+    assert compiled_program is not None, diagnostics
+    said = []
+    for codegen in (True, False):
+        report, ran = sim_api.execute(compiled_program, codegen=codegen)
+        assert report is None
+        said.append([(d.code, d.message) for d in ran])
+    assert said[0] == said[1]
+    [(code, message)] = said[0]
+    assert code == "E-run"
+    assert message.startswith("the clock stops at ")
+    assert "a run at a ps stage of capacity inf" in message
