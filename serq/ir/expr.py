@@ -9,7 +9,9 @@ and the simulator use.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from serq.diagnostics import Span
 
@@ -140,3 +142,18 @@ class Aggregate:
 CLAIM_AGGREGATES = ("total", "count", "largest", "prefix_total")
 
 Expr = Num | Attr | Ctx | Unary | Binary | Cond | Call | Observable | Cost | Draw | Aggregate
+
+
+def contains(node: Any, test: Callable[[Any], bool]) -> bool:
+    """Whether `test` holds for the IR value `node` or any value within it (the fields of
+    its dataclasses, the items of its tuples and lists), walked without recursion."""
+    stack: list[Any] = [node]
+    while stack:
+        item = stack.pop()
+        if test(item):
+            return True
+        if isinstance(item, tuple | list):
+            stack.extend(item)
+        elif hasattr(item, "__dataclass_fields__") and not isinstance(item, type):
+            stack.extend(getattr(item, name) for name in item.__dataclass_fields__)
+    return False

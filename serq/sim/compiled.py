@@ -55,6 +55,7 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
+from serq.ir.expr import contains
 from serq.sim import compiled_holds as ch
 from serq.sim import compiled_stages as cs
 from serq.sim.core import INSTANT_LIMIT, PROGRESS_EVERY, clock_stops
@@ -1399,32 +1400,16 @@ class _Codegen:
 
 def _draws(e: ir.Expr) -> bool:
     """Whether the expression `e` draws a random number."""
-    stack: list[Any] = [e]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ir.expr.Draw):
-            return True
-        if isinstance(node, tuple | list):
-            stack.extend(node)
-        elif hasattr(node, "__dataclass_fields__") and not isinstance(node, type):
-            stack.extend(getattr(node, name) for name in node.__dataclass_fields__)
-    return False
+    return contains(e, lambda n: isinstance(n, ir.expr.Draw))
 
 
 def _reads_attributes(e: ir.Expr) -> bool:
     """Whether the expression `e` reads a session attribute (or the session)."""
-    stack: list[Any] = [e]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, ir.Attr) or (
-            isinstance(node, ir.expr.Observable) and node.func == "cachedin"
-        ):
-            return True
-        if isinstance(node, tuple | list):
-            stack.extend(node)
-        elif hasattr(node, "__dataclass_fields__") and not isinstance(node, type):
-            stack.extend(getattr(node, name) for name in node.__dataclass_fields__)
-    return False
+    return contains(
+        e,
+        lambda n: isinstance(n, ir.Attr)
+        or (isinstance(n, ir.expr.Observable) and n.func == "cachedin"),
+    )
 
 
 def _substitute(e: Any, slot: int, value: float) -> Any:

@@ -37,14 +37,13 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from collections.abc import Callable
-from dataclasses import fields, is_dataclass
 from heapq import heappop, heappush
 from itertools import repeat
 from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
+from serq.ir.expr import contains
 from serq.sim import draws
 from serq.sim.core import PROGRESS_EVERY
 from serq.sim.errors import SimError, bad_work
@@ -123,7 +122,7 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
     pre = tuple(op(s) for s in stmts[:k])
     post = tuple(op(s) for s in stmts[k + 1 :])
     gauge = _level_gauge(world, program)
-    serial = _has(program, lambda n: isinstance(n, ir.Attr) and n.slot == SERIAL)
+    serial = contains(program, lambda n: isinstance(n, ir.Attr) and n.slot == SERIAL)
     return pre, _work(run.work, exprs, stream), stage, post, gauge, serial, run.origin
 
 
@@ -755,15 +754,6 @@ def _record_gauge(
 
 def _reads(node: Any, func: str) -> bool:
     """Whether an `Observable` named `func` appears anywhere in the IR value `node`."""
-    return _has(node, lambda n: isinstance(n, ir.expr.Observable) and n.func == func)
+    return contains(node, lambda n: isinstance(n, ir.expr.Observable) and n.func == func)
 
 
-def _has(node: Any, test: Callable[[Any], bool]) -> bool:
-    """Whether `test` holds for the IR value `node` or any value within it."""
-    if test(node):
-        return True
-    if isinstance(node, tuple | list):
-        return any(_has(item, test) for item in node)
-    if is_dataclass(node) and not isinstance(node, type):
-        return any(_has(getattr(node, f.name), test) for f in fields(node))
-    return False

@@ -220,16 +220,7 @@ def test_a_loop_around_a_hold_admitted_at_once_is_a_livelock_on_both_paths(sessi
         "poisson(1)", f"batch({sessions})"
     )
     assert HOLD_LOOP.strip() in DOC
-    compiled, diagnostics = sim_api.compile_program(text, "t.sq")
-    assert compiled is not None, diagnostics
-    said = []
-    for codegen in (True, False):
-        report, ran = sim_api.execute(compiled, codegen=codegen)
-        assert report is None
-        [d] = ran
-        said.append((d.code, d.span.line, d.span.column, d.message, d.notes))
-    assert said[0] == said[1]
-    code, line, column, message, notes = said[0]
+    code, line, column, message, notes = _fails_alike_on_both_paths(text)
     assert (code, line, column, message) == (
         "E-run", 3, 11, "the loop runs forever without letting time pass"
     )
@@ -248,15 +239,22 @@ def test_a_loop_at_a_ps_stage_of_capacity_inf_stops_the_clock_on_both_paths(monk
         "stage s : ps(inf);\nworkload { arrive poisson(1); }\n"
         "session { loop { run s (1); } }\nrun { horizon 100; }\n"
     )
-    compiled_program, diagnostics = sim_api.compile_program(text, "t.sq")
-    assert compiled_program is not None, diagnostics
-    said = []
-    for codegen in (True, False):
-        report, ran = sim_api.execute(compiled_program, codegen=codegen)
-        assert report is None
-        said.append([(d.code, d.message) for d in ran])
-    assert said[0] == said[1]
-    [(code, message)] = said[0]
+    code, _, _, message, _ = _fails_alike_on_both_paths(text)
     assert code == "E-run"
     assert message.startswith("the clock stops at ")
     assert "a run at a ps stage of capacity inf" in message
+
+
+def _fails_alike_on_both_paths(text: str) -> tuple:
+    """The one diagnostic the run of `text` ends with, (code, line, column, message,
+    notes), the same on the generated code and on the interpreter."""
+    compiled, diagnostics = sim_api.compile_program(text, "t.sq")
+    assert compiled is not None, diagnostics
+    said = []
+    for codegen in (True, False):
+        report, ran = sim_api.execute(compiled, codegen=codegen)
+        assert report is None
+        [d] = ran
+        said.append((d.code, d.span.line, d.span.column, d.message, d.notes))
+    assert said[0] == said[1]
+    return said[0]
