@@ -152,6 +152,7 @@ class StepStage(StageBase):
         "_ordered",
         "stalled",
         "sums",
+        "kv_cost",
     )
 
     def __init__(
@@ -184,6 +185,11 @@ class StepStage(StageBase):
                 read |= contexts(expr)
         # whether budget, chunk or a serve key reads a sum `_context` makes
         self.sums = not read.isdisjoint(("decoders", "kv_decode", "kv_prefill"))
+        # whether the cost reads the batch's KV or prefill totals (`start` sums them only
+        # then, or for a claim over iterations, which may read them too)
+        self.kv_cost = not contexts(kind.cost).isdisjoint(
+            ("kv_decode", "kv_prefill", "prefilled", "attention")
+        )
         self.memory_index = kind.memory
         self.memory: Any = None
         self.served: list[Any] = []
@@ -411,33 +417,40 @@ class StepStage(StageBase):
         self.stalled = None
         now = engine.now
         # the cost reads the batch: its tokens, and its residents' KV after the growth
-        tokens = prefilled = attention = kv_decode = kv_prefill = 0.0
-        prefills = decodes = 0
-        for r in scheduled:
-            t = r.tokens
-            tokens += t
-            part = r.part
-            if r.decoding:
-                decodes += 1
+        tokens = 0.0
+        decodes = 0
+        if self.kv_cost or self.claims is not None:
+            prefilled = attention = kv_decode = kv_prefill = 0.0
+            for r in scheduled:
+                t = r.tokens
+                tokens += t
+                part = r.part
+                if r.decoding:
+                    decodes += 1
+                    if part is not None:
+                        kv_decode += part.alloc
+                    continue
+                prefilled += t
                 if part is not None:
-                    kv_decode += part.alloc
-                continue
-            prefills += 1
-            prefilled += t
-            if part is not None:
-                kv_prefill += part.alloc
-                # K: the position before the chunk, 0 for a hold with none
-                k = 0.0 if part.position is None else part.position
-                attention += t * (k + t / 2)
-            else:
-                attention += t * (t / 2)
+                    kv_prefill += part.alloc
+                    # K: the position before the chunk, 0 for a hold with none
+                    k = 0.0 if part.position is None else part.position
+                    attention += t * (k + t / 2)
+                else:
+                    attention += t * (t / 2)
+            engine.kv_decode = kv_decode
+            engine.kv_prefill = kv_prefill
+            engine.prefilled = prefilled
+            engine.attention = attention
+        else:  # fast path: the cost reads no KV or prefill total (nothing else reads them)
+            for r in scheduled:
+                tokens += r.tokens
+                if r.decoding:
+                    decodes += 1
+        prefills = len(scheduled) - decodes
         engine.residents = n = float(len(residents))
-        engine.kv_decode = kv_decode
-        engine.kv_prefill = kv_prefill
         engine.decoders = float(decodes)
         engine.tokens = tokens
-        engine.prefilled = prefilled
-        engine.attention = attention
         if self.claims is not None:  # a claim over iterations reads the planned iteration
             self.claims.iteration(
                 self.index, claims_demand(self.residents, chunk), self.world.arrivals
