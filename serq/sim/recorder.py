@@ -312,6 +312,11 @@ class StatsRecorder:
             p.waits += 1
             p.wait += waited
 
+    def pool_counts(self, pool: int, what: str, amounts: list[float]) -> None:
+        """`pool_count(pool, what, amount)` for each of `amounts` in turn (not admissions)."""
+        counts = self._pools[pool].counts
+        counts[what] = reduce(add, amounts, counts[what])
+
     def pool_count(self, pool: int, what: str, amount: float = 1) -> None:
         if what == "admissions":  # to a pool of a hold other than its first (no queue wait)
             self._pools[pool].admissions += int(amount)

@@ -55,6 +55,7 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
+from serq.sim.cache import EPS
 from serq.sim.claims import demand as claims_demand
 from serq.sim.errors import SimError, bad_work, out_of_domain
 from serq.sim.fastforward import contexts
@@ -1389,6 +1390,16 @@ class StepStage(StageBase):
         timed = cache.keys or cache.on_evict is not None  # an eviction that reads the clock
         evict_to = cache.evict_to
         count = recorder.pool_count
+        # the units each eviction takes, counted together at the end (`pool_counts`, the
+        # same sum in the same order) when the recorder can
+        counts = None if eager else getattr(recorder, "pool_counts", None)
+        evicted: list[float] = []
+        block = cache.block
+        # an LRU cache of blocks without a spill: `evict_to`'s loop when it takes one block
+        # from the oldest entry, which keeps more than that, is inline below
+        one_block = not timed and counts is not None and block is not None and block > 0
+        entries = cache.entries
+        oldest = None  # the oldest entry, which only this loop changes (while not None)
         times: list[float] = []
         used: list[float] = []
         cached: list[float] = []
@@ -1399,17 +1410,39 @@ class StepStage(StageBase):
             r.part.alloc += need
             allocated += need
             if allocated + total > cap:
+                if one_block:
+                    bound = (cap - allocated) + EPS  # `evict_to(cap - allocated)`'s
+                    if total > bound and entries:
+                        if oldest is None:
+                            oldest = next(iter(entries.values()))
+                        take = oldest.units
+                        rest = total - block
+                        # more than a block in the oldest entry, less than a block more than
+                        # the bound (no run of blocks at once), and one block ends the loop
+                        if take > block and not total - bound > block and not rest > bound:
+                            oldest.units = take - block
+                            total = rest
+                            evicted.append(block)
+                            times.append(t)
+                            used.append(allocated)
+                            cached.append(total)
+                            continue
+                oldest = None  # `evict_to` may remove it
                 if timed:
                     if times:
                         batch(index, times, used, cached, queued, holders)
                         times, used, cached = [], [], []
                     engine.now = t
                 pool.allocated = allocated
+                cache.total = total
                 removed, units = evict_to(cap - allocated)  # counted at each, as one at a time
                 if units:
                     if removed:
                         count(index, "evicted_entries", removed)
-                    count(index, "evicted_units", units)
+                    if counts is not None:
+                        evicted.append(units)
+                    else:
+                        count(index, "evicted_units", units)
                 total = cache.total
             times.append(t)
             used.append(allocated)
@@ -1419,6 +1452,9 @@ class StepStage(StageBase):
                 batch(index, times, used, cached, queued, holders)
                 times, used, cached = [], [], []
         pool.allocated = allocated
+        cache.total = total
+        if evicted:
+            counts(index, "evicted_units", evicted)
         if times:
             batch(index, times, used, cached, queued, holders)
         pool.dirty = False
