@@ -360,8 +360,27 @@ class StatsRecorder:
 
     def iteration_end(self, stage: int, now: float) -> None:
         s = self._stages[stage]
-        if s.started is not None:
-            self._end_iteration(s, now)
+        if s.started is None:
+            return
+        # fast path: `_end_iteration` inline (once per iteration)
+        if s.carried > 0 and s.started >= self.warmup:
+            s.batches += 1
+            s.batch_decodes += s.carried
+            s.batch_time += now - s.started
+        level = s.on
+        if level is not None:
+            if now > level.since:
+                level.area += level.value * (now - level.since)
+                level.since = now
+            level.value = 0.0
+            s.on = None
+        if s.carried:
+            level = s.decodes
+            if now > level.since:
+                level.area += level.value * (now - level.since)
+                level.since = now
+            level.value = 0.0
+        s.started = None
 
     def iterations(
         self,

@@ -544,6 +544,7 @@ class StepStage(StageBase):
         if ordered is None:
             ordered = self._serve_order()
         ceil = math.ceil
+        add = scheduled.append
         left = self.left
         preempted = False  # a resident may have left by a preemption in `_grow`
         for r in ordered:
@@ -565,7 +566,7 @@ class StepStage(StageBase):
                 # fast path: `_grow` when the target is inside the allocation (no call)
                 part = r.part
                 b = part.pool.block
-                target = (part.consumed if part.position is None else part.position) + t
+                target = part.position + t  # a growing run's part has one (`arrive_run`)
                 if b is not None and -INF < target < INF:
                     target = ceil(target / b) * b
                 if target > part.alloc or r.stall is not None:
@@ -579,7 +580,7 @@ class StepStage(StageBase):
                         continue  # it waits (preempt none): the others are still served
             r.tokens = t
             left -= t
-            scheduled.append(r)
+            add(r)
         self.left = left
         if not self.preempted:
             self.admitting = True
@@ -643,7 +644,12 @@ class StepStage(StageBase):
         need = target - part.alloc
         if need <= 0:
             return True
-        while pool.allocated + pool.held + pool.growth(part, need) > pool.cap:
+        reserve_held = pool.reserve_held
+        # fast path: `Pool.growth` is `need` where no reservation is held
+        while (
+            pool.allocated + pool.held + (pool.growth(part, need) if reserve_held else need)
+            > pool.cap
+        ):
             if not pool.lifo:
                 # preempt none: it waits, growing nothing (the reference grows no part of
                 # a growth that does not fit), among the pool's growers: the settle grows
@@ -666,9 +672,11 @@ class StepStage(StageBase):
                 return False
         part.alloc += need
         pool.allocated += need
-        pool.grew(part, need)
+        if reserve_held:
+            pool.grew(part, need)
         pool.dirty = True
-        pool.evict(self.recorder)
+        if pool.allocated + pool.cache.total > pool.cap:  # else `evict` has nothing to do
+            pool.evict(self.recorder)
         return True
 
     def _victim(self, pool: Any) -> Any:
@@ -804,10 +812,15 @@ class StepStage(StageBase):
                 limit = remaining
             # below 2**53 taking 1.0 from at least 1.0 is exact; a position below
             # POSITION_MOST stays below 2**52 through a span (`ones`: replayed additions)
-            if not remaining < EXACT or not 0.0 <= r.position() < POSITION_MOST:
+            if not remaining < EXACT:
                 return None
-            if r.part is not None:
-                kv += r.part.alloc
+            part = r.part
+            if part is None:
+                continue  # position 0
+            p = part.consumed if part.position is None else part.position  # `position`
+            if not 0.0 <= p < POSITION_MOST:
+                return None
+            kv += part.alloc
         most = int(min(limit, SPAN_MOST))
         if most < 1 or not kv < EXACT:
             return None
@@ -1346,7 +1359,9 @@ class StepStage(StageBase):
         for r in scheduled:  # k more additions of 1.0 to each, as one at a time makes them
             if r.grows:
                 part = r.part
-                part.position = plus_ones(part.position, k)
+                p = part.position
+                # fast path: `plus_ones` of a whole position, whose additions are exact
+                part.position = p + k if p == floor(p) else plus_ones(p, k)
             r.remaining -= k  # exact: below 2**53, 1.0 from at least 1.0 is (`_span`)
         if fractions:  # the last iteration is a tail (`_tail`)
             for r, t in fractions:
@@ -1474,9 +1489,8 @@ class StepStage(StageBase):
             if not t:
                 continue  # preempted (or displaced) after planning
             r.tokens = 0.0
-            part = r.part
             if r.grows:
-                part.position += t
+                r.part.position += t
             remaining = r.remaining
             r.remaining = left = remaining - t
             if left <= 0:
