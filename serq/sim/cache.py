@@ -18,7 +18,8 @@ from serq.sim.core import Engine
 from serq.sim.errors import SimError, number
 from serq.sim.session import QUEUED
 
-_EPS = 1e-9
+EPS = 1e-9  # evicting stops within this of the limit (`Cache.evict_to`)
+_EPS = EPS
 # Evicting in LRU order without a spill, an entry that loses more blocks than this at
 # once loses them in one step (the same blocks; the units differ from a block-by-block
 # subtraction in the last bits). Keyed and spilling eviction step block by block (the

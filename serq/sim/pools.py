@@ -278,7 +278,9 @@ class Pool:
                 raise SimError(self.origin, f"pool `{self.name}`: {error.message}") from None
             if units:
                 self.dirty = True
-                self.evict_counts(recorder, removed, units)
+                if removed:  # `evict_counts`, inline
+                    recorder.pool_count(self.index, "evicted_entries", removed)
+                recorder.pool_count(self.index, "evicted_units", units)
 
     def evict_counts(self, recorder: Any, removed: int, units: float) -> None:
         """Count an eviction of `units` that removed `removed` entries."""

@@ -118,6 +118,7 @@ class _Stage:
         "batch_time",
         "skipped",
         "fifo",
+        "on",
     )
 
     def __init__(self, warmup: float, fifo: bool) -> None:
@@ -137,6 +138,9 @@ class _Stage:
         self.batch_decodes = 0.0
         self.batch_time = 0.0
         self.skipped = 0  # iterations advanced in fast-forwarded spans
+        # the kind level the running iteration holds at 1 (None: none, or none runs); the
+        # other kind levels, and `decodes` when `carried` is 0, hold 0 (`iteration`)
+        self.on: _Level | None = None
 
 
 class _Pool:
@@ -308,6 +312,11 @@ class StatsRecorder:
             p.waits += 1
             p.wait += waited
 
+    def pool_counts(self, pool: int, what: str, amounts: list[float]) -> None:
+        """`pool_count(pool, what, amount)` for each of `amounts` in turn (not admissions)."""
+        counts = self._pools[pool].counts
+        counts[what] = reduce(add, amounts, counts[what])
+
     def pool_count(self, pool: int, what: str, amount: float = 1) -> None:
         if what == "admissions":  # to a pool of a hold other than its first (no queue wait)
             self._pools[pool].admissions += int(amount)
@@ -327,29 +336,51 @@ class StatsRecorder:
         if s.started is not None:
             self._end_iteration(s, now)
         s.iterations += 1
-        on = 0 if decodes == 0 else (1 if prefills == 0 else 2)  # prefill, decode, mixed
-        if not (prefills or decodes):
-            on = -1
-        i = 0
-        for level in s.kinds:  # fast path: `_Level.set` inlined
-            if now > level.since:
-                level.area += level.value * (now - level.since)
-                level.since = now
-            level.value = 1.0 if i == on else 0.0
-            i += 1
-        level = s.decodes
-        if now > level.since:
-            level.area += level.value * (now - level.since)
-            level.since = now
-        level.value = decodes
+        # Between iterations every kind level and the decode count hold 0, so only the
+        # levels that become positive are set. A level at 0 adds nothing to its area,
+        # and where its `since` lags behind the clock, the next `set` moves it to the
+        # same time as one at every change would (the clock never goes back).
+        if decodes:
+            on = s.kinds[2] if prefills else s.kinds[1]
+        else:
+            on = s.kinds[0] if prefills else None
+        if on is not None:
+            if now > on.since:
+                on.since = now
+            on.value = 1.0
+            if decodes:
+                level = s.decodes
+                if now > level.since:
+                    level.since = now
+                level.value = decodes
+        s.on = on
         s.started = now
         s.ends = ends
         s.carried = decodes
 
     def iteration_end(self, stage: int, now: float) -> None:
         s = self._stages[stage]
-        if s.started is not None:
-            self._end_iteration(s, now)
+        if s.started is None:
+            return
+        # fast path: `_end_iteration` inline (once per iteration)
+        if s.carried > 0 and s.started >= self.warmup:
+            s.batches += 1
+            s.batch_decodes += s.carried
+            s.batch_time += now - s.started
+        level = s.on
+        if level is not None:
+            if now > level.since:
+                level.area += level.value * (now - level.since)
+                level.since = now
+            level.value = 0.0
+            s.on = None
+        if s.carried:
+            level = s.decodes
+            if now > level.since:
+                level.area += level.value * (now - level.since)
+                level.since = now
+            level.value = 0.0
+        s.started = None
 
     def iterations(
         self,
@@ -393,14 +424,14 @@ class StatsRecorder:
             weighted = _gaps_added(dec.area, decodes, started, since)
             batch_time = _gaps_added(s.batch_time, 1, started, since)
             if area is None or weighted is None or batch_time is None:
-                area, weighted, batch_time = level.area, dec.area, s.batch_time
-                since = started
-                for t in starts:
-                    gap = t - since
-                    area += gap
-                    weighted += decodes * gap
-                    batch_time += gap
-                    since = t
+                # the sums that might round, term by term in order (`_hold`'s reduce)
+                gaps = list(map(sub, starts, chain((started,), starts)))
+                if area is None:
+                    area = reduce(add, gaps, level.area)
+                if weighted is None:
+                    weighted = reduce(add, map(mul, repeat(decodes), gaps), dec.area)
+                if batch_time is None:
+                    batch_time = reduce(add, gaps, s.batch_time)
             level.area, dec.area, s.batch_time = area, weighted, batch_time
             level.since = dec.since = since
             kinds[0].since = kinds[2].since = since  # their value is 0: no area
@@ -432,6 +463,7 @@ class StatsRecorder:
         for i, level in enumerate(s.kinds):
             _hold(level, starts, 1.0 if i == on and (prefills or decodes) else 0.0)
         _hold(s.decodes, starts, decodes)
+        s.on = s.kinds[on] if prefills or decodes else None
         s.started = starts[-1]
         s.ends = ends
         s.carried = decodes
@@ -531,7 +563,15 @@ class StatsRecorder:
             s.batches += 1
             s.batch_decodes += s.carried
             s.batch_time += now - s.started
-        for level in (*s.kinds, s.decodes):  # fast path: `_Level.set` inlined
+        level = s.on  # the levels that are not 0 (`iteration`), to 0
+        if level is not None:
+            if now > level.since:
+                level.area += level.value * (now - level.since)
+                level.since = now
+            level.value = 0.0
+            s.on = None
+        if s.carried:
+            level = s.decodes
             if now > level.since:
                 level.area += level.value * (now - level.since)
                 level.since = now

@@ -55,6 +55,7 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
+from serq.sim.cache import EPS
 from serq.sim.claims import demand as claims_demand
 from serq.sim.errors import SimError, bad_work, out_of_domain
 from serq.sim.fastforward import contexts
@@ -152,6 +153,7 @@ class StepStage(StageBase):
         "_ordered",
         "stalled",
         "sums",
+        "kv_cost",
     )
 
     def __init__(
@@ -184,6 +186,11 @@ class StepStage(StageBase):
                 read |= contexts(expr)
         # whether budget, chunk or a serve key reads a sum `_context` makes
         self.sums = not read.isdisjoint(("decoders", "kv_decode", "kv_prefill"))
+        # whether the cost reads the batch's KV or prefill totals (`start` sums them only
+        # then, or for a claim over iterations, which may read them too)
+        self.kv_cost = not contexts(kind.cost).isdisjoint(
+            ("kv_decode", "kv_prefill", "prefilled", "attention")
+        )
         self.memory_index = kind.memory
         self.memory: Any = None
         self.served: list[Any] = []
@@ -411,33 +418,40 @@ class StepStage(StageBase):
         self.stalled = None
         now = engine.now
         # the cost reads the batch: its tokens, and its residents' KV after the growth
-        tokens = prefilled = attention = kv_decode = kv_prefill = 0.0
-        prefills = decodes = 0
-        for r in scheduled:
-            t = r.tokens
-            tokens += t
-            part = r.part
-            if r.decoding:
-                decodes += 1
+        tokens = 0.0
+        decodes = 0
+        if self.kv_cost or self.claims is not None:
+            prefilled = attention = kv_decode = kv_prefill = 0.0
+            for r in scheduled:
+                t = r.tokens
+                tokens += t
+                part = r.part
+                if r.decoding:
+                    decodes += 1
+                    if part is not None:
+                        kv_decode += part.alloc
+                    continue
+                prefilled += t
                 if part is not None:
-                    kv_decode += part.alloc
-                continue
-            prefills += 1
-            prefilled += t
-            if part is not None:
-                kv_prefill += part.alloc
-                # K: the position before the chunk, 0 for a hold with none
-                k = 0.0 if part.position is None else part.position
-                attention += t * (k + t / 2)
-            else:
-                attention += t * (t / 2)
+                    kv_prefill += part.alloc
+                    # K: the position before the chunk, 0 for a hold with none
+                    k = 0.0 if part.position is None else part.position
+                    attention += t * (k + t / 2)
+                else:
+                    attention += t * (t / 2)
+            engine.kv_decode = kv_decode
+            engine.kv_prefill = kv_prefill
+            engine.prefilled = prefilled
+            engine.attention = attention
+        else:  # fast path: the cost reads no KV or prefill total (nothing else reads them)
+            for r in scheduled:
+                tokens += r.tokens
+                if r.decoding:
+                    decodes += 1
+        prefills = len(scheduled) - decodes
         engine.residents = n = float(len(residents))
-        engine.kv_decode = kv_decode
-        engine.kv_prefill = kv_prefill
         engine.decoders = float(decodes)
         engine.tokens = tokens
-        engine.prefilled = prefilled
-        engine.attention = attention
         if self.claims is not None:  # a claim over iterations reads the planned iteration
             self.claims.iteration(
                 self.index, claims_demand(self.residents, chunk), self.world.arrivals
@@ -530,6 +544,7 @@ class StepStage(StageBase):
         if ordered is None:
             ordered = self._serve_order()
         ceil = math.ceil
+        add = scheduled.append
         left = self.left
         preempted = False  # a resident may have left by a preemption in `_grow`
         for r in ordered:
@@ -551,7 +566,7 @@ class StepStage(StageBase):
                 # fast path: `_grow` when the target is inside the allocation (no call)
                 part = r.part
                 b = part.pool.block
-                target = (part.consumed if part.position is None else part.position) + t
+                target = part.position + t  # a growing run's part has one (`arrive_run`)
                 if b is not None and -INF < target < INF:
                     target = ceil(target / b) * b
                 if target > part.alloc or r.stall is not None:
@@ -565,7 +580,7 @@ class StepStage(StageBase):
                         continue  # it waits (preempt none): the others are still served
             r.tokens = t
             left -= t
-            scheduled.append(r)
+            add(r)
         self.left = left
         if not self.preempted:
             self.admitting = True
@@ -629,7 +644,12 @@ class StepStage(StageBase):
         need = target - part.alloc
         if need <= 0:
             return True
-        while pool.allocated + pool.held + pool.growth(part, need) > pool.cap:
+        reserve_held = pool.reserve_held
+        # fast path: `Pool.growth` is `need` where no reservation is held
+        while (
+            pool.allocated + pool.held + (pool.growth(part, need) if reserve_held else need)
+            > pool.cap
+        ):
             if not pool.lifo:
                 # preempt none: it waits, growing nothing (the reference grows no part of
                 # a growth that does not fit), among the pool's growers: the settle grows
@@ -652,9 +672,11 @@ class StepStage(StageBase):
                 return False
         part.alloc += need
         pool.allocated += need
-        pool.grew(part, need)
+        if reserve_held:
+            pool.grew(part, need)
         pool.dirty = True
-        pool.evict(self.recorder)
+        if pool.allocated + pool.cache.total > pool.cap:  # else `evict` has nothing to do
+            pool.evict(self.recorder)
         return True
 
     def _victim(self, pool: Any) -> Any:
@@ -790,10 +812,15 @@ class StepStage(StageBase):
                 limit = remaining
             # below 2**53 taking 1.0 from at least 1.0 is exact; a position below
             # POSITION_MOST stays below 2**52 through a span (`ones`: replayed additions)
-            if not remaining < EXACT or not 0.0 <= r.position() < POSITION_MOST:
+            if not remaining < EXACT:
                 return None
-            if r.part is not None:
-                kv += r.part.alloc
+            part = r.part
+            if part is None:
+                continue  # position 0
+            p = part.consumed if part.position is None else part.position  # `position`
+            if not 0.0 <= p < POSITION_MOST:
+                return None
+            kv += part.alloc
         most = int(min(limit, SPAN_MOST))
         if most < 1 or not kv < EXACT:
             return None
@@ -1332,7 +1359,9 @@ class StepStage(StageBase):
         for r in scheduled:  # k more additions of 1.0 to each, as one at a time makes them
             if r.grows:
                 part = r.part
-                part.position = plus_ones(part.position, k)
+                p = part.position
+                # fast path: `plus_ones` of a whole position, whose additions are exact
+                part.position = p + k if p == floor(p) else plus_ones(p, k)
             r.remaining -= k  # exact: below 2**53, 1.0 from at least 1.0 is (`_span`)
         if fractions:  # the last iteration is a tail (`_tail`)
             for r, t in fractions:
@@ -1376,6 +1405,16 @@ class StepStage(StageBase):
         timed = cache.keys or cache.on_evict is not None  # an eviction that reads the clock
         evict_to = cache.evict_to
         count = recorder.pool_count
+        # the units each eviction takes, counted together at the end (`pool_counts`, the
+        # same sum in the same order) when the recorder can
+        counts = None if eager else getattr(recorder, "pool_counts", None)
+        evicted: list[float] = []
+        block = cache.block
+        # an LRU cache of blocks without a spill: `evict_to`'s loop when it takes one block
+        # from the oldest entry, which keeps more than that, is inline below
+        one_block = not timed and counts is not None and block is not None and block > 0
+        entries = cache.entries
+        oldest = None  # the oldest entry, which only this loop changes (while not None)
         times: list[float] = []
         used: list[float] = []
         cached: list[float] = []
@@ -1386,17 +1425,39 @@ class StepStage(StageBase):
             r.part.alloc += need
             allocated += need
             if allocated + total > cap:
+                if one_block:
+                    bound = (cap - allocated) + EPS  # `evict_to(cap - allocated)`'s
+                    if total > bound and entries:
+                        if oldest is None:
+                            oldest = next(iter(entries.values()))
+                        take = oldest.units
+                        rest = total - block
+                        # more than a block in the oldest entry, less than a block more than
+                        # the bound (no run of blocks at once), and one block ends the loop
+                        if take > block and not total - bound > block and not rest > bound:
+                            oldest.units = take - block
+                            total = rest
+                            evicted.append(block)
+                            times.append(t)
+                            used.append(allocated)
+                            cached.append(total)
+                            continue
+                oldest = None  # `evict_to` may remove it
                 if timed:
                     if times:
                         batch(index, times, used, cached, queued, holders)
                         times, used, cached = [], [], []
                     engine.now = t
                 pool.allocated = allocated
+                cache.total = total
                 removed, units = evict_to(cap - allocated)  # counted at each, as one at a time
                 if units:
                     if removed:
                         count(index, "evicted_entries", removed)
-                    count(index, "evicted_units", units)
+                    if counts is not None:
+                        evicted.append(units)
+                    else:
+                        count(index, "evicted_units", units)
                 total = cache.total
             times.append(t)
             used.append(allocated)
@@ -1406,6 +1467,9 @@ class StepStage(StageBase):
                 batch(index, times, used, cached, queued, holders)
                 times, used, cached = [], [], []
         pool.allocated = allocated
+        cache.total = total
+        if evicted:
+            counts(index, "evicted_units", evicted)
         if times:
             batch(index, times, used, cached, queued, holders)
         pool.dirty = False
@@ -1425,9 +1489,8 @@ class StepStage(StageBase):
             if not t:
                 continue  # preempted (or displaced) after planning
             r.tokens = 0.0
-            part = r.part
             if r.grows:
-                part.position += t
+                r.part.position += t
             remaining = r.remaining
             r.remaining = left = remaining - t
             if left <= 0:

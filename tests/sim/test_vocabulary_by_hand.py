@@ -275,6 +275,24 @@ def test_iteration_claims_by_hand():
     assert "claim `a` fails: first at 7 (now = 7), 4 of 8 iterations" in r.notes
 
 
+def test_an_iteration_claim_reads_the_batch_totals_the_cost_does_not():
+    # `cost 1` reads no total, so only the claims make the plan sum them: the prefill of
+    # 6 tokens from position 0 has attention 6 * (0 + 6 / 2) = 18 and a hold of 8 units
+    # (6 rounded up to blocks of 4); the first decode of that session reads the 8 as
+    # kv_decode; the sessions arriving at 6 and 9 prefill beside a decode (mixed batches)
+    source = ITERATIONS.replace(
+        "claim e: some iteration of engine (tokens > 8);",
+        "claim e: some iteration of engine (prefilled == 6 && attention == 18 && kv_prefill == 8);\n"
+        "  claim f: some iteration of engine (kv_decode == 8 && decoders == 1 && tokens == 1);\n"
+        "  claim g: every iteration of engine (prefilled == 0 || kv_decode == 0);",
+    )
+    r = serq.run(serq.compile(source=source, horizon=10))
+    rows = {c.name: c for c in r.claims}
+    assert (rows["e"].result, rows["e"].first) == ("witnessed", 3)
+    assert (rows["f"].result, rows["f"].first) == ("witnessed", 4)
+    assert (rows["g"].result, rows["g"].failures, rows["g"].first) == ("fails", 2, 6)
+
+
 def test_claims_in_the_json_are_the_reference_s_keys():
     r = serq.run(serq.compile(source=ITERATIONS, horizon=10))
     import json
