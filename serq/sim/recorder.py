@@ -360,27 +360,8 @@ class StatsRecorder:
 
     def iteration_end(self, stage: int, now: float) -> None:
         s = self._stages[stage]
-        if s.started is None:
-            return
-        # fast path: `_end_iteration` inline (once per iteration)
-        if s.carried > 0 and s.started >= self.warmup:
-            s.batches += 1
-            s.batch_decodes += s.carried
-            s.batch_time += now - s.started
-        level = s.on
-        if level is not None:
-            if now > level.since:
-                level.area += level.value * (now - level.since)
-                level.since = now
-            level.value = 0.0
-            s.on = None
-        if s.carried:
-            level = s.decodes
-            if now > level.since:
-                level.area += level.value * (now - level.since)
-                level.since = now
-            level.value = 0.0
-        s.started = None
+        if s.started is not None:
+            self._end_iteration(s, now)
 
     def iterations(
         self,
@@ -563,19 +544,11 @@ class StatsRecorder:
             s.batches += 1
             s.batch_decodes += s.carried
             s.batch_time += now - s.started
-        level = s.on  # the levels that are not 0 (`iteration`), to 0
-        if level is not None:
-            if now > level.since:
-                level.area += level.value * (now - level.since)
-                level.since = now
-            level.value = 0.0
+        if s.on is not None:  # the levels that are not 0 (`iteration`), to 0
+            s.on.set(now, 0.0)
             s.on = None
         if s.carried:
-            level = s.decodes
-            if now > level.since:
-                level.area += level.value * (now - level.since)
-                level.since = now
-            level.value = 0.0
+            s.decodes.set(now, 0.0)
         s.started = None
 
     def _stage_row(
