@@ -98,31 +98,42 @@ def test_a_constant_draw_outside_its_law_that_is_never_drawn_does_not_fail():
     assert report is not None and diagnostics == []
 
 
-def test_a_negative_step_cost_stops_the_run():
-    # the clock ran backwards: each iteration ended before it started
-    text = """pool kv { cap 100; }
-stage E : step { budget 16; cost 1 - tokens; memory kv; }
-workload { arrive renewal(1); }
-session { hold kv (8) { run E prefill (8) growing kv; } }
-run { horizon 100; }
+@pytest.mark.parametrize(
+    ("clauses", "where", "message", "time"),
+    [
+        # a negative cost: the clock ran backwards, each iteration ending before it started
+        (
+            "budget 16; cost 1 - tokens;",
+            (2, 34),
+            "the cost of an iteration of `E` is -7; it must be at least 0",
+            1,
+        ),
+        (
+            "budget 16 - 10 * now; cost 1;",
+            (2, 25),
+            "the budget of `E` is -4; it must be at least 0",
+            2,
+        ),
+        (
+            "budget 16; cost 1; chunk (now - 1) / (now - 1);",
+            (2, 43),
+            "the chunk of `E` is NaN; it must be a number",
+            1,
+        ),
+    ],
+    ids=["negative cost", "negative budget", "NaN chunk"],
+)
+def test_a_step_expression_outside_its_domain_stops_the_run_at_it(clauses, where, message, time):
+    text = f"""pool kv {{ cap 100; }}
+stage E : step {{ {clauses} memory kv; }}
+workload {{ arrive renewal(1); }}
+session {{ hold kv (8) {{ run E prefill (8) growing kv; }} }}
+run {{ horizon 100; }}
 """
     d = run_error(text)
-    assert (d.span.line, d.span.column) == (2, 34)  # the cost expression
-    assert d.message == "the cost of an iteration of `E` is -7; it must be at least 0"
-    assert d.notes == ("at simulated time 1",)
-
-
-def test_a_negative_step_budget_stops_the_run():
-    text = """pool kv { cap 100; }
-stage E : step { budget 16 - 10 * now; cost 1; memory kv; }
-workload { arrive renewal(1); }
-session { hold kv (8) { run E prefill (8) growing kv; } }
-run { horizon 100; }
-"""
-    d = run_error(text)
-    assert (d.span.line, d.span.column) == (2, 25)  # the budget expression
-    assert d.message == "the budget of `E` is -4; it must be at least 0"
-    assert d.notes == ("at simulated time 2",)
+    assert (d.span.line, d.span.column) == where  # the expression
+    assert d.message == message
+    assert d.notes == (f"at simulated time {time}",)
 
 
 @pytest.mark.parametrize(
@@ -261,16 +272,3 @@ run { horizon 100; }
     v, w = report.observe("v"), report.observe("w")
     assert v.cv2 == pytest.approx(statistics.variance(range(1, 100)) / 50**2)
     assert w.cv2 == 0
-
-
-def test_a_nan_step_chunk_stops_the_run_at_its_expression():
-    text = """pool kv { cap 100; }
-stage E : step { budget 16; cost 1; chunk (now - 1) / (now - 1); memory kv; }
-workload { arrive renewal(1); }
-session { hold kv (8) { run E prefill (8) growing kv; } }
-run { horizon 100; }
-"""
-    d = run_error(text)
-    assert (d.span.line, d.span.column) == (2, 43)  # the chunk expression
-    assert d.message == "the chunk of `E` is NaN; it must be a number"
-    assert d.notes == ("at simulated time 1",)
