@@ -409,32 +409,24 @@ def program(k: int, dialect: str = "det") -> str:
         ]
         think = "~exp(3)"
         start = []
+    # a turn: the context grows, one turn fewer is left, the last ends, the others think
+    turn_end = [
+        "      set K = prompt + o;",
+        "      set left = left - 1;",
+        "      branch (left <= 0) {",
+        "        end;",
+        "      } else {",
+        f"        tool ({think});",
+    ]
     if main:  # `turn;` draws the turn and runs the server, which routes
-        session = [
-            *start,
-            "    loop {",
-            "      turn;",
-            "      set K = prompt + o;",
-            "      set left = left - 1;",
-            "      branch (left <= 0) {",
-            "        end;",
-            "      } else {",
-            f"        tool ({think});",
-            "      }",
-            "    }",
-        ]
+        session = [*start, "    loop {", "      turn;", *turn_end, "      }", "    }"]
     else:
         session = [
             *start,
             "    turn;",
             "    loop {",
             "      request gw;",
-            "      set K = prompt + o;",
-            "      set left = left - 1;",
-            "      branch (left <= 0) {",
-            "        end;",
-            "      } else {",
-            f"        tool ({think});",
+            *turn_end,
             "        turn;",
             "      }",
             "    }",
