@@ -66,12 +66,11 @@ from serq.sim.recorder import StatsRecorder
 from serq.sim.session import AT_STAGE, ENDED, HOLD, PLAIN, QUEUED, READY, RUNNING, Session
 from serq.sim.stages import DelayStage, FifoStage, PsStage
 from serq.sim.statements import StatementCompiler
-from serq.sim.world import SPIN_LIMIT, World, _index
+from serq.sim.world import LOOP_FOREVER, SPIN_LIMIT, World, _index
 
 SERIAL = SLOT["serial"]
 TURN_NO = SLOT["turn_no"]
 NEW, OUT, THINK, FORCED, MORE = (SLOT[n] for n in ("new", "out", "think", "forced", "more"))
-LOOP_FOREVER = "the loop runs forever without letting time pass"
 UNROLL = 16  # the candidates of a constant `choose` written one by one, at most
 BLOCK = 4096  # samples buffered per observation before they move to the recorder's arrays
 # the code objects of the latest sources compiled, by the source's digest: a program run

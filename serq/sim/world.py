@@ -49,6 +49,7 @@ from serq.sim.workload import Workload
 SERIAL = SLOT["serial"]
 INF = math.inf
 SPIN_LIMIT = 1_000_000  # loop iterations of one session at one instant before we call it stuck
+LOOP_FOREVER = "the loop runs forever without letting time pass"
 
 
 def _index(stage: StageBase) -> int:
@@ -397,7 +398,7 @@ class World:
                     f.pc = 0
                     spins += 1
                     if spins > SPIN_LIMIT:
-                        raise SimError(f.origin, "the loop runs forever without letting time pass")
+                        raise SimError(f.origin, LOOP_FOREVER)
                 else:
                     frames.pop()
                     if f.kind == HOLD:
@@ -447,7 +448,7 @@ class World:
             if self._zero_count > SPIN_LIMIT:
                 origin = self.loop_origin(s)
                 if origin is not None:
-                    raise SimError(origin, "the loop runs forever without letting time pass")
+                    raise SimError(origin, LOOP_FOREVER)
         else:
             self._zero_at, self._zero_count = now, 1
         s.state = READY
@@ -467,11 +468,12 @@ class World:
             self._admit_at, self._admit_count = now, 1
 
     def spinning_at(self, s: Session) -> None:
-        """Raise the livelock of `count_admission` at `s`'s innermost loop."""
+        """Raise a livelock of the pools (`count_admission`, `spinning`) at the innermost
+        loop `s` executes, naming `s`; nothing when it executes no loop."""
         origin = self.loop_origin(s)
         if origin is None:  # sessions without loops cannot take turns for ever
             return
-        error = SimError(origin, "the loop runs forever without letting time pass")
+        error = SimError(origin, LOOP_FOREVER)
         error.serial = s.serial
         raise error
 
@@ -480,11 +482,7 @@ class World:
         without time passing: a loop around a hold that is admitted at once, for ever. It
         names the first ready session that executes a loop, at that loop."""
         for s in self.ready:
-            origin = self.loop_origin(s)
-            if origin is not None:
-                error = SimError(origin, "the loop runs forever without letting time pass")
-                error.serial = s.serial
-                raise error
+            self.spinning_at(s)
         origin = self.program.arrival.origin if self.program.arrival is not None else None
         raise SimError(
             origin,
