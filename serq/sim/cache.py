@@ -19,7 +19,6 @@ from serq.sim.errors import SimError, number
 from serq.sim.session import QUEUED
 
 EPS = 1e-9  # evicting stops within this of the limit (`Cache.evict_to`)
-_EPS = EPS
 # Evicting in LRU order without a spill, an entry that loses more blocks than this at
 # once loses them in one step (the same blocks; the units differ from a block-by-block
 # subtraction in the last bits). Keyed and spilling eviction step block by block (the
@@ -160,7 +159,7 @@ class Cache:
             block = self.block
             live = self.live
             total = self.total
-            bound = limit + _EPS
+            bound = limit + EPS
             while total > bound and entries:
                 entry = next(iter(entries.values()))
                 take = entry.units
@@ -198,7 +197,7 @@ class Cache:
                 f"than serq steps through ({STEPPED_BLOCKS:,}): the eviction keys or the "
                 "spill are taken again after every block",
             )
-        while self.total > limit + _EPS and entries:
+        while self.total > limit + EPS and entries:
             entry = self._victim()
             take = entry.units
             if self.block is not None and take > self.block:

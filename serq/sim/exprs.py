@@ -39,8 +39,6 @@ from serq.ir.expr import (
 )
 from serq.sim import draws
 from serq.sim.errors import SimError, out_of_domain
-from serq.sim.pools import Pool
-from serq.sim.stages import DelayStage, FifoStage, PsStage
 
 
 @functools.lru_cache(maxsize=4096)
@@ -75,21 +73,6 @@ _OBSERVABLE_CODE = {
     "est_rho": "{t}.{f}()",
     "est_wait": "{t}.{f}()",
 }
-_COUNTS = {"busy", "queued"}
-
-
-def _counted(f: str, member: Any) -> str | None:
-    """The code of `busy_count()` / `queued_count()` of `member` written out, for the
-    kinds whose counts are one attribute (None: call the method)."""
-    if f == "queued" and isinstance(member, Pool):
-        return "float(len({t}.queue) + len({t}.front))"
-    if f == "busy" and isinstance(member, FifoStage):
-        return "float({t}.in_service)"
-    if f == "busy" and isinstance(member, DelayStage | PsStage):
-        return "float({t}.present)"
-    return None
-
-
 # The code of a draw of constant arguments, for `ExprCompiler.inline_draws`: the
 # arithmetic of `serq.sim.draws`' sampler, in its order ({0} the stream's `random`).
 _INLINE_DRAWS = {
@@ -325,11 +308,8 @@ class ExprCompiler:
         target, d = self._ref(e.target)
         f = e.func
         template = _OBSERVABLE_CODE.get(f)
-        if f in _COUNTS and (e.target.index is None or isinstance(e.target.index, Num)):
-            member = self.ns[target] if target in self.ns else None
-            counted = _counted(f, member)
-            if counted is not None:  # the count the member's method gives, inline
-                template = counted
+        member = self.ns.get(target)  # a constant member, bound by `_ref`
+        template = getattr(member, "COUNT_CODE", {}).get(f, template)  # its count, inline
         if template is not None:
             return template.format(t=target, a=self.session_slot, f=f), d
         if f == "price" and len(e.args) == 2:

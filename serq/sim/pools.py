@@ -132,6 +132,9 @@ class Pool:
     def holders_count(self) -> float:
         return float(self.n_holders)
 
+    # `queued_count()` as code (`ExprCompiler` writes it out: {t} the pool's name)
+    COUNT_CODE = {"queued": "float(len({t}.queue) + len({t}.front))"}
+
     def queued_count(self) -> float:
         return float(len(self.queue) + len(self.front))
 

@@ -213,6 +213,9 @@ class FifoStage(StageBase):
             self.waiting.remove(job)
         self.recorder.stage_state(self.index, now, self.present, self.in_service / self.servers)
 
+    # `busy_count()` as code (`ExprCompiler` writes it out: {t} the stage's name)
+    COUNT_CODE = {"busy": "float({t}.in_service)"}
+
     def busy_count(self):
         return float(self.in_service)
 
@@ -263,6 +266,8 @@ class DelayStage(StageBase):
         self.present -= 1
         now = self.engine.now
         self.recorder.stage_state(self.index, now, self.present, 1.0 if self.present else 0.0)
+
+    COUNT_CODE = {"busy": "float({t}.present)"}  # `busy_count()` as code
 
     def busy_count(self):
         return float(self.present)
@@ -418,6 +423,8 @@ class PsStage(StageBase):
         self.rate = self._rate(self.present)
         self._changed()
         self.recorder.stage_state(self.index, now, self.present, 1.0 if self.present else 0.0)
+
+    COUNT_CODE = {"busy": "float({t}.present)"}  # `busy_count()` as code
 
     def busy_count(self):
         return float(self.present)
