@@ -446,9 +446,7 @@ class World:
         if now == self._zero_at:  # sessions that take turns at zero work, in loops, forever
             self._zero_count += 1
             if self._zero_count > SPIN_LIMIT:
-                origin = self.loop_origin(s)
-                if origin is not None:
-                    raise SimError(origin, LOOP_FOREVER)
+                self.spinning_at(s)
         else:
             self._zero_at, self._zero_count = now, 1
         s.state = READY
@@ -468,8 +466,8 @@ class World:
             self._admit_at, self._admit_count = now, 1
 
     def spinning_at(self, s: Session) -> None:
-        """Raise a livelock of the pools (`count_admission`, `spinning`) at the innermost
-        loop `s` executes, naming `s`; nothing when it executes no loop."""
+        """Raise a livelock at one instant (`zero_run`, `count_admission`, `spinning`) at
+        the innermost loop `s` executes, naming `s`; nothing when it executes no loop."""
         origin = self.loop_origin(s)
         if origin is None:  # sessions without loops cannot take turns for ever
             return
