@@ -164,8 +164,9 @@ LINT_GUARD = Code(
 RUNTIME = Code("E-run", "the program failed while it ran: ...", "run")
 STALL = Code(
     "W-stall",
-    "a step engine with residents or waiting sessions planned no iteration from some time "
-    "to the end of the run: the report's numbers after that time describe a stopped engine",
+    "a stage stopped moving while the run went on: a step engine with residents or waiting "
+    "sessions planned no iteration, or a job of infinite work never completes; the report's "
+    "numbers after that time describe a stopped stage",
     "run",
 )
 DRAW = Code(

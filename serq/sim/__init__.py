@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 
 from serq import ir
 from serq.diagnostics import Diagnostic, Span, codes
-from serq.sim import compiled
+from serq.sim import compiled, endless
 from serq.sim.errors import SimError
 from serq.sim.recording import NullRecorder, Recorder
 from serq.sim.world import World
@@ -108,6 +108,16 @@ def simulate(
                     f"{why}, from t = {_num(since)} to the end of the run",
                     help="nothing the engine holds moved after that time: its numbers "
                     "from then on describe a stopped engine",
+                )
+            )
+        for origin, why in endless.warnings(world.program, world.endless):
+            outcome.errors.append(
+                Diagnostic.warning(
+                    codes.STALL,
+                    origin or where,
+                    why,
+                    help="a run whose work is inf never ends: the stage's numbers from then "
+                    "on describe a stage that no longer serves as written",
                 )
             )
         outcome.errors.extend(world.exprs.warnings.values())  # W-draw

@@ -46,6 +46,7 @@ from serq.ir import SLOT
 from serq.ir.expr import contains
 from serq.sim import draws
 from serq.sim.core import PROGRESS_EVERY
+from serq.sim.endless import Endless
 from serq.sim.errors import SimError, bad_work
 from serq.sim.recorder import StatsRecorder
 from serq.sim.stages import FifoStage, PsStage
@@ -367,6 +368,8 @@ def run(
         if table is not None:
             _record_gauge(world.recorder, trace_times, trace_present, table)
         _pad_turns(world)
+    if job is not None and t_done == INF:  # a job of infinite work keeps the server
+        world.endless.append(Endless(stage.index, job[1], started, len(waiting)))
     # the arrivals and the completions (of the sessions that arrived with work and left)
     arrived = arrivals - first
     left = arrived - no_work - len(waiting) - (job is not None)
@@ -653,6 +656,9 @@ def run_ps(
         if table is not None:
             _record_gauge(world.recorder, trace_times, trace_present, table)
         _pad_turns(world)
+    world.endless.extend(  # the jobs of infinite work, in the order they arrived
+        Endless(stage.index, serial, arrived) for tag, serial, _, arrived in jobs if tag == INF
+    )
     # the arrivals, the completions (of the sessions that arrived with work and left) and
     # the stale completions, fired or only counted
     arrived = arrivals - first

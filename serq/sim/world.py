@@ -21,7 +21,7 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
-from serq.sim import draws, fastforward, flows, straight
+from serq.sim import draws, endless, fastforward, flows, straight
 from serq.sim.claims import Claims
 from serq.sim.core import Engine
 from serq.sim.errors import SimError
@@ -98,6 +98,8 @@ class World:
         self.limit = limit
         self.drained_at: float | None = None
         # step engines stopped at the end of a run that went on: (origin, since, why)
+        # jobs of infinite work still at a stage when the run ended (`endless.find`)
+        self.endless: list[endless.Endless] = []
         self.stalls: list[tuple[Any, float, str]] = []
         self.n_attrs = len(program.attrs)
         # what an expression without a session reads as its attributes: zeros, no session
@@ -207,6 +209,7 @@ class World:
         nothing since it last tried has stopped moving. With no event pending (`quiet`)
         nothing can ever change that, and the run fails at the stage; otherwise the run
         ran on without it, which `stalls` keeps for a warning."""
+        self.endless = endless.find(self)
         for stage in self.steps:
             stall = stage.stall()
             if stall is None:
@@ -245,6 +248,9 @@ class World:
                 waits.append(f"{growing} waiting to grow at pool `{p.name}`")
             if (queued or growing) and origin is None:
                 origin = decl.origin
+        if self.endless:  # the W-stall warnings name them
+            n = len(self.endless)
+            waits.append(f"{n} in {'a job' if n == 1 else 'jobs'} of infinite work")
         if self.ready:  # made ready in a step engine's plan, after which no event came
             waits.append(
                 f"{len(self.ready)} made ready in a step engine's plan, which only an event "

@@ -258,3 +258,80 @@ def _fails_alike_on_both_paths(text: str) -> tuple:
         said.append((d.code, d.span.line, d.span.column, d.message, d.notes))
     assert said[0] == said[1]
     return said[0]
+
+
+ENDLESS = {
+    # one fifo(1) server, the straight path's shape: everything after it queues
+    "fifo": (
+        "stage s : fifo(1);\nworkload { arrive poisson(1); }\n"
+        "session { run s (serial == 3 ? inf : ~exp(0.5)); observe d = now; }\n"
+        "run { horizon 50; seed 1; }\n",
+        "stage `s` has kept a server for session 3's job of infinite work since t = ",
+        "; it never completes, and ",
+    ),
+    # the same on the general path (an init block and a trailing `end;`), work 1/0
+    "fifo(2)": (
+        "stage s : fifo(2);\nworkload { arrive poisson(1); init { set t0 = now; } }\n"
+        "session { run s (serial == 3 ? 1 / 0 : ~exp(0.5)); observe d = now - t0; end; }\n"
+        "run { horizon 50; seed 1; }\n",
+        "stage `s` has kept a server for session 3's job of infinite work since t = ",
+        "; it never completes",
+    ),
+    "ps": (
+        "stage s : ps(1);\nworkload { arrive poisson(0.5); }\n"
+        "session { run s (serial == 3 || serial == 7 ? inf : ~exp(0.5)); }\n"
+        "run { horizon 50; seed 1; }\n",
+        "stage `s` has shared its capacity with session 3's job of infinite work (and 1 more)",
+        "; it never completes",
+    ),
+    # a delay inside a hold: the pool is held for ever, the others queue at it
+    "delay": (
+        "pool p { cap 1; }\nstage d : delay;\nworkload { arrive poisson(1); }\n"
+        "session { hold p (1) { run d (serial == 3 ? inf : 0.5); } }\n"
+        "run { horizon 50; seed 1; }\n",
+        "stage `d` has held session 3's job of infinite work since t = ",
+        "; the session never comes back",
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(ENDLESS))
+@pytest.mark.parametrize("codegen", [True, False])
+@pytest.mark.parametrize("straight_path", [True, False])
+def test_a_job_of_infinite_work_is_a_warning_with_the_report(
+    monkeypatch, name, codegen, straight_path
+):
+    """A run of work inf is legal and never completes: the run goes on to the horizon and
+    the report comes with a `W-stall` at the stage, naming the first such job, on every
+    event path (the straight loop, the generated code, the interpreter)."""
+    from serq.sim import straight
+
+    monkeypatch.setattr(straight, "ENABLED", straight_path)
+    text, start, end = ENDLESS[name]
+    compiled, diagnostics = sim_api.compile_program(text, "t.sq")
+    assert compiled is not None, diagnostics
+    report, ran = sim_api.execute(compiled, codegen=codegen)
+    assert report is not None and report.end == 50
+    [d] = ran
+    assert (d.code, d.span.line) == ("W-stall", text[: text.index(" : ")].count("\n") + 1)
+    assert d.message.startswith(start) and end in d.message, d.message
+    # the numbers are the reference's: a warning changes none
+    plain = sim_api.execute(compiled, codegen=not codegen)[0]
+    assert plain.json() == report.json()
+
+
+def test_sessions_behind_a_job_of_infinite_work_with_no_event_left_stall():
+    """With no arrival left, the job of infinite work is all that is pending: nothing
+    can move again. The run fails, and the warning names the job."""
+    text = (
+        "stage s : fifo(1);\nworkload { arrive batch(2); }\n"
+        "session { run s (inf); }\nrun { horizon 100; }\n"
+    )
+    compiled, _ = sim_api.compile_program(text, "t.sq")
+    for codegen in (True, False):
+        report, ran = sim_api.execute(compiled, codegen=codegen)
+        assert report is None
+        warning, error = sorted(ran, key=lambda d: d.code, reverse=True)
+        assert warning.code == "W-stall" and "session 0's job of infinite work" in warning.message
+        assert error.code == "E-run"
+        assert "2 sessions wait for ever (1 in a job of infinite work)" in error.message
