@@ -100,6 +100,8 @@ class World:
         # step engines stopped at the end of a run that went on: (origin, since, why)
         # jobs of infinite work still at a stage when the run ended (`endless.find`)
         self.endless: list[endless.Endless] = []
+        # every live session waiting at a pool none of whose heads fits (`_deadlock`)
+        self.deadlock: tuple[Any, str] | None = None
         self.stalls: list[tuple[Any, float, str]] = []
         self.n_attrs = len(program.attrs)
         # what an expression without a session reads as its attributes: zeros, no session
@@ -222,6 +224,47 @@ class World:
             self.stalls.append((where, since, why))
         if quiet and self.live:
             self._stalled()
+        if self.live and not self.stalls:
+            self.deadlock = self._deadlock()
+
+    def _deadlock(self) -> tuple[Any, str] | None:
+        """(origin, why) when every live session waits at a pool whose head does not fit:
+        what is allocated is held by sessions that wait themselves, so no pool can admit
+        anyone again, whatever arrives (a newcomer joins behind a head; no queue here has
+        keys that could put it first, and no lease or growth is pending); else None."""
+        waiting = []
+        for p, decl in zip(self.pools, self.program.pools, strict=True):
+            if p.growers or p.keys or any(part.leased for part in p.holders):
+                return None
+            queued = len(p.queue) + len(p.front)
+            if queued:
+                waiting.append((p, decl, queued))
+        if sum(q for _, _, q in waiting) != self.live:
+            return None  # a session runs somewhere: it may release what the heads need
+        heads = []
+        for p, decl, queued in waiting:
+            head = p.head()
+            try:
+                if self.holds._fits(head):
+                    return None
+            except SimError:
+                return None  # its units fail to evaluate now: not this rule's to say
+            heads.append((head.joined, head.session.serial, p, decl, queued))
+        heads.sort(key=lambda h: (h[0], h[1]))
+        parts = [
+            f"`{p.name}` ({queued} waiting, used {arith_repr(p.allocated)} of "
+            f"{arith_repr(p.cap)}; its head, session {serial}, since t = {arith_repr(joined)})"
+            for joined, serial, p, _, queued in heads
+        ]
+        since = heads[-1][0]
+        n = self.live
+        return (
+            heads[0][3].origin,
+            f"every live session ({n}) waits at a pool whose head does not fit: "
+            f"{', '.join(parts)}; what the pools have allocated is held by sessions that "
+            f"wait themselves, so none of them will be admitted again (the last of these heads "
+            f"joined at t = {arith_repr(since)})",
+        )
 
     def _stalled(self) -> None:
         """No event is pending and sessions are live, none of them at a stopped engine:

@@ -335,3 +335,58 @@ def test_sessions_behind_a_job_of_infinite_work_with_no_event_left_stall():
         assert warning.code == "W-stall" and "session 0's job of infinite work" in warning.message
         assert error.code == "E-run"
         assert "2 sessions wait for ever (1 in a job of infinite work)" in error.message
+
+
+DEADLOCK = """pool p { cap 1; }
+pool q { cap 1; }
+stage s : fifo(1);
+workload { arrive poisson(1); }
+session {
+  branch with (0.5) {
+    hold p (1) { run s (0.3); hold q (1) { run s (0.1); } }
+  } else {
+    hold q (1) { run s (0.3); hold p (1) { run s (0.1); } }
+  }
+}
+run { horizon 100; seed 1; }
+"""
+
+
+@pytest.mark.parametrize("codegen", [True, False])
+def test_sessions_that_wait_for_each_other_at_two_pools_are_a_warning(codegen):
+    """Two sessions each hold the pool the other waits for while arrivals go on: every
+    later session queues behind them. The run reaches its horizon with the report and a
+    `W-stall` at the pool whose head waited longest, on both paths."""
+    compiled, _ = sim_api.compile_program(DEADLOCK, "t.sq")
+    report, ran = sim_api.execute(compiled, codegen=codegen)
+    assert report is not None and report.end == 100
+    [d] = ran
+    assert (d.code, d.span.line, d.span.column) == ("W-stall", 1, 6)
+    live = report.arrivals - report.ended
+    assert d.message.startswith(f"every live session ({live}) waits at a pool whose head ")
+    assert "`p` (" in d.message and "`q` (" in d.message
+    assert "none of them will be admitted again" in d.message
+    assert "hold p (1), q (1)" in d.help
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # the same pools taken in one order: no deadlock, only a long queue at the horizon
+        DEADLOCK.replace(
+            "hold q (1) { run s (0.3); hold p (1)", "hold p (1) { run s (0.3); hold q (1)"
+        ),
+        # an overloaded pool: its holder is always at the stage
+        "pool p { cap 1; }\nstage s : fifo(1);\nworkload { arrive poisson(2); }\n"
+        "session { hold p (1) { run s (1); } }\nrun { horizon 100; seed 1; }\n",
+        # a keyed queue: a newcomer may become the head, and one of fewer units could
+        # fit, so the rule does not claim a deadlock there (it claims none it cannot prove)
+        DEADLOCK.replace("pool p { cap 1; }", "pool p { cap 1; queue by (-serial); }"),
+    ],
+)
+def test_no_deadlock_is_claimed_where_a_pool_could_still_admit(text):
+    compiled, diagnostics = sim_api.compile_program(text, "t.sq")
+    assert compiled is not None, diagnostics
+    for codegen in (True, False):
+        report, ran = sim_api.execute(compiled, codegen=codegen)
+        assert report is not None and ran == []
