@@ -46,7 +46,7 @@ import linecache
 import math
 from collections import OrderedDict
 from dataclasses import replace
-from heapq import heappop, heappush
+from heapq import heapify, heappop, heappush
 from itertools import count, repeat
 from operator import itemgetter, length_hint
 from struct import pack
@@ -379,6 +379,11 @@ class _Codegen:
         self.cells = ["live_since", "live_area", "live_value"]
         for cells in self.pool_cells:
             self.cells += cells
+        # the next arrival kept out of the heap (`_loop_function`): where the generated loop
+        # schedules the arrivals and no step engine reads the heap
+        self.split_arrival = (
+            isinstance(program.arrival, ir.Poisson | ir.Renewal) and not world.steps
+        )
 
     # ------------------------------------------------------------------ output
 
@@ -449,6 +454,7 @@ class _Codegen:
             _k_min=min,
             _k_repeat=repeat,
             _k_length_hint=length_hint,
+            _k_take_arrival=_take_arrival,
         )
         self.exprs.inline_draws = True
         try:
@@ -1273,9 +1279,6 @@ class _Codegen:
     def _loop_function(self) -> None:
         """`_k_loop(until)`: `Engine.run` with the handlers inline and the settle after
         every event, the gauges read at the end of every instant."""
-        world, o = self.world, self.options
-        gauges = bool(world.gauges)
-        checking = world.check_invariants
         self.emit(1, "def _k_loop(until):")
         self.emit(2, f"nonlocal now, {', '.join(self.cells)}")
         self.emit(2, "W = _k_world")
@@ -1290,23 +1293,71 @@ class _Codegen:
         self.emit(2, "fired = 0")
         self.emit(2, "same = 0")
         self.emit(2, "t = now")
+        # The next arrival is kept out of the heap, in `t_arr` and `s_arr`, and compared
+        # with the heap's first event (time, then sequence number, as the heap orders
+        # them): a push and a pop less per arrival, and a smaller heap for every other
+        # event. Only where nothing but this loop reads the heap (no step engine peeks at
+        # the next event); it goes back into the heap when the loop ends.
+        split = self.split_arrival
+        if split:
+            self.emit(2, "t_arr, s_arr = _k_take_arrival(heap)")
+            self.emit(2, "try:")
+            self._loop_body(3)
+            self.emit(2, "finally:")
+            self.emit(3, "if s_arr != _k_INF:")
+            self.emit(4, f"_k_push(heap, (t_arr, s_arr, {cs.ARRIVE}, None))")
+        else:
+            self._loop_body(2)
+        self.emit(0, "")
+
+    def _loop_body(self, indent: int) -> None:
+        """The events of `_k_loop`, from `indent` (see `_loop_function`)."""
+        world = self.world
+        gauges = bool(world.gauges)
+        checking = world.check_invariants
+        split = self.split_arrival
+        i = indent
         # The events are counted a chunk of PROGRESS_EVERY at a time: each event takes
         # one item of `itertools.repeat(None, PROGRESS_EVERY)` (no int is made), and a
         # chunk used up is a progress callback, as `Engine.run`'s count every
         # PROGRESS_EVERY events. A loop that leaves takes the count from what is left of
         # its chunk (the item of the iteration that leaves fired no event).
-        self.emit(2, "while True:")
-        self.emit(3, f"chunk = _k_repeat(None, {PROGRESS_EVERY})")
-        self.emit(3, "for _ in chunk:")
-        body = 4
+        self.emit(i, "while True:")
+        self.emit(i + 1, f"chunk = _k_repeat(None, {PROGRESS_EVERY})")
+        self.emit(i + 1, "for _ in chunk:")
+        body = i + 2
         if world.limit is not None or world.steps:
             self.emit(body, "if engine.stopped:")
             self.emit(body + 1, "break")
-        self.emit(body, "if not heap:")
-        self.emit(body + 1, "break")
-        self.emit(body, "t = heap[0][0]")
-        self.emit(body, "if t > until:")
-        self.emit(body + 1, "break")
+        if split:
+            self.emit_all(
+                body,
+                [
+                    "if heap:",
+                    "    top = heap[0]",
+                    "    t = top[0]",
+                    "    if t_arr < t or (t_arr == t and s_arr < top[1]):",
+                    "        t = t_arr",
+                    "        if t > until:",
+                    "            break",
+                    "        kind = _K_ARRIVE",
+                    "    elif t > until:",
+                    "        break",
+                    "    else:",
+                    "        _, sq, kind, job = pop(heap)",
+                    "else:",
+                    "    t = t_arr",
+                    "    if t > until or s_arr == _k_INF:",  # no arrival left either
+                    "        break",
+                    "    kind = _K_ARRIVE",
+                ],
+            )
+        else:
+            self.emit(body, "if not heap:")
+            self.emit(body + 1, "break")
+            self.emit(body, "t = heap[0][0]")
+            self.emit(body, "if t > until:")
+            self.emit(body + 1, "break")
         self.emit(body, "if t != now:")
         if gauges:
             self.emit(body + 1, "_k_end_instant(now)")
@@ -1316,7 +1367,8 @@ class _Codegen:
         self.emit(body + 1, "same += 1")
         self.emit(body + 1, f"if same >= {INSTANT_LIMIT}:")
         self.emit(body + 2, "raise _k_clock_stops(now, same + 1)")
-        self.emit(body, "_, sq, kind, job = pop(heap)")
+        if not split:
+            self.emit(body, "_, sq, kind, job = pop(heap)")
         first = True
         kinds = {type(s).__mro__[1] for s in world.stages if cs.is_compiled(s)}
         handlers = []
@@ -1341,18 +1393,15 @@ class _Codegen:
         self._settle(body)
         if checking:
             self.emit(body, "W.check()")
-        self.emit(3, "else:")
-        self.emit(4, f"fired += {PROGRESS_EVERY}")
-        self.emit(4, "_k_progress(t)")
-        self.emit(4, "continue")
-        self.emit(3, f"fired += {PROGRESS_EVERY - 1} - _k_length_hint(chunk)")
-        self.emit(3, "break")
-        self.emit(2, "engine.events += fired")
+        self.emit(i + 1, "else:")
+        self.emit(i + 2, f"fired += {PROGRESS_EVERY}")
+        self.emit(i + 2, "_k_progress(t)")
+        self.emit(i + 2, "continue")
+        self.emit(i + 1, f"fired += {PROGRESS_EVERY - 1} - _k_length_hint(chunk)")
+        self.emit(i + 1, "break")
+        self.emit(i, "engine.events += fired")
         if gauges:
-            self.emit(2, "_k_end_instant(engine.now)")
-        self.emit(0, "")
-        del o
-
+            self.emit(i, "_k_end_instant(engine.now)")
     def _fifo_handler(self, indent: int) -> None:
         o = self.options
         if o.tracked:  # a cancelled job's completion is stale
@@ -1392,9 +1441,29 @@ class _Codegen:
             gap = f"-_k_log(1.0 - {uniform}()) / {rate}"
         else:
             gap = "_k_workload._next_gap()"
-        self.emit(inner, f"_k_push(heap, (now + {gap}, _k_seq(), _K_ARRIVE, None))")
+        if self.split_arrival:  # the next arrival, kept out of the heap (`_loop_function`)
+            self.emit(inner, f"t_arr = now + {gap}")
+            self.emit(inner, "s_arr = _k_seq()")
+            if limit is not None:
+                self.emit(indent, "else:")
+                self.emit(indent + 1, "t_arr = s_arr = _k_INF")
+        else:
+            self.emit(inner, f"_k_push(heap, (now + {gap}, _k_seq(), _K_ARRIVE, None))")
         del world
         self._run_first(indent, "s")
+
+
+def _take_arrival(heap: list) -> tuple[float, float]:
+    """Take the pending arrival out of the event heap `heap`: its (time, sequence number),
+    or (inf, inf) when none is pending."""
+    for i, entry in enumerate(heap):
+        if entry[2] is cs.ARRIVE:
+            last = heap.pop()
+            if i < len(heap):
+                heap[i] = last
+                heapify(heap)
+            return entry[0], entry[1]
+    return math.inf, math.inf
 
 
 def _draws(e: ir.Expr) -> bool:
