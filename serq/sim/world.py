@@ -228,42 +228,56 @@ class World:
             self.deadlock = self._deadlock()
 
     def _deadlock(self) -> tuple[Any, str] | None:
-        """(origin, why) when every live session waits at a pool whose head does not fit:
-        what is allocated is held by sessions that wait themselves, so no pool can admit
-        anyone again, whatever arrives (a newcomer joins behind a head; no queue here has
-        keys that could put it first, and no lease or growth is pending); else None."""
+        """(origin, why) when every live session waits at a pool, to be admitted or to
+        grow, and neither the head of any queue nor the first grower of any pool fits:
+        what is allocated is held by sessions that wait themselves, so nothing is admitted
+        or grown again, whatever arrives (a newcomer joins behind a head; no queue here
+        has keys that could put it first, and no lease is pending); else None."""
         waiting = []
         for p, decl in zip(self.pools, self.program.pools, strict=True):
-            if p.growers or p.keys or any(part.leased for part in p.holders):
+            if p.keys or any(part.leased for part in p.holders):
                 return None
-            queued = len(p.queue) + len(p.front)
-            if queued:
-                waiting.append((p, decl, queued))
-        if sum(q for _, _, q in waiting) != self.live:
+            queued, growing = len(p.queue) + len(p.front), len(p.growers)
+            if queued or growing:
+                waiting.append((p, decl, queued, growing))
+        if sum(q + g for _, _, q, g in waiting) != self.live:
             return None  # a session runs somewhere: it may release what the heads need
         heads = []
-        for p, decl, queued in waiting:
-            head = p.head()
+        for p, decl, queued, growing in waiting:
+            if growing:
+                wait = p.growers[0]
+                if wait.resident is not None:
+                    return None  # a step engine's resident: the engine's own stall rule
+                part = wait.part
+                delta = p.round_up(part.alloc + wait.amount) - part.alloc
+                if p.committed() + p.growth(part, delta) <= p.cap:
+                    return None
+            head = p.head() if queued else None
             try:
-                if self.holds._fits(head):
+                if head is not None and self.holds._fits(head):
                     return None
             except SimError:
                 return None  # its units fail to evaluate now: not this rule's to say
-            heads.append((head.joined, head.session.serial, p, decl, queued))
-        heads.sort(key=lambda h: (h[0], h[1]))
-        parts = [
-            f"`{p.name}` ({queued} waiting, used {arith_repr(p.allocated)} of "
-            f"{arith_repr(p.cap)}; its head, session {serial}, since t = {arith_repr(joined)})"
-            for joined, serial, p, _, queued in heads
-        ]
-        since = heads[-1][0]
-        n = self.live
+            what = []
+            if queued:
+                what.append(f"{queued} waiting")
+            if growing:
+                what.append(f"{growing} waiting to grow")
+            first = (head.joined, head.session.serial) if head is not None else (INF, -1)
+            heads.append((first, p, decl, ", ".join(what), head))
+        heads.sort(key=lambda h: h[0])
+        parts = []
+        for _, p, _, what, head in heads:
+            text = f"`{p.name}` ({what}, used {arith_repr(p.allocated)} of {arith_repr(p.cap)}"
+            if head is not None:
+                text += f"; its head, session {head.session.serial}, since t = "
+                text += arith_repr(head.joined)
+            parts.append(text + ")")
         return (
-            heads[0][3].origin,
-            f"every live session ({n}) waits at a pool whose head does not fit: "
+            heads[0][2].origin,
+            f"every live session ({self.live}) waits at a pool where nothing fits: "
             f"{', '.join(parts)}; what the pools have allocated is held by sessions that "
-            f"wait themselves, so none of them will be admitted again (the last of these heads "
-            f"joined at t = {arith_repr(since)})",
+            "wait themselves, so none of them will be admitted or grow again",
         )
 
     def _stalled(self) -> None:

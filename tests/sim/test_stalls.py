@@ -363,9 +363,9 @@ def test_sessions_that_wait_for_each_other_at_two_pools_are_a_warning(codegen):
     [d] = ran
     assert (d.code, d.span.line, d.span.column) == ("W-stall", 1, 6)
     live = report.arrivals - report.ended
-    assert d.message.startswith(f"every live session ({live}) waits at a pool whose head ")
+    assert d.message.startswith(f"every live session ({live}) waits at a pool where nothing fits")
     assert "`p` (" in d.message and "`q` (" in d.message
-    assert "none of them will be admitted again" in d.message
+    assert "none of them will be admitted or grow again" in d.message
     assert "hold p (1), q (1)" in d.help
 
 
@@ -390,3 +390,21 @@ def test_no_deadlock_is_claimed_where_a_pool_could_still_admit(text):
     for codegen in (True, False):
         report, ran = sim_api.execute(compiled, codegen=codegen)
         assert report is not None and ran == []
+
+
+def test_sessions_that_wait_to_grow_while_others_queue_are_a_warning():
+    """Two holders each wait to grow (`preempt none`) into what the other holds, and every
+    later session queues behind them: nothing fits anywhere, on both paths."""
+    text = (
+        "pool kv { cap 10; preempt none; }\nstage s : fifo(1);\n"
+        "workload { arrive poisson(1); }\n"
+        "session { hold kv (4) { run s (0.5); grow kv (3); run s (0.5); } }\n"
+        "run { horizon 100; seed 1; }\n"
+    )
+    compiled, _ = sim_api.compile_program(text, "t.sq")
+    for codegen in (True, False):
+        report, ran = sim_api.execute(compiled, codegen=codegen)
+        assert report is not None
+        [d] = ran
+        assert d.code == "W-stall" and d.span.line == 1
+        assert "`kv` (" in d.message and "waiting, 2 waiting to grow, used 8 of 10" in d.message
