@@ -21,7 +21,7 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
-from serq.sim import draws, endless, fastforward, flows, straight
+from serq.sim import deadlock, draws, endless, fastforward, flows, straight
 from serq.sim.claims import Claims
 from serq.sim.core import Engine
 from serq.sim.errors import SimError
@@ -100,7 +100,7 @@ class World:
         # step engines stopped at the end of a run that went on: (origin, since, why)
         # jobs of infinite work still at a stage when the run ended (`endless.find`)
         self.endless: list[endless.Endless] = []
-        # every live session waiting at a pool none of whose heads fits (`_deadlock`)
+        # every live session waiting at a pool where nothing fits (`deadlock.find`)
         self.deadlock: tuple[Any, str] | None = None
         self.stalls: list[tuple[Any, float, str]] = []
         self.n_attrs = len(program.attrs)
@@ -225,60 +225,7 @@ class World:
         if quiet and self.live:
             self._stalled()
         if self.live and not self.stalls:
-            self.deadlock = self._deadlock()
-
-    def _deadlock(self) -> tuple[Any, str] | None:
-        """(origin, why) when every live session waits at a pool, to be admitted or to
-        grow, and neither the head of any queue nor the first grower of any pool fits:
-        what is allocated is held by sessions that wait themselves, so nothing is admitted
-        or grown again, whatever arrives (a newcomer joins behind a head; no queue here
-        has keys that could put it first, and no lease is pending); else None."""
-        waiting = []
-        for p, decl in zip(self.pools, self.program.pools, strict=True):
-            if p.keys or any(part.leased for part in p.holders):
-                return None
-            queued, growing = len(p.queue) + len(p.front), len(p.growers)
-            if queued or growing:
-                waiting.append((p, decl, queued, growing))
-        if sum(q + g for _, _, q, g in waiting) != self.live:
-            return None  # a session runs somewhere: it may release what the heads need
-        heads = []
-        for p, decl, queued, growing in waiting:
-            if growing:
-                wait = p.growers[0]
-                if wait.resident is not None:
-                    return None  # a step engine's resident: the engine's own stall rule
-                part = wait.part
-                delta = p.round_up(part.alloc + wait.amount) - part.alloc
-                if p.committed() + p.growth(part, delta) <= p.cap:
-                    return None
-            head = p.head() if queued else None
-            try:
-                if head is not None and self.holds._fits(head):
-                    return None
-            except SimError:
-                return None  # its units fail to evaluate now: not this rule's to say
-            what = []
-            if queued:
-                what.append(f"{queued} waiting")
-            if growing:
-                what.append(f"{growing} waiting to grow")
-            first = (head.joined, head.session.serial) if head is not None else (INF, -1)
-            heads.append((first, p, decl, ", ".join(what), head))
-        heads.sort(key=lambda h: h[0])
-        parts = []
-        for _, p, _, what, head in heads:
-            text = f"`{p.name}` ({what}, used {arith_repr(p.allocated)} of {arith_repr(p.cap)}"
-            if head is not None:
-                text += f"; its head, session {head.session.serial}, since t = "
-                text += arith_repr(head.joined)
-            parts.append(text + ")")
-        return (
-            heads[0][2].origin,
-            f"every live session ({self.live}) waits at a pool where nothing fits: "
-            f"{', '.join(parts)}; what the pools have allocated is held by sessions that "
-            "wait themselves, so none of them will be admitted or grow again",
-        )
+            self.deadlock = deadlock.find(self)
 
     def _stalled(self) -> None:
         """No event is pending and sessions are live, none of them at a stopped engine:
