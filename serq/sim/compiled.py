@@ -885,15 +885,19 @@ class _Codegen:
         pools = self._pools_of(stmt)
         for i, part in enumerate(stmt.pools):
             u = self.temp("u")
-            self.emit(indent, f"{u} = {self.expr(part.units, self.session_stream)}")
-            self.emit(indent, f"if not {u} >= 0.0:")
-            self.emit(indent + 1, f"raise _k_bad_units({spec}, {i}, {names[i]}, {u})")
+            code = self.expr(part.units, self.session_stream)
+            self.emit(indent, f"{u} = {code}")
+            if not ch.non_negative(code):  # a folded constant is checked here, once
+                self.emit(indent, f"if not {u} >= 0.0:")
+                self.emit(indent + 1, f"raise _k_bad_units({spec}, {i}, {names[i]}, {u})")
             self.emit_all(indent, ch.round_up(u, names[i], shape.blocks[i]))
-            self.emit(indent, f"if {u} > {shape.caps[i]}:")  # never fits: rejected
-            self.emit(indent + 1, f"_k_reject({names[i]})")
-            self._release_inline(indent + 1)
-            self.emit(indent + 1, "_k_end(s)")
-            self.emit(indent + 1, "return")
+            value, cap = ch.number(code), ch.number(shape.caps[i])
+            if value is None or cap is None or shape.blocks[i] is not None or value > cap:
+                self.emit(indent, f"if {u} > {shape.caps[i]}:")  # never fits: rejected
+                self.emit(indent + 1, f"_k_reject({names[i]})")
+                self._release_inline(indent + 1)
+                self.emit(indent + 1, "_k_end(s)")
+                self.emit(indent + 1, "return")
         run = self.temp("run")
         first = names[0]
         go = self.temp("go") if self._admits_at_once(stmt, shape) else None

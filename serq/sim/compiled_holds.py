@@ -204,15 +204,32 @@ def fits(shape: Shape, units: list[str]) -> list[str]:
     fit."""
     lines = []
     for i, (pool, code, cap) in enumerate(zip(shape.pools, units, shape.caps, strict=True)):
+        lines.append(f"u{i} = {code}")
+        if not non_negative(code):
+            lines += [
+                f"if not u{i} >= 0.0:",
+                f"    raise _k_bad_units(run.spec, {i}, {pool}, u{i})",
+            ]
         lines += [
-            f"u{i} = {code}",
-            f"if not u{i} >= 0.0:",
-            f"    raise _k_bad_units(run.spec, {i}, {pool}, u{i})",
             *round_up(f"u{i}", pool, shape.blocks[i]),
             f"if {pool}.allocated + u{i} > {cap}:",
             "    break",
         ]
     return lines
+
+
+def number(code: str) -> float | None:
+    """The value of `code` when it is a number literal (a folded constant), else None."""
+    try:
+        return float(code)
+    except ValueError:
+        return None
+
+
+def non_negative(code: str) -> bool:
+    """Whether `code` is a literal of at least 0: a domain check of it can be left out."""
+    value = number(code)
+    return value is not None and value >= 0.0
 
 
 def admit(shape: Shape, warmup: float, limit: int) -> list[str]:
