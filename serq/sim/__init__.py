@@ -110,18 +110,6 @@ def simulate(
                     "from then on describe a stopped engine",
                 )
             )
-        if world.deadlock is not None:
-            origin, why = world.deadlock
-            outcome.errors.append(
-                Diagnostic.warning(
-                    codes.STALL,
-                    origin or where,
-                    why,
-                    help="sessions that hold one pool while they wait for another can wait "
-                    "for each other: take the pools in the same order everywhere, or hold them "
-                    "together (`hold p (1), q (1) { ... }`)",
-                )
-            )
         for origin, why in endless.warnings(world.program, world.endless):
             outcome.errors.append(
                 Diagnostic.warning(

@@ -21,7 +21,7 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
-from serq.sim import deadlock, draws, endless, fastforward, flows, straight
+from serq.sim import draws, endless, fastforward, flows, straight
 from serq.sim.claims import Claims
 from serq.sim.core import Engine
 from serq.sim.errors import SimError
@@ -100,8 +100,6 @@ class World:
         # step engines stopped at the end of a run that went on: (origin, since, why)
         # jobs of infinite work still at a stage when the run ended (`endless.find`)
         self.endless: list[endless.Endless] = []
-        # every live session waiting at a pool where nothing fits (`deadlock.find`)
-        self.deadlock: tuple[Any, str] | None = None
         self.stalls: list[tuple[Any, float, str]] = []
         self.n_attrs = len(program.attrs)
         # what an expression without a session reads as its attributes: zeros, no session
@@ -224,8 +222,6 @@ class World:
             self.stalls.append((where, since, why))
         if quiet and self.live:
             self._stalled()
-        if self.live and not self.stalls:
-            self.deadlock = deadlock.find(self)
 
     def _stalled(self) -> None:
         """No event is pending and sessions are live, none of them at a stopped engine:

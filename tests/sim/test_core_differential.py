@@ -682,10 +682,7 @@ def assert_same_as_reference(path: Path) -> None:
             assert got == expected[: len(got)], f"observe {observe}"
             assert len(got) >= sum(1 for t in o.times if t < outcome.end), f"observe {observe}"
         return
-    # a W-stall (sessions waiting for each other, a job of infinite work) is a warning
-    # where the reference is silent; the run and its numbers are the same
-    errors = [d for d in outcome.errors if d.code != "W-stall"]
-    assert not errors, [d.message for d in errors]
+    assert not outcome.errors, [d.message for d in outcome.errors]
     theirs = json.loads(report.json())
 
     for stat, observe in enumerate(program.observes):
