@@ -682,7 +682,10 @@ def assert_same_as_reference(path: Path) -> None:
             assert got == expected[: len(got)], f"observe {observe}"
             assert len(got) >= sum(1 for t in o.times if t < outcome.end), f"observe {observe}"
         return
-    assert not outcome.errors, [d.message for d in outcome.errors]
+    # a W-stall or W-deadlock (a job of infinite work, sessions waiting for each other) is
+    # a warning where the reference is silent; the run and its numbers are the same
+    errors = [d for d in outcome.errors if d.code not in ("W-stall", "W-deadlock")]
+    assert not errors, [d.message for d in errors]
     theirs = json.loads(report.json())
 
     for stat, observe in enumerate(program.observes):
