@@ -14,7 +14,12 @@ A sweep runs a program over a grid of `let` values with replications:
     result = serq.sweep("examples/mm1.sq", sets={"lambda": "0.5:0.9:0.1"}, seeds=5)
     result.points[0]["sojourn"], result.points[0]["sojourn_ci"]
 
-`compile`, `run`, `sweep`, `Compiled`, `Report` and `SweepResult` load on first use, so
+A run that finishes but stopped moving somewhere (a step engine that plans nothing,
+sessions that wait for each other, a job of infinite work) returns its report and warns
+with `serq.RunWarning` (Python's `warnings`), whose message is the diagnostic.
+
+`compile`, `run`, `sweep`, `Compiled`, `Report`, `SweepResult` and `RunWarning` load on
+first use, so
 `import serq` stays light (and never loads dask, matplotlib, pandas or pyarrow).
 """
 
@@ -30,15 +35,25 @@ dataclass_code.install()  # fast path: serq's ~140 dataclasses compile their met
 
 if TYPE_CHECKING:
     from serq.report.model import Report
-    from serq.sim.api import Compiled, compile, run
+    from serq.sim.api import Compiled, RunWarning, compile, run
     from serq.sweeps import SweepResult, sweep
 
-__all__ = ["Compiled", "Report", "SweepResult", "__version__", "compile", "run", "sweep"]
+__all__ = [
+    "Compiled",
+    "Report",
+    "RunWarning",
+    "SweepResult",
+    "__version__",
+    "compile",
+    "run",
+    "sweep",
+]
 
 _LAZY = {
     "compile": "serq.sim.api",
     "run": "serq.sim.api",
     "Compiled": "serq.sim.api",
+    "RunWarning": "serq.sim.api",
     "Report": "serq.report.model",
     "sweep": "serq.sweeps",
     "SweepResult": "serq.sweeps",
@@ -46,8 +61,7 @@ _LAZY = {
 
 
 def __getattr__(name: str) -> Any:
-    """Load `compile`, `run`, `sweep`, `Compiled`, `Report` and `SweepResult` when first
-    asked for."""
+    """Load the names of `_LAZY` when first asked for."""
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module 'serq' has no attribute {name!r}")

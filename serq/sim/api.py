@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import math
 import os
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 
@@ -214,6 +215,11 @@ def run(
     simulator's invariants after every event (`execute`); `codegen` overrides whether
     sessions run as generated code (True) or on the interpreter (False).
 
+    Warns:
+        RunWarning: the run finished with a warning (an engine or a pool that stopped
+        moving, a job of infinite work, a draw outside its law's parameters); the message
+        is the rendered diagnostic.
+
     Raises:
         ValueError: the run failed (a guard that is not 0 or 1, arrivals not drained by
         the horizon, ...); the message is the rendered diagnostics."""
@@ -224,12 +230,21 @@ def run(
         check_invariants=check_invariants,
         codegen=codegen,
     )
-    if report is None:
+    if report is None or diagnostics:
         path = program.path or "<input>"
         text = api.read_source(path) if program.path else None
         known = sources(path, text, None, diagnostics) if isinstance(text, str) else {}
-        raise ValueError(render(diagnostics, known))
+        if report is None:
+            raise ValueError(render(diagnostics, known))
+        for d in diagnostics:  # warnings of a run that finished (W-stall, W-draw, ...)
+            warnings.warn(render([d], known), RunWarning, stacklevel=2)
     return report
+
+
+class RunWarning(UserWarning):
+    """A run finished with a warning: part of it stopped moving (`W-stall`, `W-deadlock`)
+    or a draw had parameters its law does not have (`W-draw`); the message is the rendered
+    diagnostic, and the report is returned as usual."""
 
 
 def sources(

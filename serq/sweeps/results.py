@@ -1,11 +1,14 @@
 """The results of a sweep: one row per run and one row per point, in grid order.
 
 A run row has the point's index and values, the seed, the run's mean of every
-observation and gauge, and `error` (empty, or the diagnostic that stopped the run). A
-point row has the point's values, `runs` (the replications that finished) and `failed`,
-and for every observation and gauge NAME the mean over the replications that have a value
-(`NAME`) with the half-width of its Student-t 95 % interval (`NAME_ci`, inf for one
-replication), then `error`, the first failure at the point.
+observation and gauge, `error` (empty, or the diagnostic that stopped the run) and
+`warning` (empty, or the first warning of a run that finished: an engine that stopped
+planning, sessions waiting for each other, a job that never ends; its numbers describe a
+deployment that stopped moving). A point row has the point's values, `runs` (the
+replications that finished) and `failed`, and for every observation and gauge NAME the
+mean over the replications that have a value (`NAME`) with the half-width of its Student-t
+95 % interval (`NAME_ci`, inf for one replication), then `error`, the first failure at the
+point, and `warning`, the first warning there.
 
 Files (chosen by the suffix): `.csv` holds the point rows and `STEM.runs.csv` beside it
 the run rows, numbers written so that they read back exactly (`nan`, `inf`); `.json`
@@ -73,9 +76,9 @@ class SweepResult:
     def columns(self, runs: bool = False) -> list[str]:
         """The column names of the point rows (or of the run rows), in order."""
         if runs:
-            return ["point", *self.parameters, "seed", *self.measures, "error"]
+            return ["point", *self.parameters, "seed", *self.measures, "error", "warning"]
         measured = [c for m in self.measures for c in (m, f"{m}_ci")]
-        return ["point", *self.parameters, "runs", "failed", *measured, "error"]
+        return ["point", *self.parameters, "runs", "failed", *measured, "error", "warning"]
 
     def plot(self, x: str, y: str, hue: str | None = None, **options: Any) -> Any:
         """A matplotlib figure of `y`'s mean against `x` with its interval (a band; see
@@ -143,14 +146,14 @@ class SweepResult:
         shown = self.measures[:limit]
         for name in shown:
             table.add_column(name, justify="right", no_wrap=True)
-        if any(row["error"] for row in self.points):
-            table.add_column("error", overflow="fold")
+        notes = [c for c in ("error", "warning") if any(row[c] for row in self.points)]
+        for column in notes:
+            table.add_column(column, overflow="fold")
         for row in self.points:
             runs = str(row["runs"]) + (f" ({row['failed']} failed)" if row["failed"] else "")
             cells = [_plain(row[p]) for p in self.parameters] + [runs]
             cells += [f"{number(row[m])} ± {number(row[m + '_ci'])}" for m in shown]
-            if len(table.columns) > len(cells):
-                cells.append(row["error"])
+            cells += [row[column] for column in notes]
             table.add_row(*cells)
         return table
 
@@ -158,11 +161,14 @@ class SweepResult:
         """The point rows as an HTML table (for notebooks)."""
         from serq.report.text import number
 
-        head = "".join(f"<th>{escape(c)}</th>" for c in [*self.parameters, "runs", *self.measures])
+        notes = [c for c in ("error", "warning") if any(row[c] for row in self.points)]
+        columns = [*self.parameters, "runs", *self.measures, *notes]
+        head = "".join(f"<th>{escape(c)}</th>" for c in columns)
         body = []
         for row in self.points:
             cells = [_plain(row[p]) for p in self.parameters] + [str(row["runs"])]
             cells += [f"{number(row[m])} ± {number(row[m + '_ci'])}" for m in self.measures]
+            cells += [row[column] for column in notes]
             body.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>")
         note = "" if self.complete else "<p>interrupted: not every run finished</p>"
         caption = f"<caption>sweep: {len(self.points)} points × {len(self.seeds)} seeds</caption>"
@@ -197,6 +203,7 @@ def collect(
             row: Row = {"point": point.index, **dict(point.values), "seed": seed}
             row.update({m: values.get(m, math.nan) for m in measures})
             row["error"] = outcome.error or ""
+            row["warning"] = outcome.warning or ""
             runs.append(row)
             done.append(row)
         if done:
@@ -214,6 +221,7 @@ def _point_row(point: Point, runs: list[Row], measures: list[str]) -> Row:
         values = [r[m] for r in finished if not math.isnan(r[m])]
         row[m], row[f"{m}_ci"] = interval(values)
     row["error"] = next((r["error"] for r in runs if r["error"]), "")
+    row["warning"] = next((r["warning"] for r in runs if r["warning"]), "")
     return row
 
 

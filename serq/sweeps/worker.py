@@ -42,12 +42,15 @@ class RunTask:
 @dataclass(frozen=True, slots=True)
 class RunOutcome:
     """What one run gave: the mean of each observation and gauge (in the report's order),
-    or `error`, the diagnostic that stopped it on one line."""
+    or `error`, the diagnostic that stopped it on one line; `warning`, the first warning
+    of a run that finished (a stalled engine, sessions that wait for each other), on one
+    line: its numbers describe a deployment that stopped moving."""
 
     index: int
     observes: tuple[tuple[str, float], ...] = ()
     gauges: tuple[tuple[str, float], ...] = ()
     error: str | None = None
+    warning: str | None = None
 
 
 _compiled: OrderedDict[tuple, Compiled | str] = OrderedDict()
@@ -73,10 +76,12 @@ def _run(task: RunTask) -> RunOutcome:
     seeded = replace(compiled, program=replace(compiled.program, seed=task.seed))
     report, diagnostics = sim_api.execute(seeded, fast_forward=task.fast_forward)
     if report is None:
-        return RunOutcome(task.index, error=_one_line(diagnostics))
+        failed = _one_line(diagnostics) or "the run failed without a diagnostic"
+        return RunOutcome(task.index, error=failed)
     observes = tuple((name, o.mean) for name, o in report.observes.items())
     gauges = tuple((name, g.mean) for name, g in report.gauges.items())
-    return RunOutcome(task.index, observes, gauges)
+    warnings = [d for d in diagnostics if d.severity == Severity.WARNING]
+    return RunOutcome(task.index, observes, gauges, warning=_one_line(warnings) or None)
 
 
 def remember(task: RunTask, compiled: Compiled) -> None:
@@ -113,10 +118,11 @@ def _compile(task: RunTask) -> Compiled | str:
 
 
 def _one_line(diagnostics: list) -> str:
-    """The first error of `diagnostics` as `file:line:column: error[code]: message`."""
+    """The first error of `diagnostics` (else the first of them) as
+    `file:line:column: error[code]: message`; "" for none."""
     errors = [d for d in diagnostics if d.severity >= Severity.ERROR] or diagnostics
     if not errors:
-        return "the run failed without a diagnostic"
+        return ""
     first = min(errors, key=lambda d: d.sort_key())
     more = len(errors) - 1
     return render_concise(first) + (f" (and {more} more)" if more else "")

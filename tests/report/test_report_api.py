@@ -32,6 +32,7 @@ def test_import_serq_stays_light():
 def test_lazy_names():
     assert serq.compile is sim_api.compile and serq.run is sim_api.run
     assert serq.Compiled is sim_api.Compiled
+    assert serq.RunWarning is sim_api.RunWarning and issubclass(serq.RunWarning, UserWarning)
     from serq.report import Report
 
     assert serq.Report is Report

@@ -138,3 +138,28 @@ def test_every_example_runs_from_the_command_line(example, capsys):
     assert status == 0, captured.err
     report = json.loads(captured.out)
     assert report["schema"] == 1 and report["end"] == 300
+
+
+def test_a_run_that_stopped_moving_warns_and_returns_its_report(tmp_path):
+    """`serq.run` returns the report of a run that finished with a warning, and warns with
+    `serq.RunWarning`, whose message is the rendered diagnostic with its position; a clean
+    run warns nothing."""
+    import warnings
+
+    import serq
+
+    path = tmp_path / "stuck.sq"
+    path.write_text(
+        "stage server : fifo(1);\nworkload { arrive poisson(1); }\n"
+        "session { run server (serial == 3 ? inf : ~exp(2)); }\nrun { horizon 50; seed 1; }\n",
+        encoding="utf-8",
+    )
+    with pytest.warns(serq.RunWarning) as caught:
+        report = serq.run(serq.compile(str(path)))
+    assert report.ended == 3 and len(caught) == 1
+    message = str(caught[0].message)
+    assert message.startswith("warning[W-stall]: stage `server` has kept a server for session 3")
+    assert f"--> {path}:1:7" in message
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        serq.run(serq.compile(str(ROOT / "examples" / "mm1.sq"), horizon=2000))

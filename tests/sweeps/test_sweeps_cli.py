@@ -40,7 +40,7 @@ def test_the_newcomers_sweep_finds_the_mm1_sojourn(capsys, tmp_path):
         lam, mean, half = float(row["lambda"]), float(row["sojourn"]), float(row["sojourn_ci"])
         assert abs(mean - 1 / (1 - lam)) <= half, row  # M/M/1 with mu = 1
     runs = list(csv.DictReader((tmp_path / "r.runs.csv").open()))
-    assert len(runs) == 25 and runs[0].keys() == {"point", "lambda", "seed", "sojourn", "error"}
+    assert len(runs) == 25 and runs[0].keys() == {"point", "lambda", "seed", "sojourn", "error", "warning"}
 
 
 @pytest.mark.parametrize("suffix", [".json", ".parquet"])

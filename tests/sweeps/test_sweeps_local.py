@@ -118,3 +118,30 @@ def test_sweep_result_in_a_notebook():
     assert list(frame.columns) == result.columns() and len(frame) == 3
     assert list(frame["lambda"]) == [0.5, 0.7, 0.9]
     assert len(result.to_pandas(runs=True)) == 9
+
+
+STUCK = """\
+let stuck = 0;
+stage server : fifo(1);
+workload { arrive poisson(0.5); }
+session { set a = now; run server (serial == 3 && stuck > 0 ? inf : ~exp(1)); observe sojourn = now - a; }
+run { horizon 200; warmup 0; seed 1; }
+"""
+
+
+def test_a_run_that_stopped_moving_says_so_in_its_row(tmp_path):
+    """A point where the run finished but a server kept a job of infinite work: its rows
+    carry the W-stall on one line (`warning`), in every format, and the table shows it; the
+    other point's rows have none."""
+    path = tmp_path / "stuck.sq"
+    path.write_text(STUCK, encoding="utf-8")
+    result = serq.sweep(str(path), sets={"stuck": "0:1:1"}, seeds=2, jobs=1)
+    fine, stuck = result.points
+    assert fine["warning"] == "" and fine["failed"] == 0
+    assert stuck["failed"] == 0 and "W-stall" in stuck["warning"]
+    assert "job of infinite work" in stuck["warning"] and "stuck.sq:2:" in stuck["warning"]
+    assert [bool(r["warning"]) for r in result.runs] == [False, False, True, True]
+    assert "warning" in result.to_csv().splitlines()[0].split(",")
+    assert json.loads(result.to_json())["points"][1]["warning"] == stuck["warning"]
+    assert "warning" in [c.header for c in result.table().columns]
+    assert "job of infinite work" in result._repr_html_()
