@@ -44,6 +44,7 @@ import pool_family  # noqa: E402
 import queue_family  # noqa: E402
 import serving_family  # noqa: E402
 import step_family  # noqa: E402
+import turns_family  # noqa: E402
 
 FAMILIES = {
     "step": step_family,
@@ -52,9 +53,10 @@ FAMILIES = {
     "paths": paths_family,
     "serving": serving_family,
     "queues": queue_family,
+    "turns": turns_family,
 }
 # the families compared on the whole report (every pool and stage figure, the gauges)
-WHOLE = {"serving", "queues"}
+WHOLE = {"serving", "queues", "turns"}
 
 
 SERQ_TIMEOUT = 120
