@@ -200,7 +200,11 @@ class World:
         if not engine.stopped:
             engine.run(horizon, settle, self.end_instant, self.recorder.progress)
         if not engine.stopped:
-            self._check_stalls(engine.peek() == INF)
+            self._check_end()
+
+    def _check_end(self) -> None:
+        """The run reached its horizon: what stopped moving (`_check_stalls`)."""
+        self._check_stalls(self.engine.peek() == INF)
 
     def _check_stalls(self, quiet: bool) -> None:
         """The run is over: a step engine that still has something to plan and planned
