@@ -44,6 +44,7 @@ import pool_family  # noqa: E402
 import queue_family  # noqa: E402
 import serving_family  # noqa: E402
 import step_family  # noqa: E402
+import turns_family  # noqa: E402
 
 FAMILIES = {
     "step": step_family,
@@ -52,9 +53,10 @@ FAMILIES = {
     "paths": paths_family,
     "serving": serving_family,
     "queues": queue_family,
+    "turns": turns_family,
 }
 # the families compared on the whole report (every pool and stage figure, the gauges)
-WHOLE = {"serving", "queues"}
+WHOLE = {"serving", "queues", "turns"}
 
 
 SERQ_TIMEOUT = 120
@@ -65,8 +67,10 @@ def _over(signum: int, frame: object) -> None:
     raise TimeoutError
 
 
-def one(job: tuple[int, str, str, str, int, float | None]) -> tuple[int, str, str, str]:
-    k, dialect, family, against, seeds, horizon = job
+def one(
+    job: tuple[int, str, str, str, int, float | None, float],
+) -> tuple[int, str, str, str]:
+    k, dialect, family, against, seeds, horizon, wait = job
     text = FAMILIES[family].program(k, dialect)
     with tempfile.NamedTemporaryFile("w", suffix=".sq", delete=False) as f:
         f.write(text)
@@ -81,13 +85,13 @@ def one(job: tuple[int, str, str, str, int, float | None]) -> tuple[int, str, st
             horizon = float(found.group(1)) if found else 400.0
             whole = family in WHOLE
             verdict, detail = differential.compare(
-                f.name, main=True, full=whole, horizon=horizon, seed=1
+                f.name, wait, main=True, full=whole, horizon=horizon, seed=1
             )
         elif dialect == "random" and family in WHOLE:
             settings = {} if horizon is None else {"horizon": horizon}
             verdict, detail = differential.compare_statistics(f.name, seeds, **settings)
         else:
-            verdict, detail = differential.compare(f.name, full=family in WHOLE)
+            verdict, detail = differential.compare(f.name, wait, full=family in WHOLE)
     except TimeoutError:
         verdict, detail = "serq-timeout", f"serq ran over {SERQ_TIMEOUT} s"
     finally:
@@ -107,6 +111,9 @@ def main() -> None:
     ap.add_argument("--against", choices=("reference", "interpreter"), default="reference")
     ap.add_argument("--seeds", type=int, default=8, help="seeds a side, for --dialect random")
     ap.add_argument("--horizon", type=float, default=None, help="for --dialect random")
+    ap.add_argument(
+        "--timeout", type=float, default=60.0, help="seconds the reference may run a program"
+    )
     args = ap.parse_args()
     tally: collections.Counter[str] = collections.Counter()
     with ProcessPoolExecutor(
@@ -115,7 +122,7 @@ def main() -> None:
         for k, verdict, detail, text in pool.map(
             one,
             [
-                (k, args.dialect, args.family, args.against, args.seeds, args.horizon)
+                (k, args.dialect, args.family, args.against, args.seeds, args.horizon, args.timeout)
                 for k in range(args.start, args.start + args.count)
             ],
             chunksize=4,

@@ -169,6 +169,12 @@ STALL = Code(
     "numbers after that time describe a stopped stage",
     "run",
 )
+DEADLOCK = Code(
+    "W-deadlock",
+    "sessions wait for each other at the pools for ever while arrivals keep the run going: "
+    "the report's numbers after that describe a stopped deployment",
+    "run",
+)
 DRAW = Code(
     "W-draw",
     "a draw whose parameters its law does not have, drawn as the reference draws it",

@@ -120,6 +120,18 @@ def simulate(
                     "on describe a stage that no longer serves as written",
                 )
             )
+        if world.deadlock is not None:
+            origin, why = world.deadlock
+            outcome.errors.append(
+                Diagnostic.warning(
+                    codes.DEADLOCK,
+                    origin or where,
+                    why,
+                    help="the sessions hold what the others wait for: take the pools in "
+                    "one order in every session, or size them so that one session's "
+                    "holds fit beside the others'",
+                )
+            )
         outcome.errors.extend(world.exprs.warnings.values())  # W-draw
         outcome.events = world.engine.events
         outcome.arrivals = world.arrivals

@@ -264,7 +264,7 @@ class CompiledWorld(World):
             if not engine.stopped:
                 self._k_loop(horizon)
             if not engine.stopped:
-                self._check_stalls(engine.peek() == math.inf)
+                self._check_end()
         finally:
             self._write_back()
 

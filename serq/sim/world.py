@@ -21,7 +21,7 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
-from serq.sim import draws, endless, fastforward, flows, straight
+from serq.sim import deadlock, draws, endless, fastforward, flows, straight
 from serq.sim.claims import Claims
 from serq.sim.core import Engine
 from serq.sim.errors import SimError
@@ -98,9 +98,10 @@ class World:
         self.limit = limit
         self.drained_at: float | None = None
         # step engines stopped at the end of a run that went on: (origin, since, why)
+        self.stalls: list[tuple[Any, float, str]] = []
         # jobs of infinite work still at a stage when the run ended (`endless.find`)
         self.endless: list[endless.Endless] = []
-        self.stalls: list[tuple[Any, float, str]] = []
+        self.deadlock: tuple[Any, str] | None = None  # a circular wait at the pools (W-deadlock)
         self.n_attrs = len(program.attrs)
         # what an expression without a session reads as its attributes: zeros, no session
         self.blank: list[Any] = [0.0] * self.n_attrs + [None]
@@ -202,7 +203,15 @@ class World:
         if not engine.stopped:
             engine.run(horizon, settle, self.end_instant, self.recorder.progress)
         if not engine.stopped:
-            self._check_stalls(engine.peek() == INF)
+            self._check_end()
+
+    def _check_end(self) -> None:
+        """The run reached its horizon: a stall (`_check_stalls`), and with events still
+        pending, a circular wait at the pools that the arrivals ran past (`deadlock`)."""
+        quiet = self.engine.peek() == INF
+        self._check_stalls(quiet)
+        if not quiet and deadlock.applies(self.program, bool(self.steps)):
+            self.deadlock = deadlock.find(self)
 
     def _check_stalls(self, quiet: bool) -> None:
         """The run is over: a step engine that still has something to plan and planned

@@ -250,6 +250,43 @@ def test_det_flow_by_hand(impl):
     assert _times(r, "total")[0] == 1.5
 
 
+INF_FLOW = """
+stage up : ps(4);
+stage link[2] : ps(1);
+share {share};
+workload {{ arrive renewal(2.5); }}
+session {{
+  run up, link[serial - 2 * floor(serial / 2)] (serial == 3 ? 2 : inf);
+  observe done = now;
+}}
+run {{ horizon 60; warmup 0; seed 1; }}
+"""
+
+
+@pytest.mark.parametrize("share", ["maxmin", "bottleneck"])
+def test_a_flow_of_infinite_work_never_finishes(impl, share):
+    """A flow of work inf goes on for ever, as a ps stage's job of work inf does: of the
+    24 sessions only session 3 (work 2) ends. serq finished every flow of work inf at
+    once (`inf > 1e-12 * inf` is false, which read as work gone but for rounding; forms
+    family g324 of tests/sim/NOTES.md §19). Session 3 shares `up` with the flows of
+    sessions 0 to 2 and `link[1]` with session 1's: 1/2 of `link[1]` under both shares
+    (`up` has room), so it ends at 4 * 2.5 + 4."""
+    r = impl.run(source=INF_FLOW.format(share=share))
+    assert (r.arrivals, r.ended) == (24, 1)
+    assert _times(r, "done") == [14.0]
+
+
+def test_a_flow_of_infinite_work_is_the_same_on_both_event_paths():
+    """The generated code and the interpreter run the flow network alike."""
+    import serq
+
+    runs = [
+        serq.run(serq.compile(source=INF_FLOW.format(share="maxmin"), codegen=codegen))
+        for codegen in (True, False)
+    ]
+    assert [(r.ended, _times(r, "done")) for r in runs] == [(1, [14.0])] * 2
+
+
 # ------------------------------------------------------------------ leases
 
 LEASE = """
