@@ -12,8 +12,10 @@ Then every unit the pools hold belongs to a waiting session, which releases noth
 no pool's allocation ever falls below what it is; an arrival can only take units and give
 them back. A hold's units are fixed (`fixed_units`: no state, clock or draw in them), so
 none of the waiting holds can ever fit. The rule applies only where nothing else frees
-units (`applies`): no step engine, claim, spill, lease, `grow` or `load` in the program
-(a growth may preempt, a lease may end on a timer).
+units (`applies`): no step engine, claim, spill, lease or `load` in the program, and a
+`grow` only where no pool preempts (an engine's plan or a newcomer's growth may preempt a
+waiting holder, a lease may end on a timer). A session waiting to grow under `preempt
+none` is one more waiting session, whose growth does not fit either.
 """
 
 from __future__ import annotations
@@ -49,9 +51,13 @@ def applies(program: ir.Program, has_steps: bool) -> bool:
         return False  # a batch or a closed population stalls with no event left instead
     if any(p.spill is not None for p in program.pools):
         return False
+    preempting = any(p.preempt != "none" for p in program.pools)
     for block in program.blocks:  # every body is a block of its own
         for stmt in block:
-            if isinstance(stmt, ir.Grow | ir.Load):
+            # a newcomer admitted somewhere could grow and preempt a waiting holder, which
+            # gives its units back; under `preempt none` a growth only waits (one more
+            # waiting session)
+            if isinstance(stmt, ir.Load) or (isinstance(stmt, ir.Grow) and preempting):
                 return False
             if isinstance(stmt, ir.Hold) and (stmt.lease is not None or not fixed_units(stmt)):
                 return False
@@ -67,14 +73,23 @@ def find(world: Any) -> tuple[Any, str] | None:
     where = []
     origin = None
     for p, decl in zip(world.pools, world.program.pools, strict=True):
-        if p.growers:
-            return None
         runs = [*p.front, *p.queue]
-        if not runs:
+        growers = p.growers
+        if not runs and not growers:
             continue
-        waiting += len(runs)
+        for wait in growers:  # `Holds.try_growers`' test, for each of them
+            if wait.resident is not None:
+                return None  # a step engine's resident: the engine's own stall rule
+            part = wait.part
+            delta = p.round_up(part.alloc + wait.amount) - part.alloc
+            if p.committed() + p.growth(part, delta) <= p.cap:
+                return None
+        waiting += len(runs) + len(growers)
+        counts = [f"{len(runs)}"] if runs else []
+        if growers:
+            counts.append(f"{len(growers)} waiting to grow")
         where.append(
-            f"{len(runs)} at pool `{p.name}` (used {arith_repr(p.allocated)} of "
+            f"{', '.join(counts)} at pool `{p.name}` (used {arith_repr(p.allocated)} of "
             f"{arith_repr(p.cap)})"
         )
         if origin is None:

@@ -406,3 +406,27 @@ def test_no_circular_wait_is_named_where_the_rule_proves_none(edit):
         text = text.replace("session {\n", "session {\n  branch (serial == 50) { run e (inf); }\n")
     warnings, _ = _warnings_on_both_paths(text)
     assert [w for w in warnings if w[0] == "W-deadlock"] == []
+
+
+def test_holders_that_wait_to_grow_into_each_other_are_a_deadlock_on_both_paths():
+    """Under `preempt none` two holders each wait to grow into what the other holds while
+    every later session queues behind them: `W-deadlock` counts the growers among the
+    waiting sessions. Under `preempt lifo` the rule says nothing (a newcomer's growth could
+    preempt a holder)."""
+    text = (
+        "pool kv { cap 10; preempt none; }\nstage s : fifo(1);\n"
+        "workload { arrive poisson(1); }\n"
+        "session { hold kv (4) { run s (0.5); grow kv (3); run s (0.5); } }\n"
+        "run { horizon 100; seed 1; }\n"
+    )
+    compiled, _ = sim_api.compile_program(text, "t.sq")
+    for codegen in (True, False):
+        report, ran = sim_api.execute(compiled, codegen=codegen)
+        assert report is not None
+        [d] = ran
+        assert (d.code, d.span.line) == ("W-deadlock", 1)
+        assert ", 2 waiting to grow at pool `kv` (used 8 of 10)" in d.message
+    lifo, _ = sim_api.compile_program(text.replace("preempt none", "preempt lifo"), "t.sq")
+    for codegen in (True, False):
+        report, ran = sim_api.execute(lifo, codegen=codegen)
+        assert report is not None and [d.code for d in ran] == []
