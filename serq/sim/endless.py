@@ -7,8 +7,8 @@ ever; at a delay the session never comes back. The run goes on, so this is not a
 but it is a way a run stops moving, and the report's numbers after it describe a stage
 that no longer works as written. `find` lists them from what is still pending when the
 run ends: the engine's events at time inf (a fifo or delay completion; the generated code
-and the interpreter both schedule one per job in service), and the finish tags of the ps
-stages' jobs.
+and the interpreter both schedule one per job in service), the finish tags of the ps
+stages' jobs, and the flows (`run a, b (w)`) with work inf left.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from typing import Any
 
 from serq import ir
 from serq.sim.exprs import arith_repr
+from serq.sim.flows import FlowStage
 from serq.sim.stages import FifoStage, PsStage
 
 INF = math.inf
@@ -46,6 +47,11 @@ def find(world: Any) -> list[Endless]:
             continue  # a ps stage's completion, a step iteration, a flow: not a job
         behind = len(stage.waiting) if isinstance(stage, FifoStage) else 0
         found[job.serial] = Endless(stage.index, job.serial, job.started, behind)
+    networks = {id(s.network): s.network for s in world.stages if isinstance(s, FlowStage)}
+    for network in networks.values():  # a flow of work inf (`run a, b (inf)`) never finishes
+        for job, flow in network.flows.items():
+            if flow.left == INF:
+                found[job.serial] = Endless(flow.stages[0].index, job.serial, job.started)
     for stage in world.stages:
         if not isinstance(stage, PsStage):
             continue  # only a ps stage keeps finish tags

@@ -284,6 +284,15 @@ ENDLESS = {
         "stage `s` has shared its capacity with session 3's job of infinite work (and 1 more)",
         "; it never completes",
     ),
+    # a flow over two ps stages (`run a, b (w)`), named at its first stage
+    "flow": (
+        "stage up : ps(1);\nstage down : ps(2);\nshare maxmin;\n"
+        "workload { arrive poisson(0.5); }\n"
+        "session { run up, down (serial == 2 ? inf : ~exp(0.5)); }\n"
+        "run { horizon 50; seed 1; }\n",
+        "stage `up` has shared its capacity with session 2's job of infinite work since t = ",
+        "; it never completes",
+    ),
     # a delay inside a hold: the pool is held for ever, the others queue at it
     "delay": (
         "pool p { cap 1; }\nstage d : delay;\nworkload { arrive poisson(1); }\n"
