@@ -1406,6 +1406,7 @@ class _Codegen:
         self.emit(i, "engine.events += fired")
         if gauges:
             self.emit(i, "_k_end_instant(engine.now)")
+
     def _fifo_handler(self, indent: int) -> None:
         o = self.options
         if o.tracked:  # a cancelled job's completion is stale
