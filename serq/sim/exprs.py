@@ -103,6 +103,12 @@ def member(
     )
 
 
+def _pure(e: Expr) -> bool:
+    """Whether reading `e` again gives the same value and does nothing else: a number, a
+    session attribute or a context variable."""
+    return isinstance(e, Num | Attr) or (isinstance(e, Ctx) and e.name in _CONTEXT)
+
+
 def arith_repr(value: float) -> str:
     """`value` as the language writes it (3, 2.5, inf, NaN)."""
     if value != value:
@@ -159,6 +165,7 @@ class ExprCompiler:
         # the code of `now`: the compiled path's generated code has the clock in a local
         # (a function of its own, for a subexpression too deep to inline, reads E.now)
         self.now_code = "E.now"
+        self._extrema = 0  # the `min`/`max` written out with names of their own so far
 
     def compile(self, expr: Expr, stream: random.Random | None = None) -> Fn:
         """A function `f(a)` giving the value of `expr`; draws use `stream`."""
@@ -237,8 +244,11 @@ class ExprCompiler:
             return f"({t} if {c} != 0 else {o})", max(dc, dt, do) + 1
         if isinstance(e, Call):
             args = [self._code(x) for x in e.args]
+            depth = max((d for _, d in args), default=0) + 1
+            if e.func in ("min", "max"):
+                return self._extremum(e, args[0][0], args[1][0]), depth + 1
             inner = ", ".join(c for c, _ in args)
-            return f"_f_{e.func}({inner})", max((d for _, d in args), default=0) + 1
+            return f"_f_{e.func}({inner})", depth
         if isinstance(e, Cost):
             return self._code(e.value)
         if isinstance(e, Draw):
@@ -248,6 +258,36 @@ class ExprCompiler:
         if isinstance(e, Aggregate):  # a claim `at end`: `_agg` is `serq.sim.claims`'
             return f"_agg({e.func!r}, {e.stat})", 1
         raise TypeError(f"not an expression: {e!r}")
+
+    def _extremum(self, e: Call, x: str, y: str) -> str:
+        """`min(x, y)` or `max(x, y)` written out as `arith._min`/`_max` compute it (Rust's
+        f64::min and max: a NaN operand gives the other; else Python's `min`/`max` of two,
+        the first on a tie): no call. Operands that read nothing but a number, an attribute
+        or a context variable are read where they are needed; others are evaluated once,
+        first then second, into names of their own (`:=`)."""
+        left, right = e.args
+        if not (_pure(left) and _pure(right)):
+            k = len(self._names) + self._extrema
+            self._extrema += 1
+            t1, t2 = f"_e{k}a", f"_e{k}b"
+            chosen = self._select(e.func, t1, t2, left, right)
+            # both are bound, in order, by a test that always holds
+            return f"({chosen} if ((({t1} := {x}) is {t1}) and (({t2} := {y}) is {t2})) else 0.0)"
+        return self._select(e.func, x, y, left, right)
+
+    @staticmethod
+    def _select(func: str, a: str, b: str, left: Expr, right: Expr) -> str:
+        """The choice of `_extremum` between the values `a` and `b` (of the IR operands
+        `left` and `right`, a number of which is never NaN)."""
+        beats = "<" if func == "min" else ">"
+        chosen = f"({b} if {b} {beats} {a} else {a})"  # `min(a, b)`: a unless b < a
+        if not isinstance(left, Num):
+            if not isinstance(right, Num):
+                chosen = f"({a} if {b} != {b} else {chosen})"
+            chosen = f"({b} if {a} != {a} else {chosen})"
+        elif not isinstance(right, Num):
+            chosen = f"({a} if {b} != {b} else {chosen})"
+        return chosen
 
     def _draw(self, e: Draw) -> tuple[str, int]:
         """A draw: its sampler on constant arguments checked now, else a sampler that
