@@ -81,6 +81,10 @@ _INLINE_DRAWS = {
     "bernoulli": "(1.0 if {0}() < {1} else 0.0)",
     "det": "{1}",
 }
+# `draws.erlang` of a constant k up to this many phases, written out: the product of k
+# uniforms' complements never underflows there (each is at least 2**-53, and 2**-1060 is
+# a normal float), so the sampler's fallback is never taken
+_ERLANG_INLINE = 16
 _SPLIT_DEPTH = 40  # a deeper subexpression becomes a function of its own (Python's nesting limit)
 _NOW = re.compile(r"(?<![.\w])now\b")  # the clock's local in generated code
 
@@ -101,6 +105,14 @@ def member(
         f"{what}index {arith_repr(value)} is out of range: the array has {count} "
         f"member{'s' if count != 1 else ''}, 0 .. {count - 1}",
     )
+
+
+def _erlang_code(u: str, n: int, mean: float) -> str:
+    """`draws.erlang(u, n, mean)` for a whole n from 1 to `_ERLANG_INLINE`, as its
+    arithmetic: the product of the n complements in draw order (the sampler's running
+    product starts at 1.0, which changes nothing), then -(mean / n) * log of it."""
+    product = " * ".join(["(1.0 - " + u + "())"] * n)
+    return f"(-{mean / n!r} * _log({product}))"
 
 
 def _pure(e: Expr) -> bool:
@@ -309,6 +321,8 @@ class ExprCompiler:
                 inline = _INLINE_DRAWS.get(e.dist)
                 if inline is not None:
                     return inline.format(u, *(c for c, _ in args)), depth
+                if e.dist == "erlang" and int(values[0]) <= _ERLANG_INLINE:
+                    return _erlang_code(u, int(values[0]), values[1]), depth
             inner = "".join(f", {c}" for c, _ in args)
             return f"_d_{e.dist}({u}{inner})", depth
         origin = self._bind(e.origin, "_O")
