@@ -115,6 +115,23 @@ def _erlang_code(u: str, n: int, mean: float) -> str:
     return f"(-{mean / n!r} * _log({product}))"
 
 
+def _h2_code(u: str, mean: float, cv2: float) -> str | None:
+    """`draws.h2(u, mean, cv2)` of constants as its arithmetic: the phase's probability
+    and both phases' means worked out now, as the sampler works them out at each draw;
+    None when the first phase is certain (p rounds to 1: the second's mean, never used,
+    divides by 0)."""
+    if not cv2 >= 1.0:
+        cv2 = 1.0
+    p = 0.5 * (1.0 + math.sqrt((cv2 - 1.0) / (cv2 + 1.0)))
+    if p == 1.0:
+        return None
+    first, second = mean / (2.0 * p), mean / (2.0 * (1.0 - p))
+    return (
+        f"((-{first!r}) * _log(1.0 - {u}()) if {u}() < {p!r} "
+        f"else (-{second!r}) * _log(1.0 - {u}()))"
+    )
+
+
 def _pure(e: Expr) -> bool:
     """Whether reading `e` again gives the same value and does nothing else: a number, a
     session attribute or a context variable."""
@@ -323,6 +340,10 @@ class ExprCompiler:
                     return inline.format(u, *(c for c, _ in args)), depth
                 if e.dist == "erlang" and int(values[0]) <= _ERLANG_INLINE:
                     return _erlang_code(u, int(values[0]), values[1]), depth
+                if e.dist == "h2":
+                    inline = _h2_code(u, *values)
+                    if inline is not None:
+                        return inline, depth
             inner = "".join(f", {c}" for c, _ in args)
             return f"_d_{e.dist}({u}{inner})", depth
         origin = self._bind(e.origin, "_O")
