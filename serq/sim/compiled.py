@@ -340,7 +340,8 @@ class _Codegen:
         self.workload_stream = world.streams["workload"]
         self.statements = StatementCompiler(program, world, world.exprs, self.session_stream)
         self.inline = ch.inline_holds(program)  # the holds written inline
-        self._held: list[tuple[str, ch.Shape]] = []  # the inline holds around: run, shape
+        # the inline holds around: the name of their units (a tuple), their shape
+        self._held: list[tuple[str, ch.Shape]] = []
         self.caching = ch.caching_pools(program)  # pools whose cache can hold anything
         self.samples = Samples(world.recorder)
         self.gauge_points: list[GaugePoints] = []
@@ -899,15 +900,44 @@ class _Codegen:
                 self.emit(indent + 1, "_k_end(s)")
                 self.emit(indent + 1, "return")
         run = self.temp("run")
-        first = names[0]
+        units = self.temp("units")
         go = self.temp("go") if self._admits_at_once(stmt, shape) else None
-        if go is not None:  # nobody else can run or be admitted before this session
+        if go is not None and not self.objects:
+            # nobody else can run or be admitted before this session, and nothing reads a
+            # session's place: when it fits it is admitted without entering the queue
             self.emit(indent, f"{go} = not _k_ready and not ({self._waiting()})")
+            self._admit_direct(stmt, shape, units, go, indent)
+            self.emit(indent, f"if not {go}:")
+            self._join(stmt, shape, run, spec, pools, indent + 1)
+            self._yield(indent + 1)  # admitted by `_k_retry`: the body goes on
+            self.emit(indent + 1, f"{units} = {run}.units_now")
+        else:
+            if go is not None:
+                self.emit(indent, f"{go} = not _k_ready and not ({self._waiting()})")
+            self._join(stmt, shape, run, spec, pools, indent)
+            if go is None:
+                self._yield(indent)  # admitted by `_k_retry`: the body goes on
+            else:
+                self._admit_at_once(stmt, shape, run, go, indent)
+            self.emit(indent, f"{units} = {run}.units_now")
+        self._held.append((units, shape))
+        self._block(stmt.body, indent)
+        self._held.pop()
+        self.emit_all(indent, ch.release(shape, units))  # `Holds.close`
+        self.emit(indent, f"a[{ch.COMPUTED}] = 0.0")
+        self.emit(indent, f"if {self._waiting()}:")
+        self.emit(indent + 1, "_k_retry()")
+
+    def _join(
+        self, stmt: ir.Hold, shape: ch.Shape, run: str, spec: str, pools: list[Any], indent: int
+    ) -> None:
+        """`Pool.join` of the inline hold `stmt`: its `HoldRun` made and queued."""
+        first = shape.pools[0]
         self.emit(indent, f"{run} = _k_object_new(_k_HoldRun)")
         self.emit(indent, f"{run}.spec = {spec}")
         self.emit(indent, f"{run}.session = s")
         self.emit(indent, f"{run}.pools = {self.bind(pools, '_k_pools')}")
-        self.emit(indent, f"{run}.joined = now")  # `Pool.join`
+        self.emit(indent, f"{run}.joined = now")
         self.emit(indent, f"{first}._join_seq = {run}.join_seq = {first}._join_seq + 1")
         if self.objects:  # what a cache's `waiting`, a cancel or a spill reads
             self.emit(indent, f"s.state = {QUEUED}")
@@ -915,17 +945,28 @@ class _Codegen:
             self.emit(indent, f"s.waiter = {run}")
         self.emit(indent, f"{first}.queue.append({run})")
         self.emit(indent, f"{first}.dirty = True")
-        if go is None:
-            self._yield(indent)  # admitted by `_k_retry`: the body goes on
-        else:
-            self._admit_at_once(stmt, shape, run, go, indent)
-        self._held.append((run, shape))
-        self._block(stmt.body, indent)
-        self._held.pop()
-        self.emit_all(indent, ch.release(shape, run))  # `Holds.close`
-        self.emit(indent, f"a[{ch.COMPUTED}] = 0.0")
-        self.emit(indent, f"if {self._waiting()}:")
-        self.emit(indent + 1, "_k_retry()")
+
+    def _admit_direct(
+        self, stmt: ir.Hold, shape: ch.Shape, units: str, go: str, indent: int
+    ) -> None:
+        """When `go` and the hold fits: the join and `_k_retry`'s admission at once, with
+        no `HoldRun` and no trip through the queue (what a join counts, `_join_seq` and
+        the pool's `dirty`, counted; the wait 0, `now - now`); the units into `units`.
+        `go` ends False when it did not fit: the session then joins the queue."""
+        first = shape.pools[0]
+        codes = [self.expr(p.units, self.session_stream) for p in stmt.pools]
+        admit = ch.admit(
+            shape, self.world.recorder.warmup, SPIN_LIMIT, queued=False, units_to=units
+        )
+        assert admit[-1] == "ready.append(s)"
+        self.emit(indent, f"if {go}:")
+        self.emit(indent + 1, f"{go} = False")
+        self.emit(indent + 1, "while True:")
+        self.emit_all(indent + 2, ch.fits(shape, codes))
+        self.emit(indent + 2, f"{first}._join_seq += 1")  # `Pool.join`'s count
+        self.emit_all(indent + 2, admit[:-1])
+        self.emit(indent + 2, f"{go} = True")
+        self.emit(indent + 2, "break")
 
     def _admits_at_once(self, stmt: ir.Hold, shape: ch.Shape) -> bool:
         """Whether the inline hold `stmt` may admit its session where it joins, when no
@@ -971,8 +1012,8 @@ class _Codegen:
 
     def _release_inline(self, indent: int) -> None:
         """The inline holds around, released innermost first (`Holds.release_all`)."""
-        for run, shape in reversed(self._held):
-            self.emit_all(indent, ch.release(shape, run))
+        for units, shape in reversed(self._held):
+            self.emit_all(indent, ch.release(shape, units))
 
     def _pools_of(self, stmt: ir.Hold) -> list[Any]:
         """The pool members an inline hold names (constant ones)."""

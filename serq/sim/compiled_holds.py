@@ -232,14 +232,20 @@ def non_negative(code: str) -> bool:
     return value is not None and value >= 0.0
 
 
-def admit(shape: Shape, warmup: float, limit: int) -> list[str]:
+def admit(
+    shape: Shape, warmup: float, limit: int, queued: bool = True, units_to: str = "run.units_now"
+) -> list[str]:
     """`Holds._admit` (the run `run` of session `s`, attributes `a`, its units in `u0`,
     `u1`, ...; the first pool's queue `q`): it leaves the queue, consumes its cached
-    prefix under `cache`, takes its units (evicting what no longer fits), is counted (a
-    livelock past `limit` admissions at one instant, more than the live sessions), and
-    its session is ready (the body goes on from the join)."""
+    prefix under `cache`, takes its units (evicting what no longer fits; the tuple of them
+    into `units_to`), is counted (a livelock past `limit` admissions at one instant, more
+    than the live sessions), and its session is ready (the body goes on from the join).
+    Not `queued`: a session admitted where it joins, which never entered the queue (no
+    `run`; it joined now)."""
     first = shape.pools[0]
-    if shape.keyed:
+    if not queued:
+        lines = [f"{first}.dirty = True"]
+    elif shape.keyed:
         lines = [f"{first}.leave(run)"]
     else:
         lines = ["q.popleft()", f"{first}.dirty = True"]
@@ -274,7 +280,7 @@ def admit(shape: Shape, warmup: float, limit: int) -> list[str]:
                 "        raise",
             ]
     units = ", ".join(f"u{i}" for i in range(len(shape.pools)))
-    lines.append(f"run.units_now = ({units},)")
+    lines.append(f"{units_to} = ({units},)")
     if shape.tracked:  # the serving order of a step engine, a `preempt by` key
         lines += ["H = _k_holds", "H.admissions = n = H.admissions + 1", "s.admitted = n"]
     lines += [  # `World.count_admission`, in the closure cells `admit_at`, `admit_n`
@@ -290,7 +296,7 @@ def admit(shape: Shape, warmup: float, limit: int) -> list[str]:
         f"a[{CACHED}] = {'consumed' if caching else '0.0'}",
         f"rec = {shape.records[0]}",
         "rec.admissions += 1",
-        "waited = now - run.joined",
+        f"waited = now - {'run.joined' if queued else 'now'}",
         f"if now >= {float(warmup)!r} and waited == waited:",
         "    rec.waits += 1",
         "    rec.wait += waited",
@@ -303,11 +309,11 @@ def admit(shape: Shape, warmup: float, limit: int) -> list[str]:
     return lines
 
 
-def release(shape: Shape, run: str) -> list[str]:
-    """`Holds.release_part` of each part of the inline hold `run` (of session `s`,
-    attributes `a`), in pool order: the units go back and, under `cache`, min(cache,
-    allocation) rounded down to blocks stays cached."""
-    lines = [f"units = {run}.units_now"]
+def release(shape: Shape, units: str) -> list[str]:
+    """`Holds.release_part` of each part of an inline hold whose units (a tuple, in pool
+    order) are `units` (of session `s`, attributes `a`), in pool order: the units go back
+    and, under `cache`, min(cache, allocation) rounded down to blocks stays cached."""
+    lines = [f"units = {units}"]
     for i, pool in enumerate(shape.pools):
         lines += [
             f"{pool}.allocated -= units[{i}]",
