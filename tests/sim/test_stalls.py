@@ -439,3 +439,26 @@ def test_holders_that_wait_to_grow_into_each_other_are_a_deadlock_on_both_paths(
     for codegen in (True, False):
         report, ran = sim_api.execute(lifo, codegen=codegen)
         assert report is not None and [d.code for d in ran] == []
+
+
+def test_a_session_waiting_for_its_own_hold_is_a_circular_wait():
+    """A hold of 2 nested in the session's own hold of 3 at a pool of cap 4 waits for
+    units its own session holds: session 0 waits from 1, and every later session queues
+    behind it, none fitting beside its 3 (the suite's generated program 181 is of this
+    shape). With an outer hold of 2, session 1 would fit beside session 0 but for the
+    queue's head: the rule proves nothing there and says nothing."""
+    text = """pool p { cap 4; }
+stage d : delay;
+workload { arrive renewal(1); }
+session { hold p (3) { hold p (2) { run d (1); } } }
+run { horizon 10; }
+"""
+    warnings, ended = _warnings_on_both_paths(text)
+    assert ended == 0
+    [(code, line, column, message)] = warnings
+    assert (code, line, column) == ("W-deadlock", 1, 6)
+    assert message.startswith(
+        "10 sessions wait at the pools for ever (10 at pool `p` (used 3 of 4))"
+    )
+    warnings, _ = _warnings_on_both_paths(text.replace("hold p (3)", "hold p (2)"))
+    assert warnings == []
