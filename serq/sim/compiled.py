@@ -720,7 +720,8 @@ class _Codegen:
             self.emit(indent, f"s.state = {ENDED}")
         self.emit(indent, "W = _k_world")
         self.emit(indent, "W.live -= 1")
-        self.emit(indent, "W.ended_all += 1")
+        if world.check_invariants:  # only `World.check` reads it
+            self.emit(indent, "W.ended_all += 1")
         self.emit(indent, "if now >= _k_warmup:")
         self.emit(indent + 1, "W.ended += 1")
         # `StatsRecorder.session_ended`, inline
@@ -902,9 +903,11 @@ class _Codegen:
         run = self.temp("run")
         units = self.temp("units")
         go = self.temp("go") if self._admits_at_once(stmt, shape) else None
-        if go is not None and not self.objects:
-            # nobody else can run or be admitted before this session, and nothing reads a
-            # session's place: when it fits it is admitted without entering the queue
+        direct = not self.objects and not any(_reads_state(p.units) for p in stmt.pools)
+        if go is not None and direct:
+            # nobody else can run or be admitted before this session, nothing reads a
+            # session's place, and its units read nothing the join changes (`queued()`):
+            # when it fits it is admitted without entering the queue
             self.emit(indent, f"{go} = not _k_ready and not ({self._waiting()})")
             self._admit_direct(stmt, shape, units, go, indent)
             self.emit(indent, f"if not {go}:")
@@ -1497,6 +1500,16 @@ class _Codegen:
             self.emit(inner, f"_k_push(heap, (now + {gap}, _k_seq(), _K_ARRIVE, None))")
         del world
         self._run_first(indent, "s")
+
+
+def _reads_state(e: ir.Expr) -> bool:
+    """Whether `e` reads the deployment's state (an observable, a context variable other
+    than the clock), which a hold's join may change before its units are evaluated."""
+    return contains(
+        e,
+        lambda n: isinstance(n, ir.expr.Observable)
+        or (isinstance(n, ir.expr.Ctx) and n.name != "now"),
+    )
 
 
 def _take_arrival(heap: list) -> tuple[float, float]:

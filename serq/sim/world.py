@@ -92,7 +92,9 @@ class World:
         self.arrivals = 0
         self.live = 0
         self.ended = 0
-        self.ended_all = 0  # ended, warm-up included (`check`)
+        # ended, warm-up included: kept only for `check` (the generated code counts it
+        # only under `check_invariants`)
+        self.ended_all = 0
         self._checked_at = -math.inf
         self.turns = 0
         self.limit = limit
