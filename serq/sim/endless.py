@@ -30,7 +30,7 @@ class Endless:
     """A job of infinite work still at `stage` when the run ended."""
 
     stage: int  # its index in the program's stages
-    serial: int  # the session's
+    serial: int  # the session's (below 0: a spill's anonymous job)
     since: float  # when it started service (a ps or delay job: when it arrived)
     behind: int = 0  # at a fifo stage, the jobs waiting for a server when the run ended
 
@@ -46,18 +46,18 @@ def find(world: Any) -> list[Endless]:
         if stage is None or not hasattr(job, "serial"):
             continue  # a ps stage's completion, a step iteration, a flow: not a job
         behind = len(stage.waiting) if isinstance(stage, FifoStage) else 0
-        found[job.serial] = Endless(stage.index, job.serial, job.started, behind)
+        found[id(job)] = Endless(stage.index, job.serial, job.started, behind)
     networks = {id(s.network): s.network for s in world.stages if isinstance(s, FlowStage)}
     for network in networks.values():  # a flow of work inf (`run a, b (inf)`) never finishes
         for job, flow in network.flows.items():
             if flow.left == INF:
-                found[job.serial] = Endless(flow.stages[0].index, job.serial, job.started)
+                found[id(job)] = Endless(flow.stages[0].index, job.serial, job.started)
     for stage in world.stages:
         if not isinstance(stage, PsStage):
             continue  # only a ps stage keeps finish tags
         for tag, _, job in stage.heap:
             if tag == INF:
-                found[job.serial] = Endless(stage.index, job.serial, job.started)
+                found[id(job)] = Endless(stage.index, job.serial, job.started)
     return list(found.values())
 
 
@@ -73,7 +73,8 @@ def warnings(program: ir.Program, endless: list[Endless]) -> list[tuple[Any, str
         name = decl.name if decl.index is None else f"{decl.name}[{decl.index}]"
         first = jobs[0]
         more = len(jobs) - 1
-        what = f"session {first.serial}'s job of infinite work" + (
+        whose = "a spill's" if first.serial < 0 else f"session {first.serial}'s"
+        what = f"{whose} job of infinite work" + (
             f" (and {more} more)" if more else ""
         )
         since = f"since t = {arith_repr(first.since)}"
