@@ -761,5 +761,3 @@ def _record_gauge(
 def _reads(node: Any, func: str) -> bool:
     """Whether an `Observable` named `func` appears anywhere in the IR value `node`."""
     return contains(node, lambda n: isinstance(n, ir.expr.Observable) and n.func == func)
-
-

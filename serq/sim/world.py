@@ -208,9 +208,11 @@ class World:
             self._check_end()
 
     def _check_end(self) -> None:
-        """The run reached its horizon: a stall (`_check_stalls`), and with events still
-        pending, a circular wait at the pools that the arrivals ran past (`deadlock`)."""
+        """The run reached its horizon: the jobs of infinite work left (`endless`), a
+        stall (`_check_stalls`), and with events still pending, a circular wait at the
+        pools that the arrivals ran past (`deadlock`)."""
         quiet = self.engine.peek() == INF
+        self.endless = endless.find(self)  # before a stall, whose message counts them
         self._check_stalls(quiet)
         if not quiet and deadlock.applies(self.program, bool(self.steps)):
             self.deadlock = deadlock.find(self)
@@ -220,7 +222,6 @@ class World:
         nothing since it last tried has stopped moving. With no event pending (`quiet`)
         nothing can ever change that, and the run fails at the stage; otherwise the run
         ran on without it, which `stalls` keeps for a warning."""
-        self.endless = endless.find(self)
         for stage in self.steps:
             stall = stage.stall()
             if stall is None:
