@@ -46,7 +46,7 @@ import linecache
 import math
 from collections import OrderedDict
 from dataclasses import replace
-from heapq import heapify, heappop, heappush
+from heapq import heappop, heappush
 from itertools import count, repeat
 from operator import itemgetter, length_hint
 from struct import pack
@@ -58,6 +58,7 @@ from serq.ir import SLOT
 from serq.ir.expr import contains
 from serq.sim import compiled_holds as ch
 from serq.sim import compiled_stages as cs
+from serq.sim import deadlock
 from serq.sim.core import INSTANT_LIMIT, PROGRESS_EVERY, clock_stops
 from serq.sim.errors import SimError, bad_work
 from serq.sim.flows import FlowStage
@@ -903,25 +904,24 @@ class _Codegen:
         run = self.temp("run")
         units = self.temp("units")
         go = self.temp("go") if self._admits_at_once(stmt, shape) else None
-        direct = not self.objects and not any(_reads_state(p.units) for p in stmt.pools)
-        if go is not None and direct:
-            # nobody else can run or be admitted before this session, nothing reads a
-            # session's place, and its units read nothing the join changes (`queued()`):
-            # when it fits it is admitted without entering the queue
+        if go is not None:  # nobody else can run or be admitted before this session
             self.emit(indent, f"{go} = not _k_ready and not ({self._waiting()})")
-            self._admit_direct(stmt, shape, units, go, indent)
+        if go is not None and not self.objects and deadlock.fixed_units(stmt):
+            # nothing reads a session's place, and the units read nothing the join
+            # changes (`queued()`): when it fits it is admitted without the queue
+            self._admit_at_once(stmt, shape, go, indent, units=units)
             self.emit(indent, f"if not {go}:")
             self._join(stmt, shape, run, spec, pools, indent + 1)
             self._yield(indent + 1)  # admitted by `_k_retry`: the body goes on
             self.emit(indent + 1, f"{units} = {run}.units_now")
         else:
-            if go is not None:
-                self.emit(indent, f"{go} = not _k_ready and not ({self._waiting()})")
             self._join(stmt, shape, run, spec, pools, indent)
             if go is None:
                 self._yield(indent)  # admitted by `_k_retry`: the body goes on
             else:
-                self._admit_at_once(stmt, shape, run, go, indent)
+                self._admit_at_once(stmt, shape, go, indent, run=run)
+                self.emit(indent, f"if not {go}:")
+                self._yield(indent + 1)
             self.emit(indent, f"{units} = {run}.units_now")
         self._held.append((units, shape))
         self._block(stmt.body, indent)
@@ -949,28 +949,6 @@ class _Codegen:
         self.emit(indent, f"{first}.queue.append({run})")
         self.emit(indent, f"{first}.dirty = True")
 
-    def _admit_direct(
-        self, stmt: ir.Hold, shape: ch.Shape, units: str, go: str, indent: int
-    ) -> None:
-        """When `go` and the hold fits: the join and `_k_retry`'s admission at once, with
-        no `HoldRun` and no trip through the queue (what a join counts, `_join_seq` and
-        the pool's `dirty`, counted; the wait 0, `now - now`); the units into `units`.
-        `go` ends False when it did not fit: the session then joins the queue."""
-        first = shape.pools[0]
-        codes = [self.expr(p.units, self.session_stream) for p in stmt.pools]
-        admit = ch.admit(
-            shape, self.world.recorder.warmup, SPIN_LIMIT, queued=False, units_to=units
-        )
-        assert admit[-1] == "ready.append(s)"
-        self.emit(indent, f"if {go}:")
-        self.emit(indent + 1, f"{go} = False")
-        self.emit(indent + 1, "while True:")
-        self.emit_all(indent + 2, ch.fits(shape, codes))
-        self.emit(indent + 2, f"{first}._join_seq += 1")  # `Pool.join`'s count
-        self.emit_all(indent + 2, admit[:-1])
-        self.emit(indent + 2, f"{go} = True")
-        self.emit(indent + 2, "break")
-
     def _admits_at_once(self, stmt: ir.Hold, shape: ch.Shape) -> bool:
         """Whether the inline hold `stmt` may admit its session where it joins, when no
         other session is ready and no pool has anyone waiting: then the settle after
@@ -991,27 +969,44 @@ class _Codegen:
         )
 
     def _admit_at_once(
-        self, stmt: ir.Hold, shape: ch.Shape, run: str, go: str, indent: int
+        self,
+        stmt: ir.Hold,
+        shape: ch.Shape,
+        go: str,
+        indent: int,
+        run: str | None = None,
+        units: str | None = None,
     ) -> None:
-        """After the join of an inline hold: when `go`, `_k_retry`'s admission of `run`
+        """When `go`: `_k_retry`'s admission of the inline hold `stmt` where it joins
         (`ch.fits`, `ch.admit`), the session going on without yielding (as the settle
-        would have resumed it at once); else, or when it does not fit, it waits."""
-        units = [self.expr(p.units, self.session_stream) for p in stmt.pools]
-        admit = ch.admit(shape, self.world.recorder.warmup, SPIN_LIMIT)
+        would have resumed it at once); `go` ends False when it does not fit. With `run`
+        the session has joined the queue as that `HoldRun`; else it has not (no
+        `HoldRun`: what a join counts, `_join_seq` and `dirty`, is counted here, its wait
+        is 0, and its units go to `units`)."""
+        queued = run is not None
+        codes = [self.expr(p.units, self.session_stream) for p in stmt.pools]
+        admit = ch.admit(
+            shape,
+            self.world.recorder.warmup,
+            SPIN_LIMIT,
+            queued=queued,
+            units_to="run.units_now" if queued else str(units),
+        )
         assert admit[-1] == "ready.append(s)"
         self.emit(indent, f"if {go}:")
         self.emit(indent + 1, f"{go} = False")
-        self.emit(indent + 1, f"q = {shape.pools[0]}.queue")
-        self.emit(indent + 1, f"run = {run}")
+        if queued:
+            self.emit(indent + 1, f"q = {shape.pools[0]}.queue")
+            self.emit(indent + 1, f"run = {run}")
         self.emit(indent + 1, "while True:")
-        self.emit_all(indent + 2, ch.fits(shape, units))
+        self.emit_all(indent + 2, ch.fits(shape, codes))
+        if not queued:
+            self.emit(indent + 2, f"{shape.pools[0]}._join_seq += 1")  # `Pool.join`'s count
         self.emit_all(indent + 2, admit[:-1])
         if self.objects:
             self.emit(indent + 2, f"s.state = {RUNNING}")
         self.emit(indent + 2, f"{go} = True")
         self.emit(indent + 2, "break")
-        self.emit(indent, f"if not {go}:")
-        self._yield(indent + 1)
 
     def _release_inline(self, indent: int) -> None:
         """The inline holds around, released innermost first (`Holds.release_all`)."""
@@ -1348,7 +1343,7 @@ class _Codegen:
         # the next event); it goes back into the heap when the loop ends.
         split = self.split_arrival
         if split:
-            self.emit(2, "t_arr, s_arr = _k_take_arrival(heap)")
+            self.emit(2, "t_arr, s_arr = _k_take_arrival(engine)")
             self.emit(2, "try:")
             self._loop_body(3)
             self.emit(2, "finally:")
@@ -1502,25 +1497,12 @@ class _Codegen:
         self._run_first(indent, "s")
 
 
-def _reads_state(e: ir.Expr) -> bool:
-    """Whether `e` reads the deployment's state (an observable, a context variable other
-    than the clock), which a hold's join may change before its units are evaluated."""
-    return contains(
-        e,
-        lambda n: isinstance(n, ir.expr.Observable)
-        or (isinstance(n, ir.expr.Ctx) and n.name != "now"),
-    )
-
-
-def _take_arrival(heap: list) -> tuple[float, float]:
-    """Take the pending arrival out of the event heap `heap`: its (time, sequence number),
-    or (inf, inf) when none is pending."""
-    for i, entry in enumerate(heap):
+def _take_arrival(engine: Any) -> tuple[float, float]:
+    """Take the pending arrival out of `engine`'s events (`Engine.take`): its (time,
+    sequence number), or (inf, inf) when none is pending."""
+    for entry in engine._heap:
         if entry[2] is cs.ARRIVE:
-            last = heap.pop()
-            if i < len(heap):
-                heap[i] = last
-                heapify(heap)
+            engine.take(entry[1])
             return entry[0], entry[1]
     return math.inf, math.inf
 
