@@ -1041,7 +1041,7 @@ class _Codegen:
         expr = self.statements.expr
         resolver = self.exprs.resolver
         spec = HoldSpec(
-            tuple(resolver(p.pool) for p in stmt.pools),
+            tuple(resolver(p.pool, self.session_stream) for p in stmt.pools),
             tuple(expr(p.units) for p in stmt.pools),
             (None,) * len(stmt.pools),
             None,
@@ -1134,9 +1134,9 @@ class _Codegen:
         resolver = self.exprs.resolver
         lease = None
         if stmt.lease is not None:
-            lease = (resolver(stmt.lease.pool), expr(stmt.lease.duration))
+            lease = (resolver(stmt.lease.pool, self.session_stream), expr(stmt.lease.duration))
         spec = HoldSpec(
-            tuple(resolver(p.pool) for p in stmt.pools),
+            tuple(resolver(p.pool, self.session_stream) for p in stmt.pools),
             tuple(expr(p.units) for p in stmt.pools),
             tuple(None if p.reserve is None else expr(p.reserve) for p in stmt.pools),
             None if stmt.reuse is None else expr(stmt.reuse),

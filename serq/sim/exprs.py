@@ -202,14 +202,27 @@ class ExprCompiler:
         code, _ = self._code(expr)
         return self._lambda(code)
 
-    def resolver(self, ref: Ref) -> Callable[[Any], Any]:
-        """A function `f(a)` giving the pool or stage member `ref` names."""
+    def resolver(self, ref: Ref, stream: random.Random | None = None) -> Callable[[Any], Any]:
+        """A function `f(a)` giving the pool or stage member `ref` names; a computed index
+        draws from `stream` (the statement's, as its other expressions do)."""
         items = self.ns["POOLS"] if ref.kind == "pool" else self.ns["STAGES"]
         if ref.index is None or isinstance(ref.index, Num):
             obj = items[ref.base + (0 if ref.index is None else int(ref.index.value))]
             return lambda a: obj
+        self._stream = stream
         code, _ = self._ref(ref, in_statement=True)
         return self._lambda(code)
+
+    def member_code(self, ref: Ref, stream: random.Random | None) -> str:
+        """The inline code of the member `ref` names (the generated session code's, which
+        reads the clock's local `now`), drawing from `stream`: `resolver`'s body."""
+        self._stream = stream
+        self.now_code = "now"
+        try:
+            code, _ = self._ref(ref, in_statement=True)
+        finally:
+            self.now_code = "E.now"
+        return code
 
     # ------------------------------------------------------------------ internals
 

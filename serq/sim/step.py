@@ -1633,8 +1633,8 @@ def compile_run(compiler: Any, stmt: ir.Run) -> Callable[[Any], bool]:
     """The step of `run S prefill|decode (work) [growing POOL]` at a step stage."""
     exprs = compiler.exprs
     work = compiler.expr(stmt.work)
-    stage = exprs.resolver(stmt.stages[0])
-    growing = None if stmt.growing is None else exprs.resolver(stmt.growing)
+    stage = exprs.resolver(stmt.stages[0], compiler.stream)
+    growing = None if stmt.growing is None else exprs.resolver(stmt.growing, compiler.stream)
     decoding = stmt.mode == "decode"
     origin = stmt.origin
     zero_run = compiler.world.zero_run
