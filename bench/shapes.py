@@ -44,6 +44,7 @@ RATES: dict[str, tuple[float, str]] = {
     "hold_ps": (1.4, "sessions"),
     "branch_with": (0.8, "sessions"),
     "choose": (3.2, "sessions"),
+    "route": (2.8, "sessions"),
     "closed": (0.8, "responses"),  # 5 users, think 4, serve 1: X = 0.80 (MVA)
     "loop_turn": (0.75, "turns"),  # 0.25 sessions a second, three turns each
     "gauges": (1.6, "sessions"),

@@ -883,9 +883,18 @@ class _Codegen:
         units, a rejection ending the session), then the body once admitted, then
         `Holds.close` (the parts released, the pools retried)."""
         spec = self.bind(self._spec_of(stmt), "_k_spec")
-        shape = self._shape(stmt)
+        members: list[int | str] = []  # `Holds.join` resolves every pool first
+        for part in stmt.pools:
+            k = ch.member(part.pool)
+            if k is None:  # a computed member: resolved as the interpreter resolves it
+                var = self.temp("pool")
+                code = self.exprs.member_code(part.pool, self.session_stream)
+                self.emit(indent, f"{var} = {code}")
+                members.append(var)
+            else:
+                members.append(k)
+        shape = self._shape(stmt, members)
         names = shape.pools
-        pools = self._pools_of(stmt)
         for i, part in enumerate(stmt.pools):
             u = self.temp("u")
             code = self.expr(part.units, self.session_stream)
@@ -911,11 +920,11 @@ class _Codegen:
             # changes (`queued()`): when it fits it is admitted without the queue
             self._admit_at_once(stmt, shape, go, indent, units=units)
             self.emit(indent, f"if not {go}:")
-            self._join(stmt, shape, run, spec, pools, indent + 1)
+            self._join(shape, run, spec, indent + 1)
             self._yield(indent + 1)  # admitted by `_k_retry`: the body goes on
             self.emit(indent + 1, f"{units} = {run}.units_now")
         else:
-            self._join(stmt, shape, run, spec, pools, indent)
+            self._join(shape, run, spec, indent)
             if go is None:
                 self._yield(indent)  # admitted by `_k_retry`: the body goes on
             else:
@@ -931,15 +940,17 @@ class _Codegen:
         self.emit(indent, f"if {self._waiting()}:")
         self.emit(indent + 1, "_k_retry()")
 
-    def _join(
-        self, stmt: ir.Hold, shape: ch.Shape, run: str, spec: str, pools: list[Any], indent: int
-    ) -> None:
-        """`Pool.join` of the inline hold `stmt`: its `HoldRun` made and queued."""
+    def _join(self, shape: ch.Shape, run: str, spec: str, indent: int) -> None:
+        """`Pool.join` of an inline hold of `shape`: its `HoldRun` made and queued."""
         first = shape.pools[0]
         self.emit(indent, f"{run} = _k_object_new(_k_HoldRun)")
         self.emit(indent, f"{run}.spec = {spec}")
         self.emit(indent, f"{run}.session = s")
-        self.emit(indent, f"{run}.pools = {self.bind(pools, '_k_pools')}")
+        if all(n in self.ns for n in shape.pools):  # constant members: one list for all
+            pools = self.bind([self.ns[n] for n in shape.pools], "_k_pools")
+        else:
+            pools = f"[{', '.join(shape.pools)}]"
+        self.emit(indent, f"{run}.pools = {pools}")
         self.emit(indent, f"{run}.joined = now")
         self.emit(indent, f"{first}._join_seq = {run}.join_seq = {first}._join_seq + 1")
         if self.objects:  # what a cache's `waiting`, a cancel or a spill reads
@@ -1013,22 +1024,35 @@ class _Codegen:
         for units, shape in reversed(self._held):
             self.emit_all(indent, ch.release(shape, units))
 
-    def _pools_of(self, stmt: ir.Hold) -> list[Any]:
-        """The pool members an inline hold names (constant ones)."""
-        return [self.world.pools[ch.member(p.pool)] for p in stmt.pools]
-
-    def _shape(self, stmt: ir.Hold) -> ch.Shape:
-        """What the hold templates write of the inline hold `stmt`."""
-        pools = self._pools_of(stmt)
-        recorder = self.world.recorder
+    def _shape(self, stmt: ir.Hold, members: list[int | str]) -> ch.Shape:
+        """What the hold templates write of the inline hold `stmt`, whose pools are
+        `members`: each a member's index, or the local that holds a computed member (its
+        family's members are alike: `ch.inline_holds`)."""
+        world = self.world
+        recorder = world.recorder
         stream = self.session_stream
+        names, caps, blocks, cached, records = [], [], [], [], []
+        for part, k in zip(stmt.pools, members, strict=True):
+            family = [world.pools[i] for i in ch.members(part.pool)]
+            if isinstance(k, int):
+                pool = world.pools[k]
+                names.append(self.bind(pool, "_k_pool"))
+                caps.append(_number(pool.cap))
+                records.append(self.bind(recorder._pools[pool.index], "_k_prec"))
+            else:
+                names.append(k)
+                caps.append(f"{k}.cap")
+                records.append(f"{self.bind(recorder._pools, '_k_precs')}[{k}.index]")
+            blocks.append(family[0].block)
+            cached.append(any(p.index in self.caching for p in family))
+        first = world.pools[ch.members(stmt.pools[0].pool)[0]]
         return ch.Shape(
-            pools=[self.bind(p, "_k_pool") for p in pools],
-            caps=[_number(p.cap) for p in pools],
-            blocks=[p.block for p in pools],
-            cached=[p.index in self.caching for p in pools],
-            records=[self.bind(recorder._pools[p.index], "_k_prec") for p in pools],
-            keyed=bool(pools[0].keys),
+            pools=names,
+            caps=caps,
+            blocks=blocks,
+            cached=cached,
+            records=records,
+            keyed=bool(first.keys),
             cache=None if stmt.cache is None else self.expr(stmt.cache, stream),
             reuse=None if stmt.reuse is None else self.expr(stmt.reuse, stream),
             spec=self.bind(self._spec_of(stmt), "_k_spec"),
@@ -1072,17 +1096,19 @@ class _Codegen:
         self.emit(2, "changed = False")
         self.emit(2, "H = _k_holds")
         self.emit(2, "ready = _k_ready")
-        firsts: dict[int, list[ir.Hold]] = {}
+        firsts: dict[int, list[ir.Hold]] = {}  # the holds that may queue at each member
         for block in self.program.blocks:
             for stmt in block:
                 if isinstance(stmt, ir.Hold) and id(stmt) in self.inline:
-                    firsts.setdefault(ch.member(stmt.pools[0].pool), []).append(stmt)
+                    for k in ch.members(stmt.pools[0].pool):
+                        firsts.setdefault(k, []).append(stmt)
         inline_pools = {
-            ch.member(p.pool)
+            k
             for block in self.program.blocks
             for stmt in block
             if isinstance(stmt, ir.Hold) and id(stmt) in self.inline
             for p in stmt.pools
+            for k in ch.members(p.pool)
         }
         for pool in world.pools:
             name = self.bind(pool, "_k_pool")
@@ -1113,7 +1139,16 @@ class _Codegen:
                 spec = self.bind(self._spec_of(stmt), "_k_spec")
                 self.emit(3, f"{'if' if k == 0 else 'elif'} run.spec is {spec}:")
                 indent = 4
-            shape = self._shape(stmt)
+            members: list[int | str] = [pool.index]  # the queue's: the run's first pool
+            for i, part in enumerate(stmt.pools[1:], 1):
+                k = ch.member(part.pool)
+                if k is None:  # the member the run resolved when it joined
+                    var = f"pool{i}"
+                    self.emit(indent, f"{var} = run.pools[{i}]")
+                    members.append(var)
+                else:
+                    members.append(k)
+            shape = self._shape(stmt, members)
             units = [self.expr(p.units, self.session_stream) for p in stmt.pools]
             self.emit_all(indent, ch.fits(shape, units))
             self.emit_all(indent, ch.admit(shape, self.world.recorder.warmup, SPIN_LIMIT))
