@@ -915,9 +915,9 @@ class _Codegen:
         go = self.temp("go") if self._admits_at_once(stmt, shape) else None
         if go is not None:  # nobody else can run or be admitted before this session
             self.emit(indent, f"{go} = not _k_ready and not ({self._waiting()})")
-        if go is not None and not self.objects and deadlock.fixed_units(stmt):
-            # nothing reads a session's place, and the units read nothing the join
-            # changes (`queued()`): when it fits it is admitted without the queue
+        if go is not None and deadlock.fixed_units(stmt):
+            # the units read nothing the join changes (`queued()`): when it fits it is
+            # admitted without the queue
             self._admit_at_once(stmt, shape, go, indent, units=units)
             self.emit(indent, f"if not {go}:")
             self._join(shape, run, spec, indent + 1)
@@ -1013,6 +1013,8 @@ class _Codegen:
         self.emit_all(indent + 2, ch.fits(shape, codes))
         if not queued:
             self.emit(indent + 2, f"{shape.pools[0]}._join_seq += 1")  # `Pool.join`'s count
+            if self.objects:  # queued as it is admitted: what an eviction's `waiting` reads
+                self.emit(indent + 2, f"s.state = {QUEUED}")
         self.emit_all(indent + 2, admit[:-1])
         if self.objects:
             self.emit(indent + 2, f"s.state = {RUNNING}")
