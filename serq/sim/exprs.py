@@ -187,6 +187,8 @@ class ExprCompiler:
             self.ns[f"_c_{name}"] = draws.checked(name, _draw_fails, self.warn_cv2)
         self.ns["_draw_fails"] = _draw_fails
         self.ns["_log"] = math.log
+        self.ns["_m_floor"] = math.floor
+        self.ns["_m_ceil"] = math.ceil
         self._names: dict[int, str] = {}
         self._stream: random.Random | None = None
         # draws of constants written as their samplers' arithmetic (`_INLINE_DRAWS`)
@@ -289,6 +291,8 @@ class ExprCompiler:
             depth = max((d for _, d in args), default=0) + 1
             if e.func in ("min", "max"):
                 return self._extremum(e, args[0][0], args[1][0]), depth + 1
+            if e.func in ("floor", "ceil"):
+                return self._rounded(e, args[0][0]), depth + 1
             inner = ", ".join(c for c, _ in args)
             return f"_f_{e.func}({inner})", depth
         if isinstance(e, Cost):
@@ -316,6 +320,21 @@ class ExprCompiler:
             # both are bound, in order, by a test that always holds
             return f"({chosen} if ((({t1} := {x}) is {t1}) and (({t2} := {y}) is {t2})) else 0.0)"
         return self._select(e.func, x, y, left, right)
+
+    def _rounded(self, e: Call, x: str) -> str:
+        """`floor(x)` or `ceil(x)` written out as `arith._floor`/`_ceil` compute it: a
+        finite operand rounded as a float, inf, -inf and NaN as they are; no call. An
+        operand that reads more than a number, an attribute or a context variable is
+        evaluated once, into a name of its own (`:=`)."""
+        (operand,) = e.args
+        if isinstance(operand, Num):  # the linker folds these; a number is finite here
+            return f"float(_m_{e.func}({x}))" if math.isfinite(operand.value) else x
+        if _pure(operand):
+            return f"(float(_m_{e.func}({x})) if -_INF < {x} < _INF else {x})"
+        k = len(self._names) + self._extrema
+        self._extrema += 1
+        t = f"_e{k}r"
+        return f"(float(_m_{e.func}({t})) if -_INF < ({t} := {x}) < _INF else {t})"
 
     @staticmethod
     def _select(func: str, a: str, b: str, left: Expr, right: Expr) -> str:

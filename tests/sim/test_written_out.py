@@ -97,3 +97,28 @@ def test_h2_whose_first_phase_is_certain_keeps_the_sampler():
     nothing is written out, and the sampler (which never reaches it) is called."""
     assert _h2_code("U", 1.0, 1e40) is None
 
+
+@pytest.mark.parametrize("func", ["floor", "ceil"])
+def test_floor_and_ceil_are_ariths(func):
+    """Rounded as floats where finite; inf, -inf and NaN as they are; -0 kept."""
+    compiler = ExprCompiler(Engine(), [], [], 1)
+    reference = arith.FUNCTIONS[func][1]
+    values = (*VALUES, 0.5, -0.5, -2.5, 2.0**52 + 0.5, 2.0**60, -(2.0**60), 1e308, 4.999999)
+    for x, kind in itertools.product(values, ("number", "attribute", "expression")):
+        operand = _operand(x, kind, 0)
+        if operand is None:
+            continue
+        got = compiler.compile(ir.Call(func, (operand,)))([x, None])
+        assert _same(got, reference(x * 1.0)), (func, x, kind, got)
+
+
+def test_floor_evaluates_its_operand_once():
+    """An operand that draws is drawn once."""
+    compiler = ExprCompiler(Engine(), [], [], 1)
+    compiler.inline_draws = True
+    f = compiler.compile(
+        ir.Call("floor", (ir.Draw("exp", (ir.Num(3.0),), _SPAN),)), random.Random(2)
+    )
+    twin = random.Random(2)
+    for _ in range(200):
+        assert _same(f([None]), arith.FUNCTIONS["floor"][1](draws.exp(twin.random, 3.0)))
