@@ -41,6 +41,7 @@ the interpreter (`serq.sim.statements`, `World.run_session`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import linecache
 import math
@@ -67,6 +68,7 @@ from serq.sim.recorder import StatsRecorder
 from serq.sim.session import AT_STAGE, ENDED, HOLD, PLAIN, QUEUED, READY, RUNNING, Session
 from serq.sim.stages import DelayStage, FifoStage, PsStage
 from serq.sim.statements import StatementCompiler
+from serq.sim.workload import bad_gap
 from serq.sim.world import LOOP_FOREVER, SPIN_LIMIT, World, _index
 
 SERIAL = SLOT["serial"]
@@ -1520,8 +1522,19 @@ class _Codegen:
             uniform = self.bind(workload._uniform, "_k_uniform")
             self.ns["_k_log"] = math.log
             gap = f"-_k_log(1.0 - {uniform}()) / {rate}"
-        else:
-            gap = "_k_workload._next_gap()"
+        else:  # `Workload._next_gap` of a renewal: its gap (reading no session) checked
+            code = self.expr(self.program.arrival.gap, world.streams["arrivals"])
+            value = ch.number(code)
+            if "a[" in code:
+                gap = "_k_workload._next_gap()"
+            elif value is not None and 0.0 < value < math.inf:  # a constant gap: no check
+                gap = code
+            else:
+                self.emit(inner, f"gap = {code}")
+                self.emit(inner, "if not (gap > 0.0 and gap < _k_INF):")
+                bad = self.bind(functools.partial(bad_gap, self.program.arrival), "_k_bad_gap")
+                self.emit(inner + 1, f"raise {bad}(gap)")
+                gap = "gap"
         if self.split_arrival:  # the next arrival, kept out of the heap (`_loop_function`)
             self.emit(inner, f"t_arr = now + {gap}")
             self.emit(inner, "s_arr = _k_seq()")
