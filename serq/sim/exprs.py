@@ -276,6 +276,9 @@ class ExprCompiler:
             if op in _PLAIN:
                 return f"({x} {op} {y})", d
             if op == "/":
+                right = e.right
+                if isinstance(right, Num) and right.value == right.value and right.value != 0:
+                    return f"({x} / {y})", d  # `divide` of a divisor that is a number not 0
                 return f"_div({x}, {y})", d
             if op == "^":
                 return f"_pow({x}, {y})", d
@@ -409,7 +412,19 @@ class ExprCompiler:
         idx, d = self._code(ref.index)
         origin = self._bind(ref.origin, "_O")
         what = f"{ref.kind} " if in_statement else ""
-        return f"_member({items}, {ref.base}, {ref.count}, {idx}, {origin}, {what!r})", d + 1
+        # the members by their index as a float (-0 finds member 0, as `member` has it);
+        # any other index goes to `member`, which gives the error
+        members = self.ns[items][ref.base : ref.base + ref.count]
+        family = self._bind({float(j): m for j, m in enumerate(members)}, "_F")
+        if not _pure(ref.index):
+            k = len(self._names) + self._extrema
+            self._extrema += 1
+            t = f"_e{k}i"
+            idx, first = t, f"({t} := {idx})"
+        else:
+            first = idx
+        fallback = f"_member({items}, {ref.base}, {ref.count}, {idx}, {origin}, {what!r})"
+        return f"({family}.get({first}) or {fallback})", d + 1
 
     def _observable(self, e: Observable) -> tuple[str, int]:
         target, d = self._ref(e.target)
