@@ -21,9 +21,7 @@ from __future__ import annotations
 
 import argparse
 import re
-import statistics
 import sys
-import time
 import warnings
 from pathlib import Path
 
@@ -31,20 +29,11 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import serq  # noqa: E402
+from bench.timing import cpu_best, summary  # noqa: E402
 
 HORIZON = re.compile(r"^\s*horizon\s+([0-9.eE+]+)\s*;", re.M)
 MOST = 500.0  # the most a horizon is stretched
 GRAIN = 0.002  # a reference run shorter than this at the stretched horizon ends by itself
-
-
-def best(run, program, repeat: int) -> float:
-    """The least CPU time of `repeat` calls of `run(program)`."""
-    times = []
-    for _ in range(repeat):
-        start = time.process_time()
-        run(program)
-        times.append(time.process_time() - start)
-    return min(times)
 
 
 def stretched(pyserq, path: Path, least: float) -> float | None:
@@ -53,7 +42,7 @@ def stretched(pyserq, path: Path, least: float) -> float | None:
     if found is None:
         return None
     horizon = float(found.group(1))
-    taken = best(pyserq.run, pyserq.compile(str(path), seed=1, horizon=horizon), 1)
+    taken = cpu_best(pyserq.run, pyserq.compile(str(path), seed=1, horizon=horizon), 1)
     scale = min(max(least / max(taken, 1e-5), 1.0), MOST)
     return horizon * scale
 
@@ -80,10 +69,12 @@ def main() -> None:
         if horizon is None:
             print(f"{str(name):<34}  skipped: no horizon")
             continue
-        theirs = best(pyserq.run, pyserq.compile(str(path), seed=1, horizon=horizon), args.repeat)
+        theirs = cpu_best(
+            pyserq.run, pyserq.compile(str(path), seed=1, horizon=horizon), args.repeat
+        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", serq.RunWarning)
-            ours = best(serq.run, serq.compile(str(path), seed=1, horizon=horizon), args.repeat)
+            ours = cpu_best(serq.run, serq.compile(str(path), seed=1, horizon=horizon), args.repeat)
         row = f"{str(name):<34}{horizon:>10.0f}{theirs:>10.3f}{ours:>9.3f}{ours / theirs:>7.1f}x"
         if theirs < GRAIN:  # a run of fixed size: the ratio is the cost of starting a run
             print(f"{row}  (a run of fixed size, left out)", flush=True)
@@ -91,11 +82,7 @@ def main() -> None:
         ratios[str(name)] = ours / theirs
         print(row, flush=True)
     if ratios:
-        worst = max(ratios, key=ratios.__getitem__)
-        print(
-            f"median {statistics.median(ratios.values()):.1f}x, worst {ratios[worst]:.1f}x "
-            f"({worst}), {len(ratios)} programs"
-        )
+        print(summary(ratios, "programs"))
 
 
 if __name__ == "__main__":

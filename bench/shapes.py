@@ -18,7 +18,6 @@ serq / pyserq, then the median and the worst ratio (issue 18's goals: every shap
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import serq  # noqa: E402
+from bench.timing import summary  # noqa: E402
 
 SHAPES = ROOT / "bench" / "shapes"
 WARMUP = 100.0  # seconds, every shape
@@ -105,11 +105,7 @@ def main() -> None:
             f"{ours / count * 1e6:>8.2f} {ours / theirs:>6.1f}x",
             flush=True,
         )
-    worst = max(ratios, key=ratios.get)
-    print(
-        f"median {statistics.median(ratios.values()):.1f}x, worst {ratios[worst]:.1f}x ({worst}), "
-        f"{len(ratios)} shapes"
-    )
+    print(summary(ratios, "shapes"))
 
 
 if __name__ == "__main__":
