@@ -45,6 +45,7 @@ import functools
 import hashlib
 import linecache
 import math
+import re
 from collections import OrderedDict
 from dataclasses import replace
 from heapq import heappop, heappush
@@ -1315,24 +1316,30 @@ class _Codegen:
         world, recorder = self.world, self.world.recorder
         n = len(world.gauges)
         lasts = [f"g_last{i}" for i in range(n)]
-        self.emit(1, f"{', '.join(lasts)} = {', '.join('None' for _ in lasts)}")
+        # before the first reading, a last value equal to none (`StatsRecorder`'s None)
+        never = self.bind(_NEVER, "_k_never")
+        self.emit(1, f"{', '.join(lasts)} = {', '.join(never for _ in lasts)}")
         self.emit(1, "def _k_end_instant(t):")
         self.emit(2, f"nonlocal {', '.join(lasts)}")
-        self.emit(2, f"a = {self.bind(world.blank, '_k_blank')}")
         exprs = self.exprs
-        for i, gauge in enumerate(self.program.gauges):
+        codes = []
+        for gauge in self.program.gauges:
             exprs._stream = None
             code, _ = exprs._code(gauge.value)  # a gauge reads no clock and draws nothing
+            codes.append(code)
+        if any(_READS_A.search(code) for code in codes):  # an attribute, or a function of `a`
+            self.emit(2, f"a = {self.bind(world.blank, '_k_blank')}")
+        for i, code in enumerate(codes):
             self.emit(2, f"v{i} = {code}")
         same = " and ".join(f"(v{i} is g_last{i} or v{i} == g_last{i})" for i in range(n))
-        self.emit(2, f"if g_last0 is not None and {same}:")
+        self.emit(2, f"if {same}:")
         self.emit(3, "return")
         unordered = self.bind(recorder._gauge_unordered, "_k_unordered")
         for i in range(n):
             points = GaugePoints(recorder._gauge_points[i])
             self.gauge_points.append(points)
             times, values = self.bind(points.times, "_k_gt"), self.bind(points.values, "_k_gv")
-            self.emit(2, f"if g_last{i} is None or not g_last{i} == v{i}:")
+            self.emit(2, f"if not g_last{i} == v{i}:")
             self.emit(3, f"if {times} and {times}[-1] == t:")
             self.emit(4, f"{values}[-1] = v{i}")
             self.emit(4, f"if len({values}) > 1 and {values}[-2] == v{i}:")
@@ -1345,7 +1352,8 @@ class _Codegen:
             self.emit(4, f"{values}.append(v{i})")
             self.emit(4, f"if len({times}) > {BLOCK}:")
             self.emit(5, f"{self.bind(points.flush, '_k_gflush')}()")
-        self.emit(2, f"{', '.join(lasts)} = {', '.join(f'v{i}' for i in range(n))}")
+        for i in range(n):
+            self.emit(2, f"g_last{i} = v{i}")
         self.emit(0, "")
 
     def _settle_function(self) -> None:
@@ -1525,7 +1533,7 @@ class _Codegen:
         else:  # `Workload._next_gap` of a renewal: its gap (reading no session) checked
             code = self.expr(self.program.arrival.gap, world.streams["arrivals"])
             value = ch.number(code)
-            if "a[" in code:
+            if _READS_A.search(code):  # read with the blank attributes, as the workload does
                 gap = "_k_workload._next_gap()"
             elif value is not None and 0.0 < value < math.inf:  # a constant gap: no check
                 gap = code
@@ -1592,6 +1600,22 @@ def _whole_count(count: ir.Expr) -> bool:
     """Whether a `choose` count is a constant whole number from 1 on (others are checked
     when they run, by the interpreter's step)."""
     return isinstance(count, ir.Num) and count.value >= 1 and count.value == int(count.value)
+
+
+_READS_A = re.compile(r"(?<![.\w])a\b")  # the attributes' local, `a`, read in generated code
+
+
+class _Never:
+    """A value equal to none, a float's comparison included (`float.__eq__` defers to
+    it): the last reading of a gauge before its first."""
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    __hash__ = object.__hash__
+
+
+_NEVER = _Never()
 
 
 def _number(value: float) -> str:
