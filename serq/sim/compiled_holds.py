@@ -236,7 +236,7 @@ def fits(shape: Shape, units: list[str]) -> list[str]:
         if not non_negative(code):
             lines += [
                 f"if not u{i} >= 0.0:",
-                f"    raise _k_bad_units(run.spec, {i}, {pool}, u{i})",
+                f"    raise _k_bad_units({shape.spec}, {i}, {pool}, u{i})",
             ]
         lines += [
             *round_up(f"u{i}", pool, shape.blocks[i]),
@@ -283,7 +283,7 @@ def admit(
             lines += [
                 f"reuse = {shape.reuse}",
                 "if reuse != reuse:",
-                "    raise _k_bad_reuse(run.spec, s, reuse)",
+                f"    raise _k_bad_reuse({shape.spec}, s, reuse)",
             ]
         else:
             lines.append("reuse = _k_INF")
