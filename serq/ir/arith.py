@@ -65,11 +65,14 @@ def _ceil(x: float) -> float:
 
 
 def _min(a: float, b: float) -> float:
-    return b if math.isnan(a) else a if math.isnan(b) else min(a, b)  # Rust's f64::min
+    """The reference's `min`: a NaN operand gives the other, and on a tie (0 and -0) the
+    second operand wins, as both pyserq 0.1.2 and 0.1.4 give it (tests/sim/NOTES.md §20)."""
+    return a if a < b or b != b else b
 
 
 def _max(a: float, b: float) -> float:
-    return b if math.isnan(a) else a if math.isnan(b) else max(a, b)
+    """The reference's `max`: as `_min`, a NaN gives the other, the second wins a tie."""
+    return a if a > b or b != b else b
 
 
 BINARY: dict[str, Callable[[float, float], float]] = {

@@ -289,9 +289,9 @@ class ExprCompiler:
         raise TypeError(f"not an expression: {e!r}")
 
     def _extremum(self, e: Call, x: str, y: str) -> str:
-        """`min(x, y)` or `max(x, y)` written out as `arith._min`/`_max` compute it (Rust's
-        f64::min and max: a NaN operand gives the other; else Python's `min`/`max` of two,
-        the first on a tie): no call. Operands that read nothing but a number, an attribute
+        """`min(x, y)` or `max(x, y)` written out as `arith._min`/`_max` compute it (the
+        reference's: a NaN operand gives the other, the second wins a tie of 0 and -0): no
+        call. Operands that read nothing but a number, an attribute
         or a context variable are read where they are needed; others are evaluated once,
         first then second, into names of their own (`:=`)."""
         left, right = e.args
@@ -299,22 +299,19 @@ class ExprCompiler:
             k = len(self._names) + self._extrema
             self._extrema += 1
             t1, t2 = f"_e{k}a", f"_e{k}b"
-            chosen = self._select(e.func, t1, t2, left, right)
+            chosen = self._select(e.func, t1, t2, right)
             # both are bound, in order, by a test that always holds
             return f"({chosen} if ((({t1} := {x}) is {t1}) and (({t2} := {y}) is {t2})) else 0.0)"
-        return self._select(e.func, x, y, left, right)
+        return self._select(e.func, x, y, right)
 
     @staticmethod
-    def _select(func: str, a: str, b: str, left: Expr, right: Expr) -> str:
-        """The choice of `_extremum` between the values `a` and `b` (of the IR operands
-        `left` and `right`, a number of which is never NaN)."""
+    def _select(func: str, a: str, b: str, right: Expr) -> str:
+        """The choice of `_extremum` between the values `a` and `b` (`b` of the IR operand
+        `right`, which is never NaN if a number)."""
         beats = "<" if func == "min" else ">"
-        chosen = f"({b} if {b} {beats} {a} else {a})"  # `min(a, b)`: a unless b < a
-        if not isinstance(left, Num):
-            if not isinstance(right, Num):
-                chosen = f"({a} if {b} != {b} else {chosen})"
-            chosen = f"({b} if {a} != {a} else {chosen})"
-        elif not isinstance(right, Num):
+        # `min(a, b)`: a if a < b, else b (a tie, or a NaN `a`, gives b)
+        chosen = f"({a} if {a} {beats} {b} else {b})"
+        if not isinstance(right, Num):  # a NaN `b` gives a
             chosen = f"({a} if {b} != {b} else {chosen})"
         return chosen
 
