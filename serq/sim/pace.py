@@ -7,7 +7,8 @@ horizon would take more events than any machine runs. `Pace` watches the clock t
 the run's progress callback (every `serq.sim.core.PROGRESS_EVERY` events), projects the
 events left from the pace since time 0, and stops the run with an `E-run` when the
 projection passes `EVENTS_LIMIT`. A burst of events at time 0 (a large batch arriving)
-does not count: only a clock that moves, too slowly, does.
+does not count: only a clock that moves, too slowly, does. Nor does a run of infinite
+horizon, which `arrivals N` bounds: it has no horizon to be projected to.
 
 A crawl that sets in late (a run of work 1e-13 in a loop, once the clock is at 1) hides
 in the pace since time 0, whose first unit of time came at a normal pace. So the pace is
@@ -29,6 +30,7 @@ from serq.sim.errors import SimError, number
 # between the horizon and the time the first 65,536 events took), never a run whose early
 # events came denser than its later ones.
 EVENTS_LIMIT = 10**18
+INF = float("inf")
 
 
 class Pace:
@@ -52,7 +54,9 @@ class Pace:
         self.events += PROGRESS_EVERY
         self.calls += 1
         calls = self.calls
-        if 0 < now < self.horizon:  # else a burst at one instant, or the end: no pace
+        # no pace at one instant (a burst) or at the end, nor without a horizon to reach
+        # (an infinite one, which `arrivals N` bounds: the run ends when its sessions do)
+        if 0 < now < self.horizon < INF:
             self._judge(now)
         if calls & (calls - 1) == 0:
             self.marks.append((self.events, now))

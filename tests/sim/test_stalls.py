@@ -214,6 +214,21 @@ def test_a_clock_that_crawls_late_is_stopped_on_both_paths():
     assert "and at that pace the horizon 1000000 is about 1e+19 events away" in message
 
 
+def test_a_run_of_infinite_horizon_is_not_judged_by_its_pace():
+    # `horizon inf` with `arrivals N` ends when its sessions do; projected to the
+    # infinite horizon, the first 65,536 events of any such run were a crawl
+    text = """stage d : fifo(1);
+workload { arrive renewal(1); }
+session { run d (0.5); }
+run { horizon inf; warmup 0; seed 1; arrivals 40000; }
+"""
+    compiled, _ = sim_api.compile_program(text, "t.sq")
+    for codegen in (True, False):
+        report, said = sim_api.execute(compiled, codegen=codegen)
+        assert said == [] and report is not None
+        assert (report.arrivals, report.ended, report.end) == (40000, 40000, 40000.5)
+
+
 def test_the_recent_pace_is_taken_over_at_least_half_the_events():
     from serq.sim.core import PROGRESS_EVERY
     from serq.sim.errors import SimError
