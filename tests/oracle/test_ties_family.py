@@ -27,7 +27,6 @@ KNOWN = {
     # `hold m1 (queued(m1) > 0 ? 1 : 0.5)` at a cap of 0.5: read at admission, the
     # units count the session itself among those queued and never fit; serq names the
     # stall, 0.1.2 runs to the horizon (NOTES §13, the turns family's class in §19)
-    6: ("serq-error", "the run stalls at 15.5"),
     11: ("serq-error", "the run stalls at 2"),
 }
 

@@ -15,10 +15,11 @@ then 0.1 or 1/3, which are not), on fifo(c), ps, delay stages, stage arrays reac
 `choose` on `busy()` and `queued()`, and at times a step engine with its KV pool. Holds
 of one or two pools take constant, attribute and expression units, 0 among them, and
 rarely inf or -1, which both must refuse alike; sessions loop over `turn`, branch with a
-probability of 0 or 1 (or 0.5 in the random dialect), observe `busy()`, `queued()` and
-the pools' levels, and gauges read them. The warm-up ends at 0, or at an instant where
-other events fall too. `program(k)` draws nothing but `~det` and
-`branch with` of 0 or 1, so that the reference must agree exactly, on the whole report;
+probability of 0 or 1 (or 0.5 in the random dialect), observe `busy()`, `queued()`,
+the pools' levels and functions of -0 (`min`, `max`, `ceil`, `floor`, `pow`), and
+gauges read them. The warm-up ends at 0, or at an instant where other events fall too.
+`program(k)` draws nothing but `~det` and `branch with` of 0 or 1, so that the
+reference must agree exactly, on the whole report;
 `program(k, "random")` adds `~erlang` and `~h2` of constants and of attributes, Poisson
 arrivals and `branch with (0.5)`, for the interpreter only.
 """
@@ -107,6 +108,8 @@ OBSERVED = (
     "min(z, now)",
     "max(now, z)",
     "min(w, inf)",
+    "1 / ceil(nz - 0.5)",
+    "pow(floor(nz), -1)",
 )
 
 
