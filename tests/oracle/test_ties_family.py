@@ -23,11 +23,9 @@ import differential  # noqa: E402
 import ties_family  # noqa: E402
 
 SAMPLE = range(40)
-KNOWN = {
-    # `hold m1 (queued(m1) > 0 ? 1 : 0.5)` at a cap of 0.5: read at admission, the
-    # units count the session itself among those queued and never fit; serq names the
-    # stall, 0.1.2 runs to the horizon (NOTES §13, the turns family's class in §19)
-    11: ("serq-error", "the run stalls at 2"),
+KNOWN: dict[int, tuple[str, str]] = {
+    # none: the programs of the sample that serq stops and 0.1.2 runs (units that read
+    # `queued()` of their own pool, NOTES §13) fall outside it
 }
 
 

@@ -31,7 +31,16 @@ import random
 from step_family import ternary  # per-session constants, as the other families write them
 
 CAPS = ("1", "1", "2", "3", "0.5", "1.5", "inf", "0", "4")
-POOL_OPTIONS = ("", "", "", "queue by (serial);", "queue by (-serial);", "preempt none;")
+POOL_OPTIONS = (
+    "",
+    "",
+    "",
+    "queue by (serial);",
+    "queue by (-serial);",
+    "queue by (need);",  # ties among keys: the order of joining decides
+    "queue by (-w, need);",
+    "preempt none;",
+)
 STAGES = (
     "fifo(1)",
     "fifo(1)",
@@ -298,5 +307,7 @@ def program(k: int, dialect: str = "items") -> str:
     # the warm-up ends at an instant where arrivals and completions fall too (a stream
     # of its own, so that the rest of the program does not depend on it)
     warmup = random.Random(31 * k + 7).choice(("0", "0", "1", "2.5", "4"))
+    if limit:  # a run that arrivals bound may drain before any warm-up
+        warmup = "0"
     lines += ["", f"run {{ horizon {horizon}; warmup {warmup}; seed {k};{limit} }}", ""]
     return "\n".join(lines)
