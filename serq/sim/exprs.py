@@ -326,18 +326,27 @@ class ExprCompiler:
 
     def _rounded(self, e: Call, x: str) -> str:
         """`floor(x)` or `ceil(x)` written out as `arith._floor`/`_ceil` compute it: a
-        finite operand rounded as a float, inf, -inf and NaN as they are; no call. An
-        operand that reads more than a number, an attribute or a context variable is
-        evaluated once, into a name of its own (`:=`)."""
+        finite operand rounded as a float where the result cannot be a zero of the wrong
+        sign (math's rounding is an int, which has no -0); 0, -0, inf, -inf and NaN as
+        they are, and -0 for the ceil of a number between -1 and 0; no call. An operand
+        that reads more than a number, an attribute or a context variable is evaluated
+        once, into a name of its own (`:=`)."""
         (operand,) = e.args
-        if isinstance(operand, Num):  # the linker folds these; a number is finite here
-            return f"float(_m_{e.func}({x}))" if math.isfinite(operand.value) else x
+        if isinstance(operand, Num):  # the linker folds these: worked out now
+            return self._code(Num(arith.FUNCTIONS[e.func][1](operand.value)))[0]
         if _pure(operand):
-            return f"(float(_m_{e.func}({x})) if -_INF < {x} < _INF else {x})"
-        k = len(self._names) + self._extrema
-        self._extrema += 1
-        t = f"_e{k}r"
-        return f"(float(_m_{e.func}({t})) if -_INF < ({t} := {x}) < _INF else {t})"
+            t = first = x
+        else:
+            k = len(self._names) + self._extrema
+            self._extrema += 1
+            t = f"_e{k}r"
+            first = f"({t} := {x})"
+        if e.func == "floor":  # floor(-0) is -0: a zero is left as it is
+            return f"(float(_m_floor({t})) if -_INF < {first} < _INF and {t} != 0 else {t})"
+        return (
+            f"(float(_m_ceil({t})) if 0 < {first} < _INF or -_INF < {t} <= -1.0 "
+            f"else (-0.0 if -1.0 < {t} < 0 else {t}))"
+        )
 
     @staticmethod
     def _select(func: str, a: str, b: str, right: Expr) -> str:
