@@ -484,9 +484,14 @@ def _reserve(spec: HoldSpec, i: int, a: Any, pool: Pool) -> float:
     """The reserve the hold `spec` asks of its `i`th pool for the attributes `a`."""
     reserve = spec.reserves[i](a)
     if not reserve >= 0:
-        what = f"the reserve of `hold {pool.name}`"
-        raise out_of_domain(spec.part_origins[i], what, reserve, "at least 0")
+        raise _bad_reserve(spec, i, pool, reserve)
     return reserve
+
+
+def _bad_reserve(spec: HoldSpec, i: int, pool: Pool, reserve: float) -> SimError:
+    """The error of a reserve that is not at least 0."""
+    what = f"the reserve of `hold {pool.name}`"
+    return out_of_domain(spec.part_origins[i], what, reserve, "at least 0")
 
 
 def innermost(s: Session, pool: Pool) -> HoldPart | None:
