@@ -18,6 +18,9 @@ stages (tests/oracle/pool_family.py). Run by hand; the CI runs a sample of each
         entries, pulls and links, queue_family.py; both compared on the whole report,
         with `--dialect main` against pyserq 0.1.4, and with `--dialect random`
         statistically over `--seeds` seeds)
+    PYTHONPATH=. python scripts/search_step.py --family ties ...   (many events at one
+        instant, tests/oracle/ties_family.py, on the whole report; `--dialect random`
+        with `--against interpreter`)
 
 prints a line per program that does not simply agree and a tally; the programs that
 differ are written to OUT/<verdict>/g<k>.sq.
@@ -44,6 +47,7 @@ import pool_family  # noqa: E402
 import queue_family  # noqa: E402
 import serving_family  # noqa: E402
 import step_family  # noqa: E402
+import ties_family  # noqa: E402
 import turns_family  # noqa: E402
 
 FAMILIES = {
@@ -54,9 +58,10 @@ FAMILIES = {
     "serving": serving_family,
     "queues": queue_family,
     "turns": turns_family,
+    "ties": ties_family,
 }
 # the families compared on the whole report (every pool and stage figure, the gauges)
-WHOLE = {"serving", "queues", "turns"}
+WHOLE = {"serving", "queues", "turns", "ties"}
 
 
 SERQ_TIMEOUT = 120

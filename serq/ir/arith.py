@@ -25,13 +25,18 @@ def divide(a: float, b: float) -> float:
 
 
 def power(a: float, b: float) -> float:
-    """a ^ b as C's pow: an overflow is inf, a negative base to a fraction is NaN."""
+    """a ^ b as C's pow: an overflow is inf, a negative base to a fraction is NaN, and 0
+    or -0 to a negative power is inf, of the zero's sign when the power is an odd integer
+    (`pow(-0, -1)` is -inf)."""
     try:
         r = math.pow(a, b)
     except OverflowError:
         return INF if a > 0 or b == math.floor(b) and int(b) % 2 == 0 else -INF
     except ValueError:  # a negative base to a non-integer, or 0 to a negative power
-        return INF if a == 0 else math.nan
+        if a == 0:
+            odd = b == math.floor(b) and int(b) % 2 == 1  # b is finite here
+            return math.copysign(INF, a) if odd else INF
+        return math.nan
     return r
 
 
@@ -57,19 +62,31 @@ def _sqrt(x: float) -> float:
 
 
 def _floor(x: float) -> float:
-    return float(math.floor(x)) if math.isfinite(x) else x
+    """The reference's floor: of 0 or -0, inf or NaN, the operand itself (Python's
+    `math.floor` is an int, which has no -0)."""
+    if x == 0 or not math.isfinite(x):
+        return x
+    return float(math.floor(x))
 
 
 def _ceil(x: float) -> float:
-    return float(math.ceil(x)) if math.isfinite(x) else x
+    """The reference's ceil: -0 for an operand between -1 and 0 (`ceil(-0.5)` is -0),
+    and as `_floor` for 0, -0, inf and NaN."""
+    if x == 0 or not math.isfinite(x):
+        return x
+    r = float(math.ceil(x))
+    return -0.0 if r == 0 and x < 0 else r
 
 
 def _min(a: float, b: float) -> float:
-    return b if math.isnan(a) else a if math.isnan(b) else min(a, b)  # Rust's f64::min
+    """The reference's `min`: a NaN operand gives the other, and on a tie (0 and -0) the
+    second operand wins, as both pyserq 0.1.2 and 0.1.4 give it (tests/sim/NOTES.md §20)."""
+    return a if a < b or b != b else b
 
 
 def _max(a: float, b: float) -> float:
-    return b if math.isnan(a) else a if math.isnan(b) else max(a, b)
+    """The reference's `max`: as `_min`, a NaN gives the other, the second wins a tie."""
+    return a if a > b or b != b else b
 
 
 BINARY: dict[str, Callable[[float, float], float]] = {

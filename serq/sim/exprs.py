@@ -309,9 +309,9 @@ class ExprCompiler:
         raise TypeError(f"not an expression: {e!r}")
 
     def _extremum(self, e: Call, x: str, y: str) -> str:
-        """`min(x, y)` or `max(x, y)` written out as `arith._min`/`_max` compute it (Rust's
-        f64::min and max: a NaN operand gives the other; else Python's `min`/`max` of two,
-        the first on a tie): no call. Operands that read nothing but a number, an attribute
+        """`min(x, y)` or `max(x, y)` written out as `arith._min`/`_max` compute it (the
+        reference's: a NaN operand gives the other, the second wins a tie of 0 and -0): no
+        call. Operands that read nothing but a number, an attribute
         or a context variable are read where they are needed; others are evaluated once,
         first then second, into names of their own (`:=`)."""
         left, right = e.args
@@ -319,37 +319,43 @@ class ExprCompiler:
             k = len(self._names) + self._extrema
             self._extrema += 1
             t1, t2 = f"_e{k}a", f"_e{k}b"
-            chosen = self._select(e.func, t1, t2, left, right)
+            chosen = self._select(e.func, t1, t2, right)
             # both are bound, in order, by a test that always holds
             return f"({chosen} if ((({t1} := {x}) is {t1}) and (({t2} := {y}) is {t2})) else 0.0)"
-        return self._select(e.func, x, y, left, right)
+        return self._select(e.func, x, y, right)
 
     def _rounded(self, e: Call, x: str) -> str:
         """`floor(x)` or `ceil(x)` written out as `arith._floor`/`_ceil` compute it: a
-        finite operand rounded as a float, inf, -inf and NaN as they are; no call. An
-        operand that reads more than a number, an attribute or a context variable is
-        evaluated once, into a name of its own (`:=`)."""
+        finite operand rounded as a float where the result cannot be a zero of the wrong
+        sign (math's rounding is an int, which has no -0); 0, -0, inf, -inf and NaN as
+        they are, and -0 for the ceil of a number between -1 and 0; no call. An operand
+        that reads more than a number, an attribute or a context variable is evaluated
+        once, into a name of its own (`:=`)."""
         (operand,) = e.args
-        if isinstance(operand, Num):  # the linker folds these; a number is finite here
-            return f"float(_m_{e.func}({x}))" if math.isfinite(operand.value) else x
+        if isinstance(operand, Num):  # the linker folds these: worked out now
+            return self._code(Num(arith.FUNCTIONS[e.func][1](operand.value)))[0]
         if _pure(operand):
-            return f"(float(_m_{e.func}({x})) if -_INF < {x} < _INF else {x})"
-        k = len(self._names) + self._extrema
-        self._extrema += 1
-        t = f"_e{k}r"
-        return f"(float(_m_{e.func}({t})) if -_INF < ({t} := {x}) < _INF else {t})"
+            t = first = x
+        else:
+            k = len(self._names) + self._extrema
+            self._extrema += 1
+            t = f"_e{k}r"
+            first = f"({t} := {x})"
+        if e.func == "floor":  # floor(-0) is -0: a zero is left as it is
+            return f"(float(_m_floor({t})) if -_INF < {first} < _INF and {t} != 0 else {t})"
+        return (
+            f"(float(_m_ceil({t})) if 0 < {first} < _INF or -_INF < {t} <= -1.0 "
+            f"else (-0.0 if -1.0 < {t} < 0 else {t}))"
+        )
 
     @staticmethod
-    def _select(func: str, a: str, b: str, left: Expr, right: Expr) -> str:
-        """The choice of `_extremum` between the values `a` and `b` (of the IR operands
-        `left` and `right`, a number of which is never NaN)."""
+    def _select(func: str, a: str, b: str, right: Expr) -> str:
+        """The choice of `_extremum` between the values `a` and `b` (`b` of the IR operand
+        `right`, which is never NaN if a number)."""
         beats = "<" if func == "min" else ">"
-        chosen = f"({b} if {b} {beats} {a} else {a})"  # `min(a, b)`: a unless b < a
-        if not isinstance(left, Num):
-            if not isinstance(right, Num):
-                chosen = f"({a} if {b} != {b} else {chosen})"
-            chosen = f"({b} if {a} != {a} else {chosen})"
-        elif not isinstance(right, Num):
+        # `min(a, b)`: a if a < b, else b (a tie, or a NaN `a`, gives b)
+        chosen = f"({a} if {a} {beats} {b} else {b})"
+        if not isinstance(right, Num):  # a NaN `b` gives a
             chosen = f"({a} if {b} != {b} else {chosen})"
         return chosen
 

@@ -1418,9 +1418,8 @@ class StepStage(StageBase):
             ) -> None:
                 for t, u, c in zip(times, used, cached, strict=True):
                     state(index, t, u, c, queued, holders)
-                    if check:
-                        pool.dirty = True
-                        world._flush_pools()
+                    if check:  # not a flush of the pools: the clock is the span's end
+                        world.check()
 
         timed = cache.keys or cache.on_evict is not None  # an eviction that reads the clock
         evict_to = cache.evict_to

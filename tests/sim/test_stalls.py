@@ -186,6 +186,74 @@ def test_the_pace_projects_from_what_the_clock_did():
     )
 
 
+LATE_CRAWL = """stage s : delay;
+workload { arrive batch(1); }
+session {
+  run s (1);
+  loop { run s (1e-13); }
+}
+run { horizon 1000000; warmup 0; seed 1; }
+"""
+
+
+def test_a_clock_that_crawls_late_is_stopped_on_both_paths():
+    # once the clock is at 1, a loop of work 1e-13 moves it 1e-13 an event: 1e19 events to
+    # the horizon. The pace since time 0 (one unit of time in the first event) saw
+    # nothing and the run went on for ever in silence; the recent events' pace sees it
+    assert LATE_CRAWL.strip() in DOC
+    compiled, _ = sim_api.compile_program(LATE_CRAWL, "t.sq")
+    said = []
+    for codegen in (True, False):
+        report, diagnostics = sim_api.execute(compiled, codegen=codegen)
+        assert report is None
+        said.append([(d.code, d.span, d.message) for d in diagnostics])
+    assert said[0] == said[1]
+    [(code, span, message)] = said[0]
+    assert (code, span.line, span.column) == ("E-run", 2, 12)
+    assert message.startswith("the clock crawls: 65,536 events moved it from 1.0000000")
+    assert "and at that pace the horizon 1000000 is about 1e+19 events away" in message
+
+
+def test_a_run_of_infinite_horizon_is_not_judged_by_its_pace():
+    # `horizon inf` with `arrivals N` ends when its sessions do; projected to the
+    # infinite horizon, the first 65,536 events of any such run were a crawl
+    text = """stage d : fifo(1);
+workload { arrive renewal(1); }
+session { run d (0.5); }
+run { horizon inf; warmup 0; seed 1; arrivals 40000; }
+"""
+    compiled, _ = sim_api.compile_program(text, "t.sq")
+    for codegen in (True, False):
+        report, said = sim_api.execute(compiled, codegen=codegen)
+        assert said == [] and report is not None
+        assert (report.arrivals, report.ended, report.end) == (40000, 40000, 40000.5)
+
+
+def test_the_recent_pace_is_taken_over_at_least_half_the_events():
+    from serq.sim.core import PROGRESS_EVERY
+    from serq.sim.errors import SimError
+    from serq.sim.pace import Pace
+
+    pace = Pace(1e6)
+    for k in range(1, 100):  # a normal pace: a unit of time every PROGRESS_EVERY events
+        pace(float(k))
+    assert pace.marks[-1] == (64 * PROGRESS_EVERY, 64.0)
+    burst = Pace(1e6)
+    burst(1.0)
+    for _ in range(50):  # then the clock stops: not a crawl (the instant's rule)
+        burst(1.0)
+    late = Pace(1e6)
+    for k in range(1, 5):
+        late(float(k))
+    for k in range(1, 4):  # calls 5 to 7 judged over calls 3 to 7: a move of 2 and more
+        late(4.0 + k * 1e-13)
+    with pytest.raises(SimError) as caught:  # call 8 over calls 5 to 8: 4e-13
+        late(4.0 + 4e-13)
+    assert caught.value.message.startswith(
+        f"the clock crawls: {4 * PROGRESS_EVERY:,} events moved it from 4 to 4.0000000000004"
+    )
+
+
 def test_a_clock_that_stops_is_a_stall_on_both_paths(monkeypatch):
     """Positive work too small to move a large clock ends at the same instant; a loop of
     it fires events at one instant for ever. Both event paths count the events of an
