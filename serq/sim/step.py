@@ -585,7 +585,7 @@ class StepStage(StageBase):
                 part = r.part
                 b = part.pool.block
                 target = part.position + t  # a growing run's part has one (`arrive_run`)
-                if b is not None and -INF < target < INF:
+                if b is not None and target - target == 0.0:  # finite
                     target = ceil(target / b) * b
                 if target > part.alloc or r.stall is not None:
                     pool = part.pool
