@@ -17,13 +17,13 @@ from __future__ import annotations
 import argparse
 import statistics
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import serq  # noqa: E402
+from bench.timing import cpu_best  # noqa: E402
 
 RUN = "run {{ horizon {horizon}; warmup 10; seed 1; }}\n"
 
@@ -152,16 +152,6 @@ session {
         0.75,
     ),
 }
-
-
-def cpu_best(run, program, repeat: int) -> float:
-    """The least CPU time of `repeat` calls of `run(program)`."""
-    times = []
-    for _ in range(repeat):
-        start = time.process_time()
-        run(program)
-        times.append(time.process_time() - start)
-    return min(times)
 
 
 def main() -> None:

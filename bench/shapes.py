@@ -18,7 +18,6 @@ serq / pyserq, then the median and the worst ratio (issue 18's goals: every shap
 from __future__ import annotations
 
 import argparse
-import statistics
 import sys
 import time
 from pathlib import Path
@@ -27,6 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import serq  # noqa: E402
+from bench.timing import summary  # noqa: E402
 
 SHAPES = ROOT / "bench" / "shapes"
 WARMUP = 100.0  # seconds, every shape
@@ -44,6 +44,7 @@ RATES: dict[str, tuple[float, str]] = {
     "hold_ps": (1.4, "sessions"),
     "branch_with": (0.8, "sessions"),
     "choose": (3.2, "sessions"),
+    "route": (2.8, "sessions"),
     "closed": (0.8, "responses"),  # 5 users, think 4, serve 1: X = 0.80 (MVA)
     "loop_turn": (0.75, "turns"),  # 0.25 sessions a second, three turns each
     "gauges": (1.6, "sessions"),
@@ -104,11 +105,7 @@ def main() -> None:
             f"{ours / count * 1e6:>8.2f} {ours / theirs:>6.1f}x",
             flush=True,
         )
-    worst = max(ratios, key=ratios.get)
-    print(
-        f"median {statistics.median(ratios.values()):.1f}x, worst {ratios[worst]:.1f}x ({worst}), "
-        f"{len(ratios)} shapes"
-    )
+    print(summary(ratios, "shapes"))
 
 
 if __name__ == "__main__":

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 from collections.abc import Iterable
 
 from serq.diagnostics.span import Span
@@ -14,6 +13,8 @@ def close_names(name: str, candidates: Iterable[str]) -> list[str]:
     cutoff = 0.75 if len(name) > 3 else 0.5
     slack = max(1, len(name) // 3)
     near = [c for c in dict.fromkeys(candidates) if abs(len(c) - len(name)) <= slack and c != name]
+    import difflib  # only when a name is misspelt: not at start-up
+
     return difflib.get_close_matches(name, near, n=2, cutoff=cutoff)
 
 

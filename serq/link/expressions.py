@@ -12,12 +12,12 @@ read (`serq.link.checks` does).
 
 from __future__ import annotations
 
-import difflib
 import math
 from typing import TYPE_CHECKING
 
 from serq import ir
 from serq.diagnostics import Edit, Fix, Label, Span, codes
+from serq.diagnostics.suggest import close_names
 from serq.expand.walk import walk
 from serq.ir import arith
 from serq.syntax import ast
@@ -311,7 +311,7 @@ class _Expr:
     ) -> ir.Num:
         """Report an unknown `name`, suggesting the one close name among `candidates` (with
         where it is declared), else giving the `fallback` help."""
-        close = _close(name, candidates)
+        close = close_names(name, candidates)
         kw: dict = {"help": fallback} if fallback else {}
         if len(close) == 1:
             kw["help"] = f"did you mean `{close[0]}`?"
@@ -544,15 +544,6 @@ class _Expr:
         if self.constant and not self.draws:
             return self.not_constant(e.span, "a draw is random")
         return ir.Draw(dist, args, e.span)
-
-
-def _close(name: str, candidates: dict[str, Span | None]) -> list[str]:
-    """The names of `candidates` close to `name`: alike by difflib's ratio (a short name's
-    one typo is a large part of it, so the bar is lower) and of about its length."""
-    cutoff = 0.75 if len(name) > 3 else 0.5
-    slack = max(1, len(name) // 3)
-    near = [c for c in candidates if abs(len(c) - len(name)) <= slack]
-    return difflib.get_close_matches(name, near, n=2, cutoff=cutoff)
 
 
 def _observable_help(kind: str, name: str) -> str:

@@ -41,9 +41,11 @@ the interpreter (`serq.sim.statements`, `World.run_session`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import linecache
 import math
+import re
 from collections import OrderedDict
 from dataclasses import replace
 from heapq import heappop, heappush
@@ -67,6 +69,7 @@ from serq.sim.recorder import StatsRecorder
 from serq.sim.session import AT_STAGE, ENDED, HOLD, PLAIN, QUEUED, READY, RUNNING, Session
 from serq.sim.stages import DelayStage, FifoStage, PsStage
 from serq.sim.statements import StatementCompiler
+from serq.sim.workload import bad_gap
 from serq.sim.world import LOOP_FOREVER, SPIN_LIMIT, World, _index
 
 SERIAL = SLOT["serial"]
@@ -883,9 +886,18 @@ class _Codegen:
         units, a rejection ending the session), then the body once admitted, then
         `Holds.close` (the parts released, the pools retried)."""
         spec = self.bind(self._spec_of(stmt), "_k_spec")
-        shape = self._shape(stmt)
+        members: list[int | str] = []  # `Holds.join` resolves every pool first
+        for part in stmt.pools:
+            k = ch.member(part.pool)
+            if k is None:  # a computed member: resolved as the interpreter resolves it
+                var = self.temp("pool")
+                code = self.exprs.member_code(part.pool, self.session_stream)
+                self.emit(indent, f"{var} = {code}")
+                members.append(var)
+            else:
+                members.append(k)
+        shape = self._shape(stmt, members)
         names = shape.pools
-        pools = self._pools_of(stmt)
         for i, part in enumerate(stmt.pools):
             u = self.temp("u")
             code = self.expr(part.units, self.session_stream)
@@ -906,16 +918,16 @@ class _Codegen:
         go = self.temp("go") if self._admits_at_once(stmt, shape) else None
         if go is not None:  # nobody else can run or be admitted before this session
             self.emit(indent, f"{go} = not _k_ready and not ({self._waiting()})")
-        if go is not None and not self.objects and deadlock.fixed_units(stmt):
-            # nothing reads a session's place, and the units read nothing the join
-            # changes (`queued()`): when it fits it is admitted without the queue
+        if go is not None and deadlock.fixed_units(stmt):
+            # the units read nothing the join changes (`queued()`): when it fits it is
+            # admitted without the queue
             self._admit_at_once(stmt, shape, go, indent, units=units)
             self.emit(indent, f"if not {go}:")
-            self._join(stmt, shape, run, spec, pools, indent + 1)
+            self._join(shape, run, spec, indent + 1)
             self._yield(indent + 1)  # admitted by `_k_retry`: the body goes on
             self.emit(indent + 1, f"{units} = {run}.units_now")
         else:
-            self._join(stmt, shape, run, spec, pools, indent)
+            self._join(shape, run, spec, indent)
             if go is None:
                 self._yield(indent)  # admitted by `_k_retry`: the body goes on
             else:
@@ -931,15 +943,17 @@ class _Codegen:
         self.emit(indent, f"if {self._waiting()}:")
         self.emit(indent + 1, "_k_retry()")
 
-    def _join(
-        self, stmt: ir.Hold, shape: ch.Shape, run: str, spec: str, pools: list[Any], indent: int
-    ) -> None:
-        """`Pool.join` of the inline hold `stmt`: its `HoldRun` made and queued."""
+    def _join(self, shape: ch.Shape, run: str, spec: str, indent: int) -> None:
+        """`Pool.join` of an inline hold of `shape`: its `HoldRun` made and queued."""
         first = shape.pools[0]
         self.emit(indent, f"{run} = _k_object_new(_k_HoldRun)")
         self.emit(indent, f"{run}.spec = {spec}")
         self.emit(indent, f"{run}.session = s")
-        self.emit(indent, f"{run}.pools = {self.bind(pools, '_k_pools')}")
+        if all(n in self.ns for n in shape.pools):  # constant members: one list for all
+            pools = self.bind([self.ns[n] for n in shape.pools], "_k_pools")
+        else:
+            pools = f"[{', '.join(shape.pools)}]"
+        self.emit(indent, f"{run}.pools = {pools}")
         self.emit(indent, f"{run}.joined = now")
         self.emit(indent, f"{first}._join_seq = {run}.join_seq = {first}._join_seq + 1")
         if self.objects:  # what a cache's `waiting`, a cancel or a spill reads
@@ -1002,6 +1016,8 @@ class _Codegen:
         self.emit_all(indent + 2, ch.fits(shape, codes))
         if not queued:
             self.emit(indent + 2, f"{shape.pools[0]}._join_seq += 1")  # `Pool.join`'s count
+            if self.objects:  # queued as it is admitted: what an eviction's `waiting` reads
+                self.emit(indent + 2, f"s.state = {QUEUED}")
         self.emit_all(indent + 2, admit[:-1])
         if self.objects:
             self.emit(indent + 2, f"s.state = {RUNNING}")
@@ -1013,22 +1029,35 @@ class _Codegen:
         for units, shape in reversed(self._held):
             self.emit_all(indent, ch.release(shape, units))
 
-    def _pools_of(self, stmt: ir.Hold) -> list[Any]:
-        """The pool members an inline hold names (constant ones)."""
-        return [self.world.pools[ch.member(p.pool)] for p in stmt.pools]
-
-    def _shape(self, stmt: ir.Hold) -> ch.Shape:
-        """What the hold templates write of the inline hold `stmt`."""
-        pools = self._pools_of(stmt)
-        recorder = self.world.recorder
+    def _shape(self, stmt: ir.Hold, members: list[int | str]) -> ch.Shape:
+        """What the hold templates write of the inline hold `stmt`, whose pools are
+        `members`: each a member's index, or the local that holds a computed member (its
+        family's members are alike: `ch.inline_holds`)."""
+        world = self.world
+        recorder = world.recorder
         stream = self.session_stream
+        names, caps, blocks, cached, records = [], [], [], [], []
+        for part, k in zip(stmt.pools, members, strict=True):
+            family = [world.pools[i] for i in ch.members(part.pool)]
+            if isinstance(k, int):
+                pool = world.pools[k]
+                names.append(self.bind(pool, "_k_pool"))
+                caps.append(_number(pool.cap))
+                records.append(self.bind(recorder._pools[pool.index], "_k_prec"))
+            else:
+                names.append(k)
+                caps.append(f"{k}.cap")
+                records.append(f"{self.bind(recorder._pools, '_k_precs')}[{k}.index]")
+            blocks.append(family[0].block)
+            cached.append(any(p.index in self.caching for p in family))
+        first = world.pools[ch.members(stmt.pools[0].pool)[0]]
         return ch.Shape(
-            pools=[self.bind(p, "_k_pool") for p in pools],
-            caps=[_number(p.cap) for p in pools],
-            blocks=[p.block for p in pools],
-            cached=[p.index in self.caching for p in pools],
-            records=[self.bind(recorder._pools[p.index], "_k_prec") for p in pools],
-            keyed=bool(pools[0].keys),
+            pools=names,
+            caps=caps,
+            blocks=blocks,
+            cached=cached,
+            records=records,
+            keyed=bool(first.keys),
             cache=None if stmt.cache is None else self.expr(stmt.cache, stream),
             reuse=None if stmt.reuse is None else self.expr(stmt.reuse, stream),
             spec=self.bind(self._spec_of(stmt), "_k_spec"),
@@ -1041,7 +1070,7 @@ class _Codegen:
         expr = self.statements.expr
         resolver = self.exprs.resolver
         spec = HoldSpec(
-            tuple(resolver(p.pool) for p in stmt.pools),
+            tuple(resolver(p.pool, self.session_stream) for p in stmt.pools),
             tuple(expr(p.units) for p in stmt.pools),
             (None,) * len(stmt.pools),
             None,
@@ -1072,17 +1101,19 @@ class _Codegen:
         self.emit(2, "changed = False")
         self.emit(2, "H = _k_holds")
         self.emit(2, "ready = _k_ready")
-        firsts: dict[int, list[ir.Hold]] = {}
+        firsts: dict[int, list[ir.Hold]] = {}  # the holds that may queue at each member
         for block in self.program.blocks:
             for stmt in block:
                 if isinstance(stmt, ir.Hold) and id(stmt) in self.inline:
-                    firsts.setdefault(ch.member(stmt.pools[0].pool), []).append(stmt)
+                    for k in ch.members(stmt.pools[0].pool):
+                        firsts.setdefault(k, []).append(stmt)
         inline_pools = {
-            ch.member(p.pool)
+            k
             for block in self.program.blocks
             for stmt in block
             if isinstance(stmt, ir.Hold) and id(stmt) in self.inline
             for p in stmt.pools
+            for k in ch.members(p.pool)
         }
         for pool in world.pools:
             name = self.bind(pool, "_k_pool")
@@ -1113,7 +1144,16 @@ class _Codegen:
                 spec = self.bind(self._spec_of(stmt), "_k_spec")
                 self.emit(3, f"{'if' if k == 0 else 'elif'} run.spec is {spec}:")
                 indent = 4
-            shape = self._shape(stmt)
+            members: list[int | str] = [pool.index]  # the queue's: the run's first pool
+            for i, part in enumerate(stmt.pools[1:], 1):
+                k = ch.member(part.pool)
+                if k is None:  # the member the run resolved when it joined
+                    var = f"pool{i}"
+                    self.emit(indent, f"{var} = run.pools[{i}]")
+                    members.append(var)
+                else:
+                    members.append(k)
+            shape = self._shape(stmt, members)
             units = [self.expr(p.units, self.session_stream) for p in stmt.pools]
             self.emit_all(indent, ch.fits(shape, units))
             self.emit_all(indent, ch.admit(shape, self.world.recorder.warmup, SPIN_LIMIT))
@@ -1134,9 +1174,9 @@ class _Codegen:
         resolver = self.exprs.resolver
         lease = None
         if stmt.lease is not None:
-            lease = (resolver(stmt.lease.pool), expr(stmt.lease.duration))
+            lease = (resolver(stmt.lease.pool, self.session_stream), expr(stmt.lease.duration))
         spec = HoldSpec(
-            tuple(resolver(p.pool) for p in stmt.pools),
+            tuple(resolver(p.pool, self.session_stream) for p in stmt.pools),
             tuple(expr(p.units) for p in stmt.pools),
             tuple(None if p.reserve is None else expr(p.reserve) for p in stmt.pools),
             None if stmt.reuse is None else expr(stmt.reuse),
@@ -1276,24 +1316,30 @@ class _Codegen:
         world, recorder = self.world, self.world.recorder
         n = len(world.gauges)
         lasts = [f"g_last{i}" for i in range(n)]
-        self.emit(1, f"{', '.join(lasts)} = {', '.join('None' for _ in lasts)}")
+        # before the first reading, a last value equal to none (`StatsRecorder`'s None)
+        never = self.bind(_NEVER, "_k_never")
+        self.emit(1, f"{', '.join(lasts)} = {', '.join(never for _ in lasts)}")
         self.emit(1, "def _k_end_instant(t):")
         self.emit(2, f"nonlocal {', '.join(lasts)}")
-        self.emit(2, f"a = {self.bind(world.blank, '_k_blank')}")
         exprs = self.exprs
-        for i, gauge in enumerate(self.program.gauges):
+        codes = []
+        for gauge in self.program.gauges:
             exprs._stream = None
             code, _ = exprs._code(gauge.value)  # a gauge reads no clock and draws nothing
+            codes.append(code)
+        if any(_READS_A.search(code) for code in codes):  # an attribute, or a function of `a`
+            self.emit(2, f"a = {self.bind(world.blank, '_k_blank')}")
+        for i, code in enumerate(codes):
             self.emit(2, f"v{i} = {code}")
         same = " and ".join(f"(v{i} is g_last{i} or v{i} == g_last{i})" for i in range(n))
-        self.emit(2, f"if g_last0 is not None and {same}:")
+        self.emit(2, f"if {same}:")
         self.emit(3, "return")
         unordered = self.bind(recorder._gauge_unordered, "_k_unordered")
         for i in range(n):
             points = GaugePoints(recorder._gauge_points[i])
             self.gauge_points.append(points)
             times, values = self.bind(points.times, "_k_gt"), self.bind(points.values, "_k_gv")
-            self.emit(2, f"if g_last{i} is None or not g_last{i} == v{i}:")
+            self.emit(2, f"if not g_last{i} == v{i}:")
             self.emit(3, f"if {times} and {times}[-1] == t:")
             self.emit(4, f"{values}[-1] = v{i}")
             self.emit(4, f"if len({values}) > 1 and {values}[-2] == v{i}:")
@@ -1306,7 +1352,8 @@ class _Codegen:
             self.emit(4, f"{values}.append(v{i})")
             self.emit(4, f"if len({times}) > {BLOCK}:")
             self.emit(5, f"{self.bind(points.flush, '_k_gflush')}()")
-        self.emit(2, f"{', '.join(lasts)} = {', '.join(f'v{i}' for i in range(n))}")
+        for i in range(n):
+            self.emit(2, f"g_last{i} = v{i}")
         self.emit(0, "")
 
     def _settle_function(self) -> None:
@@ -1483,8 +1530,19 @@ class _Codegen:
             uniform = self.bind(workload._uniform, "_k_uniform")
             self.ns["_k_log"] = math.log
             gap = f"-_k_log(1.0 - {uniform}()) / {rate}"
-        else:
-            gap = "_k_workload._next_gap()"
+        else:  # `Workload._next_gap` of a renewal: its gap (reading no session) checked
+            code = self.expr(self.program.arrival.gap, world.streams["arrivals"])
+            value = ch.number(code)
+            if _READS_A.search(code):  # read with the blank attributes, as the workload does
+                gap = "_k_workload._next_gap()"
+            elif value is not None and 0.0 < value < math.inf:  # a constant gap: no check
+                gap = code
+            else:
+                self.emit(inner, f"gap = {code}")
+                self.emit(inner, "if not (gap > 0.0 and gap < _k_INF):")
+                bad = self.bind(functools.partial(bad_gap, self.program.arrival), "_k_bad_gap")
+                self.emit(inner + 1, f"raise {bad}(gap)")
+                gap = "gap"
         if self.split_arrival:  # the next arrival, kept out of the heap (`_loop_function`)
             self.emit(inner, f"t_arr = now + {gap}")
             self.emit(inner, "s_arr = _k_seq()")
@@ -1542,6 +1600,22 @@ def _whole_count(count: ir.Expr) -> bool:
     """Whether a `choose` count is a constant whole number from 1 on (others are checked
     when they run, by the interpreter's step)."""
     return isinstance(count, ir.Num) and count.value >= 1 and count.value == int(count.value)
+
+
+_READS_A = re.compile(r"(?<![.\w])a\b")  # the attributes' local, `a`, read in generated code
+
+
+class _Never:
+    """A value equal to none, a float's comparison included (`float.__eq__` defers to
+    it): the last reading of a gauge before its first."""
+
+    def __eq__(self, other: object) -> bool:
+        return False
+
+    __hash__ = object.__hash__
+
+
+_NEVER = _Never()
 
 
 def _number(value: float) -> str:

@@ -3,11 +3,15 @@
 A hold is written inline into the generated session code (its body in the same
 generator, no frame) when nothing but that code ever reads where a session is in it:
 every pool of it is "inline", and its body holds only inline holds and runs only plain
-runs. A pool is inline when every hold of it is an inline candidate (a constant member;
-no `lease` and no `reserve`; never nested in a hold of the same pool), nothing grows,
-loads or releases it early, no step engine admits from it, and it has no `reserve held`,
-in a program where no preemption can happen (no growth at all). Its holders are sessions
-holding it once each. It may have a block, an eviction order, queue keys and a spill,
+runs. A pool is inline when every hold of it is an inline candidate (no `lease` and no
+`reserve`; never nested in a hold of the same family, nor naming a computed member beside
+another of its family), nothing grows, loads or releases it early, no step engine admits
+from it, and it has no `reserve held`, in a program where no preemption can happen (no
+growth at all). Its holders are sessions holding it once each. A hold may name a member
+by a computed index (`hold kv[i] (...)`, as a router writes it) when every member of the
+family is inline and all have the same block and kind of queue: the member is resolved
+where the session joins, as `Holds.join` resolves it, and the code is written once for
+the family. It may have a block, an eviction order, queue keys and a spill,
 and its holds may `cache` and `reuse`: the cache itself stays the `Cache` object's, called
 as the interpreter calls it. What the rest of the simulator reads of such a pool (its
 observables, the pools' levels, the stall diagnostics) it reads from the `Pool` and the
@@ -42,7 +46,7 @@ def inline_holds(program: ir.Program) -> set[int]:
     ]
     while True:
         candidates = {
-            id(h): h for h in holds if all(member(p.pool) in pools for p in h.pools)
+            id(h): h for h in holds if all(set(members(p.pool)) <= pools for p in h.pools)
         }
         # a body that holds another kind of hold, or runs at a step engine or a flow,
         # makes the hold not inline (the rest of the simulator would see a session in it)
@@ -98,6 +102,13 @@ def _family(ref: ir.Ref) -> range:
     return range(ref.base, ref.base + ref.count)
 
 
+def members(ref: ir.Ref) -> range:
+    """The members a hold's part may take: the one a constant reference names, else its
+    whole family (resolved when the session joins)."""
+    k = member(ref)
+    return _family(ref) if k is None else range(k, k + 1)
+
+
 def _inline_pools(program: ir.Program) -> set[int]:
     """The pool members only inline candidates hold (see the module)."""
     pools = {
@@ -112,13 +123,30 @@ def _inline_pools(program: ir.Program) -> set[int]:
                 for part in stmt.pools:
                     if stmt.lease is not None or part.reserve is not None:
                         pools.difference_update(_family(part.pool))
-                    elif member(part.pool) is None or _holds_inside(program, stmt.body, part.pool):
+                    elif _holds_inside(program, stmt.body, part.pool) or _twice(stmt, part.pool):
                         pools.difference_update(_family(part.pool))  # a member, held once
+                    elif member(part.pool) is None and not _alike(program, part.pool):
+                        pools.difference_update(_family(part.pool))
                 if stmt.lease is not None:
                     pools.difference_update(_family(stmt.lease.pool))
             elif isinstance(stmt, ir.Grow | ir.Load | ir.Release):
                 pools.difference_update(_family(stmt.pool))
     return pools
+
+
+def _twice(stmt: ir.Hold, ref: ir.Ref) -> bool:
+    """Whether hold `stmt` names `ref`'s family in another part too, where one of the two
+    is computed (both may then be the same member)."""
+    family = set(_family(ref))
+    parts = [p.pool for p in stmt.pools if set(_family(p.pool)) & family]
+    return len(parts) > 1 and any(member(r) is None for r in parts)
+
+
+def _alike(program: ir.Program, ref: ir.Ref) -> bool:
+    """Whether the members of `ref`'s family have the same block and the same kind of
+    queue (keyed or not): a hold of a computed member is written once for them all."""
+    members = [program.pools[k] for k in _family(ref)]
+    return len({(p.block, bool(p.queue.keys)) for p in members}) == 1
 
 
 def _holds_inside(program: ir.Program, block: int, ref: ir.Ref) -> bool:

@@ -247,7 +247,7 @@ def delay_done(job: str, now: str, o: Options) -> list[str]:
         "present = st.present",
         "st.present = present - 1",
         *levels("st", now),
-        *_finish("st", job, now, o),
+        *_finish("st", job, now, o, waits=False),
     ]
     return lines
 
@@ -369,18 +369,19 @@ def ps_reschedule(st: str, now: str) -> list[str]:
     ]
 
 
-def _finish(st: str, job: str, now: str, o: Options) -> list[str]:
+def _finish(st: str, job: str, now: str, o: Options, waits: bool = True) -> list[str]:
     """`StageBase._finish(job, now)` without the wake: the completion counted and
-    measured (`measure`, `StatsRecorder.stage_done`)."""
-    lines = [f"{job}.at = None", f"started = {job}.started", f"waited = started - {job}.arrived"]
+    measured (`measure`, `StatsRecorder.stage_done`). Not `waits` (a delay stage, whose
+    jobs start as they arrive): the wait is 0.0, which adds nothing to the sum of waits."""
+    lines = [f"{job}.at = None", f"started = {job}.started"]
+    if waits:
+        lines.append(f"waited = started - {job}.arrived")
     if o.measuring:
-        lines.append(f"{st}.measure(started, waited, {now} - started)")
-    lines += [
-        f"if {now} >= {float(o.warmup)!r}:",
-        f"    {st}.n_done += 1",
-        f"    {st}.wait_sum += waited",
-        f"    {st}.service_sum += {now} - started",
-    ]
+        lines.append(f"{st}.measure(started, {'waited' if waits else '0.0'}, {now} - started)")
+    lines += [f"if {now} >= {float(o.warmup)!r}:", f"    {st}.n_done += 1"]
+    if waits:
+        lines.append(f"    {st}.wait_sum += waited")
+    lines.append(f"    {st}.service_sum += {now} - started")
     return lines
 
 

@@ -187,6 +187,8 @@ class ExprCompiler:
             self.ns[f"_c_{name}"] = draws.checked(name, _draw_fails, self.warn_cv2)
         self.ns["_draw_fails"] = _draw_fails
         self.ns["_log"] = math.log
+        self.ns["_m_floor"] = math.floor
+        self.ns["_m_ceil"] = math.ceil
         self._names: dict[int, str] = {}
         self._stream: random.Random | None = None
         # draws of constants written as their samplers' arithmetic (`_INLINE_DRAWS`)
@@ -202,14 +204,27 @@ class ExprCompiler:
         code, _ = self._code(expr)
         return self._lambda(code)
 
-    def resolver(self, ref: Ref) -> Callable[[Any], Any]:
-        """A function `f(a)` giving the pool or stage member `ref` names."""
+    def resolver(self, ref: Ref, stream: random.Random | None = None) -> Callable[[Any], Any]:
+        """A function `f(a)` giving the pool or stage member `ref` names; a computed index
+        draws from `stream` (the statement's, as its other expressions do)."""
         items = self.ns["POOLS"] if ref.kind == "pool" else self.ns["STAGES"]
         if ref.index is None or isinstance(ref.index, Num):
             obj = items[ref.base + (0 if ref.index is None else int(ref.index.value))]
             return lambda a: obj
+        self._stream = stream
         code, _ = self._ref(ref, in_statement=True)
         return self._lambda(code)
+
+    def member_code(self, ref: Ref, stream: random.Random | None) -> str:
+        """The inline code of the member `ref` names (the generated session code's, which
+        reads the clock's local `now`), drawing from `stream`: `resolver`'s body."""
+        self._stream = stream
+        self.now_code = "now"
+        try:
+            code, _ = self._ref(ref, in_statement=True)
+        finally:
+            self.now_code = "E.now"
+        return code
 
     # ------------------------------------------------------------------ internals
 
@@ -261,6 +276,9 @@ class ExprCompiler:
             if op in _PLAIN:
                 return f"({x} {op} {y})", d
             if op == "/":
+                right = e.right
+                if isinstance(right, Num) and right.value == right.value and right.value != 0:
+                    return f"({x} / {y})", d  # `divide` of a divisor that is a number not 0
                 return f"_div({x}, {y})", d
             if op == "^":
                 return f"_pow({x}, {y})", d
@@ -276,6 +294,8 @@ class ExprCompiler:
             depth = max((d for _, d in args), default=0) + 1
             if e.func in ("min", "max"):
                 return self._extremum(e, args[0][0], args[1][0]), depth + 1
+            if e.func in ("floor", "ceil"):
+                return self._rounded(e, args[0][0]), depth + 1
             inner = ", ".join(c for c, _ in args)
             return f"_f_{e.func}({inner})", depth
         if isinstance(e, Cost):
@@ -303,6 +323,21 @@ class ExprCompiler:
             # both are bound, in order, by a test that always holds
             return f"({chosen} if ((({t1} := {x}) is {t1}) and (({t2} := {y}) is {t2})) else 0.0)"
         return self._select(e.func, x, y, left, right)
+
+    def _rounded(self, e: Call, x: str) -> str:
+        """`floor(x)` or `ceil(x)` written out as `arith._floor`/`_ceil` compute it: a
+        finite operand rounded as a float, inf, -inf and NaN as they are; no call. An
+        operand that reads more than a number, an attribute or a context variable is
+        evaluated once, into a name of its own (`:=`)."""
+        (operand,) = e.args
+        if isinstance(operand, Num):  # the linker folds these; a number is finite here
+            return f"float(_m_{e.func}({x}))" if math.isfinite(operand.value) else x
+        if _pure(operand):
+            return f"(float(_m_{e.func}({x})) if -_INF < {x} < _INF else {x})"
+        k = len(self._names) + self._extrema
+        self._extrema += 1
+        t = f"_e{k}r"
+        return f"(float(_m_{e.func}({t})) if -_INF < ({t} := {x}) < _INF else {t})"
 
     @staticmethod
     def _select(func: str, a: str, b: str, left: Expr, right: Expr) -> str:
@@ -377,7 +412,19 @@ class ExprCompiler:
         idx, d = self._code(ref.index)
         origin = self._bind(ref.origin, "_O")
         what = f"{ref.kind} " if in_statement else ""
-        return f"_member({items}, {ref.base}, {ref.count}, {idx}, {origin}, {what!r})", d + 1
+        # the members by their index as a float (-0 finds member 0, as `member` has it);
+        # any other index goes to `member`, which gives the error
+        members = self.ns[items][ref.base : ref.base + ref.count]
+        family = self._bind({float(j): m for j, m in enumerate(members)}, "_F")
+        if not _pure(ref.index):
+            k = len(self._names) + self._extrema
+            self._extrema += 1
+            t = f"_e{k}i"
+            idx, first = t, f"({t} := {idx})"
+        else:
+            first = idx
+        fallback = f"_member({items}, {ref.base}, {ref.count}, {idx}, {origin}, {what!r})"
+        return f"({family}.get({first}) or {fallback})", d + 1
 
     def _observable(self, e: Observable) -> tuple[str, int]:
         target, d = self._ref(e.target)

@@ -286,11 +286,11 @@ def install(program: ir.Program, stages: list[StageBase], pending: list[Any]) ->
 
 
 def compile_flow_run(
-    stmt: ir.Run, work: Callable[[Any], float], exprs: Any, world: Any
+    stmt: ir.Run, work: Callable[[Any], float], exprs: Any, world: Any, stream: Any
 ) -> Callable:
     """The step of `run a, b, ... (w)`: a flow over the named stages, started now (a run of
-    zero work goes through `world.zero_run`)."""
-    resolvers = tuple(exprs.resolver(ref) for ref in stmt.stages)
+    zero work goes through `world.zero_run`); a computed index draws from `stream`."""
+    resolvers = tuple(exprs.resolver(ref, stream) for ref in stmt.stages)
     zero_run = world.zero_run
 
     origin = stmt.origin

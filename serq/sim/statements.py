@@ -84,7 +84,7 @@ class StatementCompiler:
 
             return end
         holds = world.holds
-        pool = self.exprs.resolver(stmt.pool)
+        pool = self.exprs.resolver(stmt.pool, self.stream)
         origin = stmt.origin
         if isinstance(stmt, ir.Grow):
             amount = self.expr(stmt.amount)
@@ -120,9 +120,10 @@ class StatementCompiler:
     def _hold(self, stmt: ir.Hold) -> Step:
         lease = None
         if stmt.lease is not None:
-            lease = (self.exprs.resolver(stmt.lease.pool), self.expr(stmt.lease.duration))
+            pool = self.exprs.resolver(stmt.lease.pool, self.stream)
+            lease = (pool, self.expr(stmt.lease.duration))
         spec = HoldSpec(
-            tuple(self.exprs.resolver(p.pool) for p in stmt.pools),
+            tuple(self.exprs.resolver(p.pool, self.stream) for p in stmt.pools),
             tuple(self.expr(p.units) for p in stmt.pools),
             tuple(None if p.reserve is None else self.expr(p.reserve) for p in stmt.pools),
             None if stmt.reuse is None else self.expr(stmt.reuse),
@@ -137,7 +138,7 @@ class StatementCompiler:
 
     def _run(self, stmt: ir.Run) -> Step:
         if len(stmt.stages) > 1:
-            return compile_flow_run(stmt, self.expr(stmt.work), self.exprs, self.world)
+            return compile_flow_run(stmt, self.expr(stmt.work), self.exprs, self.world, self.stream)
         if stmt.mode != "plain" or stmt.growing is not None:
             from serq.sim.step import compile_run  # the step engine imports this module's peers
 
@@ -161,7 +162,7 @@ class StatementCompiler:
                 return False
 
             return run_at
-        stage = self.exprs.resolver(ref)
+        stage = self.exprs.resolver(ref, self.stream)
 
         def run(s: Session) -> bool:
             a = s.attrs

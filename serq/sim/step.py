@@ -211,8 +211,8 @@ class StepStage(StageBase):
         self.verdict: Any = None  # a fastforward.Verdict when spans may be skipped
         self.spans: list[StepStage] = []  # the world's candidates for `extend`
         self.claims: Any = None  # the run's `Claims` when a claim reads this stage's iterations
-        self._pending = -1  # the end event of a candidate iteration, and its time
-        self._pending_end = INF
+        self._pending = -1  # the end event of a candidate iteration
+        self._pending_end = INF  # and its time
         self._budget0 = 0.0
         self._chunk = INF
         self._order = 0
@@ -812,10 +812,11 @@ class StepStage(StageBase):
         """The instant a candidate iteration started is over: turn it into a span of the
         iterations that repeat it, when there are at least two."""
         engine = self.engine
-        first_end = self._pending_end
-        bound = engine.peek()
-        if bound < first_end:
-            return  # another event comes first: no iteration after this one starts before it
+        end = self._pending_end
+        if not (end < self._next_other(engine._heap) and end <= engine.until):
+            # iteration 1 would not start before the next other event or would start after
+            # the horizon: `_span` would find fewer than two (as `_started` counts them)
+            return
         entry = engine.take(self._pending)
         if entry is None:
             return
@@ -826,6 +827,18 @@ class StepStage(StageBase):
             engine.schedule(span[1][-2], self._end_span, span)
         else:
             engine.schedule(span[1][-1], self._end_span, span)
+
+    def _next_other(self, heap: list[tuple]) -> float:
+        """The time of the first pending event other than the candidate's end (inf when
+        none): the heap's first, or the lesser of its two children when that is it."""
+        if not heap:
+            return INF
+        if heap[0][1] != self._pending:
+            return heap[0][0]
+        n = len(heap)
+        if n > 2:
+            return min(heap[1], heap[2])[0]
+        return heap[1][0] if n > 1 else INF
 
     def _span(self, first_end: float, scheduled: Any) -> tuple | None:
         """(m, ends, crossings, scheduled, runs_on, fractions) for the m >= 2 iterations
@@ -1666,8 +1679,8 @@ def compile_run(compiler: Any, stmt: ir.Run) -> Callable[[Any], bool]:
     """The step of `run S prefill|decode (work) [growing POOL]` at a step stage."""
     exprs = compiler.exprs
     work = compiler.expr(stmt.work)
-    stage = exprs.resolver(stmt.stages[0])
-    growing = None if stmt.growing is None else exprs.resolver(stmt.growing)
+    stage = exprs.resolver(stmt.stages[0], compiler.stream)
+    growing = None if stmt.growing is None else exprs.resolver(stmt.growing, compiler.stream)
     decoding = stmt.mode == "decode"
     origin = stmt.origin
     zero_run = compiler.world.zero_run

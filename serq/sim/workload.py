@@ -29,6 +29,13 @@ NEW, OUT, THINK, FORCED, MORE = (SLOT[n] for n in ("new", "out", "think", "force
 REPLACE_LIMIT = 100_000  # replacements at one instant before a closed population livelocks
 
 
+def bad_gap(arrival: ir.Renewal, gap: float) -> SimError:
+    """The error of a renewal gap that is not positive and finite."""
+    return SimError(
+        arrival.origin, f"arrival gap {arith_repr(gap)}: gaps must be positive and finite"
+    )
+
+
 class Workload:
     """The arrivals, `init`, `turn` and trace of one run; `world` creates the sessions."""
 
@@ -96,9 +103,7 @@ class Workload:
         assert self._gap is not None and isinstance(arrival, ir.Renewal)
         gap = self._gap(self.world.blank)
         if not (gap > 0 and gap < math.inf):
-            raise SimError(
-                arrival.origin, f"arrival gap {arith_repr(gap)}: gaps must be positive and finite"
-            )
+            raise bad_gap(arrival, gap)
         return gap
 
     def _arrive(self, _: Any) -> None:

@@ -4,7 +4,8 @@ The generated code of `serq.sim.compiled` (its event loop, its stage templates, 
 inline holds and sessions) must give the interpreter's report to the last bit. This
 family draws programs over what that code writes differently from the interpreter:
 fifo(c), delay and ps stages (single, and arrays run with a computed index or chosen
-with `choose`), plain holds of one or two pools (the inline holds), several holds of one
+with `choose`), plain holds of one or two pools (the inline holds) and of pool arrays' members
+(constant, computed, or chosen by `choose` as a router does), several holds of one
 pool, holds nested in holds of other pools, `end;` inside holds, rejections (units above
 the cap), units that read the clock, the state and draws, loops and branches around
 runs and holds, turns with the workload's blocks, gauges and observables of pools and
@@ -112,8 +113,12 @@ EXPRS = (
 class _Gen:
     def __init__(self, k: int) -> None:
         self.r = random.Random(k)
+        # pool arrays and their indices are drawn from a stream of their own, so that the
+        # programs drawn before pool arrays joined the family keep their shape
+        self.ar = random.Random(k + 1_000_003)
         self.stages: list[tuple[str, int | None]] = []  # name, array size
         self.pools: list[str] = []
+        self.sizes: dict[str, int | None] = {}  # a pool's array size (None: one pool)
         self.depth = 0
         self.loops = 0
         self.obs = 0
@@ -137,7 +142,25 @@ class _Gen:
         return f"{name}[{index}]"
 
     def pool(self) -> str:
-        return self.pick(self.pools)
+        return self.ref(self.pick(self.pools))
+
+    def ref(self, name: str) -> str:
+        """Pool `name`, or a member of it with a constant or computed index (computed
+        ones are resolved where a hold joins; stage indices test the ones out of range)."""
+        size = self.sizes.get(name)
+        if size is None:
+            return name
+        index = self.ar.choice(
+            (
+                f"{self.ar.randrange(size)}",
+                f"{self.ar.randrange(size)}",
+                f"floor(~uniform(0, {size}))",
+                "serial - 2 * floor(serial / 2)",
+                f"min(floor(x), {size - 1})",
+                f"min(floor(x), {size - 1})",
+            )
+        )
+        return f"{name}[{index}]"
 
     def expr(self) -> str:
         e = self.pick(EXPRS)
@@ -183,6 +206,30 @@ class _Gen:
             self.obs += 1
             return [f"observe o{self.obs} = {self.expr()};"]
         if kind == "choose":
+            arrays = [p for p in self.pools if self.sizes.get(p)]
+            if arrays and self.depth < 3 and self.ar.random() < 0.5:  # routing: pick, hold
+                name = self.ar.choice(arrays)
+                size = self.sizes[name]
+                keys = self.ar.choice(
+                    (
+                        f"queued({name}[j]) + holders({name}[j]), used({name}[j])",
+                        f"-cachedin({name}[j]), queued({name}[j])",
+                        f"free({name}[j])",
+                    )
+                )
+                self.depth += 1
+                body = self.block(r.randint(1, 2))
+                self.depth -= 1
+                units = self.pick(UNITS).format(p=f"{name}[j]")
+                cache = self.ar.choice(("", " cache (u)", " cache (2.5)"))
+                if cache:
+                    body = ["set u = cached + 1;", *body]
+                return [
+                    f"choose j in {size} by ({keys});",
+                    f"hold {name}[j] ({units}) {{",
+                    *("  " + s for s in body),
+                    f"}}{cache};",
+                ]
             name, size = self.pick(self.stages)
             if size is None:
                 return [f"choose j in 2 by ({self.pick(('x', 'now', '-serial', 'j'))});"]
@@ -221,7 +268,7 @@ class _Gen:
         # hold
         pools = self.pools[:]
         r.shuffle(pools)
-        held = pools[: self.pick((1, 1, 2))]
+        held = [self.ref(p) for p in pools[: self.pick((1, 1, 2))]]
         parts = ", ".join(f"{p} ({self.pick(UNITS).format(p=p)})" for p in held)
         cache = self.pick(CACHES)
         reuse = self.pick(REUSES) if cache else ""
@@ -244,7 +291,9 @@ def program(k: int, dialect: str = "items") -> str:
         options = " ".join(r.sample(POOL_OPTIONS, r.randint(0, 2)))
         if "evict" in options and options.count("evict") > 1:
             options = ""
-        lines.append(f"pool {name} {{ cap {g.pick(CAPS)}; {options} }}")
+        size = g.sizes[name] = g.ar.choice((None, None, 2, 3))
+        decl = f"pool {name}[{size}]" if size else f"pool {name}"
+        lines.append(f"{decl} {{ cap {g.pick(CAPS)}; {options} }}")
     for i in range(r.randint(1, 3)):
         size = g.pick((None, None, None, 2, 3))
         name = f"s{i}"
@@ -273,6 +322,8 @@ def program(k: int, dialect: str = "items") -> str:
     lines += ["session {", *("  " + s for s in body), "  observe sojourn = now - t0;", "}"]
     for i in range(r.randint(0, 2)):
         e = g.expr()
+        if "~" in e:  # a gauge may not draw: a member's index drawn for a session
+            e = "1"
         if any(w in e for w in ("now", "x", "t0", "cached", "turn_no", "serial", "work")):
             e = "1"
         lines.append(f"gauge g{i} = {e};")

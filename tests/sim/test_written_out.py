@@ -97,3 +97,59 @@ def test_h2_whose_first_phase_is_certain_keeps_the_sampler():
     nothing is written out, and the sampler (which never reaches it) is called."""
     assert _h2_code("U", 1.0, 1e40) is None
 
+
+@pytest.mark.parametrize("func", ["floor", "ceil"])
+def test_floor_and_ceil_are_ariths(func):
+    """Rounded as floats where finite; inf, -inf and NaN as they are; -0 kept."""
+    compiler = ExprCompiler(Engine(), [], [], 1)
+    reference = arith.FUNCTIONS[func][1]
+    values = (*VALUES, 0.5, -0.5, -2.5, 2.0**52 + 0.5, 2.0**60, -(2.0**60), 1e308, 4.999999)
+    for x, kind in itertools.product(values, ("number", "attribute", "expression")):
+        operand = _operand(x, kind, 0)
+        if operand is None:
+            continue
+        got = compiler.compile(ir.Call(func, (operand,)))([x, None])
+        assert _same(got, reference(x * 1.0)), (func, x, kind, got)
+
+
+def test_floor_evaluates_its_operand_once():
+    """An operand that draws is drawn once."""
+    compiler = ExprCompiler(Engine(), [], [], 1)
+    compiler.inline_draws = True
+    f = compiler.compile(
+        ir.Call("floor", (ir.Draw("exp", (ir.Num(3.0),), _SPAN),)), random.Random(2)
+    )
+    twin = random.Random(2)
+    for _ in range(200):
+        assert _same(f([None]), arith.FUNCTIONS["floor"][1](draws.exp(twin.random, 3.0)))
+
+
+def test_division_by_a_number_is_divide():
+    """`x / c` of a number c (not 0, not NaN) is Python's `/`, which is `arith.divide`."""
+    compiler = ExprCompiler(Engine(), [], [], 1)
+    for x, c in itertools.product(VALUES, (1.0, -1.0, 2.5, -0.5, 1e-300, 1e300, math.inf)):
+        f = compiler.compile(ir.Binary("/", ir.Attr(0), ir.Num(c)))
+        assert _same(f([x, None]), arith.divide(x, c)), (x, c)
+
+
+@pytest.mark.parametrize("kind", ["attribute", "expression"])
+def test_a_computed_member_is_members(kind):
+    """A member looked up by its index as a float is the one `member` gives, and an index
+    that names none (a fraction, -1, the count, inf, NaN) is `member`'s error."""
+    from serq.sim.errors import SimError
+    from serq.sim.exprs import member
+
+    stages = [object() for _ in range(5)]
+    compiler = ExprCompiler(Engine(), [], stages, 1)
+    index = ir.Attr(0) if kind == "attribute" else ir.Binary("+", ir.Attr(0), ir.Num(0.0))
+    ref = ir.Ref("stage", 1, 3, index, _SPAN)
+    f = compiler.resolver(ref)
+    for value in (*VALUES, 2.0, 0.5, 3.0, -2.0, 2.9999999999999996):
+        try:
+            expected = member(stages, 1, 3, value * 1.0, _SPAN, "stage ")
+        except SimError as error:
+            with pytest.raises(SimError) as raised:
+                f([value, None])
+            assert raised.value.message == error.message
+        else:
+            assert f([value, None]) is expected, value

@@ -1,0 +1,26 @@
+"""What the benchmarks share: the best CPU time of repeated runs, and the summary line
+of their ratios to the reference."""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+
+def cpu_best(run: Callable[[Any], Any], program: Any, repeat: int) -> float:
+    """The least CPU time (`time.process_time`) of `repeat` calls of `run(program)`."""
+    times = []
+    for _ in range(repeat):
+        start = time.process_time()
+        run(program)
+        times.append(time.process_time() - start)
+    return min(times)
+
+
+def summary(ratios: dict[str, float], what: str) -> str:
+    """ "median Mx, worst Wx (name), N what" of the ratios serq / pyserq by name."""
+    worst = max(ratios, key=ratios.__getitem__)
+    median = statistics.median(ratios.values())
+    return f"median {median:.1f}x, worst {ratios[worst]:.1f}x ({worst}), {len(ratios)} {what}"
