@@ -64,7 +64,7 @@ from serq.sim import deadlock
 from serq.sim.core import INSTANT_LIMIT, PROGRESS_EVERY, clock_stops
 from serq.sim.errors import SimError, bad_work
 from serq.sim.flows import FlowStage
-from serq.sim.holds import HoldRun, HoldSpec, _bad_units
+from serq.sim.holds import HoldRun, HoldSpec, _bad_reserve, _bad_units
 from serq.sim.recorder import StatsRecorder
 from serq.sim.session import AT_STAGE, ENDED, HOLD, PLAIN, QUEUED, READY, RUNNING, Session
 from serq.sim.stages import DelayStage, FifoStage, PsStage
@@ -451,6 +451,7 @@ class _Codegen:
             _k_index=_index,
             _k_HoldRun=HoldRun,
             _k_bad_units=_bad_units,
+            _k_bad_reserve=_bad_reserve,
             _k_reject=_rejecter(world.recorder),
             _k_bad_reuse=ch.bad_reuse,
             _k_bad_cache=ch.bad_cache,
@@ -907,8 +908,12 @@ class _Codegen:
                 self.emit(indent + 1, f"raise _k_bad_units({spec}, {i}, {names[i]}, {u})")
             self.emit_all(indent, ch.round_up(u, names[i], shape.blocks[i]))
             value, cap = ch.number(code), ch.number(shape.caps[i])
+            need = u
+            if shape.reserves[i] is not None:  # what it needs: the larger, with its reserve
+                need, value = self.temp("need"), None
+                self.emit_all(indent, ch.reserved(shape, i, u, spec, need))
             if value is None or cap is None or shape.blocks[i] is not None or value > cap:
-                self.emit(indent, f"if {u} > {shape.caps[i]}:")  # never fits: rejected
+                self.emit(indent, f"if {need} > {shape.caps[i]}:")  # never fits: rejected
                 self.emit(indent + 1, f"_k_reject({names[i]})")
                 self._release_inline(indent + 1)
                 self.emit(indent + 1, "_k_end(s)")
@@ -980,6 +985,7 @@ class _Codegen:
             or shape.keyed
             or self._waiting() == "True"
             or any(_draws(p.units) for p in stmt.pools)
+            or any(p.reserve is not None and _draws(p.reserve) for p in stmt.pools)
         )
 
     def _admit_at_once(
@@ -1062,6 +1068,9 @@ class _Codegen:
             reuse=None if stmt.reuse is None else self.expr(stmt.reuse, stream),
             spec=self.bind(self._spec_of(stmt), "_k_spec"),
             tracked=self.objects,
+            reserves=[
+                None if p.reserve is None else self.expr(p.reserve, stream) for p in stmt.pools
+            ],
         )
 
     def _spec(self, stmt: ir.Hold) -> HoldSpec:
@@ -1072,7 +1081,7 @@ class _Codegen:
         spec = HoldSpec(
             tuple(resolver(p.pool, self.session_stream) for p in stmt.pools),
             tuple(expr(p.units) for p in stmt.pools),
-            (None,) * len(stmt.pools),
+            tuple(None if p.reserve is None else expr(p.reserve) for p in stmt.pools),
             None,
             None,
             None,

@@ -3,8 +3,8 @@
 A hold is written inline into the generated session code (its body in the same
 generator, no frame) when nothing but that code ever reads where a session is in it:
 every pool of it is "inline", and its body holds only inline holds and runs only plain
-runs. A pool is inline when every hold of it is an inline candidate (no `lease` and no
-`reserve`; never nested in a hold of the same family, nor naming a computed member beside
+runs. A pool is inline when every hold of it is an inline candidate (no `lease`; never
+nested in a hold of the same family, nor naming a computed member beside
 another of its family), nothing grows, loads or releases it early, no step engine admits
 from it, and it has no `reserve held`, in a program where no preemption can happen (no
 growth at all). Its holders are sessions holding it once each. A hold may name a member
@@ -121,7 +121,7 @@ def _inline_pools(program: ir.Program) -> set[int]:
         for stmt in block:
             if isinstance(stmt, ir.Hold):
                 for part in stmt.pools:
-                    if stmt.lease is not None or part.reserve is not None:
+                    if stmt.lease is not None:
                         pools.difference_update(_family(part.pool))
                     elif _holds_inside(program, stmt.body, part.pool) or _twice(stmt, part.pool):
                         pools.difference_update(_family(part.pool))  # a member, held once
@@ -217,6 +217,7 @@ class Shape:
     reuse: str | None
     spec: str  # the hold's `HoldSpec`, for its errors
     tracked: bool  # the session's state, place and admission are read by the rest
+    reserves: list[str | None]  # per pool the code of its `reserve`, None without
 
 
 def round_up(var: str, pool: str, block: float | None) -> list[str]:
@@ -228,21 +229,38 @@ def round_up(var: str, pool: str, block: float | None) -> list[str]:
 
 def fits(shape: Shape, units: list[str]) -> list[str]:
     """`Holds._fits` (the run `run`, attributes `a`): each pool's units (`units[i]`, code)
-    into `u{i}` in order; the lines `break` out of the caller's loop at one that does not
-    fit."""
+    into `u{i}` in order, and its reserve when it has one, what it needs being the larger;
+    the lines `break` out of the caller's loop at one that does not fit."""
     lines = []
     for i, (pool, code, cap) in enumerate(zip(shape.pools, units, shape.caps, strict=True)):
         lines.append(f"u{i} = {code}")
         if not non_negative(code):
             lines += [
                 f"if not u{i} >= 0.0:",
-                f"    raise _k_bad_units(run.spec, {i}, {pool}, u{i})",
+                f"    raise _k_bad_units({shape.spec}, {i}, {pool}, u{i})",
             ]
+        lines += round_up(f"u{i}", pool, shape.blocks[i])
+        need = f"u{i}"
+        if shape.reserves[i] is not None:
+            need = f"need{i}"
+            lines += reserved(shape, i, f"u{i}", shape.spec, need)
+        lines += [f"if {pool}.allocated + {need} > {cap}:", "    break"]
+    return lines
+
+
+def reserved(shape: Shape, i: int, units: str, spec: str, need: str) -> list[str]:
+    """Pool i's reserve evaluated, checked and rounded up to blocks (`Holds._reserve`,
+    `Pool.round_up`) into `need`, then the larger of it and `units` (Python's `max`)."""
+    code, pool = shape.reserves[i], shape.pools[i]
+    lines = [f"{need} = {code}"]
+    if not non_negative(str(code)):
         lines += [
-            *round_up(f"u{i}", pool, shape.blocks[i]),
-            f"if {pool}.allocated + u{i} > {cap}:",
-            "    break",
+            f"if not {need} >= 0.0:",
+            f"    raise _k_bad_reserve({spec}, {i}, {pool}, {need})",
         ]
+    lines += round_up(need, pool, shape.blocks[i])
+    lines.append(f"if not {need} > {units}:")
+    lines.append(f"    {need} = {units}")
     return lines
 
 
@@ -283,7 +301,7 @@ def admit(
             lines += [
                 f"reuse = {shape.reuse}",
                 "if reuse != reuse:",
-                "    raise _k_bad_reuse(run.spec, s, reuse)",
+                f"    raise _k_bad_reuse({shape.spec}, s, reuse)",
             ]
         else:
             lines.append("reuse = _k_INF")

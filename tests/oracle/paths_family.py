@@ -4,8 +4,9 @@ The generated code of `serq.sim.compiled` (its event loop, its stage templates, 
 inline holds and sessions) must give the interpreter's report to the last bit. This
 family draws programs over what that code writes differently from the interpreter:
 fifo(c), delay and ps stages (single, and arrays run with a computed index or chosen
-with `choose`), plain holds of one or two pools (the inline holds) and of pool arrays' members
-(constant, computed, or chosen by `choose` as a router does), several holds of one
+with `choose`), plain holds of one or two pools (the inline holds), with a `reserve` at
+times, and of pool arrays' members (constant, computed, or chosen by `choose` as a router
+does), several holds of one
 pool, holds nested in holds of other pools, `end;` inside holds, rejections (units above
 the cap), units that read the clock, the state and draws, loops and branches around
 runs and holds, turns with the workload's blocks, gauges and observables of pools and
@@ -37,7 +38,16 @@ POOL_OPTIONS = (
     "queue by (waited);",
 )
 CACHES = ("", "", " cache (u)", " cache (x)", " cache (inf)", " cache (0)", " cache (2.5)")
-REUSES = ("", "", " reuse (x)", " reuse (1)", " reuse (0)", " reuse (inf)", " reuse (-1)")
+REUSES = (
+    "",
+    "",
+    " reuse (x)",
+    " reuse (1)",
+    " reuse (0)",
+    " reuse (inf)",
+    " reuse (-1)",
+    " reuse (0 / (u - u))",  # NaN: an error where the hold is admitted, on both paths
+)
 STAGE_KINDS = (
     "fifo(1)",
     "fifo(1)",
@@ -143,6 +153,14 @@ class _Gen:
 
     def pool(self) -> str:
         return self.ref(self.pick(self.pools))
+
+    def reserve(self) -> str:
+        """A `reserve` clause at times: room the hold waits for beyond its units (0,
+        fractions, inf, an attribute; a negative one is an error on both paths)."""
+        if self.ar.random() < 0.7:
+            return ""
+        held = f"holders({self.ref(self.pools[0])})"
+        return f" reserve ({self.ar.choice(('0', '2', '2.5', 'inf', 'u + 1', 'x', '-1', held))})"
 
     def ref(self, name: str) -> str:
         """Pool `name`, or a member of it with a constant or computed index (computed
@@ -269,7 +287,7 @@ class _Gen:
         pools = self.pools[:]
         r.shuffle(pools)
         held = [self.ref(p) for p in pools[: self.pick((1, 1, 2))]]
-        parts = ", ".join(f"{p} ({self.pick(UNITS).format(p=p)})" for p in held)
+        parts = ", ".join(f"{p} ({self.pick(UNITS).format(p=p)}){self.reserve()}" for p in held)
         cache = self.pick(CACHES)
         reuse = self.pick(REUSES) if cache else ""
         self.depth += 1
