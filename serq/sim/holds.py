@@ -156,19 +156,31 @@ class Holds:
         a = run.session.attrs
         units = []
         unit_fns, reserves = spec.units, spec.reserves
-        for i, pool in enumerate(run.pools):
+        i = 0
+        for pool in run.pools:
             u = unit_fns[i](a)  # fast path: `_units` and `Pool.round_up` inline
             if not u >= 0:
                 raise _bad_units(spec, i, pool, u)
-            if pool.block is not None:
-                u = pool.round_up(u)
+            b = pool.block
+            if b is not None:
+                q = u / b
+                if -INF < q < INF:
+                    u = math.ceil(q) * b
             need = u
             reserve = reserves[i]
             if reserve is not None:
-                need = max(u, pool.round_up(_reserve(spec, i, a, pool)))
+                r = reserve(a)
+                if not r >= 0:
+                    raise _bad_reserve(spec, i, pool, r)
+                if b is not None:
+                    q = r / b
+                    if -INF < q < INF:
+                        r = math.ceil(q) * b
+                need = max(u, r)
             if pool.allocated + pool.held + need > pool.cap:
                 return False
             units.append(u)
+            i += 1
         run.units_now = units
         return True
 

@@ -56,6 +56,11 @@ class _Level:
         self.value = value
 
 
+# a span of at most this many iterations adds its terms one by one rather than asking
+# `_gaps_added` whether one addition does (three calls that cost more than short sums)
+_SHORT = 16
+
+
 def _hold(level: _Level, times: list[float], value: float) -> None:
     """`level.set(t, value)` at each of the increasing `times`, where `value` is the
     level's value already: each adds `value * (t - since)` to the area in turn (a term
@@ -360,8 +365,29 @@ class StatsRecorder:
 
     def iteration_end(self, stage: int, now: float) -> None:
         s = self._stages[stage]
-        if s.started is not None:
-            self._end_iteration(s, now)
+        started = s.started
+        if started is None:
+            return
+        # fast path: `_end_iteration` and `_Level.set` inlined (an iteration's end each)
+        carried = s.carried
+        if carried:
+            if carried > 0 and started >= self.warmup:
+                s.batches += 1
+                s.batch_decodes += carried
+                s.batch_time += now - started
+            level = s.decodes
+            if now > level.since:
+                level.area += level.value * (now - level.since)
+                level.since = now
+            level.value = 0.0
+        level = s.on
+        if level is not None:
+            if now > level.since:
+                level.area += level.value * (now - level.since)
+                level.since = now
+            level.value = 0.0
+            s.on = None
+        s.started = None
 
     def iterations(
         self,
@@ -401,9 +427,15 @@ class StatsRecorder:
             # the decode level, the decode count and the batch time all add each start
             # less the one before, in one pass (as one at a time, term by term)
             since = starts[-1]
-            area = _gaps_added(level.area, 1, started, since)
-            weighted = _gaps_added(dec.area, decodes, started, since)
-            batch_time = _gaps_added(s.batch_time, 1, started, since)
+            if count <= _SHORT:  # fast path: a short span's terms, one by one, in C
+                gaps = list(map(sub, starts, chain((started,), starts)))
+                area = reduce(add, gaps, level.area)
+                weighted = reduce(add, map(mul, repeat(decodes), gaps), dec.area)
+                batch_time = reduce(add, gaps, s.batch_time)
+            else:
+                area = _gaps_added(level.area, 1, started, since)
+                weighted = _gaps_added(dec.area, decodes, started, since)
+                batch_time = _gaps_added(s.batch_time, 1, started, since)
             if area is None or weighted is None or batch_time is None:
                 # the sums that might round, term by term in order (`_hold`'s reduce)
                 gaps = list(map(sub, starts, chain((started,), starts)))

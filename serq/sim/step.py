@@ -45,7 +45,7 @@ so positions, crossings, the clock and the report are bit for bit those of stepp
 from __future__ import annotations
 
 import math
-from bisect import bisect_left
+from bisect import bisect_left, insort
 from collections.abc import Callable
 from collections.abc import Set as AbstractSet
 from heapq import heapify, heappop, heapreplace
@@ -317,7 +317,11 @@ class StepStage(StageBase):
         s.at = self
         s.arrived = s.started = now  # the reference counts no wait at a step stage
         self.residents.append(r)
-        self._ordered = None
+        ordered = self._ordered
+        if ordered is not None:  # a new list, in its place by admission (`_serve_order`)
+            ordered = ordered.copy()
+            insort(ordered, r, key=_by_admission)
+            self._ordered = ordered
         self.by_session[s] = r
         self.present += 1
         self.recorder.stage_state(self.index, now, self.present, 1.0)
@@ -396,7 +400,17 @@ class StepStage(StageBase):
             raise out_of_domain(
                 self.budget_origin, f"the budget of `{self.name}`", budget, "at least 0"
             )
-        chunk = INF if self.chunk is None else self.cap(blank)
+        chunk = self.chunk
+        if chunk is None:
+            chunk = INF
+        else:  # fast path: `cap` inlined
+            chunk = chunk(blank)
+            if chunk != chunk:
+                raise out_of_domain(
+                    self.chunk_origin, f"the chunk of `{self.name}`", chunk, "a number"
+                )
+            if not chunk > 0:
+                chunk = INF
         self.planning = True
         self.left = budget
         self.scheduled = []
@@ -518,9 +532,10 @@ class StepStage(StageBase):
         return since, where, self._why_nothing(budget)
 
     def _serve_order(self) -> list[Resident]:
-        """The residents in the serve order: a list no one changes (a resident that leaves
-        makes a new one), kept while no resident arrives or leaves when there are no keys
-        (admission numbers do not change)."""
+        """The residents in the serve order: a list no one changes (a resident that arrives
+        or leaves makes a new one), kept when there are no keys (admission numbers do not
+        change): an arrival is put in its place and a run that finishes taken out, and
+        any other departure sorts them again."""
         residents = self.residents
         keys = self.keys
         if not keys:
@@ -570,9 +585,26 @@ class StepStage(StageBase):
                 part = r.part
                 b = part.pool.block
                 target = part.position + t  # a growing run's part has one (`arrive_run`)
-                if b is not None and -INF < target < INF:
+                if b is not None and target - target == 0.0:  # finite
                     target = ceil(target / b) * b
                 if target > part.alloc or r.stall is not None:
+                    pool = part.pool
+                    need = target - part.alloc
+                    if (
+                        r.stall is None
+                        and not pool.reserve_held
+                        and pool.allocated + pool.held + need <= pool.cap
+                    ):  # fast path: `_grow` of a growth that fits at once
+                        part.alloc += need
+                        pool.allocated += need
+                        pool.dirty = True
+                        if pool.allocated + pool.cache.total > pool.cap:
+                            self.left = left  # as `_grow` sees it
+                            pool.evict(self.recorder)
+                        r.tokens = t
+                        left -= t
+                        add(r)
+                        continue
                     self.left = left
                     grown = self._grow(r, t, preempt=True)
                     left = self.left  # a preemption gives a victim's tokens back
@@ -860,7 +892,8 @@ class StepStage(StageBase):
                     heads.update(run.session for run in pool.queue)
                 elif pool.queue:
                     heads.add(pool.queue[0].session)
-                heads.update(grower.session for grower in pool.growers)
+                if pool.growers:
+                    heads.update(grower.session for grower in pool.growers)
         if waiting and (not verdict.with_waiters or self.exclusive):
             return None
         # a resident with a fraction of a token left after `most` iterations takes it in
@@ -890,7 +923,8 @@ class StepStage(StageBase):
         if crossings and crossings[-1][0] < 0:  # a crossing that does not fit ends it
             m = min(m, -crossings.pop()[0])
             del ends[m:]
-        del crossings[bisect_left(crossings, m, key=_first) :]
+        if crossings and crossings[-1][0] >= m:
+            del crossings[bisect_left(crossings, m, key=_first) :]
         engine = self.engine
         bound, until = engine.peek(), engine.until
         fractions = None
@@ -1237,7 +1271,8 @@ class StepStage(StageBase):
         target passes an edge when the position plus one does), so the crossings are
         counted by arithmetic and only those that fit are listed, merged in order. None
         when that does not hold."""
-        firsts = []  # (first crossing, serve rank, resident)
+        firsts = []  # (first crossing, serve rank, resident) of those that cross before m
+        total = 0  # the crossings before m
         pool = None
         floor = math.floor
         for rank, r in enumerate(scheduled):
@@ -1251,34 +1286,31 @@ class StepStage(StageBase):
                 b = pool.block
                 if b is None or b != floor(b):
                     return None
+                step = int(b)
             elif part.pool is not pool:
                 return None
             if alloc % b:
                 return None
             if p == floor(p):
-                if not alloc - p >= 1:
+                first = alloc - p
+                if not first >= 1:
                     return None
-                firsts.append((int(alloc - p), rank, r))
-                continue
-            if (
-                not 1.0 <= b < EXACT
-                or math.frexp(b)[0] != 0.5
-                or not alloc < EXACT
-                or exact_ones(p) < m  # position p + m, the last compared, is exact
-            ):
-                return None
-            # the additions are exact, so the first that passes alloc is floor(alloc - p) + 1,
-            # and alloc - p is exact where alloc <= 2p (Sterbenz)
-            first = int(alloc - p) if alloc <= p + p else ones_past(p, alloc) - 1
-            if first < 1:
-                return None
-            firsts.append((first, rank, r))
-        if pool is None:
-            return []
-        step = int(b)
-        total = 0
-        for first, _, _ in firsts:
+                first = int(first)
+            else:
+                if (
+                    not 1.0 <= b < EXACT
+                    or math.frexp(b)[0] != 0.5
+                    or not alloc < EXACT
+                    or exact_ones(p) < m  # position p + m, the last compared, is exact
+                ):
+                    return None
+                # the additions are exact, so the first that passes alloc is
+                # floor(alloc - p) + 1, and alloc - p is exact where alloc <= 2p (Sterbenz)
+                first = int(alloc - p) if alloc <= p + p else ones_past(p, alloc) - 1
+                if first < 1:
+                    return None
             if first < m:
+                firsts.append((first, rank, r))
                 total += (m - 1 - first) // step + 1
         if not total:
             return []
@@ -1293,8 +1325,15 @@ class StepStage(StageBase):
         if len(firsts) == 1:
             first, rank, r = firsts[0]
             found = [(j, rank, r, b) for j in range(first, m, step)[:want]]
+        elif want == total:  # fast path: all of them, sorted (by iteration, then serve rank)
+            found = []
+            add = found.append
+            for first, rank, r in firsts:
+                for j in range(first, m, step):
+                    add((j, rank, r, b))
+            found.sort()
         else:  # the residents' sequences merged, by iteration then serve rank
-            heap = [item for item in firsts if item[0] < m]
+            heap = firsts
             heapify(heap)
             found = []
             while len(found) < want:
@@ -1522,7 +1561,14 @@ class StepStage(StageBase):
                 del self.by_session[s]
                 self.residents.remove(r)
                 self.present -= 1
-            self._ordered = None
+            ordered = self._ordered
+            if ordered is not None:  # a new list without them (`_serve_order`)
+                if len(finished) == 1:
+                    ordered = ordered.copy()
+                    ordered.remove(finished[0])
+                    self._ordered = ordered
+                else:
+                    self._ordered = [r for r in ordered if r not in finished]
             self.recorder.stage_state(self.index, now, self.present, 1.0 if self.present else 0.0)
             for r in finished:
                 s = r.session
