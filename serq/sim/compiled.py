@@ -911,7 +911,7 @@ class _Codegen:
             need = u
             if shape.reserves[i] is not None:  # what it needs: the larger, with its reserve
                 need, value = self.temp("need"), None
-                self.emit_all(indent, ch.reserved(shape, i, u, spec, need))
+                self.emit_all(indent, ch.reserved(shape, i, u, need))
             if value is None or cap is None or shape.blocks[i] is not None or value > cap:
                 self.emit(indent, f"if {need} > {shape.caps[i]}:")  # never fits: rejected
                 self.emit(indent + 1, f"_k_reject({names[i]})")

@@ -4,16 +4,16 @@ A hold is written inline into the generated session code (its body in the same
 generator, no frame) when nothing but that code ever reads where a session is in it:
 every pool of it is "inline", and its body holds only inline holds and runs only plain
 runs. A pool is inline when every hold of it is an inline candidate (no `lease`; never
-nested in a hold of the same family, nor naming a computed member beside
-another of its family), nothing grows, loads or releases it early, no step engine admits
-from it, and it has no `reserve held`, in a program where no preemption can happen (no
-growth at all). Its holders are sessions holding it once each. A hold may name a member
-by a computed index (`hold kv[i] (...)`, as a router writes it) when every member of the
-family is inline and all have the same block and kind of queue: the member is resolved
-where the session joins, as `Holds.join` resolves it, and the code is written once for
-the family. It may have a block, an eviction order, queue keys and a spill,
-and its holds may `cache` and `reuse`: the cache itself stays the `Cache` object's, called
-as the interpreter calls it. What the rest of the simulator reads of such a pool (its
+nested in a hold of the same family, nor naming a computed member beside another of its
+family), nothing grows, loads or releases it early, no step engine admits from it, and it
+has no `reserve held`, in a program where no preemption can happen (no growth at all).
+Its holders are sessions holding it once each. A hold may name a member by a computed
+index (`hold kv[i] (...)`, as a router writes it) when every member of the family is
+inline and all have the same block and kind of queue: the member is resolved where the
+session joins, as `Holds.join` resolves it, and the code is written once for the family.
+A pool may have a block, an eviction order, queue keys and a spill, and its holds may
+`reserve`, `cache` and `reuse`: the cache itself stays the `Cache` object's, called as
+the interpreter calls it. What the rest of the simulator reads of such a pool (its
 observables, the pools' levels, the stall diagnostics) it reads from the `Pool` and the
 `HoldRun`s in its queue as before.
 
@@ -243,12 +243,12 @@ def fits(shape: Shape, units: list[str]) -> list[str]:
         need = f"u{i}"
         if shape.reserves[i] is not None:
             need = f"need{i}"
-            lines += reserved(shape, i, f"u{i}", shape.spec, need)
+            lines += reserved(shape, i, f"u{i}", need)
         lines += [f"if {pool}.allocated + {need} > {cap}:", "    break"]
     return lines
 
 
-def reserved(shape: Shape, i: int, units: str, spec: str, need: str) -> list[str]:
+def reserved(shape: Shape, i: int, units: str, need: str) -> list[str]:
     """Pool i's reserve evaluated, checked and rounded up to blocks (`Holds._reserve`,
     `Pool.round_up`) into `need`, then the larger of it and `units` (Python's `max`)."""
     code, pool = shape.reserves[i], shape.pools[i]
@@ -256,7 +256,7 @@ def reserved(shape: Shape, i: int, units: str, spec: str, need: str) -> list[str
     if not non_negative(str(code)):
         lines += [
             f"if not {need} >= 0.0:",
-            f"    raise _k_bad_reserve({spec}, {i}, {pool}, {need})",
+            f"    raise _k_bad_reserve({shape.spec}, {i}, {pool}, {need})",
         ]
     lines += round_up(need, pool, shape.blocks[i])
     lines.append(f"if not {need} > {units}:")
