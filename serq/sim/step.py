@@ -400,17 +400,7 @@ class StepStage(StageBase):
             raise out_of_domain(
                 self.budget_origin, f"the budget of `{self.name}`", budget, "at least 0"
             )
-        chunk = self.chunk
-        if chunk is None:
-            chunk = INF
-        else:  # fast path: `cap` inlined
-            chunk = chunk(blank)
-            if chunk != chunk:
-                raise out_of_domain(
-                    self.chunk_origin, f"the chunk of `{self.name}`", chunk, "a number"
-                )
-            if not chunk > 0:
-                chunk = INF
+        chunk = INF if self.chunk is None else self.cap(blank)
         self.planning = True
         self.left = budget
         self.scheduled = []
