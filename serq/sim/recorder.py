@@ -365,29 +365,8 @@ class StatsRecorder:
 
     def iteration_end(self, stage: int, now: float) -> None:
         s = self._stages[stage]
-        started = s.started
-        if started is None:
-            return
-        # fast path: `_end_iteration` and `_Level.set` inlined (an iteration's end each)
-        carried = s.carried
-        if carried:
-            if carried > 0 and started >= self.warmup:
-                s.batches += 1
-                s.batch_decodes += carried
-                s.batch_time += now - started
-            level = s.decodes
-            if now > level.since:
-                level.area += level.value * (now - level.since)
-                level.since = now
-            level.value = 0.0
-        level = s.on
-        if level is not None:
-            if now > level.since:
-                level.area += level.value * (now - level.since)
-                level.since = now
-            level.value = 0.0
-            s.on = None
-        s.started = None
+        if s.started is not None:
+            self._end_iteration(s, now)
 
     def iterations(
         self,
@@ -427,11 +406,8 @@ class StatsRecorder:
             # the decode level, the decode count and the batch time all add each start
             # less the one before, in one pass (as one at a time, term by term)
             since = starts[-1]
-            if count <= _SHORT:  # fast path: a short span's terms, one by one, in C
-                gaps = list(map(sub, starts, chain((started,), starts)))
-                area = reduce(add, gaps, level.area)
-                weighted = reduce(add, map(mul, repeat(decodes), gaps), dec.area)
-                batch_time = reduce(add, gaps, s.batch_time)
+            if count <= _SHORT:  # a short span: its terms one by one, below
+                area = weighted = batch_time = None
             else:
                 area = _gaps_added(level.area, 1, started, since)
                 weighted = _gaps_added(dec.area, decodes, started, since)
@@ -572,15 +548,27 @@ class StatsRecorder:
         )
 
     def _end_iteration(self, s: _Stage, now: float) -> None:
-        if s.carried > 0 and s.started >= self.warmup:
+        started = s.started
+        carried = s.carried
+        if carried > 0 and started >= self.warmup:
             s.batches += 1
-            s.batch_decodes += s.carried
-            s.batch_time += now - s.started
-        if s.on is not None:  # the levels that are not 0 (`iteration`), to 0
-            s.on.set(now, 0.0)
+            s.batch_decodes += carried
+            s.batch_time += now - started
+        # the levels that are not 0 (`iteration`), to 0: `_Level.set` inlined (an
+        # iteration's end each)
+        level = s.on
+        if level is not None:
+            if now > level.since:
+                level.area += level.value * (now - level.since)
+                level.since = now
+            level.value = 0.0
             s.on = None
-        if s.carried:
-            s.decodes.set(now, 0.0)
+        if carried:
+            level = s.decodes
+            if now > level.since:
+                level.area += level.value * (now - level.since)
+                level.since = now
+            level.value = 0.0
         s.started = None
 
     def _stage_row(
