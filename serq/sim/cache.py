@@ -5,12 +5,21 @@ session whose prefix it is, or None for a dead entry (the unusable rest of an en
 session consumed part of). A session has at most one live entry per pool, which
 `cachedin` reads. Entries are kept in release order, which is the LRU order; `evict by`
 orders by its keys and then release order, re-evaluated before every entry or block.
+
+Within one call of `evict_to` nothing a key may read changes but the size of the entry
+that lost a block, when the keys read only the entries' context, their owners'
+attributes and constants (`Cache.steady`: no draw, no observable). Then the keys are
+evaluated once per entry into a heap, and again only for the entry a block was taken
+from, instead of for every entry before every block; the victims are the same, as long as
+no key is NaN (a NaN orders nothing, and the scan's answer then depends on where it
+sits), where it falls back to the scan.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from heapq import heapify, heappop, heapreplace
 from itertools import count
 from typing import Any
 
@@ -61,6 +70,11 @@ def _blocks(units: float, total: float, bound: float, block: float, taken: float
     return k if k >= 2 else 0
 
 
+def _unordered(key: tuple[float, ...]) -> bool:
+    """Whether a key has a NaN in it, which no order places."""
+    return any(k != k for k in key)
+
+
 class Entry:
     """Cached units of one prefix."""
 
@@ -88,6 +102,7 @@ class Cache:
         "blank",
         "_order",
         "on_evict",
+        "steady",
     )
 
     def __init__(
@@ -102,6 +117,9 @@ class Cache:
         self.blank: list[Any] = []  # the attributes a dead entry's keys read (all 0)
         self._order = count().__next__
         self.on_evict: Callable[[Entry, float, bool], None] | None = None
+        # whether the keys read nothing an eviction changes but the victim's size (the
+        # module's docstring); the world sets it from the program
+        self.steady = False
 
     def cachedin(self, session: Any) -> float:
         """The units of `session`'s live entry (0 without one)."""
@@ -197,8 +215,9 @@ class Cache:
                 f"than serq steps through ({STEPPED_BLOCKS:,}): the eviction keys or the "
                 "spill are taken again after every block",
             )
+        ranked = self._ranked() if self.keys and self.steady else None
         while self.total > limit + EPS and entries:
-            entry = self._victim()
+            entry = self._victim() if ranked is None else ranked[0][2]
             take = entry.units
             if self.block is not None and take > self.block:
                 take = self.block
@@ -213,24 +232,49 @@ class Cache:
                 del entries[entry.order]
                 if entry.owner is not None:
                     del self.live[entry.owner]
+                if ranked is not None:
+                    heappop(ranked)
+            elif ranked is not None:  # its size changed, and with it maybe its key
+                key = self._key(entry, self.engine.now)
+                if _unordered(key):
+                    ranked = None
+                else:
+                    heapreplace(ranked, (key, entry.order, entry))
         if not entries:
             self.total = 0.0
         return removed, units
+
+    def _key(self, entry: Entry, now: float) -> tuple[float, ...]:
+        """The eviction keys of `entry` at `now`."""
+        self.context(entry, now)
+        owner = entry.owner
+        a = owner.attrs if owner is not None else self.blank
+        return tuple(k(a) for k in self.keys)
+
+    def _ranked(self) -> list[tuple[tuple[float, ...], int, Entry]] | None:
+        """The entries in a heap by (keys, release order), keyed once for a whole
+        eviction (`steady` keys); None when a key is NaN, which leaves the order to the
+        scan of `_victim`."""
+        now = self.engine.now
+        ranked = []
+        for entry in self.entries.values():
+            key = self._key(entry, now)
+            if _unordered(key):
+                return None
+            ranked.append((key, entry.order, entry))
+        heapify(ranked)
+        return ranked
 
     def _victim(self) -> Entry:
         """The next entry to evict; the keys read the entry's context variables and its
         owner's attributes."""
         if not self.keys:
             return next(iter(self.entries.values()))  # fast path: release order is LRU
-        engine = self.engine
-        now = engine.now
+        now = self.engine.now
         best: Entry | None = None
         best_key: tuple[float, ...] = ()
         for entry in self.entries.values():
-            self.context(entry, now)
-            owner = entry.owner
-            a = owner.attrs if owner is not None else self.blank
-            key = tuple(k(a) for k in self.keys)
+            key = self._key(entry, now)
             if best is None or key < best_key:
                 best, best_key = entry, key
         assert best is not None

@@ -21,6 +21,7 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
+from serq.ir.expr import Aggregate, Draw, Observable, contains
 from serq.sim import deadlock, draws, endless, fastforward, flows, straight
 from serq.sim.claims import Claims
 from serq.sim.core import Engine
@@ -130,6 +131,8 @@ class World:
             if isinstance(pool.evict, ir.By):
                 evict_keys = [exprs.compile(k, streams["eviction"]) for k in pool.evict.keys]
             self.pools.append(Pool(i, pool, engine, queue_keys, evict_keys))
+            if evict_keys is not None:
+                self.pools[-1].cache.steady = _steady_keys(pool, i)
             if pool.preempt_keys:  # `preempt by (keys)`
                 self.pools[-1].preempt_keys = tuple(exprs.compile(k) for k in pool.preempt_keys)
             self.pools[-1].cache.blank = self.blank
@@ -587,3 +590,14 @@ class World:
                 stage.arrive(SpillJob(), w)
 
         cache.on_evict = on_evict
+
+
+def _steady_keys(pool: ir.Pool, index: int) -> bool:
+    """Whether `pool`'s eviction keys read nothing an eviction changes but the victim's
+    size: no draw and no observable (a spill changes pools and stages as it evicts), and
+    the spill, if any, goes to another pool (`Cache.steady`)."""
+    assert isinstance(pool.evict, ir.By)
+    moving = (Draw, Observable, Aggregate)
+    if pool.spill is not None and pool.spill.to == index:
+        return False
+    return not any(contains(k, lambda node: isinstance(node, moving)) for k in pool.evict.keys)

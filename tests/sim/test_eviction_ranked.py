@@ -1,0 +1,104 @@
+"""Keyed eviction ranked once per eviction (`Cache._ranked`) picks the victims the scan
+of every entry before every block picks (`Cache._victim`), on a seeded family of
+programs whose keys read the entries' context (`size`, `age`, `last`, `waiting`), the
+owner's attributes and constants from the whole domain: 0, -0, negatives, inf,
+fractions, and keys that are NaN for some entries (0/0), where the ranking gives way to
+the scan. Blocks whole and fractional, with and without a spill, on one pool member and
+on a pool array. Each program runs twice, ranked and with every eviction scanned, and
+the two reports must be equal to the last bit."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+import serq
+from serq.sim import world
+
+KEYS = [
+    "size",
+    "-size",
+    "age",
+    "-age",
+    "last",
+    "-last",
+    "waiting",
+    "u",
+    "-u",
+    "0",
+    "-0",
+    "size > 3 ? inf : -inf",
+    "(size - 2) / age",  # NaN where an entry of 2 units is keyed at its release
+    "0 * age / age",  # NaN at age 0, else 0: the scan decides those instants
+    "size * 0.1 + age * 0.25",
+    "floor(size / 3)",
+    "-0.5 * waiting + u",
+    "min(size, 2.5)",
+]
+
+
+def _program(seed: int) -> str:
+    rng = random.Random(seed)
+    keys = ", ".join(rng.choice(KEYS) for _ in range(rng.randint(1, 3)))
+    block = rng.choice(["1", "2", "0.5", "1.5"])
+    cap = rng.choice(["24", "40", "37.5", "64"])
+    spill = rng.random() < 0.4
+    members = rng.choice([1, 1, 2])
+    kv = "kv" if members == 1 else "kv[floor(~uniform(0, 2))]"
+    decl = "pool kv" if members == 1 else f"pool kv[{members}]"
+    lines = [
+        "pool host { cap 200; block 1; evict lru; }" if spill else "",
+        f"{decl} {{ cap {cap}; block {block}; evict by ({keys});"
+        + (" spill host via link (size / 16) when (age >= 1); }" if spill else " }"),
+        "stage link : fifo(1);" if spill else "",
+        "stage gpu : ps(4);",
+        "stage think : delay;",
+        "workload {",
+        f"  arrive closed({rng.choice([6, 12, 20])});",
+        "}",
+        "session {",
+        f"  set u = {rng.choice(['2', '3.5', '1'])} + floor(~uniform(0, 6));",
+        "  loop {",
+        "    run think (~exp(1.5));",
+        f"    hold {kv} (u + 1) reuse (u) {{ observe hit = cached; run gpu (~exp(0.4)); }} "
+        f"cache (u + {rng.choice(['0', '1', '0.5'])});",
+        "    set u = u + floor(~uniform(0, 3));",
+        "  }",
+        "}",
+        f"run {{ horizon {rng.choice([40, 80])}; warmup 0; seed {seed}; }}",
+    ]
+    return "\n".join(line for line in lines if line) + "\n"
+
+
+def _report(path: str) -> str:
+    return serq.run(serq.compile(path)).json()
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_ranked_eviction_evicts_what_the_scan_evicts(seed, tmp_path, monkeypatch):
+    path = tmp_path / f"ranked_{seed}.sq"
+    path.write_text(_program(seed), encoding="utf-8")
+    ranked = _report(str(path))
+    monkeypatch.setattr(world, "_steady_keys", lambda pool, index: False)
+    assert _report(str(path)) == ranked
+
+
+def test_keys_that_read_a_draw_or_an_observable_are_scanned():
+    """A key that draws or reads a pool's state can change as the eviction goes on: those
+    pools keep the scan."""
+    source = """pool kv {{ cap 8; block 1; evict by ({key}); }}
+stage s : fifo(1);
+workload {{ arrive poisson(1); }}
+session {{ hold kv (2) {{ run s (1); }} cache (2); }}
+run {{ horizon 5; }}
+"""
+    for key, steady in [
+        ("size", True),
+        ("age, -size", True),
+        ("~uniform(0, 1)", False),
+        ("used(kv)", False),
+        ("size + cachedin(kv)", False),
+    ]:
+        program = serq.compile(source=source.format(key=key)).program
+        assert world._steady_keys(program.pools[0], 0) is steady, key
