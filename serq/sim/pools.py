@@ -18,6 +18,7 @@ from serq.ir import Pool as IRPool
 from serq.sim.cache import Cache
 from serq.sim.core import Engine
 from serq.sim.errors import SimError
+from serq.sim.ranked_queue import RankedQueue
 
 
 class HoldPart:
@@ -74,6 +75,7 @@ class Pool:
         "sessions",
         "n_holders",
         "queue",
+        "ranked",
         "front",
         "growers",
         "dirty",
@@ -93,6 +95,7 @@ class Pool:
         engine: Engine,
         queue_keys: Sequence[Callable[[Any], float]],
         evict_keys: Sequence[Callable[[Any], float]] | None,
+        ranked: bool = False,
     ) -> None:
         self.index = index
         self.name = pool.name if pool.index is None else f"{pool.name}[{pool.index}]"
@@ -109,7 +112,12 @@ class Pool:
         # release by the session takes all of them out.
         self.sessions: dict[Any, int] = {}
         self.n_holders = 0
-        self.queue: deque[Any] = deque()
+        # the waiting holds in join order; ranked by the keys when nothing changes them
+        # while the holds wait (`serq.sim.ranked_queue.steady`)
+        self.ranked = ranked and bool(self.keys)
+        self.queue: deque[Any] | RankedQueue = (
+            RankedQueue(self.keys) if self.ranked else deque()
+        )
         self.front: deque[Any] = deque()
         self.growers: deque[GrowWait] = deque()
         self.dirty = False
@@ -178,6 +186,8 @@ class Pool:
         """Take `run` out of the queue (admitted or cancelled)."""
         if self.front and self.front[0] is run:
             self.front.popleft()
+        elif self.ranked and run not in self.front:
+            self.queue.remove(run)
         elif self.queue and self.queue[0] is run:
             self.queue.popleft()
         elif run in self.front:
@@ -196,6 +206,10 @@ class Pool:
         keys = self.keys
         if not keys:
             return queue[0]
+        if self.ranked:
+            run = queue.head()
+            if run is not None:
+                return run  # else a NaN key: the scan below decides
         engine = self.engine
         now = engine.now
         best = None

@@ -22,7 +22,7 @@ from typing import Any
 from serq import ir
 from serq.ir import SLOT
 from serq.ir.expr import Aggregate, Draw, Observable, contains
-from serq.sim import deadlock, draws, endless, fastforward, flows, straight
+from serq.sim import deadlock, draws, endless, fastforward, flows, ranked_queue, straight
 from serq.sim.claims import Claims
 from serq.sim.core import Engine
 from serq.sim.errors import SimError
@@ -130,7 +130,8 @@ class World:
             evict_keys = None
             if isinstance(pool.evict, ir.By):
                 evict_keys = [exprs.compile(k, streams["eviction"]) for k in pool.evict.keys]
-            self.pools.append(Pool(i, pool, engine, queue_keys, evict_keys))
+            ranked = ranked_queue.steady(pool.queue.keys, program.attrs)
+            self.pools.append(Pool(i, pool, engine, queue_keys, evict_keys, ranked))
             if evict_keys is not None:
                 self.pools[-1].cache.steady = _steady_keys(pool, i)
             if pool.preempt_keys:  # `preempt by (keys)`

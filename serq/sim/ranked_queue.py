@@ -1,0 +1,113 @@
+"""A pool's queue whose keys do not change while its holds wait, kept ranked.
+
+`queue by (k1, ...)` chooses, before every admission, the waiting hold with the least
+keys, then the earliest to join. The keys are evaluated again for every waiting hold each
+time (`Pool.head`), which costs a scan of the queue per admission: quadratic in the
+length of a queue that grows, as it does past the load where a replica collapses.
+
+When the keys read only the session's attributes and constants (`steady`: no draw, no
+observable, no context variable such as `waited`), a waiting session's keys cannot
+change while it waits, since only the session itself sets its attributes and it is
+suspended in the hold. The two attributes the scheduler sets (`cached` at an admission,
+`computed` at a preemption, which may reach a session holding elsewhere) are left out.
+`RankedQueue` then evaluates the keys once, when the hold joins, and keeps the holds in
+a heap by (keys, join order), which is the order the scan finds. A key with a NaN in it
+orders nothing (the scan's choice then depends on where the hold sits in the queue), so
+while such a hold waits, `head` declines and the pool scans.
+
+Otherwise it is the queue in join order, as the pool's deque is: `append`, `remove`,
+`popleft`, `[0]`, iteration, `len`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator, Sequence
+from heapq import heappop, heappush
+from itertools import count
+from typing import Any
+
+from serq import ir
+from serq.ir.expr import Aggregate, Attr, Ctx, Draw, Observable, contains
+
+SET_BY_THE_SCHEDULER = ("cached", "computed")
+
+
+def steady(keys: Sequence[ir.Expr], attrs: Sequence[str]) -> bool:
+    """Whether queue keys read only constants and the attributes a session sets itself
+    (`attrs`: the program's attribute names by slot)."""
+    moving = (Draw, Observable, Aggregate, Ctx)
+
+    def changes(node: Any) -> bool:
+        if isinstance(node, Attr):
+            return attrs[node.slot] in SET_BY_THE_SCHEDULER
+        return isinstance(node, moving)
+
+    return bool(keys) and not any(contains(k, changes) for k in keys)
+
+
+class RankedQueue:
+    """The waiting holds of a pool in join order, with a heap of them by their keys."""
+
+    __slots__ = ("keys", "_joined", "_heap", "_unordered", "_numbers")
+
+    def __init__(self, keys: Sequence[Callable[[Any], float]]) -> None:
+        self.keys = tuple(keys)
+        self._joined: dict[Any, int] = {}  # run -> the number it joined with, join order
+        self._heap: list[tuple[tuple[float, ...], int, Any]] = []  # removed ones stay
+        self._unordered: set[Any] = set()  # the runs whose keys have a NaN
+        self._numbers = count().__next__
+
+    def append(self, run: Any) -> None:
+        """`run` joins the queue; its keys are read now, once."""
+        a = run.session.attrs
+        key = tuple(k(a) for k in self.keys)
+        number = self._numbers()
+        self._joined[run] = number
+        if any(x != x for x in key):
+            self._unordered.add(run)
+        else:
+            heappush(self._heap, (key, number, run))
+
+    def remove(self, run: Any) -> None:
+        """Take `run` out (admitted or cancelled)."""
+        del self._joined[run]
+        self._unordered.discard(run)
+        heap = self._heap
+        if len(heap) > 2 * len(self._joined) + 64:  # too many removed ones: keep the rest
+            joined = self._joined
+            self._heap = [e for e in heap if joined.get(e[2]) == e[1]]
+            self._heap.sort()
+
+    def popleft(self) -> Any:
+        """Take out and return the first to join."""
+        run = self[0]
+        self.remove(run)
+        return run
+
+    def head(self) -> Any:
+        """The run with the least keys, the first to join among equals; None when the
+        queue is empty or a NaN key leaves the choice to the pool's scan."""
+        if self._unordered:
+            return None
+        heap = self._heap
+        joined = self._joined
+        while heap:
+            _, number, run = heap[0]
+            if joined.get(run) == number:
+                return run
+            heappop(heap)
+        return None
+
+    def __getitem__(self, index: int) -> Any:
+        if index != 0 or not self._joined:
+            raise IndexError("a ranked queue gives only its first to join, [0]")
+        return next(iter(self._joined))
+
+    def __iter__(self) -> Iterator[Any]:
+        return iter(self._joined)
+
+    def __len__(self) -> int:
+        return len(self._joined)
+
+    def __contains__(self, run: Any) -> bool:
+        return run in self._joined
