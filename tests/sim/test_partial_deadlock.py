@@ -192,8 +192,7 @@ def _program(seed: int) -> str:
     rng = random.Random(seed)
     pools = rng.choice([1, 2, 2, 3])
     lines = [
-        f"pool p{i} {{ cap {rng.choice([1, 2, 2.5, 3, 4])}; preempt none; }}"
-        for i in range(pools)
+        f"pool p{i} {{ cap {rng.choice([1, 2, 2.5, 3, 4])}; preempt none; }}" for i in range(pools)
     ]
     lines += ["stage s : fifo(1);", "stage d : delay;"]
     arrival = rng.choice(["batch(3)", "batch(5)", "closed(4)", "poisson(0.5)", "renewal(1)"])
