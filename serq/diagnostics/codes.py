@@ -171,8 +171,8 @@ STALL = Code(
 )
 DEADLOCK = Code(
     "W-deadlock",
-    "sessions wait for each other at the pools for ever while arrivals keep the run going: "
-    "the report's numbers after that describe a stopped deployment",
+    "sessions wait for each other at the pools for ever while arrivals or other sessions "
+    "keep the run going: the report's numbers after that describe a stopped deployment",
     "run",
 )
 DRAW = Code(

@@ -189,7 +189,8 @@ def install(world: World, straight: bool = True) -> bool:
     switched = cs.specialise(world, options)
     world.__class__ = CompiledWorld  # before the code is written: it binds world methods
     try:
-        namespace, lines = _Codegen(world, options).build()
+        codegen = _Codegen(world, options)
+        namespace, lines = codegen.build()
     except (Unsupported, SyntaxError, RecursionError, MemoryError, ValueError):
         world.__class__ = World
         for stage, kind in switched:
@@ -200,6 +201,8 @@ def install(world: World, straight: bool = True) -> bool:
     world.samples = namespace["_k_samples"]
     world.gauge_points = namespace["_k_gauge_points"]
     world.loop_lines = lines
+    world.held_lines = codegen.held_lines
+    world.waits_in_inline_holds = codegen.nested_inline
     made = namespace["_k_build"]()
     for name, cell in namespace.get("_k_enter_cells", ()):
         cell.append(made["bodies"][name])  # a hold's body: its generator function
@@ -247,6 +250,7 @@ class CompiledWorld(World):
     """A `World` whose run is the generated code of `install`."""
 
     loop_lines: dict[int, Any]
+    held_lines: dict[int, tuple[tuple[str, tuple[Any, ...]], ...]]
     source: str
     switched: list[tuple[Any, type]]
     samples: Samples
@@ -318,6 +322,28 @@ class CompiledWorld(World):
             raise
         self.end_session(s)
 
+    def held_inline(self, s: Session) -> list[tuple[Any, float]] | None:
+        """What the waiting session `s` holds in inline holds (`World.held_inline`): the
+        units of the inline holds around the `yield` each of its generators is at, read
+        from the generator's locals; None when a generator is at no known `yield`."""
+        held = []
+        for f in s.frames:
+            frame = f[0].gi_frame
+            if frame is None:
+                return None
+            around = self.held_lines.get(frame.f_lineno)
+            if around is None:
+                return None
+            if around:
+                local = frame.f_locals
+                try:
+                    for units, pools in around:
+                        for pool, u in zip(pools, local[units], strict=True):
+                            held.append((local[pool] if isinstance(pool, str) else pool, u))
+                except (KeyError, TypeError, ValueError):  # not as written: no proof
+                    return None
+        return held
+
     def loop_origin(self, s: Session) -> Any:
         """The origin of the innermost loop `s` executes in, or None: from the line each of
         its generators is at, innermost first."""
@@ -346,6 +372,13 @@ class _Codegen:
         self.inline = ch.inline_holds(program)  # the holds written inline
         # the inline holds around: the name of their units (a tuple), their shape
         self._held: list[tuple[str, ch.Shape]] = []
+        # line number of each `yield` -> the inline holds around it: the name of their
+        # units and per pool the `Pool` or the name of the local that holds it
+        self.held_lines: dict[int, tuple[tuple[str, tuple[Any, ...]], ...]] = {}
+        # an inline hold inside another: a session may wait at it holding units that only
+        # the locals of the session code count (else every wait is outside inline holds:
+        # a hold not written inline is never inside one, and nothing grows)
+        self.nested_inline = False
         self.caching = ch.caching_pools(program)  # pools whose cache can hold anything
         self.samples = Samples(world.recorder)
         self.gauge_points: list[GaugePoints] = []
@@ -640,6 +673,11 @@ class _Codegen:
     def _yield(self, indent: int) -> None:
         """A blocking point: the session is suspended here until an event resumes it."""
         self.emit(indent, "yield")
+        ns = self.ns
+        self.held_lines[len(self.lines)] = tuple(
+            (units, tuple(ns.get(name, name) for name in shape.pools))
+            for units, shape in self._held
+        )
         if self._has_loops:  # as `World.run_session` counts the spins of one resumption
             self.emit(indent, "spins = 0")
 
@@ -887,6 +925,8 @@ class _Codegen:
         units, a rejection ending the session), then the body once admitted, then
         `Holds.close` (the parts released, the pools retried)."""
         spec = self.bind(self._spec_of(stmt), "_k_spec")
+        if self._held:
+            self.nested_inline = True
         members: list[int | str] = []  # `Holds.join` resolves every pool first
         for part in stmt.pools:
             k = ch.member(part.pool)

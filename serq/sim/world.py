@@ -221,6 +221,16 @@ class World:
         if not quiet and deadlock.applies(self.program, bool(self.steps)):
             self.deadlock = deadlock.find(self)
 
+    # whether a session can wait at a pool while it holds units that no `HoldPart` counts:
+    # never here; in the generated code, inside an inline hold (`CompiledWorld`)
+    waits_in_inline_holds = False
+
+    def held_inline(self, s: Session) -> list[tuple[Pool, float]] | None:
+        """What the waiting session `s` holds beside the pools' `HoldPart`s, as (pool,
+        units): nothing here; the generated code keeps an inline hold's units in its
+        locals (`CompiledWorld`), None when it cannot tell."""
+        return []
+
     def _check_stalls(self, quiet: bool) -> None:
         """The run is over: a step engine that still has something to plan and planned
         nothing since it last tried has stopped moving. With no event pending (`quiet`)
