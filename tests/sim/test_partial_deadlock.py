@@ -19,6 +19,7 @@ import pytest
 from serq.sim import api as sim_api
 from serq.sim import deadlock
 from serq.sim.world import World
+from tests.sim.both_paths import warnings_on_both_paths
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "domains-and-stalls.md").read_text()
 CROSSING = """pool a { cap 1; }
@@ -41,20 +42,6 @@ run { horizon 100; }
 """
 
 
-def _warnings_on_both_paths(text: str) -> tuple:
-    """The warnings of the run of `text` and its report's ended count, the same on the
-    generated code and on the interpreter."""
-    compiled, diagnostics = sim_api.compile_program(text, "t.sq")
-    assert compiled is not None, diagnostics
-    said = []
-    for codegen in (True, False):
-        report, ran = sim_api.execute(compiled, codegen=codegen)
-        assert report is not None, ran
-        said.append(([(d.code, d.span.line, d.span.column, d.message) for d in ran], report.ended))
-    assert said[0] == said[1]
-    return said[0]
-
-
 def _deadlocks(warnings: list) -> list:
     return [w for w in warnings if w[0] == "W-deadlock"]
 
@@ -64,7 +51,7 @@ def test_two_sessions_crossing_beside_a_loop_are_named_on_both_paths():
     from 1; session 2 runs at `d` for ever, so the run goes on to the horizon."""
     text = CROSSING.replace("ARRIVAL", "batch(3)")
     assert text.strip() in DOC  # the rule is stated with this program
-    warnings, ended = _warnings_on_both_paths(text)
+    warnings, ended = warnings_on_both_paths(text)
     assert ended == 0
     assert _deadlocks(warnings) == [
         (
@@ -84,7 +71,7 @@ def test_two_sessions_crossing_beside_a_loop_are_named_on_both_paths():
 def test_the_crossing_is_named_under_every_workload(arrival):
     """A closed population of three, and open workloads whose later sessions loop beside
     the two (or queue behind them): the two and whoever queues behind are named."""
-    warnings, _ = _warnings_on_both_paths(CROSSING.replace("ARRIVAL", arrival))
+    warnings, _ = warnings_on_both_paths(CROSSING.replace("ARRIVAL", arrival))
     [(code, line, column, message)] = _deadlocks(warnings)
     assert (code, line, column) == ("W-deadlock", 1, 6)
     assert "; the first, session 0, since t = " in message
@@ -98,7 +85,7 @@ def test_a_session_at_a_stage_beside_a_circular_wait_does_not_hide_it():
 
     text = CROSSED.replace("run { horizon 100; }", "stage e : delay;\nrun { horizon 100; }")
     text = text.replace("session {\n", "session {\n  branch (serial == 50) { run e (inf); }\n")
-    warnings, ended = _warnings_on_both_paths(text)
+    warnings, ended = warnings_on_both_paths(text)
     assert ended == 0
     [(_, line, column, message)] = _deadlocks(warnings)
     assert (line, column) == (1, 6)
@@ -125,14 +112,14 @@ session {
 }
 run { horizon 50; }
 """
-    warnings, _ = _warnings_on_both_paths(text)
+    warnings, _ = warnings_on_both_paths(text)
     [(_, _, _, message)] = _deadlocks(warnings)
     assert message.startswith(
         "2 of the 3 live sessions wait at the pools for ever (1 at pool `kv[0]` (used 3 of "
         "4, 3 of it by them); 1 at pool `kv[1]` (used 3 of 4, 3 of it by them)"
     )
     # with room for a hold of 2 beside each 3, both go on
-    assert _deadlocks(_warnings_on_both_paths(text.replace("cap 4", "cap 5"))[0]) == []
+    assert _deadlocks(warnings_on_both_paths(text.replace("cap 4", "cap 5"))[0]) == []
 
 
 NEAR_MISSES = [
@@ -162,7 +149,7 @@ def test_no_partial_wait_is_named_where_the_rule_proves_none(edit):
         if old:
             assert old in text
             text = text.replace(old, new)
-    warnings, _ = _warnings_on_both_paths(text)
+    warnings, _ = warnings_on_both_paths(text)
     assert _deadlocks(warnings) == []
 
 

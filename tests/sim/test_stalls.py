@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 from serq.sim import api as sim_api
+from tests.sim.both_paths import warnings_on_both_paths
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "domains-and-stalls.md").read_text()
 
@@ -429,27 +430,13 @@ run { horizon 100; }
 """
 
 
-def _warnings_on_both_paths(text: str) -> tuple:
-    """The warnings of the run of `text` and its report's ended count, the same on the
-    generated code and on the interpreter."""
-    compiled, diagnostics = sim_api.compile_program(text, "t.sq")
-    assert compiled is not None, diagnostics
-    said = []
-    for codegen in (True, False):
-        report, ran = sim_api.execute(compiled, codegen=codegen)
-        assert report is not None
-        said.append(([(d.code, d.span.line, d.span.column, d.message) for d in ran], report.ended))
-    assert said[0] == said[1]
-    return said[0]
-
-
 def test_a_circular_wait_that_arrivals_run_past_is_named_on_both_paths():
     """Session 0 holds `a` and waits for `b` from 3; session 1 holds `b` and waits for `a`
     from 2.2; every later arrival queues at `b`. Arrivals keep the run going to the
     horizon, so no stall rule sees it: the run ends with `W-deadlock` at the first pool
     with waiters, and the report is printed (no session ever ends)."""
     assert CROSSED.strip() in DOC
-    warnings, ended = _warnings_on_both_paths(CROSSED)
+    warnings, ended = warnings_on_both_paths(CROSSED)
     assert ended == 0
     assert warnings == [
         (
@@ -477,7 +464,7 @@ def test_a_circular_wait_that_arrivals_run_past_is_named_on_both_paths():
 )
 def test_no_circular_wait_is_named_where_the_rule_proves_none(edit):
     text = CROSSED.replace(*edit)
-    warnings, _ = _warnings_on_both_paths(text)
+    warnings, _ = warnings_on_both_paths(text)
     assert [w for w in warnings if w[0] == "W-deadlock"] == []
 
 
@@ -517,12 +504,12 @@ workload { arrive renewal(1); }
 session { hold p (3) { hold p (2) { run d (1); } } }
 run { horizon 10; }
 """
-    warnings, ended = _warnings_on_both_paths(text)
+    warnings, ended = warnings_on_both_paths(text)
     assert ended == 0
     [(code, line, column, message)] = warnings
     assert (code, line, column) == ("W-deadlock", 1, 6)
     assert message.startswith(
         "10 sessions wait at the pools for ever (10 at pool `p` (used 3 of 4))"
     )
-    warnings, _ = _warnings_on_both_paths(text.replace("hold p (3)", "hold p (2)"))
+    warnings, _ = warnings_on_both_paths(text.replace("hold p (3)", "hold p (2)"))
     assert warnings == []

@@ -1,0 +1,19 @@
+"""What the stall and deadlock tests share: a run's warnings on both event paths."""
+
+from __future__ import annotations
+
+from serq.sim import api as sim_api
+
+
+def warnings_on_both_paths(text: str) -> tuple:
+    """The warnings of the run of `text` and its report's ended count, the same on the
+    generated code and on the interpreter."""
+    compiled, diagnostics = sim_api.compile_program(text, "t.sq")
+    assert compiled is not None, diagnostics
+    said = []
+    for codegen in (True, False):
+        report, ran = sim_api.execute(compiled, codegen=codegen)
+        assert report is not None, ran
+        said.append(([(d.code, d.span.line, d.span.column, d.message) for d in ran], report.ended))
+    assert said[0] == said[1]
+    return said[0]
