@@ -809,10 +809,9 @@ class StepStage(StageBase):
             # iteration 1 would not start before the next other event or would start after
             # the horizon: `_span` would find fewer than two (as `_started` counts them)
             return
-        entry = heap[0]
-        if entry[1] != self._pending:
+        if not heap or heap[0][1] != self._pending:
             return  # not pending (it ends before any other event, so it would be first)
-        span = self._span(end, entry[3], bound)
+        span = self._span(end, heap[0][3], bound)
         if span is None:
             return
         heappop(heap)  # the candidate's end, replaced by the span's
