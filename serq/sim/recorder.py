@@ -57,7 +57,7 @@ class _Level:
 
 
 # a span of at most this many iterations adds its terms one by one rather than asking
-# `_gaps_added` whether one addition does (three calls that cost more than short sums)
+# `_gaps_added` whether one addition does (a call that costs more than short sums)
 _SHORT = 16
 
 
@@ -76,33 +76,43 @@ def _hold(level: _Level, times: list[float], value: float) -> None:
     level.value = value
 
 
-def _gaps_added(total: float, weight: int, first: float, last: float) -> float | None:
-    """`total` after adding `weight * (t - before)` for each of increasing times from
-    `first` to `last`, one term at a time, when none of those additions rounds: then
-    it is `total + weight * (last - first)`, whatever the times between. None when an
-    addition might round (the caller then adds the terms one by one).
+def _gaps_added(
+    totals: tuple[float, ...], weights: tuple[int, ...], first: float, last: float
+) -> list[float | None]:
+    """Each of `totals` after adding its weight (of `weights`) times `t - before` for each
+    of increasing times from `first` to `last`, one term at a time, when none of those
+    additions rounds: then it is `total + weight * (last - first)`, whatever the times
+    between; None for a total where an addition might round (the caller then adds its
+    terms one by one).
 
     No addition rounds when `first` and `last` lie in one binade (so every gap is a
     whole multiple of its unit in the last place u, and so is their sum), the weighted
-    sum is below 2**53 u (each weighted gap is exact), and `total` has a unit of at
+    sum is below 2**53 u (each weighted gap is exact), and the total has a unit of at
     most u and stays in its binade (each partial sum is a multiple of its unit there).
     A span is short against the clock, so this holds for all but a few spans."""
     if not first > 0.0:
-        return None
+        return [None] * len(totals)
     e = _frexp(first)[1]
     if _frexp(last)[1] != e:
-        return None
-    unit = _ldexp(1.0, e - 53)
-    if weight * ((last - first) / unit) >= _WHOLE:
-        return None
-    added = weight * (last - first)  # exact: a multiple of unit below 2**53 units
-    if total == 0.0:
-        return added
-    exponent = _frexp(total)[1]
-    if exponent > e:  # total's unit is coarser than the gaps'
-        return None
-    result = total + added
-    return result if _frexp(result)[1] == exponent else None
+        return [None] * len(totals)
+    gap = last - first
+    gaps = gap / _ldexp(1.0, e - 53)  # the gaps' sum in units u
+    sums: list[float | None] = []
+    for total, weight in zip(totals, weights, strict=True):
+        if weight * gaps >= _WHOLE:
+            sums.append(None)
+            continue
+        added = weight * gap  # exact: a multiple of u below 2**53 u
+        if total == 0.0:
+            sums.append(added)
+            continue
+        exponent = _frexp(total)[1]
+        if exponent > e:  # the total's unit is coarser than the gaps'
+            sums.append(None)
+            continue
+        result = total + added
+        sums.append(result if _frexp(result)[1] == exponent else None)
+    return sums
 
 
 class _Stage:
@@ -283,20 +293,13 @@ class StatsRecorder:
             p.holders.value = holders
 
     def pool_states(
-        self,
-        pool: int,
-        times: list[float],
-        used: list[float],
-        cached: list[float],
-        queued: int,
-        holders: int,
+        self, pool: int, rows: list[tuple[float, float, float]], queued: int, holders: int
     ) -> None:
-        """`pool_state` at each of the increasing `times`, with `used[i]` units used and
-        `cached[i]` cached at `times[i]` and the other levels as given: the same sums,
-        term by term."""
+        """`pool_state` at each (time, used, cached) of `rows`, their times increasing,
+        with the other levels as given: the same sums, term by term."""
         p = self._pools[pool]
         u, c, q, h = p.used, p.cached, p.queued, p.holders
-        for now, value, held in zip(times, used, cached, strict=True):
+        for now, value, held in rows:
             since = u.since
             if now > since:
                 dt = now - since
@@ -409,9 +412,9 @@ class StatsRecorder:
             if count <= _SHORT:  # a short span: its terms one by one, below
                 area = weighted = batch_time = None
             else:
-                area = _gaps_added(level.area, 1, started, since)
-                weighted = _gaps_added(dec.area, decodes, started, since)
-                batch_time = _gaps_added(s.batch_time, 1, started, since)
+                area, weighted, batch_time = _gaps_added(
+                    (level.area, dec.area, s.batch_time), (1, decodes, 1), started, since
+                )
             if area is None or weighted is None or batch_time is None:
                 # the sums that might round, term by term in order (`_hold`'s reduce)
                 gaps = list(map(sub, starts, chain((started,), starts)))

@@ -802,18 +802,20 @@ class StepStage(StageBase):
         """The instant a candidate iteration started is over: turn it into a span of the
         iterations that repeat it, when there are at least two."""
         engine = self.engine
+        heap = engine._heap
         end = self._pending_end
-        if not (end < self._next_other(engine._heap) and end <= engine.until):
+        bound = self._next_other(heap)
+        if not (end < bound and end <= engine.until):
             # iteration 1 would not start before the next other event or would start after
             # the horizon: `_span` would find fewer than two (as `_started` counts them)
             return
-        entry = engine.take(self._pending)
-        if entry is None:
-            return
-        span = self._span(entry[0], entry[3])
+        if not heap or heap[0][1] != self._pending:
+            return  # not pending (it ends before any other event, so it would be first)
+        span = self._span(end, heap[0][3], bound)
         if span is None:
-            engine.put(entry)
-        elif span[4]:  # its last iteration runs past the next event: applied as it starts
+            return
+        heappop(heap)  # the candidate's end, replaced by the span's
+        if span[4]:  # its last iteration runs past the next event: applied as it starts
             engine.schedule(span[1][-2], self._end_span, span)
         else:
             engine.schedule(span[1][-1], self._end_span, span)
@@ -830,9 +832,10 @@ class StepStage(StageBase):
             return min(heap[1], heap[2])[0]
         return heap[1][0] if n > 1 else INF
 
-    def _span(self, first_end: float, scheduled: Any) -> tuple | None:
+    def _span(self, first_end: float, scheduled: Any, bound: float) -> tuple | None:
         """(m, ends, crossings, scheduled, runs_on, fractions) for the m >= 2 iterations
-        that repeat the one planned now, ending at `first_end`: `ends` are their end times
+        that repeat the one planned now, ending at `first_end`, before the next other event
+        at `bound` (inf when none): `ends` are their end times
         (each the next one's start), `crossings` the block crossings (iteration, serve
         rank, resident, units) in the order the iterations would grow them; None when
         m < 2. Every iteration starts before the next other event and not after the
@@ -895,17 +898,25 @@ class StepStage(StageBase):
             ends, crossings = [first_end], []
         elif verdict.cost_varies:  # the KV the costs read moves at the crossings
             engine = self.engine
-            room = min(engine.peek(), engine.until) - first_end
+            room = min(bound, engine.until) - first_end
             if room < INF:  # as many as fit at the first cost, and one that runs past the
                 # bound: a span of costs that fall below it ends early, and the iterations
                 # after it go on as usual
                 most = min(most, int(room / (first_end - engine.now)) + 3)
             crossings, whole = self._crossings(scheduled, most, heads)
             ends = self._ends_varying(
-                first_end, n, kv, most, waiting, crossings, scheduled, whole and kv == floor(kv)
+                first_end,
+                bound,
+                n,
+                kv,
+                most,
+                waiting,
+                crossings,
+                scheduled,
+                whole and kv == floor(kv),
             )
         else:
-            ends = self._ends(first_end, n, kv, most, waiting)
+            ends = self._ends(first_end, bound, n, kv, most, waiting)
             if ends is None:
                 return None
             crossings = self._crossings(scheduled, len(ends), heads)[0]
@@ -915,8 +926,7 @@ class StepStage(StageBase):
             del ends[m:]
         if crossings and crossings[-1][0] >= m:
             del crossings[bisect_left(crossings, m, key=_first) :]
-        engine = self.engine
-        bound, until = engine.peek(), engine.until
+        until = self.engine.until
         fractions = None
         if tail and m == most and ends[-1] < bound and ends[-1] <= until:
             fractions = self._tail(m, ends, crossings, scheduled)
@@ -997,15 +1007,14 @@ class StepStage(StageBase):
         engine.kv_prefill = engine.prefilled = engine.attention = 0.0
 
     def _ends(
-        self, first_end: float, n: int, kv: float, most: int, waiting: bool
+        self, first_end: float, bound: float, n: int, kv: float, most: int, waiting: bool
     ) -> list[float] | None:
         """The end times of the iterations 0..m-1 that repeat iteration 0 (m <= `most`),
         for a budget and a cost that do not read kv_decode: each the previous end plus
-        the cost, as one iteration at a time adds them; each starts before any other
-        pending event and at or before the horizon (the last may end after them)."""
+        the cost, as one iteration at a time adds them; each starts before the next other
+        event (at `bound`) and at or before the horizon (the last may end after them)."""
         engine = self.engine
         blank = self.blank
-        bound = engine.peek()  # strictly before the next other event
         until = engine.until
         self._totals(n)
         engine.kv_decode = kv
@@ -1024,6 +1033,7 @@ class StepStage(StageBase):
     def _ends_varying(
         self,
         first_end: float,
+        bound: float,
         n: int,
         kv: float,
         most: int,
@@ -1042,7 +1052,6 @@ class StepStage(StageBase):
         and `start` sum them."""
         engine = self.engine
         blank = self.blank
-        bound = engine.peek()
         until = engine.until
         room = min(bound, until) - first_end  # the costs needed to pass it, roughly
         self._totals(n)
@@ -1442,10 +1451,8 @@ class StepStage(StageBase):
         if eager:
             state = recorder.pool_state
 
-            def batch(
-                index: int, times: list, used: list, cached: list, queued: int, holders: int
-            ) -> None:
-                for t, u, c in zip(times, used, cached, strict=True):
+            def batch(index: int, rows: list[tuple], queued: int, holders: int) -> None:
+                for t, u, c in rows:
                     state(index, t, u, c, queued, holders)
                     if check:  # not a flush of the pools: the clock is the span's end
                         world.check()
@@ -1463,9 +1470,7 @@ class StepStage(StageBase):
         one_block = not timed and counts is not None and block is not None and block > 0
         entries = cache.entries
         oldest = None  # the oldest entry, which only this loop changes (while not None)
-        times: list[float] = []
-        used: list[float] = []
-        cached: list[float] = []
+        rows: list[tuple[float, float, float]] = []  # (time, used, cached) at each crossing
         allocated = pool.allocated
         total = cache.total
         for j, _, r, need in crossings:
@@ -1486,15 +1491,13 @@ class StepStage(StageBase):
                             oldest.units = take - block
                             total = rest
                             evicted.append(block)
-                            times.append(t)
-                            used.append(allocated)
-                            cached.append(total)
+                            rows.append((t, allocated, total))
                             continue
                 oldest = None  # `evict_to` may remove it
                 if timed:
-                    if times:
-                        batch(index, times, used, cached, queued, holders)
-                        times, used, cached = [], [], []
+                    if rows:
+                        batch(index, rows, queued, holders)
+                        rows = []
                     engine.now = t
                 pool.allocated = allocated
                 cache.total = total
@@ -1507,19 +1510,17 @@ class StepStage(StageBase):
                     else:
                         count(index, "evicted_units", units)
                 total = cache.total
-            times.append(t)
-            used.append(allocated)
-            cached.append(total)
+            rows.append((t, allocated, total))
             if eager:
                 pool.allocated = allocated
-                batch(index, times, used, cached, queued, holders)
-                times, used, cached = [], [], []
+                batch(index, rows, queued, holders)
+                rows = []
         pool.allocated = allocated
         cache.total = total
         if evicted:
             counts(index, "evicted_units", evicted)
-        if times:
-            batch(index, times, used, cached, queued, holders)
+        if rows:
+            batch(index, rows, queued, holders)
         pool.dirty = False
 
     def _end(self, scheduled: list[Resident]) -> None:
