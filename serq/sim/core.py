@@ -95,7 +95,7 @@ class Engine:
 
     def take(self, seq: int) -> tuple[float, int, Action, Any] | None:
         """Take the pending event numbered `seq` out of the heap and return it (None when
-        it is not pending); `put` brings it back unchanged."""
+        it is not pending)."""
         heap = self._heap
         for i, entry in enumerate(heap):
             if entry[1] == seq:
@@ -105,10 +105,6 @@ class Engine:
                     heapify(heap)
                 return entry
         return None
-
-    def put(self, entry: tuple[float, int, Action, Any]) -> None:
-        """Bring back an event `take` returned, with its place among events at its time."""
-        heappush(self._heap, entry)
 
     def peek(self) -> float:
         """The time of the next event, or inf when none is scheduled."""
