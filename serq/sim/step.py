@@ -55,6 +55,7 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
+from serq.ir.expr import Draw, Observable, contains
 from serq.sim.cache import EPS
 from serq.sim.claims import demand as claims_demand
 from serq.sim.errors import SimError, bad_work, out_of_domain
@@ -152,6 +153,7 @@ class StepStage(StageBase):
         "_chunk",
         "_order",
         "_ordered",
+        "steady",
         "stalled",
         "sums",
         "kv_cost",
@@ -181,6 +183,8 @@ class StepStage(StageBase):
         self.exclusive = isinstance(kind.serve, ir.ExclusivePrefill)
         keys = () if self.exclusive else kind.serve.keys
         self.keys = tuple(compile_expr(k)[0] for k in keys)
+        # whether the serve order changes only when the residents do (`_serve_order`)
+        self.steady = bool(keys) and all(_steady_serve_key(k) for k in keys)
         read: set[str] = set()
         for expr in (kind.budget, kind.chunk, *keys):
             if expr is not None:
@@ -318,7 +322,9 @@ class StepStage(StageBase):
         s.arrived = s.started = now  # the reference counts no wait at a step stage
         self.residents.append(r)
         ordered = self._ordered
-        if ordered is not None:  # a new list, in its place by admission (`_serve_order`)
+        if ordered is not None and self.keys:  # sorted again by the keys (`_serve_order`)
+            self._ordered = None
+        elif ordered is not None:  # a new list, in its place by admission (`_serve_order`)
             ordered = ordered.copy()
             insort(ordered, r, key=_by_admission)
             self._ordered = ordered
@@ -525,7 +531,11 @@ class StepStage(StageBase):
         """The residents in the serve order: a list no one changes (a resident that arrives
         or leaves makes a new one), kept when there are no keys (admission numbers do not
         change): an arrival is put in its place and a run that finishes taken out, and
-        any other departure sorts them again."""
+        any other departure sorts them again. Kept too under `steady` keys, which read
+        only what a resident keeps while it stays (`decoding`, `admission`, its session's
+        attributes: the session waits in the run), unless a key is NaN (a NaN orders
+        nothing, so the sort's answer depends on the order the residents come in): an
+        arrival sorts them again, a run that finishes is taken out."""
         residents = self.residents
         keys = self.keys
         if not keys:
@@ -543,12 +553,16 @@ class StepStage(StageBase):
             a = r.session.attrs
             keyed.append((tuple(k(a) for k in keys), r.admission, r.order, r))
         keyed.sort(key=_first_three)
-        return [item[3] for item in keyed]
+        ordered = [item[3] for item in keyed]
+        if self.steady and not any(x != x for item in keyed for x in item[0]):
+            self._ordered = ordered
+        return ordered
 
     def _plan(self, chunk: float) -> None:
         by_session = self.by_session
         scheduled = self.scheduled
-        ordered = None if self.keys else self._ordered  # fast path: `_serve_order`, kept
+        # fast path: the order `_serve_order` keeps
+        ordered = self._ordered if self.steady or not self.keys else None
         if ordered is None:
             ordered = self._serve_order()
         ceil = math.ceil
@@ -1635,6 +1649,14 @@ def _count(n: int, word: str) -> str:
 def _num(x: float) -> str:
     """A number as a diagnostic shows it: whole numbers without a fraction."""
     return str(int(x)) if x == x and abs(x) < 2**53 and x == int(x) else repr(x)
+
+
+def _steady_serve_key(key: ir.Expr) -> bool:
+    """Whether a serve key reads nothing but constants, the session's attributes and the
+    resident's `decoding` and `admission`, which stay as they are while it is resident."""
+    if contains(key, lambda node: isinstance(node, Draw | Observable)):
+        return False
+    return contexts(key) <= {"decoding", "admission"}
 
 
 def _by_admission(r: Resident) -> tuple[float, int]:
