@@ -157,3 +157,20 @@ def contains(node: Any, test: Callable[[Any], bool]) -> bool:
         elif hasattr(item, "__dataclass_fields__") and not isinstance(item, type):
             stack.extend(getattr(item, name) for name in item.__dataclass_fields__)
     return False
+
+
+def reads_only(
+    node: Any, contexts: frozenset[str] = frozenset(), slots_but: frozenset[int] = frozenset()
+) -> bool:
+    """Whether `node` reads nothing but constants, the attributes of its session (but the
+    slots in `slots_but`) and the context variables in `contexts`: no draw, observable or
+    aggregate, which could read another value the next time with the session unchanged."""
+
+    def moves(item: Any) -> bool:
+        if isinstance(item, Draw | Observable | Aggregate):
+            return True
+        if isinstance(item, Ctx):
+            return item.name not in contexts
+        return isinstance(item, Attr) and item.slot in slots_but
+
+    return not contains(node, moves)

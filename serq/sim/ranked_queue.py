@@ -27,7 +27,7 @@ from itertools import count
 from typing import Any
 
 from serq import ir
-from serq.ir.expr import Aggregate, Attr, Ctx, Draw, Observable, contains
+from serq.ir.expr import reads_only
 
 SET_BY_THE_SCHEDULER = ("cached", "computed")
 
@@ -35,14 +35,8 @@ SET_BY_THE_SCHEDULER = ("cached", "computed")
 def steady(keys: Sequence[ir.Expr], attrs: Sequence[str]) -> bool:
     """Whether queue keys read only constants and the attributes a session sets itself
     (`attrs`: the program's attribute names by slot)."""
-    moving = (Draw, Observable, Aggregate, Ctx)
-
-    def changes(node: Any) -> bool:
-        if isinstance(node, Attr):
-            return attrs[node.slot] in SET_BY_THE_SCHEDULER
-        return isinstance(node, moving)
-
-    return bool(keys) and not any(contains(k, changes) for k in keys)
+    scheduled = frozenset(i for i, name in enumerate(attrs) if name in SET_BY_THE_SCHEDULER)
+    return bool(keys) and all(reads_only(k, slots_but=scheduled) for k in keys)
 
 
 class RankedQueue:

@@ -55,11 +55,11 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
-from serq.ir.expr import Draw, Observable, contains
+from serq.ir.expr import reads_only
 from serq.sim.cache import EPS
 from serq.sim.claims import demand as claims_demand
 from serq.sim.errors import SimError, bad_work, out_of_domain
-from serq.sim.fastforward import contexts
+from serq.sim.fastforward import RESIDENT, contexts
 from serq.sim.holds import innermost
 from serq.sim.ones import exact_ones, ones_past, plus_ones
 from serq.sim.pools import GrowWait
@@ -1654,9 +1654,7 @@ def _num(x: float) -> str:
 def _steady_serve_key(key: ir.Expr) -> bool:
     """Whether a serve key reads nothing but constants, the session's attributes and the
     resident's `decoding` and `admission`, which stay as they are while it is resident."""
-    if contains(key, lambda node: isinstance(node, Draw | Observable)):
-        return False
-    return contexts(key) <= {"decoding", "admission"}
+    return reads_only(key, RESIDENT)
 
 
 def _by_admission(r: Resident) -> tuple[float, int]:

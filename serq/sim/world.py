@@ -21,7 +21,7 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
-from serq.ir.expr import Aggregate, Draw, Observable, contains
+from serq.ir.expr import reads_only
 from serq.sim import deadlock, draws, endless, fastforward, flows, ranked_queue, straight
 from serq.sim.claims import Claims
 from serq.sim.core import Engine
@@ -608,7 +608,6 @@ def _steady_keys(pool: ir.Pool, index: int) -> bool:
     size: no draw and no observable (a spill changes pools and stages as it evicts), and
     the spill, if any, goes to another pool (`Cache.steady`)."""
     assert isinstance(pool.evict, ir.By)
-    moving = (Draw, Observable, Aggregate)
     if pool.spill is not None and pool.spill.to == index:
         return False
-    return not any(contains(k, lambda node: isinstance(node, moving)) for k in pool.evict.keys)
+    return all(reads_only(k, fastforward.ENTRY) for k in pool.evict.keys)
