@@ -8,11 +8,11 @@ orders by its keys and then release order, re-evaluated before every entry or bl
 
 Within one call of `evict_to` nothing a key may read changes but the size of the entry
 that lost a block, when the keys read only the entries' context, their owners'
-attributes and constants (`Cache.steady`: no draw, no observable). Then the keys are
-evaluated once per entry into a heap, and again only for the entry a block was taken
-from, instead of for every entry before every block; the victims are the same, as long as
-no key is NaN (a NaN orders nothing, and the scan's answer then depends on where it
-sits), where it falls back to the scan.
+attributes and constants (`Cache.steady`: no draw, no observable). Then, once a second
+victim is wanted, the keys are evaluated once per entry into a heap, and after that again
+only for the entry a block was taken from, instead of for every entry before every
+block. The victims are the same as long as no key is NaN (a NaN orders nothing, and the
+scan's answer then depends on where it sits); with one, it falls back to the scan.
 """
 
 from __future__ import annotations
@@ -71,8 +71,10 @@ def _blocks(units: float, total: float, bound: float, block: float, taken: float
 
 
 def _unordered(key: tuple[float, ...]) -> bool:
-    """Whether a key has a NaN in it, which no order places."""
-    return any(k != k for k in key)
+    """Whether a key may have a NaN in it, which no order places: its sum is NaN (as it
+    is for inf and -inf together too, which only leaves that eviction to the scan)."""
+    total = sum(key)
+    return total != total
 
 
 class Entry:
@@ -215,8 +217,15 @@ class Cache:
                 f"than serq steps through ({STEPPED_BLOCKS:,}): the eviction keys or the "
                 "spill are taken again after every block",
             )
-        ranked = self._ranked() if self.keys and self.steady else None
+        # the heap pays from the second victim on: the first is the scan's, at its cost
+        keyed = bool(self.keys) and self.steady
+        ranked = None
+        first = True
         while self.total > limit + EPS and entries:
+            if keyed and not first and ranked is None:
+                ranked = self._ranked()
+                keyed = ranked is not None  # a NaN: the scan from here on
+            first = False
             entry = self._victim() if ranked is None else ranked[0][2]
             take = entry.units
             if self.block is not None and take > self.block:
@@ -238,6 +247,7 @@ class Cache:
                 key = self._key(entry, self.engine.now)
                 if _unordered(key):
                     ranked = None
+                    keyed = False
                 else:
                     heapreplace(ranked, (key, entry.order, entry))
         if not entries:

@@ -102,3 +102,32 @@ run {{ horizon 5; }}
     ]:
         program = serq.compile(source=source.format(key=key)).program
         assert world._steady_keys(program.pools[0], 0) is steady, key
+
+
+def test_an_eviction_keys_the_entries_only_as_often_as_it_needs():
+    """Nothing to evict reads no key; one victim is the scan's (every entry keyed once);
+    from the second victim on the entries are keyed once more into the heap, and after
+    that only the entry a block was taken from. (A pool evicts at every admission, most
+    often nothing or one entry: keying every entry for nothing made a run that evicts one
+    of a thousand entries at a time five times slower.)"""
+    from serq.sim.cache import Cache
+    from serq.sim.core import Engine
+
+    reads = []
+
+    def key(a):
+        reads.append(1)
+        return 0.0
+
+    cache = Cache(Engine(), [key], block=1.0)
+    cache.steady = True
+    for serial in range(10):
+        cache.put_dead(3.0)  # ten entries of three blocks, all keyed 0: release order
+    assert cache.evict_to(30.0) == (0, 0.0) and reads == []
+    assert cache.evict_to(29.0) == (0, 1.0) and len(reads) == 10  # the scan
+    reads.clear()
+    assert cache.evict_to(20.0) == (3, 9.0)
+    # the scan for the first block, the heap for the second, then one key for each later
+    # block that leaves its entry with blocks (5 of the 7 later blocks)
+    assert len(reads) == 10 + 10 + 5
+
