@@ -121,7 +121,7 @@ def test_an_eviction_keys_the_entries_only_as_often_as_it_needs():
 
     cache = Cache(Engine(), [key], block=1.0)
     cache.steady = True
-    for serial in range(10):
+    for _ in range(10):
         cache.put_dead(3.0)  # ten entries of three blocks, all keyed 0: release order
     assert cache.evict_to(30.0) == (0, 0.0) and reads == []
     assert cache.evict_to(29.0) == (0, 1.0) and len(reads) == 10  # the scan
