@@ -130,4 +130,3 @@ def test_an_eviction_keys_the_entries_only_as_often_as_it_needs():
     # the scan for the first block, the heap for the second, then one key for each later
     # block that leaves its entry with blocks (5 of the 7 later blocks)
     assert len(reads) == 10 + 10 + 5
-

@@ -56,12 +56,12 @@ stage E : step {{ budget {rng.choice([16, 32, 48])}; chunk {rng.choice([0, 8, 16
 stage gap : delay;
 workload {{ arrive batch({rng.choice([4, 8, 12])}); }}
 session {{
-  set prio = floor(~uniform(0, 3)) * {rng.choice(['1', '0.5', '-1'])};
+  set prio = floor(~uniform(0, 3)) * {rng.choice(["1", "0.5", "-1"])};
   set prompt = 8 + 8 * floor(~uniform(0, 4));
   run gap (serial * 0.25);
   hold reqs (1), kv (min(prompt, budget_left(E))) reserve (prompt) {{
     run E prefill (prompt) growing kv;
-    run E decode ({rng.choice(['3', '10', '0.5'])} + prio * prio) growing kv;
+    run E decode ({rng.choice(["3", "10", "0.5"])} + prio * prio) growing kv;
   }}
 }}
 run {{ horizon 200; warmup 0; seed {seed}; }}
