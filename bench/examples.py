@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import serq  # noqa: E402
-from bench.timing import cpu_best, summary  # noqa: E402
+from bench.timing import cpu_best, cpu_best_each, summary  # noqa: E402
 
 HORIZON = re.compile(r"^\s*horizon\s+([0-9.eE+]+)\s*;", re.M)
 MOST = 500.0  # the most a horizon is stretched
@@ -69,12 +69,15 @@ def main() -> None:
         if horizon is None:
             print(f"{str(name):<34}  skipped: no horizon")
             continue
-        theirs = cpu_best(
-            pyserq.run, pyserq.compile(str(path), seed=1, horizon=horizon), args.repeat
-        )
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", serq.RunWarning)
-            ours = cpu_best(serq.run, serq.compile(str(path), seed=1, horizon=horizon), args.repeat)
+            theirs, ours = cpu_best_each(
+                [
+                    (pyserq.run, pyserq.compile(str(path), seed=1, horizon=horizon)),
+                    (serq.run, serq.compile(str(path), seed=1, horizon=horizon)),
+                ],
+                args.repeat,
+            )
         row = f"{str(name):<34}{horizon:>10.0f}{theirs:>10.3f}{ours:>9.3f}{ours / theirs:>7.1f}x"
         if theirs < GRAIN:  # a run of fixed size: the ratio is the cost of starting a run
             print(f"{row}  (a run of fixed size, left out)", flush=True)

@@ -7,8 +7,8 @@ Run by hand from the repository root (pyserq 0.1.2 installed):
 Each program of bench/shapes/ (or the SHAPEs named, file stems) is compiled once by each
 implementation, with the horizon that brings about N customers (100,000 by default: a
 warm-up of 100 s plus N over the customer rate of the table below, a customer being a session, or
-a turn where sessions take several), and run R times (3 by default), pyserq then serq
-in turn, in one process. A time is the CPU time (`time.process_time`) of one `run()`,
+a turn where sessions take several), and run in R rounds (3 by default) of pyserq then
+serq, in one process, so that a slow spell of the machine falls on both sides alike. A time is the CPU time (`time.process_time`) of one `run()`,
 report included, compilation excluded; the best of R is kept. It prints per shape the
 customers the reference's run counted, both times, serq's µs per customer and the ratio
 serq / pyserq, then the median and the worst ratio (issue 18's goals: every shape at most
@@ -19,14 +19,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import serq  # noqa: E402
-from bench.timing import summary  # noqa: E402
+from bench.timing import cpu_best_each, summary  # noqa: E402
 
 SHAPES = ROOT / "bench" / "shapes"
 WARMUP = 100.0  # seconds, every shape
@@ -62,16 +61,6 @@ def customers(report, kind: str) -> int:
     return report.ended
 
 
-def best(implementation, program, repeat: int) -> tuple[float, object]:
-    """The least CPU time of `repeat` runs of `program`, and the last report."""
-    least, report = float("inf"), None
-    for _ in range(repeat):
-        start = time.process_time()
-        report = implementation.run(program)
-        least = min(least, time.process_time() - start)
-    return least, report
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--customers", type=float, default=1e5)
@@ -96,8 +85,17 @@ def main() -> None:
         file = str(SHAPES / f"{name}.sq")
         horizon = WARMUP + args.customers / rate
         options = {"horizon": horizon, "warmup": WARMUP}
-        theirs, report = best(pyserq, pyserq.compile(file, **options), args.repeat)
-        ours, _ = best(serq, serq.compile(file, **options), args.repeat)
+        reports = []
+
+        def theirs_run(program, reports=reports):
+            reports.append(pyserq.run(program))
+
+        sides = [
+            (theirs_run, pyserq.compile(file, **options)),
+            (serq.run, serq.compile(file, **options)),
+        ]
+        theirs, ours = cpu_best_each(sides, args.repeat)
+        report = reports[-1]
         count = customers(report, kind)
         ratios[name] = ours / theirs
         print(

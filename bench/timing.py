@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import statistics
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 
@@ -17,6 +17,19 @@ def cpu_best(run: Callable[[Any], Any], program: Any, repeat: int) -> float:
         run(program)
         times.append(time.process_time() - start)
     return min(times)
+
+
+def cpu_best_each(runs: Sequence[tuple[Callable[[Any], Any], Any]], repeat: int) -> list[float]:
+    """The least CPU time of each `run(program)` of `runs` over `repeat` rounds in which
+    they take turns, so that a slow spell of a shared machine falls on all of them alike
+    rather than on one side of a ratio."""
+    least = [float("inf")] * len(runs)
+    for _ in range(repeat):
+        for i, (run, program) in enumerate(runs):
+            start = time.process_time()
+            run(program)
+            least[i] = min(least[i], time.process_time() - start)
+    return least
 
 
 def summary(ratios: dict[str, float], what: str) -> str:
