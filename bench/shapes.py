@@ -6,13 +6,14 @@ Run by hand from the repository root (pyserq 0.1.2 installed):
 
 Each program of bench/shapes/ (or the SHAPEs named, file stems) is compiled once by each
 implementation, with the horizon that brings about N customers (100,000 by default: a
-warm-up of 100 s plus N over the customer rate of the table below, a customer being a session, or
-a turn where sessions take several), and run in R rounds (3 by default) of pyserq then
-serq, in one process, so that a slow spell of the machine falls on both sides alike. A time is the CPU time (`time.process_time`) of one `run()`,
-report included, compilation excluded; the best of R is kept. It prints per shape the
-customers the reference's run counted, both times, serq's µs per customer and the ratio
-serq / pyserq, then the median and the worst ratio (issue 18's goals: every shape at most
-4x, the median at most 3x).
+warm-up of 100 s plus N over the customer rate of the table below, a customer being a
+session, or a turn where sessions take several), and run in R rounds (3 by default) of
+pyserq then serq, in one process, so that a slow spell of the machine falls on both sides
+alike. A time is the CPU time (`time.process_time`) of one `run()`, report included,
+compilation excluded; the best of R is kept. It prints per shape the customers the
+reference's run counted, both times, serq's µs per customer and the ratio serq / pyserq,
+then the median and the worst ratio (issue 18's goals: every shape at most 4x, the
+median at most 3x).
 """
 
 from __future__ import annotations
