@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import serq  # noqa: E402
-from bench.timing import cpu_best  # noqa: E402
+from bench.timing import cpu_best_each  # noqa: E402
 
 RUN = "run {{ horizon {horizon}; warmup 10; seed 1; }}\n"
 
@@ -170,9 +170,12 @@ def main() -> None:
         if args.only and name not in args.only:
             continue
         source = text + RUN.format(horizon=round(args.customers / rate))
-        theirs = cpu_best(pyserq.run, pyserq.compile(source=source), args.repeat)
-        interp = cpu_best(serq.run, serq.compile(source=source, codegen=False), args.repeat)
-        ours = cpu_best(serq.run, serq.compile(source=source), args.repeat)
+        sides = [
+            (pyserq.run, pyserq.compile(source=source)),
+            (serq.run, serq.compile(source=source, codegen=False)),
+            (serq.run, serq.compile(source=source)),
+        ]
+        theirs, interp, ours = cpu_best_each(sides, args.repeat)
         ratios.append(ours / theirs)
         print(
             f"{name:<13} {theirs:>9.3f} {interp:>9.3f} {ours:>10.3f} {interp / theirs:>6.1f}x "

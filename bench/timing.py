@@ -11,12 +11,7 @@ from typing import Any
 
 def cpu_best(run: Callable[[Any], Any], program: Any, repeat: int) -> float:
     """The least CPU time (`time.process_time`) of `repeat` calls of `run(program)`."""
-    times = []
-    for _ in range(repeat):
-        start = time.process_time()
-        run(program)
-        times.append(time.process_time() - start)
-    return min(times)
+    return cpu_best_each([(run, program)], repeat)[0]
 
 
 def cpu_best_each(runs: Sequence[tuple[Callable[[Any], Any], Any]], repeat: int) -> list[float]:
