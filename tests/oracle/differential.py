@@ -162,6 +162,15 @@ def compare(
     return "differ", first_difference(mine["ok"], theirs["ok"])
 
 
+def expect(verdict: str, detail: str, known: tuple[str, str] | None) -> None:
+    """Assert a family program's verdict: "same", or for a program whose difference the
+    NOTES record, `known`: its verdict and a part of its detail."""
+    if known is None:
+        assert verdict == "same", detail
+    else:
+        assert verdict == known[0] and known[1] in detail, detail
+
+
 # Fields of the reference's report that serq does not share: what 0.1.4 added after
 # serq-language.txt (`over_cap`: 0.1.4 queues a hold that can never fit, where the spec
 # rejects it; `idle_with_work`), and the inter-token latencies, which serq does not
