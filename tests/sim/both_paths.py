@@ -1,4 +1,4 @@
-"""What the stall and deadlock tests share: a run's warnings on both event paths."""
+"""What the stall and deadlock tests share: what a run says, the same on both event paths."""
 
 from __future__ import annotations
 
@@ -15,5 +15,19 @@ def warnings_on_both_paths(text: str) -> tuple:
         report, ran = sim_api.execute(compiled, codegen=codegen)
         assert report is not None, ran
         said.append(([(d.code, d.span.line, d.span.column, d.message) for d in ran], report.ended))
+    assert said[0] == said[1]
+    return said[0]
+
+
+def failure_on_both_paths(text: str, path: str = "t.sq") -> list[tuple]:
+    """The (code, span, message) of the diagnostics of the run of `text`, which stops
+    without a report, the same on the generated code and on the interpreter."""
+    compiled, diagnostics = sim_api.compile_program(text, path)
+    assert compiled is not None, diagnostics
+    said = []
+    for codegen in (True, False):
+        report, ran = sim_api.execute(compiled, codegen=codegen)
+        assert report is None
+        said.append([(d.code, d.span, d.message) for d in ran])
     assert said[0] == said[1]
     return said[0]

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from serq.sim import api as sim_api
-from tests.sim.both_paths import warnings_on_both_paths
+from tests.sim.both_paths import failure_on_both_paths, warnings_on_both_paths
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "domains-and-stalls.md").read_text()
 
@@ -202,14 +202,7 @@ def test_a_clock_that_crawls_late_is_stopped_on_both_paths():
     # the horizon. The pace since time 0 (one unit of time in the first event) saw
     # nothing and the run went on for ever in silence; the recent events' pace sees it
     assert LATE_CRAWL.strip() in DOC
-    compiled, _ = sim_api.compile_program(LATE_CRAWL, "t.sq")
-    said = []
-    for codegen in (True, False):
-        report, diagnostics = sim_api.execute(compiled, codegen=codegen)
-        assert report is None
-        said.append([(d.code, d.span, d.message) for d in diagnostics])
-    assert said[0] == said[1]
-    [(code, span, message)] = said[0]
+    [(code, span, message)] = failure_on_both_paths(LATE_CRAWL)
     assert (code, span.line, span.column) == ("E-run", 2, 12)
     assert message.startswith("the clock crawls: 65,536 events moved it from 1.0000000")
     assert "and at that pace the horizon 1000000 is about 1e+19 events away" in message
@@ -259,20 +252,12 @@ def test_a_clock_that_stops_is_a_stall_on_both_paths(monkeypatch):
     """Positive work too small to move a large clock ends at the same instant; a loop of
     it fires events at one instant for ever. Both event paths count the events of an
     instant and stop at the same one (the limit lowered here for speed)."""
-    from serq.sim import api as sim_api
     from serq.sim import compiled, core
 
     assert CLOCK_STOPS in DOC
     monkeypatch.setattr(core, "INSTANT_LIMIT", 1000)
     monkeypatch.setattr(compiled, "INSTANT_LIMIT", 1000)
-    program, _ = sim_api.compile_program(CLOCK_STOPS, "<stop>")
-    said = []
-    for codegen in (True, False):
-        report, diagnostics = sim_api.execute(program, codegen=codegen)
-        assert report is None
-        said.append([(d.code, d.span, d.message) for d in diagnostics])
-    assert said[0] == said[1]
-    code, span, message = said[0][0]
+    code, span, message = failure_on_both_paths(CLOCK_STOPS, "<stop>")[0]
     assert code == "E-run"
     assert message.startswith("the clock stops at 1e+20: 1,001 events at that instant")
     assert (span.line, span.column) == (2, 12)  # the workload, where a run without a construct is blamed
