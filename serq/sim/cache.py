@@ -25,6 +25,7 @@ from typing import Any
 
 from serq.sim.core import Engine
 from serq.sim.errors import SimError, number
+from serq.sim.ranked_queue import unordered
 from serq.sim.session import QUEUED
 
 EPS = 1e-9  # evicting stops within this of the limit (`Cache.evict_to`)
@@ -68,13 +69,6 @@ def _blocks(units: float, total: float, bound: float, block: float, taken: float
         by_total += 1
     k = min(by_entry, by_total)
     return k if k >= 2 else 0
-
-
-def _unordered(key: tuple[float, ...]) -> bool:
-    """Whether a key may have a NaN in it, which no order places: its sum is NaN (as it
-    is for inf and -inf together too, which only leaves that eviction to the scan)."""
-    total = sum(key)
-    return total != total
 
 
 class Entry:
@@ -245,7 +239,7 @@ class Cache:
                     heappop(ranked)
             elif ranked is not None:  # its size changed, and with it maybe its key
                 key = self._key(entry, self.engine.now)
-                if _unordered(key):
+                if unordered(key):
                     ranked = None
                     keyed = False
                 else:
@@ -269,7 +263,7 @@ class Cache:
         ranked = []
         for entry in self.entries.values():
             key = self._key(entry, now)
-            if _unordered(key):
+            if unordered(key):
                 return None
             ranked.append((key, entry.order, entry))
         heapify(ranked)

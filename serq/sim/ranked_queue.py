@@ -32,6 +32,14 @@ from serq.ir.expr import reads_only
 SET_BY_THE_SCHEDULER = ("cached", "computed")
 
 
+def unordered(key: tuple[float, ...]) -> bool:
+    """Whether a tuple of keys may have a NaN in it, which no order places: its sum is
+    NaN (as it is for inf and -inf together too, which only leaves that one to a scan).
+    (`key != key` will not do: a tuple compares an item with itself by identity.)"""
+    total = sum(key)
+    return total != total
+
+
 def steady(keys: Sequence[ir.Expr], attrs: Sequence[str]) -> bool:
     """Whether queue keys read only constants and the attributes a session sets itself
     (`attrs`: the program's attribute names by slot)."""
@@ -57,7 +65,7 @@ class RankedQueue:
         key = tuple(k(a) for k in self.keys)
         number = self._numbers()
         self._joined[run] = number
-        if any(x != x for x in key):
+        if unordered(key):
             self._unordered.add(run)
         else:
             heappush(self._heap, (key, number, run))

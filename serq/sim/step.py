@@ -64,6 +64,7 @@ from serq.sim.holds import innermost
 from serq.sim.ones import exact_ones, ones_past, plus_ones
 from serq.sim.pools import GrowWait
 from serq.sim.preempt import resident_by_keys
+from serq.sim.ranked_queue import unordered
 from serq.sim.session import AT_STAGE, READY
 from serq.sim.stages import StageBase
 
@@ -554,7 +555,7 @@ class StepStage(StageBase):
             keyed.append((tuple(k(a) for k in keys), r.admission, r.order, r))
         keyed.sort(key=_first_three)
         ordered = [item[3] for item in keyed]
-        if self.steady and not any(x != x for item in keyed for x in item[0]):
+        if self.steady and not any(unordered(item[0]) for item in keyed):
             self._ordered = ordered
         return ordered
 
