@@ -5,7 +5,9 @@ Run by hand from the repository root:
 
     PYTHONPATH=. python bench/step.py
 
-Each case is compiled once per implementation and run three times; the best run time
+Each case is compiled once per implementation and run in three rounds in which pyserq,
+serq and serq without fast-forwarding take turns (`bench.timing.cpu_best_each`, so that a
+slow spell of the machine falls on every side alike); the best run time of each
 (compilation excluded) is printed with the ratio serq / pyserq, for serq with
 fast-forwarding (the default) and without it, with the share of iterations the
 fast-forward skipped and the iterations serq still planned one at a time per turn; then
@@ -35,7 +37,6 @@ from __future__ import annotations
 import cProfile
 import pstats
 import sys
-import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
@@ -43,6 +44,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 import pyserq  # noqa: E402
 
 import serq  # noqa: E402
+from bench.timing import cpu_best_each  # noqa: E402
 
 PROGRAM = str(Path(__file__).resolve().parents[1] / "examples" / "vllm.sq")
 FRACTIONAL = str(Path(__file__).resolve().parent / "vllm_fractional.sq")
@@ -63,19 +65,35 @@ CASES = {
 REPEATS = 3
 
 
-def best_run(implementation, sets: dict, **options) -> tuple[float, object]:
-    """The best of REPEATS run CPU times of `implementation` (pyserq or serq) on one case, and
-    the last report; `options` go to serq's `run`."""
+def compiled(implementation, sets: dict | None):
+    """`implementation`'s (pyserq's or serq's) program of one case."""
     if sets is None:
-        program = implementation.compile(FRACTIONAL)
-    else:
-        program = implementation.compile(PROGRAM, horizon=HORIZON, sets=sets)
-    best, report = float("inf"), None
-    for _ in range(REPEATS):
-        start = time.process_time()
-        report = implementation.run(program, **options)
-        best = min(best, time.process_time() - start)
-    return best, report
+        return implementation.compile(FRACTIONAL)
+    return implementation.compile(PROGRAM, horizon=HORIZON, sets=sets)
+
+
+def best_runs(sets: dict | None) -> tuple[list[float], object, object]:
+    """The best of REPEATS run CPU times of one case for pyserq, serq and serq without
+    fast-forwarding, taking turns in each round (`cpu_best_each`), and the last report of
+    each implementation."""
+    ours, theirs = compiled(serq, sets), compiled(pyserq, sets)
+    reports = {}
+
+    def keep(name, run):
+        def call(program):
+            reports[name] = run(program)
+
+        return call
+
+    times = cpu_best_each(
+        [
+            (keep("pyserq", pyserq.run), theirs),
+            (keep("serq", serq.run), ours),
+            (lambda program: serq.run(program, fast_forward=False), ours),
+        ],
+        REPEATS,
+    )
+    return times, reports["pyserq"], reports["serq"]
 
 
 def summary(report) -> str:
@@ -92,9 +110,7 @@ def main() -> None:
     print(f"{PROGRAM} for {HORIZON} s, best of {REPEATS} (CPU time of the run only)")
     print(f"{'case':<20}{'pyserq s':>10}{'serq s':>10}{'ratio':>8}{'one by one':>12}{'ratio':>8}")
     for name, sets in CASES.items():
-        theirs, their_report = best_run(pyserq, sets)
-        ours, our_report = best_run(serq, sets)
-        slow, _ = best_run(serq, sets, fast_forward=False)
+        (theirs, ours, slow), their_report, our_report = best_runs(sets)
         print(
             f"{name:<20}{theirs:>10.3f}{ours:>10.3f}{ours / theirs:>7.2f}x"
             f"{slow:>12.3f}{slow / theirs:>7.2f}x"
