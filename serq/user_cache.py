@@ -1,6 +1,7 @@
 """Where serq keeps what it caches between processes: `$SERQ_CACHE_DIR`, else
 `$XDG_CACHE_HOME/serq`, else `~/.cache/serq` (the parser's pickle, `serq.syntax.
-grammar_cache`, and the dataclasses' code, `serq.dataclass_code`). Imports no serq module."""
+grammar_cache`, and the stores of `serq.code_store`: the dataclasses' code and the
+lexers' regexes). Imports no serq module."""
 
 from __future__ import annotations
 

@@ -43,12 +43,12 @@ def test_the_cached_class_behaves_as_the_plain_one():
     """A class of a serq module goes through the cache; one of another module does not;
     both have the same fields, init, repr, equality, hash and frozenness."""
     assert dataclasses.exec is dataclass_code._exec  # installed by `import serq`
-    before = len(dataclass_code._codes)
+    before = len(dataclass_code._STORE.table)
     cached = _make("serq._probe_module")
-    assert len(dataclass_code._codes) >= before  # (its texts may already be there)
-    used = set(dataclass_code._used)
+    assert len(dataclass_code._STORE.table) >= before  # (its texts may already be there)
+    used = set(dataclass_code._STORE.used)
     plain = _make("not_serq_probe")
-    assert dataclass_code._used == used  # another module's class is left alone
+    assert dataclass_code._STORE.used == used  # another module's class is left alone
     for kind in (cached, plain):
         a, b = kind("a", float("inf")), kind("a", float("inf"), ("p",))
         assert [f.name for f in dataclasses.fields(kind)] == ["name", "size", "parts"]
@@ -65,8 +65,8 @@ def test_the_cached_class_behaves_as_the_plain_one():
 
 def test_the_code_matches_a_fresh_compilation():
     """Every stored code object is what compiling its text gives."""
-    assert dataclass_code._codes, "serq's classes were made through the cache"
-    for text, code in list(dataclass_code._codes.items())[:50]:
+    assert dataclass_code._STORE.table, "serq's classes were made through the cache"
+    for text, code in list(dataclass_code._STORE.table.items())[:50]:
         fresh = compile(text, "<string>", "exec", dont_inherit=True)
         assert fresh == code
 
@@ -75,15 +75,15 @@ def test_a_foreign_or_writable_file_is_not_read(tmp_path):
     path = tmp_path / "code.marshal"
     path.write_bytes(marshal.dumps({"x = 1": compile("x = 1", "<string>", "exec")}))
     path.chmod(0o600)
-    assert list(dataclass_code._load(path)) == ["x = 1"]
+    assert list(dataclass_code._STORE.load(path)) == ["x = 1"]
     path.chmod(0o660)
-    assert dataclass_code._load(path) == {}
+    assert dataclass_code._STORE.load(path) == {}
     path.chmod(0o600)
     path.write_bytes(b"\x00garbage")
-    assert dataclass_code._load(path) == {}
+    assert dataclass_code._STORE.load(path) == {}
     path.write_bytes(marshal.dumps([1, 2]))
-    assert dataclass_code._load(path) == {}
-    assert dataclass_code._load(tmp_path / "missing") == {}
+    assert dataclass_code._STORE.load(path) == {}
+    assert dataclass_code._STORE.load(tmp_path / "missing") == {}
 
 
 def _run(code: str, env: dict) -> str:
@@ -97,7 +97,7 @@ def test_a_process_writes_the_cache_and_the_next_reads_it(tmp_path):
     env.pop("SERQ_CODE_CACHE", None)
     env.pop("SERQ_GRAMMAR_CACHE", None)
     probe = (
-        "import serq.syntax.ast, serq.dataclass_code as d; print(len(d._codes), d._state['new'])"
+        "import serq.syntax.ast, serq.dataclass_code as d; print(len(d._STORE.table), d._STORE.new)"
     )
     first = _run(probe, env).split()
     files = list(tmp_path.glob("dataclass-code-*.marshal"))

@@ -58,12 +58,12 @@ def grammar() -> Grammar:
 
     source = grammar_path().read_text(encoding="utf-8")
     path = grammar_cache.path_for(source)
-    cached = grammar_cache.load(path, Grammar)
-    if cached is not None:
-        return cached
-    built = Grammar(source)
-    grammar_cache.store(path, built)
-    return built
+    loaded = grammar_cache.load(path, Grammar)
+    if loaded is None:
+        loaded = Grammar(source)
+        grammar_cache.store(path, loaded)
+    loaded.keep_regexes()
+    return loaded
 
 
 class Grammar:
@@ -93,6 +93,16 @@ class Grammar:
         }
         self.words = Words(spellings, self._list_members())
         self.keywords = {v: n for n, v in spellings.items() if _WORD.fullmatch(v)}
+
+    def keep_regexes(self) -> None:
+        """Have every state's lexer compile its regexes through `serq.syntax.regex_code`,
+        which keeps them between processes (after pickling: the pickle holds `re`)."""
+        from serq.syntax import regex_code
+
+        lexers = {id(lexer): lexer for lexer in self.lexer.lexers.values()}
+        lexers[id(self.lexer.root_lexer)] = self.lexer.root_lexer
+        for lexer in lexers.values():
+            lexer.re = regex_code.RE
 
     def _list_members(self) -> dict[str, set[str]]:
         """For each list marker terminal, the terminals that begin an element of its list."""

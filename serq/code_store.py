@@ -1,0 +1,126 @@
+"""A table of compiled code kept on disk between processes (`serq.user_cache`).
+
+Two things cost a serq process the same work every time it starts, though their result
+depends only on a text: the methods `dataclasses` writes for serq's classes
+(`serq.dataclass_code`) and the regular expressions of the parser's lexers
+(`serq.syntax.regex_code`). Each keeps what it compiled in a `CodeStore`, a dict from the
+text to what `marshal` can write, in one file per store and per interpreter (the name
+carries the cache tag and `sys.hexversion`: code is the interpreter's own format).
+
+The file is read once a process, when the store is first asked, and only if it is the
+user's own and nobody else can write it (it holds code that is executed). It is written
+back when the process exits, atomically, and only if the process added to it; past
+`max_entries` (the sources changed a lot) only what this process used is kept. Nothing
+here raises: a missing, foreign or damaged file is an empty store, and a directory that
+cannot be written keeps nothing. `SERQ_CODE_CACHE=0`, or `SERQ_GRAMMAR_CACHE=0`, turns
+every store off (it then holds what this process compiles, and writes nothing).
+"""
+
+from __future__ import annotations
+
+import marshal
+import os
+import sys
+from collections.abc import Callable, Hashable
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+
+def enabled() -> bool:
+    """Whether stores are read and written (the environment may turn them off)."""
+    return os.environ.get("SERQ_CODE_CACHE") != "0" and os.environ.get("SERQ_GRAMMAR_CACHE") != "0"
+
+
+class CodeStore:
+    """Compiled values by key, read from and written to `<stem>-<interpreter>.marshal` in
+    the user's cache; `valid(key, value)` tells a stored entry that may be used."""
+
+    def __init__(
+        self, stem: str, valid: Callable[[Any, Any], bool], max_entries: int = 4000
+    ) -> None:
+        self.stem = stem
+        self.valid = valid
+        self.max_entries = max_entries
+        self.table: dict[Hashable, Any] = {}
+        self.used: set[Hashable] = set()
+        self.new = False
+        self.loaded = False
+
+    def get(self, key: Hashable) -> Any | None:
+        """The value stored for `key`, or None (the file is read on the first call)."""
+        if not self.loaded:
+            self._load_once()
+        value = self.table.get(key)
+        if value is not None:
+            self.used.add(key)
+        return value
+
+    def put(self, key: Hashable, value: Any) -> None:
+        """Keep `value` for `key` (written when the process exits)."""
+        self.table[key] = value
+        self.used.add(key)
+        self.new = True
+
+    def path(self) -> Path | None:
+        """The store's file (None when stores are off)."""
+        if not enabled():
+            return None
+        from serq.user_cache import cache_dir
+
+        tag = f"{sys.implementation.cache_tag}-{sys.hexversion:x}"
+        return cache_dir() / f"{self.stem}-{tag}.marshal"
+
+    def _load_once(self) -> None:
+        self.loaded = True
+        path = self.path()
+        if path is None:
+            return
+        self.table.update(self.load(path))
+        import atexit
+
+        atexit.register(self.save, path)
+
+    def load(self, path: Path) -> dict[Hashable, Any]:
+        """The valid entries of the file at `path`; {} unless it is the user's own file,
+        writable by nobody else, holding a table."""
+        try:
+            with open(path, "rb") as f:
+                status = os.fstat(f.fileno())
+                if hasattr(os, "getuid") and status.st_uid != os.getuid():
+                    return {}
+                if status.st_mode & 0o022:  # group or others could have written it
+                    return {}
+                table = marshal.loads(f.read())  # fast path: `marshal.load` reads piecemeal
+        except Exception:  # missing, unreadable or truncated: compile as usual
+            return {}
+        if type(table) is not dict:
+            return {}
+        valid = self.valid
+        return {k: v for k, v in table.items() if valid(k, v)}
+
+    def save(self, path: Path) -> None:
+        """Write the table if this process added to it (at exit; never raises)."""
+        if not self.new:
+            return
+        import tempfile
+
+        table = self.table
+        if len(table) > self.max_entries:
+            table = {k: table[k] for k in self.used}
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".code-", suffix=".tmp")
+        except OSError:
+            return
+        try:
+            with os.fdopen(fd, "wb") as f:
+                marshal.dump(table, f)
+            os.chmod(temporary, 0o600)
+            os.replace(temporary, path)
+        except Exception:
+            try:
+                os.unlink(temporary)
+            except OSError:
+                pass
