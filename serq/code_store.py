@@ -9,8 +9,11 @@ carries the cache tag and `sys.hexversion`: code is the interpreter's own format
 
 The file is read once a process, when the store is first asked, and only if it is the
 user's own and nobody else can write it (it holds code that is executed). It is written
-back when the process exits, atomically, and only if the process added to it; past
-`max_entries` (the sources changed a lot) only what this process used is kept. Nothing
+back when the process exits, atomically, and only if the process added to it. What
+went stale is dropped then: a store whose keys fall in groups that are compiled whole in
+one process (a module's dataclasses, made when it is imported) keeps, of each group
+this process added to, only what it used; any store past `max_entries` keeps only what
+this process used. Nothing
 here raises: a missing, foreign or damaged file is an empty store, and a directory that
 cannot be written keeps nothing. `SERQ_CODE_CACHE=0`, or `SERQ_GRAMMAR_CACHE=0`, turns
 every store off (it then holds what this process compiles, and writes nothing).
@@ -35,14 +38,21 @@ def enabled() -> bool:
 
 class CodeStore:
     """Compiled values by key, read from and written to `<stem>-<interpreter>.marshal` in
-    the user's cache; `valid(key, value)` tells a stored entry that may be used."""
+    the user's cache; `valid(key, value)` tells a stored entry that may be used, and
+    `group(key)`, if given, the group of keys one process compiles whole."""
 
     def __init__(
-        self, stem: str, valid: Callable[[Any, Any], bool], max_entries: int = 4000
+        self,
+        stem: str,
+        valid: Callable[[Any, Any], bool],
+        max_entries: int = 4000,
+        group: Callable[[Any], Hashable] | None = None,
     ) -> None:
         self.stem = stem
         self.valid = valid
         self.max_entries = max_entries
+        self.group = group
+        self.added: set[Hashable] = set()
         self.table: dict[Hashable, Any] = {}
         self.used: set[Hashable] = set()
         self.new = False
@@ -61,6 +71,7 @@ class CodeStore:
         """Keep `value` for `key` (written when the process exits)."""
         self.table[key] = value
         self.used.add(key)
+        self.added.add(key)
         self.new = True
 
     def path(self) -> Path | None:
@@ -106,9 +117,12 @@ class CodeStore:
             return
         import tempfile
 
-        table = self.table
+        table, used, group = self.table, self.used, self.group
+        if group is not None:  # a group with new code changed: what it did not use is gone
+            changed = {group(k) for k in self.added}
+            table = {k: v for k, v in table.items() if k in used or group(k) not in changed}
         if len(table) > self.max_entries:
-            table = {k: table[k] for k in self.used}
+            table = {k: table[k] for k in used}
         try:
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
             fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".code-", suffix=".tmp")

@@ -29,22 +29,33 @@ from typing import Any
 
 from serq.code_store import CodeStore
 
-_STORE = CodeStore("dataclass-code", lambda k, v: type(k) is str and type(v) is CodeType)
+
+def _valid(key: Any, value: Any) -> bool:
+    return (
+        type(key) is tuple
+        and len(key) == 2
+        and type(key[0]) is str
+        and type(key[1]) is str
+        and type(value) is CodeType
+    )
+
+
+# keyed by (module, text): a module's classes are all made when it is imported, so the
+# texts of a module that changed and that it no longer writes are dropped
+_STORE = CodeStore("dataclass-code", _valid, group=lambda key: key[0])
 _state = {"installed": False}
 _builtin_exec = builtins.exec
 
 
 def _exec(source: Any, globals: Any = None, locals: Any = None, /) -> None:
     """`exec`, with the code of a serq class's generated methods taken from the cache."""
-    if (
-        type(source) is str
-        and type(globals) is dict
-        and str(globals.get("__name__", "")).startswith("serq.")
-    ):
-        code = _STORE.get(source)
+    module = globals.get("__name__") if type(globals) is dict else None
+    if type(source) is str and type(module) is str and module.startswith("serq."):
+        key = (module, source)
+        code = _STORE.get(key)
         if code is None:
             code = compile(source, "<string>", "exec", dont_inherit=True)
-            _STORE.put(source, code)
+            _STORE.put(key, code)
         return _builtin_exec(code, globals, locals)
     return _builtin_exec(source, globals, locals)
 

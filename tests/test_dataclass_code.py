@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from serq import dataclass_code
+from serq.code_store import CodeStore
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -66,16 +67,17 @@ def test_the_cached_class_behaves_as_the_plain_one():
 def test_the_code_matches_a_fresh_compilation():
     """Every stored code object is what compiling its text gives."""
     assert dataclass_code._STORE.table, "serq's classes were made through the cache"
-    for text, code in list(dataclass_code._STORE.table.items())[:50]:
+    for (_, text), code in list(dataclass_code._STORE.table.items())[:50]:
         fresh = compile(text, "<string>", "exec", dont_inherit=True)
         assert fresh == code
 
 
 def test_a_foreign_or_writable_file_is_not_read(tmp_path):
     path = tmp_path / "code.marshal"
-    path.write_bytes(marshal.dumps({"x = 1": compile("x = 1", "<string>", "exec")}))
+    key = ("serq.m", "x = 1")
+    path.write_bytes(marshal.dumps({key: compile("x = 1", "<string>", "exec")}))
     path.chmod(0o600)
-    assert list(dataclass_code._STORE.load(path)) == ["x = 1"]
+    assert list(dataclass_code._STORE.load(path)) == [key]
     path.chmod(0o660)
     assert dataclass_code._STORE.load(path) == {}
     path.chmod(0o600)
@@ -84,6 +86,26 @@ def test_a_foreign_or_writable_file_is_not_read(tmp_path):
     path.write_bytes(marshal.dumps([1, 2]))
     assert dataclass_code._STORE.load(path) == {}
     assert dataclass_code._STORE.load(tmp_path / "missing") == {}
+
+
+def test_a_changed_module_keeps_only_what_it_still_writes(tmp_path):
+    """At exit, a module that compiled new code loses the texts it did not use (its
+    classes changed); another module's texts, and a store over its limit, as stated."""
+    code = compile("x = 1", "<string>", "exec")
+    store = CodeStore("probe", lambda k, v: True, group=lambda key: key[0])
+    store.loaded = True
+    store.table = {("m", "old"): code, ("m", "kept"): code, ("n", "other"): code}
+    assert store.get(("m", "kept")) is code
+    store.put(("m", "new"), code)
+    path = tmp_path / "probe.marshal"
+    store.save(path)
+    assert sorted(store.load(path)) == [("m", "kept"), ("m", "new"), ("n", "other")]
+    small = CodeStore("probe", lambda k, v: True, max_entries=1)
+    small.loaded = True
+    small.table = {"a": code, "b": code}
+    small.put("c", code)
+    small.save(path)
+    assert list(small.load(path)) == ["c"]
 
 
 def _run(code: str, env: dict) -> str:
