@@ -6,34 +6,25 @@ Run by hand from the repository root (pyserq 0.1.2 installed):
 
 Each example runs to the horizon that brings about N customers (one million by default:
 1,250,000 for M/M/1 at λ = 0.8), in one process with both simulators. Compiling is outside
-the timing; a run is `pyserq.run(...)` or `serq.run(...)`, report included. It prints the
-best of R runs (3 by default) of each, per customer, and serq's time over pyserq's (the
-goal of issue 5 is at most 4).
+the timing; a run is `pyserq.run(...)` or `serq.run(...)`, report included, timed in CPU
+(`time.process_time`) in R rounds (3 by default) in which the two take turns
+(`bench.timing.cpu_best_each`). It prints the best of each, per customer, and serq's time
+over pyserq's (the goal of issue 5 is at most 4).
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import serq  # noqa: E402
+from bench.timing import cpu_best_each  # noqa: E402
 
 CASES = (("M/M/1", "examples/mm1.sq", 0.8), ("M/G/1-PS", "examples/ps.sq", 0.6))
-
-
-def best(run, program, repeat: int) -> float:
-    """The least wall time of `repeat` calls of `run(program)`."""
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        run(program)
-        times.append(time.perf_counter() - start)
-    return min(times)
 
 
 def main() -> None:
@@ -49,8 +40,13 @@ def main() -> None:
     for name, path, rate in CASES:
         horizon = args.customers / rate
         file = str(ROOT / path)
-        theirs = best(pyserq.run, pyserq.compile(file, horizon=horizon), args.repeat)
-        ours = best(serq.run, serq.compile(file, horizon=horizon), args.repeat)
+        theirs, ours = cpu_best_each(
+            [
+                (pyserq.run, pyserq.compile(file, horizon=horizon)),
+                (serq.run, serq.compile(file, horizon=horizon)),
+            ],
+            args.repeat,
+        )
         per = ours / args.customers * 1e6
         print(
             f"{name:<10} {horizon:>10.0f} {theirs:>9.3f} {ours:>8.3f} {per:>8.2f} "
