@@ -114,9 +114,29 @@ class ItemCache:
 
 
 def parse(text: str, file: str = "<input>", cache: ItemCache | None = None) -> ParseResult:
-    """Parse the serQ source `text` of `file`; reuse `cache` for the items it has seen."""
+    """Parse the serQ source `text` of `file`; reuse `cache` for the items it has seen.
+    Without a cache, the same text of the same file parsed again in this process is
+    the same result (a sweep compiles its program once per point, with the libraries
+    it uses)."""
+    if cache is None:
+        key = (file, text)
+        found = _RECENT.get(key)
+        if found is not None:
+            _RECENT.move_to_end(key)
+            return found
     layout, splice = parse_layout(text, file, cache)
-    return ParseResult(None, layout_diagnostics(layout), layout=layout, splice=splice)
+    result = ParseResult(None, layout_diagnostics(layout), layout=layout, splice=splice)
+    if cache is None:
+        _RECENT[key] = result
+        if len(_RECENT) > _RECENT_FILES:
+            _RECENT.popitem(last=False)
+    return result
+
+
+# the last files `parse` read without a cache: a result is never changed once made (its
+# module and chunks are built from the layout when first read, the same each time)
+_RECENT: OrderedDict[tuple[str, str], ParseResult] = OrderedDict()
+_RECENT_FILES = 8
 
 
 def parse_layout(

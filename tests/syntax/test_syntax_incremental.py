@@ -313,3 +313,22 @@ def test_item_wise_and_whole_parse_agree(path):
     assert [(d.span.line, d.span.column) for d in items.diagnostics] == [
         (d.span.line, d.span.column) for d in whole.diagnostics
     ]
+
+
+def test_parsing_the_same_text_again_without_a_cache_reuses_the_result():
+    """A file parsed again with the same text (a sweep's points, the libraries they use)
+    is the result of the first parse; another text or another file is parsed afresh,
+    and a parse with a cache goes through the cache."""
+    from serq.syntax import document
+
+    text = "stage s : fifo(1);\nsession {\n  run s (~exp(0.5));\n}\n"
+    first = document.parse(text, "recent.sq")
+    assert document.parse(text, "recent.sq") is first
+    assert document.parse(text, "other.sq") is not first
+    edited = document.parse(text.replace("0.5", "0"), "recent.sq")
+    assert edited is not first and edited.module != first.module
+    cache = document.ItemCache()
+    assert document.parse(text, "recent.sq", cache) is not first
+    for k in range(document._RECENT_FILES):
+        document.parse(text, f"f{k}.sq")
+    assert document.parse(text, "recent.sq") is not first  # the oldest went first
