@@ -5,11 +5,12 @@ typed columns: 8 bytes a turn for each of `new`, `out`, `think`, `forced` and `t
 plus 8 a session for the offsets, so the memory is that of the turns kept, not of the
 file's text (the `turn` column is dropped once the turns are in order).
 
-A block is parsed in bulk: with numpy (a dependency, imported when a trace is first read),
-by a vectorised decimal parser that takes the common shape (plain decimals of at most 15
-digits, no exponent, canonical integer session ids, `\\n` or `\\r\\n` line ends) and
-declines everything else; without numpy (`accelerate=False`), or when it declines, by
-splitting the block's text and converting whole columns with
+A block is parsed in bulk: with numpy (a dependency, imported when a trace of at least
+`ACCELERATE_FROM` bytes is read, or already there), by a vectorised decimal parser that
+takes the common shape (plain decimals of at most 15 digits, no exponent, canonical
+integer session ids, `\\n` or `\\r\\n` line ends) and declines everything else; without
+numpy (`accelerate=False`), or when it declines, by splitting the block's text and
+converting whole columns with
 `float` (through a cache, as columns repeat their values). Only a block where that bulk
 pass fails is read row by row, which finds the first malformed row and names its line
 and column, or handles what the bulk pass does not (blank lines). A block with a `"`
@@ -27,6 +28,8 @@ from __future__ import annotations
 
 import csv
 import io
+import os
+import sys
 from array import array
 from bisect import bisect_right
 from collections.abc import Iterable, Iterator
@@ -50,6 +53,10 @@ def _numpy() -> Any:
     return numpy
 
 
+# Below this size a file is read without numpy, unless numpy is already imported:
+# importing it costs about 80 ms, where the pure path reads about 40 ms a MB and the
+# vectorised one 17 (so a 250-byte trace cost a run 80 ms before its first event)
+ACCELERATE_FROM = 4 << 20
 BLOCK = 1 << 18  # bytes read at a time (the vectorised parser needs ~40 bytes a byte)
 FLUSH = 1 << 16  # rows of the csv path gathered before they join the columns
 BOM = b"\xef\xbb\xbf"
@@ -79,10 +86,11 @@ class TraceTable:
         return [(new[k], out[k], think[k], 0.0 if forced is None else forced[k]) for k in rows]
 
 
-def read_trace(trace: ir.Trace, base_dir: str, accelerate: bool = True) -> TraceTable:
+def read_trace(trace: ir.Trace, base_dir: str, accelerate: bool | None = None) -> TraceTable:
     """The sessions of `trace`, read relative to `base_dir` (numpy speeds the reading up
-    if installed and `accelerate`; the result is the same). A malformed row is a
-    `SimError` at the trace clause naming the file, line and column."""
+    if installed and `accelerate`, which by default holds for a file of `ACCELERATE_FROM`
+    bytes or more, or when numpy is imported already; the result is the same). A
+    malformed row is a `SimError` at the trace clause naming the file, line and column."""
     path = Path(base_dir) / trace.path
     name = trace.path
     try:
@@ -90,10 +98,20 @@ def read_trace(trace: ir.Trace, base_dir: str, accelerate: bool = True) -> Trace
     except OSError as e:
         raise SimError(trace.origin, f"cannot read trace `{name}`: {e.strerror or e}") from None
     with f:
+        if accelerate is None:
+            accelerate = "numpy" in sys.modules or _size(f) >= ACCELERATE_FROM
         try:
             return _Reader(name, trace.origin, _numpy() if accelerate else None).read(f)
         except OSError as e:
             raise SimError(trace.origin, f"cannot read trace `{name}`: {e.strerror or e}") from None
+
+
+def _size(f: Any) -> int:
+    """The size of the open file `f` (0 when it has none: a pipe)."""
+    try:
+        return os.fstat(f.fileno()).st_size
+    except OSError:
+        return 0
 
 
 class _Floats(dict):

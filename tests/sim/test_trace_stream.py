@@ -523,3 +523,34 @@ def test_the_memory_beyond_the_turns_kept_does_not_grow_with_the_files_text(
     small = _extra_memory(tmp_path, 100_000, accelerate, row)
     large = _extra_memory(tmp_path, 400_000, accelerate, row)
     assert large < small + 300_000 * per_turn
+
+
+def test_numpy_is_imported_only_for_a_large_trace(tmp_path):
+    """A run with a small trace reads it without importing numpy (the import costs more
+    than the reading); a trace of `ACCELERATE_FROM` bytes or more is read with it."""
+    import subprocess
+    import sys
+
+    probe = (
+        "import sys, serq\n"
+        "from serq.sim import trace\n"
+        "trace.ACCELERATE_FROM = int(sys.argv[2])\n"
+        "serq.run(serq.compile(sys.argv[1], horizon=50, warmup=0))\n"
+        "print('numpy' in sys.modules)\n"
+    )
+    example = str(ROOT / "examples" / "vllm_replay.sq")
+    size = (ROOT / "examples" / "traces" / "chat.csv").stat().st_size
+
+    def imported(threshold: int) -> str:
+        done = subprocess.run(
+            [sys.executable, "-c", probe, example, str(threshold)],
+            capture_output=True,
+            text=True,
+            env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin"},
+        )
+        assert done.returncode == 0, done.stderr
+        return done.stdout.strip()
+
+    assert imported(size + 1) == "False"
+    if HAS_NUMPY:
+        assert imported(size) == "True"
