@@ -1015,14 +1015,19 @@ class _Codegen:
         here, with the same code, changes nothing but the cost. Not where its units
         draw (`_k_retry` evaluates them again), nor with what else the settle does
         between (step engines, flows, claims), nor with more pools than `_waiting`
-        tests."""
+        tests. A first pool whose queue is ordered by keys is fine when they are ranked
+        (`Pool.ranked`: they read only constants and the session's own attributes, with
+        IEEE arithmetic, so reading them has no effect and cannot fail): a queue of one
+        gives its one, whatever its keys; keys that read live state or draw are read
+        again at each admission (`Pool.head`), so not there."""
         world = self.world
+        first = world.pools[ch.members(stmt.pools[0].pool)[0]]
         return not (
             world.steps
             or world.claims is not None
             or self.others_pending
             or self.options.spills
-            or shape.keyed
+            or (shape.keyed and not first.ranked)
             or self._waiting() == "True"
             or any(_draws(p.units) for p in stmt.pools)
             or any(p.reserve is not None and _draws(p.reserve) for p in stmt.pools)
@@ -1136,7 +1141,7 @@ class _Codegen:
         tests = []
         for pool in self.world.pools:
             name = self.bind(pool, "_k_pool")
-            tests.append(f"{name}.queue or {name}.front or {name}.growers")
+            tests.append(f"{ch.waiting(pool, name)} or {name}.front or {name}.growers")
         if not tests or len(tests) > 8:
             return "True"
         return " or ".join(tests)
@@ -1175,16 +1180,22 @@ class _Codegen:
             self.emit(3, "changed = True")
             if pool.index in world.served:
                 continue
-            self.emit(2, f"if ({name}.queue or {name}.front) and H.try_admit({name}):")
+            self.emit(2, f"if ({ch.waiting(pool, name)} or {name}.front) and H.try_admit({name}):")
             self.emit(3, "changed = True")
         self.emit(2, "return changed")
         self.emit(0, "")
 
     def _admissions(self, pool: Any, name: str, holds: list[ir.Hold]) -> None:
-        """`Holds.try_admit` of an inline pool: its heads admitted while they fit."""
-        self.emit(2, f"q = {name}.queue")
+        """`Holds.try_admit` of an inline pool: its heads admitted while they fit (a
+        ranked queue's head taken from its heap, `Pool.head` when it declines)."""
+        self.emit(2, f"q = {ch.waiting(pool, name)}")
         self.emit(2, "while q:")
-        self.emit(3, f"run = {name}.head()" if pool.keys else "run = q[0]")
+        if pool.ranked:
+            self.emit(3, f"run = None if {name}.front else {name}.queue.head()")
+            self.emit(3, "if run is None:")
+            self.emit(4, f"run = {name}.head()")
+        else:
+            self.emit(3, f"run = {name}.head()" if pool.keys else "run = q[0]")
         self.emit(3, "s = run.session")
         self.emit(3, "a = s.attrs")
         for k, stmt in enumerate(holds):
@@ -1330,12 +1341,13 @@ class _Codegen:
                         f"if {p}.dirty:",
                         f"    {p}.dirty = False",
                         f"    {state}({pool.index}, E.now, {p}.allocated, {p}.cache.total,",
-                        f"        len({p}.queue) + len({p}.front), {p}.n_holders)",
+                        f"        len({ch.waiting(pool, p)}) + len({p}.front), {p}.n_holders)",
                     ],
                 )
         elif world.pools:  # `World._flush_pools`, inline: the levels of the pools that changed
             for pool, cells in zip(world.pools, self.pool_cells, strict=True):
-                self.emit_all(indent, ch.flush(self.bind(pool, "_k_pool"), cells))
+                name = self.bind(pool, "_k_pool")
+                self.emit_all(indent, ch.flush(name, ch.waiting(pool, name), cells))
         self.emit(indent, "if pending:")
         self.emit(indent + 1, "if len(pending) > 1:")
         self.emit(indent + 2, "pending.sort(key=_k_index)")

@@ -391,10 +391,10 @@ def level_cells(index: int) -> list[str]:
     return [f"p{index}_{n}" for n in ("since", "au", "ac", "aq", "ah", "vu", "vc", "vq", "vh")]
 
 
-def flush(pool: str, cells: list[str]) -> list[str]:
+def flush(pool: str, queue: str, cells: list[str]) -> list[str]:
     """`World._flush_pools` of one pool, with `StatsRecorder.pool_state` inline: the four
     levels, kept in the closure cells `cells` (`level_cells`), integrated to now if the
-    pool changed."""
+    pool changed (`queue`: the code of its waiting holds, `waiting`)."""
     since, au, ac, aq, ah, vu, vc, vq, vh = cells
     return [
         f"if {pool}.dirty:",
@@ -408,9 +408,16 @@ def flush(pool: str, cells: list[str]) -> list[str]:
         f"        {since} = now",
         f"    {vu} = {pool}.allocated",
         f"    {vc} = {pool}.cache.total",
-        f"    {vq} = len({pool}.queue) + len({pool}.front)",
+        f"    {vq} = len({queue}) + len({pool}.front)",
         f"    {vh} = {pool}.n_holders",
     ]
+
+
+def waiting(pool: Any, name: str) -> str:
+    """The code of what `pool` (named `name` in the generated code) keeps of its waiting
+    holds in join order, as true and as long as its queue: a ranked queue's `joined`
+    (a dict: tested and measured without a call), else the queue (a deque)."""
+    return f"{name}.queue.joined" if pool.ranked else f"{name}.queue"
 
 
 def write_back(world: Any, levels: list[tuple[float, ...]]) -> None:
