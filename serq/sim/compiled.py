@@ -1377,11 +1377,15 @@ class _Codegen:
         world, recorder = self.world, self.world.recorder
         n = len(world.gauges)
         lasts = [f"g_last{i}" for i in range(n)]
+        # the time of each gauge's last point, -inf before the first (a later instant
+        # appends a point, without reading the list: the usual case)
+        tops = [f"g_top{i}" for i in range(n)]
         # before the first reading, a last value equal to none (`StatsRecorder`'s None)
         never = self.bind(_NEVER, "_k_never")
         self.emit(1, f"{', '.join(lasts)} = {', '.join(never for _ in lasts)}")
+        self.emit(1, f"{', '.join(tops)} = {', '.join('-_k_INF' for _ in tops)}")
         self.emit(1, "def _k_end_instant(t):")
-        self.emit(2, f"nonlocal {', '.join(lasts)}")
+        self.emit(2, f"nonlocal {', '.join(lasts + tops)}")
         exprs = self.exprs
         codes = []
         for gauge in self.program.gauges:
@@ -1400,19 +1404,30 @@ class _Codegen:
             points = GaugePoints(recorder._gauge_points[i])
             self.gauge_points.append(points)
             times, values = self.bind(points.times, "_k_gt"), self.bind(points.values, "_k_gv")
+            flush = self.bind(points.flush, "_k_gflush")
             self.emit(2, f"if not g_last{i} == v{i}:")
-            self.emit(3, f"if {times} and {times}[-1] == t:")
+            # fast path: an instant after the last point's (`g_top`: the last time in
+            # `times`, which a flush keeps, or -inf), a point appended
+            self.emit(3, f"if t > g_top{i}:")
+            self.emit(4, f"g_top{i} = t")
+            self.emit(4, f"{self.bind(points.times.append, '_k_gta')}(t)")
+            self.emit(4, f"{self.bind(points.values.append, '_k_gva')}(v{i})")
+            self.emit(4, f"if len({times}) > {BLOCK}:")
+            self.emit(5, f"{flush}()")
+            self.emit(3, f"elif {times} and {times}[-1] == t:")
             self.emit(4, f"{values}[-1] = v{i}")
             self.emit(4, f"if len({values}) > 1 and {values}[-2] == v{i}:")
             self.emit(5, f"{times}.pop()")
             self.emit(5, f"{values}.pop()")
+            self.emit(5, f"g_top{i} = {times}[-1] if {times} else -_k_INF")
             self.emit(3, "else:")
             self.emit(4, f"if {times} and t < {times}[-1]:")
             self.emit(5, f"{unordered}.add({i})")
+            self.emit(4, f"g_top{i} = t")
             self.emit(4, f"{times}.append(t)")
             self.emit(4, f"{values}.append(v{i})")
             self.emit(4, f"if len({times}) > {BLOCK}:")
-            self.emit(5, f"{self.bind(points.flush, '_k_gflush')}()")
+            self.emit(5, f"{flush}()")
         for i in range(n):
             self.emit(2, f"g_last{i} = v{i}")
         self.emit(0, "")
