@@ -250,7 +250,7 @@ class CompiledWorld(World):
     """A `World` whose run is the generated code of `install`."""
 
     loop_lines: dict[int, Any]
-    held_lines: dict[int, tuple[tuple[str, tuple[Any, ...]], ...]]
+    held_lines: dict[int, tuple[tuple[str, tuple[Any, ...], tuple[str | None, ...]], ...]]
     source: str
     switched: list[tuple[Any, type]]
     samples: Samples
@@ -325,7 +325,8 @@ class CompiledWorld(World):
     def held_inline(self, s: Session) -> list[tuple[Any, float]] | None:
         """What the waiting session `s` holds in inline holds (`World.held_inline`): the
         units of the inline holds around the `yield` each of its generators is at, read
-        from the generator's locals; None when a generator is at no known `yield`."""
+        from the generator's locals (but a part a `release` gave back); None when a
+        generator is at no known `yield`."""
         held = []
         for f in s.frames:
             frame = f[0].gi_frame
@@ -337,8 +338,10 @@ class CompiledWorld(World):
             if around:
                 local = frame.f_locals
                 try:
-                    for units, pools in around:
-                        for pool, u in zip(pools, local[units], strict=True):
+                    for units, pools, flags in around:
+                        for pool, u, flag in zip(pools, local[units], flags, strict=True):
+                            if flag is not None and local[flag]:
+                                continue  # released
                             held.append((local[pool] if isinstance(pool, str) else pool, u))
                 except (KeyError, TypeError, ValueError):  # not as written: no proof
                     return None
@@ -371,10 +374,14 @@ class _Codegen:
         self.statements = StatementCompiler(program, world, world.exprs, self.session_stream)
         self.inline = ch.inline_holds(program)  # the holds written inline
         # the inline holds around: the name of their units (a tuple), their shape
-        self._held: list[tuple[str, ch.Shape]] = []
+        # the inline holds around: units local, shape, the locals of the parts a `release`
+        # may give back early (by part), their members (an index, or a computed one's local)
+        self._held: list[tuple[str, ch.Shape, dict[int, str], list[int | str]]] = []
         # line number of each `yield` -> the inline holds around it: the name of their
         # units and per pool the `Pool` or the name of the local that holds it
-        self.held_lines: dict[int, tuple[tuple[str, tuple[Any, ...]], ...]] = {}
+        self.held_lines: dict[
+            int, tuple[tuple[str, tuple[Any, ...], tuple[str | None, ...]], ...]
+        ] = {}
         # an inline hold inside another: a session may wait at it holding units that only
         # the locals of the session code count (else every wait is outside inline holds:
         # a hold not written inline is never inside one, and nothing grows)
@@ -399,6 +406,7 @@ class _Codegen:
             or world.claims is not None
             or world.workload.trace is not None
             or self.complex_holds
+            or ch.steps_read_frames(program, self.inline)  # `innermost` reads the frames
             or ch.caching_pools(program)  # a cache keys its entries by the session
             or any(type(s) not in (FifoStage, DelayStage, PsStage) and not cs.is_compiled(s)
                    for s in world.stages)
@@ -675,8 +683,12 @@ class _Codegen:
         self.emit(indent, "yield")
         ns = self.ns
         self.held_lines[len(self.lines)] = tuple(
-            (units, tuple(ns.get(name, name) for name in shape.pools))
-            for units, shape in self._held
+            (
+                units,
+                tuple(ns.get(name, name) for name in shape.pools),
+                tuple(released.get(i) for i in range(len(shape.pools))),
+            )
+            for units, shape, released, _ in self._held
         )
         if self._has_loops:  # as `World.run_session` counts the spins of one resumption
             self.emit(indent, "spins = 0")
@@ -732,6 +744,8 @@ class _Codegen:
         elif isinstance(stmt, ir.Hold):
             self.emit(indent, f"_k_join(s, {self.bind(self._hold_spec(stmt))})")
             self._yield(indent)
+        elif isinstance(stmt, ir.Release) and self._release(stmt, indent):
+            pass
         else:  # grow, drop, release, load, choose: the interpreter's step
             step = self.bind(self.statements.statement(stmt))
             if isinstance(stmt, ir.Grow):
@@ -980,10 +994,16 @@ class _Codegen:
                 self.emit(indent, f"if not {go}:")
                 self._yield(indent + 1)
             self.emit(indent, f"{units} = {run}.units_now")
-        self._held.append((units, shape))
+        released = {}  # the parts a `release` in the body may give back early
+        for i, part in enumerate(stmt.pools):
+            k = ch.member(part.pool)
+            if k is not None and ch.released_in(self.program, stmt.body, k):
+                released[i] = self.temp("released")
+                self.emit(indent, f"{released[i]} = False")
+        self._held.append((units, shape, released, members))
         self._block(stmt.body, indent)
         self._held.pop()
-        self.emit_all(indent, ch.release(shape, units))  # `Holds.close`
+        self.emit_all(indent, ch.release(shape, units, released))  # `Holds.close`
         self.emit(indent, f"a[{ch.COMPUTED}] = 0.0")
         self.emit(indent, f"if {self._waiting()}:")
         self.emit(indent + 1, "_k_retry()")
@@ -1077,8 +1097,26 @@ class _Codegen:
 
     def _release_inline(self, indent: int) -> None:
         """The inline holds around, released innermost first (`Holds.release_all`)."""
-        for units, shape in reversed(self._held):
-            self.emit_all(indent, ch.release(shape, units))
+        for units, shape, released, _ in reversed(self._held):
+            self.emit_all(indent, ch.release(shape, units, released))
+
+    def _release(self, stmt: ir.Release, indent: int) -> bool:
+        """`release P` of an inline hold's part (`Holds.release`), inline: the innermost
+        hold around that holds the member gives it back, once (a second `release` finds
+        nothing to give), then the pools are retried; False when no inline hold around
+        holds it (the interpreter's step then)."""
+        k = ch.member(stmt.pool)
+        for units, shape, released, members in reversed(self._held):
+            if k is not None and k in members:
+                i = members.index(k)
+                flag = released[i]
+                self.emit(indent, f"if not {flag}:")
+                self.emit(indent + 1, f"{flag} = True")
+                self.emit_all(indent + 1, ch.release(shape, units, only=i))
+                self.emit(indent, f"if {self._waiting()}:")
+                self.emit(indent + 1, "_k_retry()")
+                return True
+        return False
 
     def _shape(self, stmt: ir.Hold, members: list[int | str]) -> ch.Shape:
         """What the hold templates write of the inline hold `stmt`, whose pools are
