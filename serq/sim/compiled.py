@@ -250,7 +250,7 @@ class CompiledWorld(World):
     """A `World` whose run is the generated code of `install`."""
 
     loop_lines: dict[int, Any]
-    held_lines: dict[int, tuple[tuple[str, tuple[Any, ...]], ...]]
+    held_lines: dict[int, tuple[tuple[str, tuple[Any, ...], tuple[str | None, ...]], ...]]
     source: str
     switched: list[tuple[Any, type]]
     samples: Samples
@@ -325,7 +325,8 @@ class CompiledWorld(World):
     def held_inline(self, s: Session) -> list[tuple[Any, float]] | None:
         """What the waiting session `s` holds in inline holds (`World.held_inline`): the
         units of the inline holds around the `yield` each of its generators is at, read
-        from the generator's locals; None when a generator is at no known `yield`."""
+        from the generator's locals (but a part a `release` gave back); None when a
+        generator is at no known `yield`."""
         held = []
         for f in s.frames:
             frame = f[0].gi_frame
@@ -337,8 +338,10 @@ class CompiledWorld(World):
             if around:
                 local = frame.f_locals
                 try:
-                    for units, pools in around:
-                        for pool, u in zip(pools, local[units], strict=True):
+                    for units, pools, flags in around:
+                        for pool, u, flag in zip(pools, local[units], flags, strict=True):
+                            if flag is not None and local[flag]:
+                                continue  # released
                             held.append((local[pool] if isinstance(pool, str) else pool, u))
                 except (KeyError, TypeError, ValueError):  # not as written: no proof
                     return None
@@ -371,10 +374,14 @@ class _Codegen:
         self.statements = StatementCompiler(program, world, world.exprs, self.session_stream)
         self.inline = ch.inline_holds(program)  # the holds written inline
         # the inline holds around: the name of their units (a tuple), their shape
-        self._held: list[tuple[str, ch.Shape]] = []
+        # the inline holds around: units local, shape, the locals of the parts a `release`
+        # may give back early (by part), their members (an index, or a computed one's local)
+        self._held: list[tuple[str, ch.Shape, dict[int, str], list[int | str]]] = []
         # line number of each `yield` -> the inline holds around it: the name of their
         # units and per pool the `Pool` or the name of the local that holds it
-        self.held_lines: dict[int, tuple[tuple[str, tuple[Any, ...]], ...]] = {}
+        self.held_lines: dict[
+            int, tuple[tuple[str, tuple[Any, ...], tuple[str | None, ...]], ...]
+        ] = {}
         # an inline hold inside another: a session may wait at it holding units that only
         # the locals of the session code count (else every wait is outside inline holds:
         # a hold not written inline is never inside one, and nothing grows)
@@ -399,6 +406,7 @@ class _Codegen:
             or world.claims is not None
             or world.workload.trace is not None
             or self.complex_holds
+            or ch.steps_read_frames(program, self.inline)  # `innermost` reads the frames
             or ch.caching_pools(program)  # a cache keys its entries by the session
             or any(type(s) not in (FifoStage, DelayStage, PsStage) and not cs.is_compiled(s)
                    for s in world.stages)
@@ -675,8 +683,12 @@ class _Codegen:
         self.emit(indent, "yield")
         ns = self.ns
         self.held_lines[len(self.lines)] = tuple(
-            (units, tuple(ns.get(name, name) for name in shape.pools))
-            for units, shape in self._held
+            (
+                units,
+                tuple(ns.get(name, name) for name in shape.pools),
+                tuple(released.get(i) for i in range(len(shape.pools))),
+            )
+            for units, shape, released, _ in self._held
         )
         if self._has_loops:  # as `World.run_session` counts the spins of one resumption
             self.emit(indent, "spins = 0")
@@ -732,6 +744,8 @@ class _Codegen:
         elif isinstance(stmt, ir.Hold):
             self.emit(indent, f"_k_join(s, {self.bind(self._hold_spec(stmt))})")
             self._yield(indent)
+        elif isinstance(stmt, ir.Release) and self._release(stmt, indent):
+            pass
         else:  # grow, drop, release, load, choose: the interpreter's step
             step = self.bind(self.statements.statement(stmt))
             if isinstance(stmt, ir.Grow):
@@ -980,10 +994,16 @@ class _Codegen:
                 self.emit(indent, f"if not {go}:")
                 self._yield(indent + 1)
             self.emit(indent, f"{units} = {run}.units_now")
-        self._held.append((units, shape))
+        released = {}  # the parts a `release` in the body may give back early
+        for i, part in enumerate(stmt.pools):
+            k = ch.member(part.pool)
+            if k is not None and ch.released_in(self.program, stmt.body, k):
+                released[i] = self.temp("released")
+                self.emit(indent, f"{released[i]} = False")
+        self._held.append((units, shape, released, members))
         self._block(stmt.body, indent)
         self._held.pop()
-        self.emit_all(indent, ch.release(shape, units))  # `Holds.close`
+        self.emit_all(indent, ch.release(shape, units, released))  # `Holds.close`
         self.emit(indent, f"a[{ch.COMPUTED}] = 0.0")
         self.emit(indent, f"if {self._waiting()}:")
         self.emit(indent + 1, "_k_retry()")
@@ -1015,14 +1035,19 @@ class _Codegen:
         here, with the same code, changes nothing but the cost. Not where its units
         draw (`_k_retry` evaluates them again), nor with what else the settle does
         between (step engines, flows, claims), nor with more pools than `_waiting`
-        tests."""
+        tests. A first pool whose queue is ordered by keys is fine when they are ranked
+        (`Pool.ranked`: they read only constants and the session's own attributes, with
+        IEEE arithmetic, so reading them has no effect and cannot fail): a queue of one
+        gives its one, whatever its keys; keys that read live state or draw are read
+        again at each admission (`Pool.head`), so not there."""
         world = self.world
+        first = world.pools[ch.members(stmt.pools[0].pool)[0]]
         return not (
             world.steps
             or world.claims is not None
             or self.others_pending
             or self.options.spills
-            or shape.keyed
+            or (shape.keyed and not first.ranked)
             or self._waiting() == "True"
             or any(_draws(p.units) for p in stmt.pools)
             or any(p.reserve is not None and _draws(p.reserve) for p in stmt.pools)
@@ -1072,8 +1097,26 @@ class _Codegen:
 
     def _release_inline(self, indent: int) -> None:
         """The inline holds around, released innermost first (`Holds.release_all`)."""
-        for units, shape in reversed(self._held):
-            self.emit_all(indent, ch.release(shape, units))
+        for units, shape, released, _ in reversed(self._held):
+            self.emit_all(indent, ch.release(shape, units, released))
+
+    def _release(self, stmt: ir.Release, indent: int) -> bool:
+        """`release P` of an inline hold's part (`Holds.release`), inline: the innermost
+        hold around that holds the member gives it back, once (a second `release` finds
+        nothing to give), then the pools are retried; False when no inline hold around
+        holds it (the interpreter's step then)."""
+        k = ch.member(stmt.pool)
+        for units, shape, released, members in reversed(self._held):
+            if k is not None and k in members:
+                i = members.index(k)
+                flag = released[i]
+                self.emit(indent, f"if not {flag}:")
+                self.emit(indent + 1, f"{flag} = True")
+                self.emit_all(indent + 1, ch.release(shape, units, only=i))
+                self.emit(indent, f"if {self._waiting()}:")
+                self.emit(indent + 1, "_k_retry()")
+                return True
+        return False
 
     def _shape(self, stmt: ir.Hold, members: list[int | str]) -> ch.Shape:
         """What the hold templates write of the inline hold `stmt`, whose pools are
@@ -1136,7 +1179,7 @@ class _Codegen:
         tests = []
         for pool in self.world.pools:
             name = self.bind(pool, "_k_pool")
-            tests.append(f"{name}.queue or {name}.front or {name}.growers")
+            tests.append(f"{ch.waiting(pool, name)} or {name}.front or {name}.growers")
         if not tests or len(tests) > 8:
             return "True"
         return " or ".join(tests)
@@ -1175,16 +1218,22 @@ class _Codegen:
             self.emit(3, "changed = True")
             if pool.index in world.served:
                 continue
-            self.emit(2, f"if ({name}.queue or {name}.front) and H.try_admit({name}):")
+            self.emit(2, f"if ({ch.waiting(pool, name)} or {name}.front) and H.try_admit({name}):")
             self.emit(3, "changed = True")
         self.emit(2, "return changed")
         self.emit(0, "")
 
     def _admissions(self, pool: Any, name: str, holds: list[ir.Hold]) -> None:
-        """`Holds.try_admit` of an inline pool: its heads admitted while they fit."""
-        self.emit(2, f"q = {name}.queue")
+        """`Holds.try_admit` of an inline pool: its heads admitted while they fit (a
+        ranked queue's head taken from its heap, `Pool.head` when it declines)."""
+        self.emit(2, f"q = {ch.waiting(pool, name)}")
         self.emit(2, "while q:")
-        self.emit(3, f"run = {name}.head()" if pool.keys else "run = q[0]")
+        if pool.ranked:
+            self.emit(3, f"run = None if {name}.front else {name}.queue.head()")
+            self.emit(3, "if run is None:")
+            self.emit(4, f"run = {name}.head()")
+        else:
+            self.emit(3, f"run = {name}.head()" if pool.keys else "run = q[0]")
         self.emit(3, "s = run.session")
         self.emit(3, "a = s.attrs")
         for k, stmt in enumerate(holds):
@@ -1330,12 +1379,13 @@ class _Codegen:
                         f"if {p}.dirty:",
                         f"    {p}.dirty = False",
                         f"    {state}({pool.index}, E.now, {p}.allocated, {p}.cache.total,",
-                        f"        len({p}.queue) + len({p}.front), {p}.n_holders)",
+                        f"        len({ch.waiting(pool, p)}) + len({p}.front), {p}.n_holders)",
                     ],
                 )
         elif world.pools:  # `World._flush_pools`, inline: the levels of the pools that changed
             for pool, cells in zip(world.pools, self.pool_cells, strict=True):
-                self.emit_all(indent, ch.flush(self.bind(pool, "_k_pool"), cells))
+                name = self.bind(pool, "_k_pool")
+                self.emit_all(indent, ch.flush(name, ch.waiting(pool, name), cells))
         self.emit(indent, "if pending:")
         self.emit(indent + 1, "if len(pending) > 1:")
         self.emit(indent + 2, "pending.sort(key=_k_index)")
@@ -1365,11 +1415,15 @@ class _Codegen:
         world, recorder = self.world, self.world.recorder
         n = len(world.gauges)
         lasts = [f"g_last{i}" for i in range(n)]
+        # the time of each gauge's last point, -inf before the first (a later instant
+        # appends a point, without reading the list: the usual case)
+        tops = [f"g_top{i}" for i in range(n)]
         # before the first reading, a last value equal to none (`StatsRecorder`'s None)
         never = self.bind(_NEVER, "_k_never")
         self.emit(1, f"{', '.join(lasts)} = {', '.join(never for _ in lasts)}")
+        self.emit(1, f"{', '.join(tops)} = {', '.join('-_k_INF' for _ in tops)}")
         self.emit(1, "def _k_end_instant(t):")
-        self.emit(2, f"nonlocal {', '.join(lasts)}")
+        self.emit(2, f"nonlocal {', '.join(lasts + tops)}")
         exprs = self.exprs
         codes = []
         for gauge in self.program.gauges:
@@ -1388,19 +1442,30 @@ class _Codegen:
             points = GaugePoints(recorder._gauge_points[i])
             self.gauge_points.append(points)
             times, values = self.bind(points.times, "_k_gt"), self.bind(points.values, "_k_gv")
+            flush = self.bind(points.flush, "_k_gflush")
             self.emit(2, f"if not g_last{i} == v{i}:")
-            self.emit(3, f"if {times} and {times}[-1] == t:")
+            # fast path: an instant after the last point's (`g_top`: the last time in
+            # `times`, which a flush keeps, or -inf), a point appended
+            self.emit(3, f"if t > g_top{i}:")
+            self.emit(4, f"g_top{i} = t")
+            self.emit(4, f"{self.bind(points.times.append, '_k_gta')}(t)")
+            self.emit(4, f"{self.bind(points.values.append, '_k_gva')}(v{i})")
+            self.emit(4, f"if len({times}) > {BLOCK}:")
+            self.emit(5, f"{flush}()")
+            self.emit(3, f"elif {times} and {times}[-1] == t:")
             self.emit(4, f"{values}[-1] = v{i}")
             self.emit(4, f"if len({values}) > 1 and {values}[-2] == v{i}:")
             self.emit(5, f"{times}.pop()")
             self.emit(5, f"{values}.pop()")
+            self.emit(5, f"g_top{i} = {times}[-1] if {times} else -_k_INF")
             self.emit(3, "else:")
             self.emit(4, f"if {times} and t < {times}[-1]:")
             self.emit(5, f"{unordered}.add({i})")
+            self.emit(4, f"g_top{i} = t")
             self.emit(4, f"{times}.append(t)")
             self.emit(4, f"{values}.append(v{i})")
             self.emit(4, f"if len({times}) > {BLOCK}:")
-            self.emit(5, f"{self.bind(points.flush, '_k_gflush')}()")
+            self.emit(5, f"{flush}()")
         for i in range(n):
             self.emit(2, f"g_last{i} = v{i}")
         self.emit(0, "")

@@ -5,8 +5,10 @@ generator, no frame) when nothing but that code ever reads where a session is in
 every pool of it is "inline", and its body holds only inline holds and runs only plain
 runs. A pool is inline when every hold of it is an inline candidate (no `lease`; never
 nested in a hold of the same family, nor naming a computed member beside another of its
-family), nothing grows, loads or releases it early, no step engine admits from it, and it
-has no `reserve held`, in a program where no preemption can happen (no growth at all).
+family), nothing grows or loads it, no step engine admits from it, and it has no `reserve
+held`, in a program where no preemption can happen (no growth at all). It may be released
+early (`release P`) by a statement inside the body of a hold of that very member (both
+named by a constant): the part is given back there, once, and not again at the end.
 Its holders are sessions holding it once each. A hold may name a member by a computed
 index (`hold kv[i] (...)`, as a router writes it) when every member of the family is
 inline and all have the same block and kind of queue: the member is resolved where the
@@ -129,9 +131,50 @@ def _inline_pools(program: ir.Program) -> set[int]:
                         pools.difference_update(_family(part.pool))
                 if stmt.lease is not None:
                     pools.difference_update(_family(stmt.lease.pool))
-            elif isinstance(stmt, ir.Grow | ir.Load | ir.Release):
+            elif isinstance(stmt, ir.Grow | ir.Load):
                 pools.difference_update(_family(stmt.pool))
+    for ref in _uncovered_releases(program):
+        pools.difference_update(_family(ref))
     return pools
+
+
+def released_in(program: ir.Program, block: int, k: int) -> bool:
+    """Whether a `release` of pool member `k` (named by a constant) is in `block` or
+    anything inside it."""
+    return any(
+        isinstance(stmt, ir.Release) and member(stmt.pool) == k for stmt in _walk(program, block)
+    )
+
+
+def _uncovered_releases(program: ir.Program, holds: set[int] | None = None) -> list[ir.Ref]:
+    """The pools of the `release` statements that are not inside the body of a hold (of
+    `holds`, by `id`, when given) of the member they name, both named by a constant (an
+    inline `release` gives back that hold's part)."""
+    covered: set[int] = set()
+    for block in program.blocks:
+        for stmt in block:
+            if isinstance(stmt, ir.Hold) and (holds is None or id(stmt) in holds):
+                held = {member(p.pool) for p in stmt.pools} - {None}
+                for inner in _walk(program, stmt.body):
+                    if isinstance(inner, ir.Release) and member(inner.pool) in held:
+                        covered.add(id(inner))
+    return [
+        stmt.pool
+        for block in program.blocks
+        for stmt in block
+        if isinstance(stmt, ir.Release) and id(stmt) not in covered
+    ]
+
+
+def steps_read_frames(program: ir.Program, inline: set[int]) -> bool:
+    """Whether the session code calls an interpreter step that looks for the holds around
+    (`holds.innermost`, a session's leases): a `grow`, a `load`, or a `release` that no
+    inline hold of `inline` around it gives back."""
+    for block in program.blocks:
+        for stmt in block:
+            if isinstance(stmt, ir.Grow | ir.Load):
+                return True
+    return bool(_uncovered_releases(program, inline))
 
 
 def _twice(stmt: ir.Hold, ref: ir.Ref) -> bool:
@@ -166,7 +209,7 @@ def _plain_body(program: ir.Program, block: int, inline: dict[int, Any]) -> bool
             len(stmt.stages) > 1 or stmt.mode != "plain" or stmt.growing is not None
         ):
             return False
-        if isinstance(stmt, ir.Grow | ir.Load | ir.Release):
+        if isinstance(stmt, ir.Grow | ir.Load):
             return False
     return True
 
@@ -355,13 +398,19 @@ def admit(
     return lines
 
 
-def release(shape: Shape, units: str) -> list[str]:
+def release(
+    shape: Shape, units: str, released: dict[int, str] | None = None, only: int | None = None
+) -> list[str]:
     """`Holds.release_part` of each part of an inline hold whose units (a tuple, in pool
     order) are `units` (of session `s`, attributes `a`), in pool order: the units go back
-    and, under `cache`, min(cache, allocation) rounded down to blocks stays cached."""
+    and, under `cache`, min(cache, allocation) rounded down to blocks stays cached. A part
+    in `released` (its index: the local that is True once a `release` gave it back) is
+    skipped when it was; `only`: that part alone, unconditionally (the `release`)."""
     lines = [f"units = {units}"]
     for i, pool in enumerate(shape.pools):
-        lines += [
+        if only is not None and i != only:
+            continue
+        part = [
             f"{pool}.allocated -= units[{i}]",
             f"{pool}.n_holders -= 1",
             f"if not {pool}.n_holders:",
@@ -372,7 +421,7 @@ def release(shape: Shape, units: str) -> list[str]:
             amount = f"_k_min(length, units[{i}])"
             if shape.blocks[i] is not None:
                 amount = f"{pool}.round_down({amount})"
-            lines += [
+            part += [
                 f"length = {shape.cache}",
                 "if length != length:",
                 f"    raise _k_bad_cache({shape.spec}, s, length)",
@@ -381,6 +430,11 @@ def release(shape: Shape, units: str) -> list[str]:
                 f"    {pool}.cache.put(s, amount)",
                 f"    {pool}.evict(_k_recorder)",
             ]
+        flag = None if released is None or only is not None else released.get(i)
+        if flag is None:
+            lines += part
+        else:
+            lines += [f"if not {flag}:", *(f"    {line}" for line in part)]
     return lines
 
 
@@ -391,10 +445,10 @@ def level_cells(index: int) -> list[str]:
     return [f"p{index}_{n}" for n in ("since", "au", "ac", "aq", "ah", "vu", "vc", "vq", "vh")]
 
 
-def flush(pool: str, cells: list[str]) -> list[str]:
+def flush(pool: str, queue: str, cells: list[str]) -> list[str]:
     """`World._flush_pools` of one pool, with `StatsRecorder.pool_state` inline: the four
     levels, kept in the closure cells `cells` (`level_cells`), integrated to now if the
-    pool changed."""
+    pool changed (`queue`: the code of its waiting holds, `waiting`)."""
     since, au, ac, aq, ah, vu, vc, vq, vh = cells
     return [
         f"if {pool}.dirty:",
@@ -408,9 +462,16 @@ def flush(pool: str, cells: list[str]) -> list[str]:
         f"        {since} = now",
         f"    {vu} = {pool}.allocated",
         f"    {vc} = {pool}.cache.total",
-        f"    {vq} = len({pool}.queue) + len({pool}.front)",
+        f"    {vq} = len({queue}) + len({pool}.front)",
         f"    {vh} = {pool}.n_holders",
     ]
+
+
+def waiting(pool: Any, name: str) -> str:
+    """The code of what `pool` (named `name` in the generated code) keeps of its waiting
+    holds in join order, as true and as long as its queue: a ranked queue's `joined`
+    (a dict: tested and measured without a call), else the queue (a deque)."""
+    return f"{name}.queue.joined" if pool.ranked else f"{name}.queue"
 
 
 def write_back(world: Any, levels: list[tuple[float, ...]]) -> None:

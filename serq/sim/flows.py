@@ -46,14 +46,28 @@ class Flow:
 
 
 def maxmin_rates(flows: list[Flow], stages: list[FlowStage]) -> None:
-    """Set every flow's rate by progressive filling over the capacities of `stages`."""
-    residual = {st: st.capacity for st in stages}
-    users: dict[FlowStage, int] = {st: 0 for st in stages}
+    """Set every flow's rate by progressive filling over the capacities of `stages`.
+
+    The flows of one route (the same stages in the same order) rise and freeze
+    together, so the filling goes route by route, a route counting its flows at each
+    of its stages; only the stages some flow crosses take part (the others have no one
+    to share among). Each round's step is the least residual share, the same whatever
+    order the stages are visited in, and each stage's residual the same arithmetic."""
+    routes: dict[tuple[FlowStage, ...], list[Flow]] = {}
     for f in flows:
         f.rate = 0.0
-        for st in f.stages:
-            users[st] += 1
-    live = set(flows)
+        found = routes.get(f.stages)
+        if found is None:
+            routes[f.stages] = [f]
+        else:
+            found.append(f)
+    users: dict[FlowStage, int] = {}
+    for route, members in routes.items():
+        n = len(members)
+        for st in route:
+            users[st] = users.get(st, 0) + n
+    residual = {st: st.capacity for st in users}
+    live = list(routes.items())
     level = 0.0
     while live:
         step = INF
@@ -68,15 +82,22 @@ def maxmin_rates(flows: list[Flow], stages: list[FlowStage]) -> None:
         full = set()
         for st, n in users.items():
             if n:
-                residual[st] -= step * n
-                if residual[st] <= _SATURATED * st.capacity:
+                left = residual[st] = residual[st] - step * n
+                if left <= _SATURATED * st.capacity:
                     full.add(st)
-        frozen = [f for f in live if any(st in full for st in f.stages)]
-        for f in frozen:
-            f.rate = level
-            live.discard(f)
-            for st in f.stages:
-                users[st] -= 1
+        if not full:
+            continue
+        rest = []
+        for route, members in live:  # a route through a full stage freezes at this level
+            if full.isdisjoint(route):
+                rest.append((route, members))
+                continue
+            for f in members:
+                f.rate = level
+            n = len(members)
+            for st in route:
+                users[st] -= n
+        live = rest
 
 
 def bottleneck_rates(flows: list[Flow], stages: list[FlowStage]) -> None:

@@ -48,13 +48,15 @@ def steady(keys: Sequence[ir.Expr], attrs: Sequence[str]) -> bool:
 
 
 class RankedQueue:
-    """The waiting holds of a pool in join order, with a heap of them by their keys."""
+    """The waiting holds of a pool in join order, with a heap of them by their keys.
+    `joined` (run -> its join number, in join order) is as long as the queue and as true,
+    for code that tests it without a call (`serq.sim.compiled_holds.waiting`)."""
 
-    __slots__ = ("keys", "_joined", "_heap", "_unordered", "_numbers")
+    __slots__ = ("keys", "joined", "_heap", "_unordered", "_numbers")
 
     def __init__(self, keys: Sequence[Callable[[Any], float]]) -> None:
         self.keys = tuple(keys)
-        self._joined: dict[Any, int] = {}  # run -> the number it joined with, join order
+        self.joined: dict[Any, int] = {}  # run -> the number it joined with, join order
         self._heap: list[tuple[tuple[float, ...], int, Any]] = []  # removed ones stay
         self._unordered: set[Any] = set()  # the runs whose keys have a NaN
         self._numbers = count().__next__
@@ -64,7 +66,7 @@ class RankedQueue:
         a = run.session.attrs
         key = tuple(k(a) for k in self.keys)
         number = self._numbers()
-        self._joined[run] = number
+        self.joined[run] = number
         if unordered(key):
             self._unordered.add(run)
         else:
@@ -72,11 +74,11 @@ class RankedQueue:
 
     def remove(self, run: Any) -> None:
         """Take `run` out (admitted or cancelled)."""
-        del self._joined[run]
+        del self.joined[run]
         self._unordered.discard(run)
         heap = self._heap
-        if len(heap) > 2 * len(self._joined) + 64:  # too many removed ones: keep the rest
-            joined = self._joined
+        if len(heap) > 2 * len(self.joined) + 64:  # too many removed ones: keep the rest
+            joined = self.joined
             self._heap = [e for e in heap if joined.get(e[2]) == e[1]]
             self._heap.sort()
 
@@ -92,7 +94,7 @@ class RankedQueue:
         if self._unordered:
             return None
         heap = self._heap
-        joined = self._joined
+        joined = self.joined
         while heap:
             _, number, run = heap[0]
             if joined.get(run) == number:
@@ -101,15 +103,15 @@ class RankedQueue:
         return None
 
     def __getitem__(self, index: int) -> Any:
-        if index != 0 or not self._joined:
+        if index != 0 or not self.joined:
             raise IndexError("a ranked queue gives only its first to join, [0]")
-        return next(iter(self._joined))
+        return next(iter(self.joined))
 
     def __iter__(self) -> Iterator[Any]:
-        return iter(self._joined)
+        return iter(self.joined)
 
     def __len__(self) -> int:
-        return len(self._joined)
+        return len(self.joined)
 
     def __contains__(self, run: Any) -> bool:
-        return run in self._joined
+        return run in self.joined

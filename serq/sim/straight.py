@@ -21,7 +21,9 @@ numbers only) so that they fire, move the clock and count in `events` as before.
 
 A gauge that reads only stage levels (`queue`, `busy`) through operations that keep it
 finite is a function of the stage's `present` (`_level_gauge`): the loops read it once
-per value of `present` and keep what `StatsRecorder.gauges` keeps, inline. With such a
+per value of `present` and keep what `StatsRecorder.gauges` keeps, inline. A program with
+any other gauge, or several, is left to the generated code, which reads its gauges
+inline at every instant where these loops would call `World.end_instant`. With such a
 gauge or none, and no progress callback, a stale ps completion changes nothing anyone
 sees but the count of events and the clock's last value, so `run_ps` only counts it.
 
@@ -63,7 +65,8 @@ FINITE = 1e300  # a gauge bounded by this never overflows, so is never NaN
 def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | None:
     """`(pre, work, stage, post, gauge, serial, origin)` when `program` may run on the straight
     path: the `set`s and `observe`s before the run, its work, its fifo(1) or ps stage,
-    those after, its one gauge if it is a level gauge (`_level_gauge`), and whether
+    those after, its one gauge if it is a level gauge (`_level_gauge`; None without
+    one, and no plan with any other gauges), and whether
     anything reads the attribute `serial`; else None.
     A `set` is `(slot, value, None)` (value None: `now`, read without a call), an
     `observe` `(TURN_NO, value, samples)` or `(slot, None, samples)` for `now - x` with
@@ -123,6 +126,8 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
     pre = tuple(op(s) for s in stmts[:k])
     post = tuple(op(s) for s in stmts[k + 1 :])
     gauge = _level_gauge(world, program)
+    if program.gauges and gauge is None:
+        return None  # the generated code reads other gauges inline, faster than `end_instant`
     serial = contains(program, lambda n: isinstance(n, ir.Attr) and n.slot == SERIAL)
     return pre, _work(run.work, exprs, stream), stage, post, gauge, serial, run.origin
 
@@ -170,7 +175,6 @@ def run(
     trace_time, trace_level = trace_times.append, trace_present.append
     blank = world.blank
     shown = -1  # the `present` of the last instant traced
-    watch = end_instant is not None and table is None  # gauges read at every instant
     # fast path: the recorder's calls inlined (`StatsRecorder.arrival`, `stage_state` of a
     # fifo stage, `stage_done`, `session_ended`): the same updates in the same order
     recorder: StatsRecorder = world.recorder
@@ -226,8 +230,6 @@ def run(
                         shown = present
                         trace_time(now)
                         trace_level(present)
-                elif watch:
-                    end_instant(now)
                 engine.now = now = time
             if arriving:
                 # `World.new_session`, then `Workload._arrive` schedules the next arrival
@@ -406,8 +408,7 @@ def run_ps(
     trace_time, trace_level = trace_times.append, trace_present.append
     blank = world.blank
     shown = -1
-    watch = end_instant is not None and table is None  # gauges read at every instant
-    keep_stale = _watched(world, gauge)
+    keep_stale = _watched(world)
     n_stale = 0  # the stale completions by `until` not kept: they count as fired
     last_stale = -INF  # and the latest of their times
     recorder: StatsRecorder = world.recorder
@@ -484,8 +485,6 @@ def run_ps(
                         shown = present
                         trace_time(now)
                         trace_level(present)
-                elif watch:
-                    end_instant(now)
                 engine.now = now = time
             if arriving is None:
                 # a stale `PsStage._done`: it returns at once, and the settle does nothing
@@ -725,10 +724,10 @@ def _bound(e: Any) -> float:
     return INF
 
 
-def _watched(world: Any, gauge: Any) -> bool:
-    """Whether anything reads the clock between events: a progress callback, or gauges
-    other than one level gauge (they are read at the end of every instant)."""
-    return world.recorder.has_progress() or (bool(world.gauges) and gauge is None)
+def _watched(world: Any) -> bool:
+    """Whether anything reads the clock between events: a progress callback (a program
+    with gauges other than one level gauge takes the generated code, `plan`)."""
+    return world.recorder.has_progress()
 
 
 def _pad_turns(world: Any) -> None:

@@ -7,7 +7,8 @@ fifo(c), delay and ps stages (single, and arrays run with a computed index or ch
 with `choose`), plain holds of one or two pools (the inline holds), with a `reserve` at
 times, and of pool arrays' members (constant, computed, or chosen by `choose` as a router
 does), several holds of one
-pool, holds nested in holds of other pools, `end;` inside holds, rejections (units above
+pool, holds nested in holds of other pools, `end;` inside holds, `release` inside holds
+(of a pool the hold holds, once or twice, or of another), rejections (units above
 the cap), units that read the clock, the state and draws, loops and branches around
 runs and holds, turns with the workload's blocks, gauges and observables of pools and
 stages, every arrival kind and an `arrivals` limit, and runs of zero, negative and NaN
@@ -126,6 +127,8 @@ class _Gen:
         # pool arrays and their indices are drawn from a stream of their own, so that the
         # programs drawn before pool arrays joined the family keep their shape
         self.ar = random.Random(k + 1_000_003)
+        # and so are the `release` statements, which joined later still
+        self.rr = random.Random(k + 2_000_003)
         self.stages: list[tuple[str, int | None]] = []  # name, array size
         self.pools: list[str] = []
         self.sizes: dict[str, int | None] = {}  # a pool's array size (None: one pool)
@@ -295,6 +298,10 @@ class _Gen:
         self.depth -= 1
         if cache:  # `cached` is read only where the hold consumes
             body = ["set u = cached + 1;", *body]
+        for _ in range(self.rr.choice((0, 0, 1, 1, 2))):  # give a part back early
+            plain = [p for p in self.pools if self.sizes.get(p) is None]
+            target = self.rr.choice(held + held + plain)
+            body.insert(self.rr.randint(0, len(body)), f"release {target};")
         return [f"hold {parts}{reuse} {{", *("  " + s for s in body), f"}}{cache};"]
 
 

@@ -15,6 +15,7 @@ import pytest
 
 import serq
 from serq.sim import ranked_queue
+from serq.sim.api import python_source
 
 KEYS = [
     "prio",
@@ -131,3 +132,23 @@ run {{ horizon 5; }}
     program = serq.compile(source=source).program
     pool = program.pools[0]
     assert ranked_queue.steady(pool.queue.keys, program.attrs) is ranked
+
+
+@pytest.mark.parametrize(("key", "at_once"), [("prio, -serial", True), ("used(slots)", False)])
+def test_an_idle_ranked_pool_admits_where_it_joins(key, at_once):
+    """A hold whose pool is ranked is admitted where it joins when nobody waits anywhere
+    (as an unordered pool's is), and its queue is tested through `joined`; keys that read
+    live state are read again at each admission, so such a hold always goes through the
+    queue. Both give the interpreter's report."""
+    source = f"""pool slots {{ cap 2; queue by ({key}); }}
+stage s : delay;
+workload {{ arrive poisson(1.5); }}
+session {{ set prio = floor(~uniform(0, 3)); hold slots (1) {{ run s (~exp(1)); }} }}
+run {{ horizon 200; warmup 0; seed 3; }}
+"""
+    compiled = serq.compile(source=source)
+    code, _ = python_source(compiled)
+    assert ("= not _k_ready and not (" in code) is at_once
+    assert (".queue.joined" in code) is at_once
+    reports = [serq.run(serq.compile(source=source, codegen=c)).json() for c in (True, False)]
+    assert reports[0] == reports[1]

@@ -6,7 +6,9 @@ to the last bit. The programs cover exact ties between an arrival and a departur
 at load 1), runs of no work, draws after the run, renewal gaps that read the stage, a
 gauge, and a stage observable read inside the session; and gauges of every kind: level
 gauges (a function of `present`, read once per value, with stale ps completions only
-counted), and others, one of them possibly NaN (read at every instant).
+counted), and others, one of them possibly NaN, which leave the program to the generated
+code (it reads them inline at every instant); that code must give the interpreter's
+report on them too.
 """
 
 from __future__ import annotations
@@ -211,13 +213,32 @@ def test_level_gauges_are_told_apart():
     assert gauge("queue(cpu) * 1e300") > straight.FINITE  # could overflow: inf - inf
 
 
-@pytest.mark.parametrize("name", sorted(PROGRAMS))
+# programs with gauges other than one level gauge: the generated code reads them
+OTHER_GAUGES = ("ps_gauge_divides", "ps_gauge_can_be_nan", "fifo_two_gauges")
+
+
+@pytest.mark.parametrize("name", sorted(set(PROGRAMS) - set(OTHER_GAUGES)))
 def test_programs_take_the_straight_path(name, monkeypatch):
     taken = []
     real = straight.run
     monkeypatch.setattr(straight, "run", lambda *args: taken.append(1) or real(*args))
     serq.run(serq.compile(source=PROGRAMS[name], horizon=50, warmup=0))
     assert taken
+
+
+@pytest.mark.parametrize("name", OTHER_GAUGES)
+@pytest.mark.parametrize("seed", [1, 2])
+def test_other_gauges_take_the_generated_code(name, seed, monkeypatch):
+    taken = []
+    monkeypatch.setattr(straight, "run", lambda *args: taken.append(1))
+    text = PROGRAMS[name]
+    reports = []
+    for codegen in (True, False):
+        report = serq.run(serq.compile(source=text, seed=seed, codegen=codegen))
+        points = {name: (g.times, g.values) for name, g in report.gauges.items()}
+        reports.append(repr((report, points)))
+    assert not taken
+    _same(*reports)
 
 
 def test_two_servers_take_the_event_path(monkeypatch):
