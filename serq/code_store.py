@@ -36,6 +36,16 @@ def enabled() -> bool:
     return os.environ.get("SERQ_CODE_CACHE") != "0" and os.environ.get("SERQ_GRAMMAR_CACHE") != "0"
 
 
+def shaped(value: Any, types: tuple[type, ...]) -> bool:
+    """Whether `value` is a tuple of exactly these types, item by item (a stored entry's
+    key or value, checked before it is used)."""
+    return (
+        type(value) is tuple
+        and len(value) == len(types)
+        and all(type(v) is t for v, t in zip(value, types, strict=True))
+    )
+
+
 class CodeStore:
     """Compiled values by key, read from and written to `<stem>-<interpreter>.marshal` in
     the user's cache; `valid(key, value)` tells a stored entry that may be used, and

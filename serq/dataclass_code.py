@@ -27,22 +27,15 @@ import os
 from types import CodeType
 from typing import Any
 
-from serq.code_store import CodeStore
-
-
-def _valid(key: Any, value: Any) -> bool:
-    return (
-        type(key) is tuple
-        and len(key) == 2
-        and type(key[0]) is str
-        and type(key[1]) is str
-        and type(value) is CodeType
-    )
-
+from serq.code_store import CodeStore, shaped
 
 # keyed by (module, text): a module's classes are all made when it is imported, so the
 # texts of a module that changed and that it no longer writes are dropped
-_STORE = CodeStore("dataclass-code", _valid, group=lambda key: key[0])
+_STORE = CodeStore(
+    "dataclass-code",
+    lambda key, value: shaped(key, (str, str)) and type(value) is CodeType,
+    group=lambda key: key[0],
+)
 _state = {"installed": False}
 _builtin_exec = builtins.exec
 

@@ -23,7 +23,7 @@ import re
 from array import array
 from typing import Any
 
-from serq.code_store import CodeStore
+from serq.code_store import CodeStore, shaped
 
 try:  # the internals `re.compile` is made of (CPython 3.11 and later)
     import _sre
@@ -36,19 +36,12 @@ _CODE_ITEM = "I" if array("I").itemsize >= 4 else "L"
 _SPECIAL = int(re.DEBUG | re.TEMPLATE)  # flags `re.compile` does more for: left to it
 
 
-def _valid(key: Any, value: Any) -> bool:
-    return (
-        type(key) is tuple
-        and len(key) == 2
-        and type(key[0]) is str
-        and type(key[1]) is int
-        and type(value) is tuple
-        and len(value) == 5
-        and type(value[1]) is bytes
-    )
-
-
-_STORE = CodeStore("regex-code", _valid, max_entries=2000)
+# (pattern, flags) -> (flags, program, groups, groupindex, indexgroup): see `_parts`
+_STORE = CodeStore(
+    "regex-code",
+    lambda key, value: shaped(key, (str, int)) and shaped(value, (int, bytes, int, dict, tuple)),
+    max_entries=2000,
+)
 _compiled: dict[tuple[str, int], re.Pattern] = {}  # this process's, as `re` keeps its own
 
 
