@@ -115,6 +115,22 @@ def _gaps_added(
     return sums
 
 
+def _terms_added(
+    area: float, weighted: float, batch_time: float, decodes: int, first: float, times: list[float]
+) -> tuple[float, float, float]:
+    """`area` and `batch_time` each plus every gap between the increasing `times` (the
+    first from `first`), `weighted` plus `decodes` times each, one term at a time in
+    order, as `_hold` adds them (in one pass: cheaper than a reduce per sum for a span)."""
+    before = first
+    for t in times:
+        gap = t - before
+        area += gap
+        weighted += decodes * gap
+        batch_time += gap
+        before = t
+    return area, weighted, batch_time
+
+
 class _Stage:
     __slots__ = (
         "present",
@@ -409,21 +425,16 @@ class StatsRecorder:
             # the decode level, the decode count and the batch time all add each start
             # less the one before, in one pass (as one at a time, term by term)
             since = starts[-1]
-            if count <= _SHORT:  # a short span: its terms one by one, below
-                area = weighted = batch_time = None
-            else:
+            area = weighted = batch_time = None
+            if count > _SHORT:  # a short span: its terms one by one, below
                 area, weighted, batch_time = _gaps_added(
                     (level.area, dec.area, s.batch_time), (1, decodes, 1), started, since
                 )
             if area is None or weighted is None or batch_time is None:
-                # the sums that might round, term by term in order (`_hold`'s reduce)
-                gaps = list(map(sub, starts, chain((started,), starts)))
-                if area is None:
-                    area = reduce(add, gaps, level.area)
-                if weighted is None:
-                    weighted = reduce(add, map(mul, repeat(decodes), gaps), dec.area)
-                if batch_time is None:
-                    batch_time = reduce(add, gaps, s.batch_time)
+                # term by term in order, all three (those `_gaps_added` found are the same)
+                area, weighted, batch_time = _terms_added(
+                    level.area, dec.area, s.batch_time, decodes, started, starts
+                )
             level.area, dec.area, s.batch_time = area, weighted, batch_time
             level.since = dec.since = since
             kinds[0].since = kinds[2].since = since  # their value is 0: no area
