@@ -112,3 +112,31 @@ def test_a_growth_that_cannot_be_says_so_on_both_paths(stmt, message):
     assert generated == interpreted
     assert generated[0] is None
     assert message in generated[1][0][2]
+
+
+def test_an_inline_grow_beside_a_step_engine_gives_the_interpreters_report():
+    """A step engine without a memory keeps the holds of other pools inline, their grows
+    too; fast-forwarding changes nothing but the count of the iterations it skipped."""
+    text = """pool kv { cap 40; block 2; }
+stage E : step { budget 32; chunk 16; cost 0.25 + 0.0078125 * tokens; }
+stage d : delay;
+workload { arrive poisson(2); }
+session {
+  set arrived = now;
+  hold kv (1) { run d (~exp(1)); grow kv (~uniform(0, 3)); run d (~exp(1)); }
+  run E prefill (20);
+  run E decode (30);
+  hold kv (0.5) { grow kv (1); run d (0.5); }
+  observe sojourn = now - arrived;
+}
+run { horizon 200; warmup 10; seed 2; }
+"""
+    program, _ = sim_api.compile_program(text, "t.sq")
+    assert len(inline_holds(program.program)) == 2
+    for fast_forward in (True, False):
+        reports = []
+        for codegen in (True, False):
+            report, ran = sim_api.execute(program, codegen=codegen, fast_forward=fast_forward)
+            assert report is not None, ran
+            reports.append(report.json())
+        assert reports[0] == reports[1]
