@@ -21,9 +21,11 @@ share (closure cells): the clock `now` and the level of live sessions. It define
   `ExprCompiler` generates, attributes as `a[slot]` of a local list), `branch` an `if`,
   `loop` a `while`, `turn` and the `init` and `turn` blocks inline, a run at a fifo,
   delay or ps stage the stage's arrival inline. A blocking point is a `yield`; an event
-  resumes the session's innermost generator. Statements that are rare on the hot path
-  (`grow`, `drop`, `release`, `load`, `choose`, runs of several stages or at a step
-  engine) call the interpreter's compiled step for that statement;
+  resumes the session's innermost generator. A `release` or `grow` of an inline hold's
+  part is written inline too (`serq.sim.compiled_holds`). Statements that are rare on
+  the hot path (other `grow`s and `release`s, `drop`, `load`, a `choose` of a computed
+  count, runs of several stages or at a step engine) call the interpreter's compiled
+  step for that statement;
 - `_k_new_session` and `_k_end`, which the rest of the simulator calls as the world's
   `new_session` and `end_session` (a closed population's replacement, a rejection).
 
@@ -64,7 +66,16 @@ from serq.sim import deadlock
 from serq.sim.core import INSTANT_LIMIT, PROGRESS_EVERY, clock_stops
 from serq.sim.errors import SimError, bad_work
 from serq.sim.flows import FlowStage
-from serq.sim.holds import HoldRun, HoldSpec, _bad_reserve, _bad_units
+from serq.sim.holds import (
+    HoldRun,
+    HoldSpec,
+    _bad_reserve,
+    _bad_units,
+    bad_growth,
+    grow_outside,
+    never_grows,
+)
+from serq.sim.pools import GrowWait, HoldPart
 from serq.sim.recorder import StatsRecorder
 from serq.sim.session import AT_STAGE, ENDED, HOLD, PLAIN, QUEUED, READY, RUNNING, Session
 from serq.sim.stages import DelayStage, FifoStage, PsStage
@@ -382,9 +393,9 @@ class _Codegen:
         self.held_lines: dict[
             int, tuple[tuple[str, tuple[Any, ...], tuple[str | None, ...]], ...]
         ] = {}
-        # an inline hold inside another: a session may wait at it holding units that only
-        # the locals of the session code count (else every wait is outside inline holds:
-        # a hold not written inline is never inside one, and nothing grows)
+        # an inline hold inside another, or a `grow` inside one: a session may wait there
+        # holding units that only the locals of the session code count (else every wait
+        # is outside inline holds: a hold not written inline is never inside one)
         self.nested_inline = False
         self.caching = ch.caching_pools(program)  # pools whose cache can hold anything
         self.samples = Samples(world.recorder)
@@ -496,6 +507,11 @@ class _Codegen:
             _k_reject=_rejecter(world.recorder),
             _k_bad_reuse=ch.bad_reuse,
             _k_bad_cache=ch.bad_cache,
+            _k_HoldPart=HoldPart,
+            _k_GrowWait=GrowWait,
+            _k_grow_outside=grow_outside,
+            _k_bad_growth=bad_growth,
+            _k_never_grows=never_grows,
             _k_clock_stops=clock_stops,
             _k_recorder=world.recorder,
             _k_min=min,
@@ -746,9 +762,13 @@ class _Codegen:
             self._yield(indent)
         elif isinstance(stmt, ir.Release) and self._release(stmt, indent):
             pass
+        elif isinstance(stmt, ir.Grow) and self._grow(stmt, indent):
+            pass
         else:  # grow, drop, release, load, choose: the interpreter's step
             step = self.bind(self.statements.statement(stmt))
             if isinstance(stmt, ir.Grow):
+                if self._held:  # it may wait inside an inline hold
+                    self.nested_inline = True
                 self.emit(indent, f"if not {step}(s):")
                 self._yield(indent + 1)
             else:  # these always go on
@@ -1118,6 +1138,34 @@ class _Codegen:
                 return True
         return False
 
+    def _grow(self, stmt: ir.Grow, indent: int) -> bool:
+        """`grow P (d)` of an inline hold's part (`Holds.grow` under `preempt none`),
+        inline: the innermost hold around that holds the member grows at once when the
+        pool has room, else the session waits among the pool's growers (a `yield`, which
+        `_k_retry`'s `Holds.try_growers` resumes) and takes its part's allocation back;
+        the hold's units local holds the new allocation. False when no inline hold around
+        holds it (the interpreter's step then)."""
+        k = ch.member(stmt.pool)
+        for units, shape, released, members in reversed(self._held):
+            if k is not None and k in members:
+                i = members.index(k)
+                self.nested_inline = True  # a grower waits inside an inline hold
+                alloc, part = self.temp("alloc"), self.temp("part")
+                origin = self.bind(stmt.origin)
+                amount = self.expr(stmt.amount, self.session_stream)
+                if ch.number(amount) is None:  # else a folded constant, written as it is
+                    code, amount = amount, self.temp("grow")
+                    self.emit(indent, f"{amount} = {code}")
+                lines = ch.grow(shape, i, units, amount, alloc, part, origin, released.get(i))
+                self.emit_all(indent, lines)
+                self._yield(indent + 1)  # grown by `Holds.try_growers`, then resumed
+                self.emit(indent + 1, f"{alloc} = {part}.alloc")
+                n = len(shape.pools)
+                parts = [alloc if j == i else f"{units}[{j}]" for j in range(n)]
+                self.emit(indent, f"{units} = ({', '.join(parts)},)")
+                return True
+        return False
+
     def _shape(self, stmt: ir.Hold, members: list[int | str]) -> ch.Shape:
         """What the hold templates write of the inline hold `stmt`, whose pools are
         `members`: each a member's index, or the local that holds a computed member (its
@@ -1207,9 +1255,18 @@ class _Codegen:
             for p in stmt.pools
             for k in ch.members(p.pool)
         }
+        grown = {  # the inline pools an inline `grow` may leave growers at
+            k
+            for block in self.program.blocks
+            for stmt in block
+            if isinstance(stmt, ir.Grow) and (k := ch.member(stmt.pool)) is not None
+        }
         for pool in world.pools:
             name = self.bind(pool, "_k_pool")
             if pool.index in inline_pools:
+                if pool.index in grown:  # `World.retry_pools`: the growers first
+                    self.emit(2, f"if {name}.growers and H.try_growers({name}):")
+                    self.emit(3, "changed = True")
                 holds = firsts.get(pool.index)
                 if holds:
                     self._admissions(pool, name, holds)

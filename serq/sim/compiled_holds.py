@@ -5,11 +5,15 @@ generator, no frame) when nothing but that code ever reads where a session is in
 every pool of it is "inline", and its body holds only inline holds and runs only plain
 runs. A pool is inline when every hold of it is an inline candidate (no `lease`; never
 nested in a hold of the same family, nor naming a computed member beside another of its
-family), nothing grows or loads it, no step engine admits from it, and it has no `reserve
-held`, in a program where no preemption can happen (no growth at all). It may be released
-early (`release P`) by a statement inside the body of a hold of that very member (both
-named by a constant): the part is given back there, once, and not again at the end.
-Its holders are sessions holding it once each. A hold may name a member by a computed
+family), nothing loads it, no step engine admits from it, and it has no `reserve held`,
+in a program where no preemption can happen (no `grow` of a pool that preempts, no run
+`growing` a pool, no step engine's memory). It may be released early (`release P`) or
+grown (`grow P (d)`) by a statement inside the body of a hold of that very member (both
+named by a constant): a release gives the part back there, once, and not again at the
+end; a growth enlarges the part at once when the pool has room, else the session waits
+among the pool's growers (a `GrowWait` of a `HoldPart` made for the wait, which
+`Holds.try_growers` grows and wakes as it does any other). Its holders are sessions
+holding it once each. A hold may name a member by a computed
 index (`hold kv[i] (...)`, as a router writes it) when every member of the family is
 inline and all have the same block and kind of queue: the member is resolved where the
 session joins, as `Holds.join` resolves it, and the code is written once for the family.
@@ -20,8 +24,9 @@ observables, the pools' levels, the stall diagnostics) it reads from the `Pool` 
 `HoldRun`s in its queue as before.
 
 The templates are `Holds.join`, `Holds.try_admit` (with `_fits` and `_admit`),
-`Holds.close` and `Holds.release_all` for such holds, in the order and with the
-arithmetic of `serq.sim.holds`, so both paths give the same report.
+`Holds.close`, `Holds.release_all`, `Holds.release` and `Holds.grow` for such holds, in
+the order and with the arithmetic of `serq.sim.holds`, so both paths give the same
+report.
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ from typing import Any
 from serq import ir
 from serq.ir import SLOT
 from serq.sim.errors import SimError, out_of_domain
-from serq.sim.session import READY
+from serq.sim.session import GROWING, READY
 
 CACHED = SLOT["cached"]
 COMPUTED = SLOT["computed"]
@@ -40,7 +45,7 @@ COMPUTED = SLOT["computed"]
 
 def inline_holds(program: ir.Program) -> set[int]:
     """The `id`s of the hold statements of `program` to write inline (see the module)."""
-    if _grows(program):
+    if _preempts(program):
         return set()
     pools = _inline_pools(program)
     holds: list[ir.Hold] = [
@@ -81,12 +86,19 @@ def caching_pools(program: ir.Program) -> set[int]:
     return found
 
 
-def _grows(program: ir.Program) -> bool:
-    """Whether anything of `program` can grow a hold (and so preempt): a `grow`, a run
-    `growing` a pool, or a step engine with a memory."""
+def _preempts(program: ir.Program) -> bool:
+    """Whether a growth in `program` may preempt a holder or is an engine's: a `grow` of a
+    pool family with a member that preempts, a run `growing` a pool, or a step engine
+    with a memory. A preemption aborts the scope of a holder wherever it is, which an
+    inline hold (a stretch of a generator) cannot be; a `grow` under `preempt none` only
+    waits."""
     for block in program.blocks:
         for stmt in block:
-            if isinstance(stmt, ir.Grow) or (isinstance(stmt, ir.Run) and stmt.growing):
+            if isinstance(stmt, ir.Run) and stmt.growing:
+                return True
+            if isinstance(stmt, ir.Grow) and any(
+                program.pools[k].preempt != "none" for k in _family(stmt.pool)
+            ):
                 return True
     return any(isinstance(s.kind, ir.Step) and s.kind.memory is not None for s in program.stages)
 
@@ -131,9 +143,9 @@ def _inline_pools(program: ir.Program) -> set[int]:
                         pools.difference_update(_family(part.pool))
                 if stmt.lease is not None:
                     pools.difference_update(_family(stmt.lease.pool))
-            elif isinstance(stmt, ir.Grow | ir.Load):
+            elif isinstance(stmt, ir.Load):
                 pools.difference_update(_family(stmt.pool))
-    for ref in _uncovered_releases(program):
+    for ref in _uncovered(program):
         pools.difference_update(_family(ref))
     return pools
 
@@ -146,35 +158,44 @@ def released_in(program: ir.Program, block: int, k: int) -> bool:
     )
 
 
-def _uncovered_releases(program: ir.Program, holds: set[int] | None = None) -> list[ir.Ref]:
-    """The pools of the `release` statements that are not inside the body of a hold (of
-    `holds`, by `id`, when given) of the member they name, both named by a constant (an
-    inline `release` gives back that hold's part)."""
+def grown_in(program: ir.Program, block: int, k: int) -> bool:
+    """Whether a `grow` of pool member `k` (named by a constant) is in `block` or anything
+    inside it."""
+    return any(
+        isinstance(stmt, ir.Grow) and member(stmt.pool) == k for stmt in _walk(program, block)
+    )
+
+
+def _uncovered(program: ir.Program, holds: set[int] | None = None) -> list[ir.Ref]:
+    """The pools of the `release` and `grow` statements that are not inside the body of a
+    hold (of `holds`, by `id`, when given) of the member they name, both named by a
+    constant (an inline `release` gives back that hold's part, an inline `grow` enlarges
+    it)."""
     covered: set[int] = set()
     for block in program.blocks:
         for stmt in block:
             if isinstance(stmt, ir.Hold) and (holds is None or id(stmt) in holds):
                 held = {member(p.pool) for p in stmt.pools} - {None}
                 for inner in _walk(program, stmt.body):
-                    if isinstance(inner, ir.Release) and member(inner.pool) in held:
+                    if isinstance(inner, ir.Release | ir.Grow) and member(inner.pool) in held:
                         covered.add(id(inner))
     return [
         stmt.pool
         for block in program.blocks
         for stmt in block
-        if isinstance(stmt, ir.Release) and id(stmt) not in covered
+        if isinstance(stmt, ir.Release | ir.Grow) and id(stmt) not in covered
     ]
 
 
 def steps_read_frames(program: ir.Program, inline: set[int]) -> bool:
     """Whether the session code calls an interpreter step that looks for the holds around
-    (`holds.innermost`, a session's leases): a `grow`, a `load`, or a `release` that no
-    inline hold of `inline` around it gives back."""
+    (`holds.innermost`, a session's leases): a `load`, or a `release` or `grow` that no
+    inline hold of `inline` around it gives back or enlarges."""
     for block in program.blocks:
         for stmt in block:
-            if isinstance(stmt, ir.Grow | ir.Load):
+            if isinstance(stmt, ir.Load):
                 return True
-    return bool(_uncovered_releases(program, inline))
+    return bool(_uncovered(program, inline))
 
 
 def _twice(stmt: ir.Hold, ref: ir.Ref) -> bool:
@@ -209,7 +230,7 @@ def _plain_body(program: ir.Program, block: int, inline: dict[int, Any]) -> bool
             len(stmt.stages) > 1 or stmt.mode != "plain" or stmt.growing is not None
         ):
             return False
-        if isinstance(stmt, ir.Grow | ir.Load):
+        if isinstance(stmt, ir.Load):
             return False
     return True
 
@@ -435,6 +456,62 @@ def release(
             lines += part
         else:
             lines += [f"if not {flag}:", *(f"    {line}" for line in part)]
+    return lines
+
+
+def grow(
+    shape: Shape,
+    i: int,
+    units: str,
+    amount: str,
+    alloc: str,
+    part: str,
+    origin: str,
+    released: str | None,
+) -> list[str]:
+    """`Holds.grow` of part `i` of an inline hold whose units (a tuple, in pool order) are
+    `units`, by the local `amount` (of session `s`; `origin` the statement's, for its
+    errors): a part a `release` gave back (its local `released` True) is no hold around;
+    the growth is rounded to blocks and, when the pool has room for it (stalled growers do
+    not stop one that fits), taken at once into `alloc`, evicting what no longer fits;
+    else, under `preempt none`, the session becomes the last of the pool's growers (a
+    `GrowWait` of the new part `part` holding `alloc`), unless it could never fit. The
+    caller writes the wait (a `yield` under the last line, `else:`) and takes the part's
+    allocation back when it is resumed (`Holds.try_growers` grew it)."""
+    pool, cap = shape.pools[i], shape.caps[i]
+    lines = []
+    if released is not None:  # `innermost` skips a released part (no other hold around)
+        lines += [f"if {released}:", f"    raise _k_grow_outside({origin}, {pool})"]
+    if not non_negative(amount):
+        lines += [
+            f"if not {amount} >= 0.0:",
+            f"    raise _k_bad_growth({origin}, {pool}, {amount})",
+        ]
+    lines += [f"{alloc} = {units}[{i}]", f"delta = {alloc} + {amount}"]
+    lines += round_up("delta", pool, shape.blocks[i])
+    lines += [
+        f"delta = delta - {alloc}",
+        f"if {pool}.allocated + delta <= {cap}:",  # `committed() + growth()`: nothing held
+        f"    {alloc} = {alloc} + delta",
+        f"    {pool}.allocated += delta",
+        f"    {pool}.dirty = True",
+    ]
+    if shape.cached[i]:  # else its cache is empty: nothing to evict
+        lines += [
+            f"    if {pool}.allocated + {pool}.cache.total > {cap}:",
+            f"        {pool}.evict(_k_recorder)",
+        ]
+    lines += [
+        "else:",
+        f"    if {alloc} + delta > {cap}:",
+        f"        raise _k_never_grows({origin}, {pool}, {amount}, {alloc} + delta)",
+        f"    {part} = _k_HoldPart({pool}, None)",
+        f"    {part}.alloc = {alloc}",
+        f"    wait = _k_GrowWait(s, {part}, {amount})",
+        f"    {pool}.growers.append(wait)",
+    ]
+    if shape.tracked:  # `Holds._stall`: where the session waits, for the rest to read
+        lines += [f"    s.state = {GROWING}", f"    s.where = {pool}", "    s.waiter = wait"]
     return lines
 
 

@@ -355,22 +355,16 @@ class Holds:
         """`grow pool (amount)`; False when the session waits or was preempted."""
         part = innermost(s, pool)
         if part is None:
-            raise SimError(origin, f"grow outside a hold of pool `{pool.name}`")
+            raise grow_outside(origin, pool)
         if not amount >= 0:
-            raise out_of_domain(origin, f"the units of `grow {pool.name}`", amount, "at least 0")
+            raise bad_growth(origin, pool, amount)
         delta = pool.round_up(part.alloc + amount) - part.alloc
         if pool.committed() + pool.growth(part, delta) <= pool.cap:  # stalled growers do not
             self._apply_grow(pool, part, delta)  # stop one that fits
             return True
         if not pool.lifo:
             if part.alloc + delta > pool.cap:
-                raise SimError(
-                    origin,
-                    f"`grow {pool.name} ({arith_repr(amount)})` can never be satisfied: the "
-                    f"hold would need {arith_repr(part.alloc + delta)} of pool `{pool.name}`, "
-                    f"whose cap is {arith_repr(pool.cap)}, and under `preempt none` it "
-                    "would wait forever",
-                )
+                raise never_grows(origin, pool, amount, part.alloc + delta)
             self._stall(s, pool, part, amount)
             return False
         preempted = False
@@ -475,6 +469,28 @@ class Holds:
                 if frame.hold is run:
                     break
         self.join(s, run.spec, at_front=not pool.requeue_tail)
+
+
+def grow_outside(origin: Span, pool: Pool) -> SimError:
+    """The error of a `grow` of `pool` where no hold around holds it."""
+    return SimError(origin, f"grow outside a hold of pool `{pool.name}`")
+
+
+def bad_growth(origin: Span, pool: Pool, amount: float) -> SimError:
+    """The error of a growth `amount` that is not at least 0."""
+    return out_of_domain(origin, f"the units of `grow {pool.name}`", amount, "at least 0")
+
+
+def never_grows(origin: Span, pool: Pool, amount: float, need: float) -> SimError:
+    """The error of a growth by `amount` under `preempt none` whose hold would then need
+    `need` units, above `pool`'s cap: it would wait for ever."""
+    return SimError(
+        origin,
+        f"`grow {pool.name} ({arith_repr(amount)})` can never be satisfied: the "
+        f"hold would need {arith_repr(need)} of pool `{pool.name}`, "
+        f"whose cap is {arith_repr(pool.cap)}, and under `preempt none` it "
+        "would wait forever",
+    )
 
 
 def _units(spec: HoldSpec, i: int, a: Any, pool: Pool) -> float:
