@@ -140,3 +140,15 @@ run { horizon 200; warmup 10; seed 2; }
             assert report is not None, ran
             reports.append(report.json())
         assert reports[0] == reports[1]
+
+
+@pytest.mark.parametrize("k", [*range(100, 160), 107, 143])
+def test_grow_family_keeps_the_invariants(k):
+    """Checked after every event, on both paths: a program's own error may stop a run,
+    a broken invariant may not (107 and 143 left a few ulps below 0 in a pool's used,
+    once flagged as broken)."""
+    compiled_program, diagnostics = sim_api.compile_program(grow_family.program(k), "g.sq")
+    assert compiled_program is not None, diagnostics
+    for codegen in (True, False):
+        _, ran = sim_api.execute(compiled_program, codegen=codegen, check_invariants=True)
+        assert not any("invariant broken" in d.message for d in ran), k
