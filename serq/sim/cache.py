@@ -25,6 +25,7 @@ from typing import Any
 
 from serq.sim.core import Engine
 from serq.sim.errors import SimError, number
+from serq.sim.exprs import key_tuple
 from serq.sim.ranked_queue import unordered
 from serq.sim.session import QUEUED
 
@@ -91,6 +92,7 @@ class Cache:
     __slots__ = (
         "engine",
         "keys",
+        "key_of",
         "block",
         "entries",
         "live",
@@ -106,6 +108,7 @@ class Cache:
     ) -> None:
         self.engine = engine
         self.keys = tuple(keys or ())
+        self.key_of = key_tuple(self.keys)
         self.block = block
         self.entries: dict[int, Entry] = {}
         self.live: dict[Any, Entry] = {}
@@ -253,7 +256,7 @@ class Cache:
         self.context(entry, now)
         owner = entry.owner
         a = owner.attrs if owner is not None else self.blank
-        return tuple(k(a) for k in self.keys)
+        return self.key_of(a)
 
     def _ranked(self) -> list[tuple[tuple[float, ...], int, Entry]] | None:
         """The entries in a heap by (keys, release order), keyed once for a whole

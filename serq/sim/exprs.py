@@ -51,6 +51,22 @@ def _lambda_code(code: str) -> CodeType:
 
 Fn = Callable[[Any], float]
 
+
+@functools.lru_cache(maxsize=64)
+def _tuple_code(n: int) -> CodeType:
+    """The code object of `lambda a: (k0(a), ..., k{n-1}(a),)`."""
+    calls = "".join(f"k{i}(a), " for i in range(n))
+    return compile(f"lambda a: ({calls})", "<string>", "eval")
+
+
+def key_tuple(keys: Sequence[Fn]) -> Callable[[Any], tuple]:
+    """One function giving the tuple of the values of `keys` (a `queue by`, `evict by`,
+    `serve by` or `choose ... by` list) for the attributes `a`: the keys are called in
+    their order, as `tuple(k(a) for k in keys)` calls them, without a generator a call."""
+    names = {f"k{i}": k for i, k in enumerate(keys)}
+    return eval(_tuple_code(len(names)), names)  # noqa: S307  # our own text, no input
+
+
 _COMPARE = {"==", "!=", "<", "<=", ">", ">="}
 _PLAIN = {"+", "-", "*"}
 _CONTEXT = {"now", "present", "size", "age", "last", "waiting", "waited"}

@@ -18,6 +18,7 @@ from serq.ir import Pool as IRPool
 from serq.sim.cache import Cache
 from serq.sim.core import Engine
 from serq.sim.errors import SimError
+from serq.sim.exprs import key_tuple
 from serq.sim.ranked_queue import RankedQueue
 
 
@@ -68,6 +69,7 @@ class Pool:
         "block",
         "lifo",
         "keys",
+        "key_of",
         "engine",
         "allocated",
         "cache",
@@ -82,6 +84,7 @@ class Pool:
         "spill",
         "origin",
         "preempt_keys",
+        "preempt_key_of",
         "requeue_tail",
         "reserve_held",
         "held",
@@ -103,6 +106,7 @@ class Pool:
         self.block = pool.block if pool.block else None
         self.lifo = pool.preempt in ("lifo", "by")  # a growth that does not fit preempts
         self.keys = tuple(queue_keys)
+        self.key_of = key_tuple(self.keys)
         self.engine = engine
         self.allocated = 0.0
         self.cache = Cache(engine, evict_keys, self.block)
@@ -126,6 +130,7 @@ class Pool:
         # `preempt by (keys) requeue tail|head`: the victim by ascending keys (the World
         # compiles them), put back at the tail or the head of the queue
         self.preempt_keys: tuple[Callable[[Any], float], ...] = ()
+        self.preempt_key_of = key_tuple(())
         self.requeue_tail = pool.requeue == "tail"
         # `reserve held`: each holder's reservation beyond its allocation stays counted
         # against admission and growth (`held`, their sum) until it releases
@@ -212,12 +217,12 @@ class Pool:
                 return run  # else a NaN key: the scan below decides
         engine = self.engine
         now = engine.now
+        key_of = self.key_of
         best = None
         best_key: tuple[float, ...] = ()
         for run in queue:  # join order breaks ties: the first of equal keys stays
             engine.waited = now - run.joined
-            a = run.session.attrs
-            key = tuple(k(a) for k in keys)
+            key = key_of(run.session.attrs)
             if best is None or key < best_key:
                 best, best_key = run, key
         return best

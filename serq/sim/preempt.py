@@ -29,7 +29,7 @@ def by_keys(pool: Any, innermost: Callable[[Any, Any], Any]) -> Any:
         engine.decoding = 0.0
         engine.admission = float(session.admitted)
         engine.position = part.consumed if part.position is None else part.position
-        key = tuple(k(session.attrs) for k in pool.preempt_keys)
+        key = pool.preempt_key_of(session.attrs)
         if best is None or key <= best_key:
             best, best_key = part, key
     return best
@@ -54,7 +54,7 @@ def resident_by_keys(pool: Any, steps: list[Any], innermost: Callable[[Any, Any]
         engine.decoding = 1.0 if r.decoding else 0.0
         engine.admission = r.admission
         engine.position = part.consumed if part.position is None else part.position
-        key = tuple(k(r.session.attrs) for k in pool.preempt_keys)
+        key = pool.preempt_key_of(r.session.attrs)
         if best is None or key < best_key or (key == best_key and r.admission > newest):
             best, best_key, newest = part, key, r.admission
     return best

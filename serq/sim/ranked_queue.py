@@ -28,6 +28,7 @@ from typing import Any
 
 from serq import ir
 from serq.ir.expr import reads_only
+from serq.sim.exprs import key_tuple
 
 SET_BY_THE_SCHEDULER = ("cached", "computed")
 
@@ -52,10 +53,11 @@ class RankedQueue:
     `joined` (run -> its join number, in join order) is as long as the queue and as true,
     for code that tests it without a call (`serq.sim.compiled_holds.waiting`)."""
 
-    __slots__ = ("keys", "joined", "_heap", "_unordered", "_numbers")
+    __slots__ = ("keys", "key_of", "joined", "_heap", "_unordered", "_numbers")
 
     def __init__(self, keys: Sequence[Callable[[Any], float]]) -> None:
         self.keys = tuple(keys)
+        self.key_of = key_tuple(self.keys)
         self.joined: dict[Any, int] = {}  # run -> the number it joined with, join order
         self._heap: list[tuple[tuple[float, ...], int, Any]] = []  # removed ones stay
         self._unordered: set[Any] = set()  # the runs whose keys have a NaN
@@ -63,8 +65,7 @@ class RankedQueue:
 
     def append(self, run: Any) -> None:
         """`run` joins the queue; its keys are read now, once."""
-        a = run.session.attrs
-        key = tuple(k(a) for k in self.keys)
+        key = self.key_of(run.session.attrs)
         number = self._numbers()
         self.joined[run] = number
         if unordered(key):

@@ -15,7 +15,7 @@ from typing import Any
 from serq import ir
 from serq.ir import SLOT
 from serq.sim.errors import SimError, bad_work
-from serq.sim.exprs import ExprCompiler, arith_repr
+from serq.sim.exprs import ExprCompiler, arith_repr, key_tuple
 from serq.sim.flows import compile_flow_run
 from serq.sim.holds import HoldSpec
 from serq.sim.session import AT_STAGE, LOOP, Frame, Session
@@ -222,6 +222,8 @@ def _branch(test: Callable[[Any], float], then: tuple, otherwise: tuple, origin:
 def _choose(
     slot: int, count: Callable[[Any], float], keys: tuple[Callable[[Any], float], ...], origin: Any
 ) -> Step:
+    key_of = key_tuple(keys)
+
     def choose(s: Session) -> bool:
         a = s.attrs
         n = count(a)
@@ -235,7 +237,7 @@ def _choose(
         best_key: tuple[float, ...] | None = None
         for j in range(int(n)):
             a[slot] = float(j)
-            key = tuple(k(a) for k in keys)
+            key = key_of(a)
             if best_key is None or key < best_key:
                 best, best_key = j, key
         a[slot] = float(best)

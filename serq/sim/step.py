@@ -59,6 +59,7 @@ from serq.ir.expr import reads_only
 from serq.sim.cache import EPS
 from serq.sim.claims import demand as claims_demand
 from serq.sim.errors import SimError, bad_work, out_of_domain
+from serq.sim.exprs import key_tuple
 from serq.sim.fastforward import RESIDENT, contexts
 from serq.sim.holds import innermost
 from serq.sim.ones import exact_ones, ones_past, plus_ones
@@ -128,6 +129,7 @@ class StepStage(StageBase):
         "cost",
         "chunk",
         "keys",
+        "key_of",
         "exclusive",
         "memory_index",
         "memory",
@@ -184,6 +186,7 @@ class StepStage(StageBase):
         self.exclusive = isinstance(kind.serve, ir.ExclusivePrefill)
         keys = () if self.exclusive else kind.serve.keys
         self.keys = tuple(compile_expr(k)[0] for k in keys)
+        self.key_of = key_tuple(self.keys)
         # whether the serve order changes only when the residents do (`_serve_order`)
         self.steady = bool(keys) and all(_steady_serve_key(k) for k in keys)
         read: set[str] = set()
@@ -538,21 +541,20 @@ class StepStage(StageBase):
         nothing, so the sort's answer depends on the order the residents come in): an
         arrival sorts them again, a run that finishes is taken out."""
         residents = self.residents
-        keys = self.keys
-        if not keys:
+        if not self.keys:
             ordered = self._ordered
             if ordered is None:
                 ordered = self._ordered = sorted(residents, key=_by_admission)
             return ordered
         engine = self.engine
+        key_of = self.key_of
         self._context()
         keyed = []
         for r in residents:
             engine.decoding = 1.0 if r.decoding else 0.0
             engine.admission = r.admission
             engine.remaining = r.remaining
-            a = r.session.attrs
-            keyed.append((tuple(k(a) for k in keys), r.admission, r.order, r))
+            keyed.append((key_of(r.session.attrs), r.admission, r.order, r))
         keyed.sort(key=_first_three)
         ordered = [item[3] for item in keyed]
         if self.steady and not any(unordered(item[0]) for item in keyed):

@@ -26,7 +26,7 @@ from serq.sim import deadlock, draws, endless, fastforward, flows, ranked_queue,
 from serq.sim.claims import Claims
 from serq.sim.core import Engine
 from serq.sim.errors import SimError
-from serq.sim.exprs import ExprCompiler, arith_repr
+from serq.sim.exprs import ExprCompiler, arith_repr, key_tuple
 from serq.sim.holds import Holds
 from serq.sim.pools import Pool
 from serq.sim.session import (
@@ -135,7 +135,9 @@ class World:
             if evict_keys is not None:
                 self.pools[-1].cache.steady = _steady_keys(pool, i)
             if pool.preempt_keys:  # `preempt by (keys)`
-                self.pools[-1].preempt_keys = tuple(exprs.compile(k) for k in pool.preempt_keys)
+                keys = tuple(exprs.compile(k) for k in pool.preempt_keys)
+                self.pools[-1].preempt_keys = keys
+                self.pools[-1].preempt_key_of = key_tuple(keys)
             self.pools[-1].cache.blank = self.blank
         for pool, runtime in zip(program.pools, self.pools, strict=True):
             if pool.spill is not None:
