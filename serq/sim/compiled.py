@@ -422,6 +422,11 @@ class _Codegen:
         self.ps = bool(self.ps_stages)
         # a flow network joins the pending ps stages too
         self.others_pending = any(isinstance(s, FlowStage) for s in world.stages)
+        # one ps stage and nothing else that can be pending: the generated code marks the
+        # stage changed by its `dirty` flag alone, and the settle looks at that flag (the
+        # stage classes' methods, written for any program, still add it to the pending
+        # list too, which the settle then clears)
+        self.ps_flag = len(self.ps_stages) == 1 and not self.others_pending
         # the run's levels kept in closure cells of `_k_build`: the live sessions', and the
         # pools' where the generated settle integrates them (a program without step engines)
         self.pool_cells = [] if world.steps else [ch.level_cells(p.index) for p in world.pools]
@@ -893,7 +898,7 @@ class _Codegen:
             return cs.fifo_arrive(st, job, w, "now", count_, o)
         if base is DelayStage:
             return cs.delay_arrive(st, job, w, "now", o)
-        return cs.ps_arrive(st, job, w, "now", self._ps_const(members), o)
+        return cs.ps_arrive(st, job, w, "now", self._ps_const(members), o, self.ps_flag)
 
     def _ps_const(self, members: list[Any]) -> float | str | None:
         """The capacity of every ps stage of `members`, for `cs._ps_rate`: their constant,
@@ -1396,13 +1401,14 @@ class _Codegen:
             for pool, cells in zip(world.pools, self.pool_cells, strict=True):
                 name = self.bind(pool, "_k_pool")
                 self.emit_all(indent, ch.flush(name, ch.waiting(pool, name), cells))
-        self.emit(indent, "if pending:")
-        if len(self.ps_stages) == 1 and not self.others_pending:
-            # the one stage that can be pending: no order to sort, no list to walk
-            self.emit(indent + 1, f"st = {self.bind(self.ps_stages[0], '_k_st')}")
+        if self.ps_flag:  # the one stage that can be pending, by its flag (`ps_flag`)
+            self.emit(indent, f"st = {self.bind(self.ps_stages[0], '_k_st')}")
+            self.emit(indent, "if st.dirty:")
+            self.emit(indent + 1, "if pending:")
+            self.emit(indent + 2, "pending.clear()")
             self.emit_all(indent + 1, cs.ps_reschedule("st", "now"))
-            self.emit(indent + 1, "pending.clear()")
         else:
+            self.emit(indent, "if pending:")
             self.emit(indent + 1, "if len(pending) > 1:")
             self.emit(indent + 2, "pending.sort(key=_k_index)")
             self.emit(indent + 1, "for st in pending:")
@@ -1643,7 +1649,7 @@ class _Codegen:
         self.emit(indent, "st = job")
         self.emit(indent, "if st.ps_seq == sq:")  # else stale: a later reschedule
         const = self._ps_const(self.ps_stages)
-        self.emit_all(indent + 1, cs.ps_done("st", "now", self.options, const))
+        self.emit_all(indent + 1, cs.ps_done("st", "now", self.options, const, self.ps_flag))
         self._wake(indent + 1, "job")
 
     def _arrival_handler(self, indent: int) -> None:

@@ -302,15 +302,25 @@ def _ps_rate(st: str, present: str, const: float | str | None) -> list[str]:
     ]
 
 
-def _changed(st: str) -> list[str]:
-    """`PsStage._changed()`: the stage reschedules after the settle."""
+def _changed(st: str, flag_only: bool = False) -> list[str]:
+    """`PsStage._changed()`: the stage reschedules after the settle. `flag_only` (the
+    generated code of a program whose settle looks at its one ps stage's flag rather
+    than at the pending list, `_Codegen.ps_flag`): the flag alone."""
+    if flag_only:
+        return [f"{st}.dirty = True"]
     return [f"if not {st}.dirty:", f"    {st}.dirty = True", f"    {st}.pending.append({st})"]
 
 
 def ps_arrive(
-    st: str, job: str, work: str, now: str, const: float | str | None, o: Options
+    st: str,
+    job: str,
+    work: str,
+    now: str,
+    const: float | str | None,
+    o: Options,
+    flag_only: bool = False,
 ) -> list[str]:
-    """`PsStage.arrive(job, work)`."""
+    """`PsStage.arrive(job, work)` (`flag_only` as for `_changed`)."""
     return [
         *_advance_local(st, now),
         f"{job}.at = {st}",
@@ -319,15 +329,17 @@ def ps_arrive(
         f"_k_push({st}.heap, (vt + {work}, {st}._order(), {job}))",
         f"{st}.present = present + 1",
         *_ps_rate(st, "(present + 1)", const),
-        *_changed(st),
+        *_changed(st, flag_only),
         *levels(st, now),
     ]
 
 
-def ps_done(st: str, now: str, o: Options, const: float | str | None = None) -> list[str]:
+def ps_done(
+    st: str, now: str, o: Options, const: float | str | None = None, flag_only: bool = False
+) -> list[str]:
     """`PsStage._done(version)` of the live completion: the job with the smallest tag
     leaves (its job in the local `job`), but for waking it; `const` as for `_ps_rate`,
-    for every stage the completion may be of."""
+    for every stage the completion may be of; `flag_only` as for `_changed`."""
     return [
         *_advance_local(st, now),
         f"tag, _, job = _k_pop({st}.heap)",
@@ -338,7 +350,7 @@ def ps_done(st: str, now: str, o: Options, const: float | str | None = None) -> 
         f"    {st}.rate = 0.0",
         "else:",
         *("    " + line for line in _ps_rate(st, "(present - 1)", const)),
-        *_changed(st),
+        *_changed(st, flag_only),
         *levels(st, now),
         *_finish(st, "job", now, o),
     ]
