@@ -426,9 +426,18 @@ class _Codegen:
         self.plain = not (world.pools or self.objects)
         # the slots a session is made with: all, or those the generated code reads
         self.slots = None if self.objects else _PLAIN_SLOTS
-        self.ps = any(type(s).__mro__[1] is PsStage for s in world.stages if cs.is_compiled(s))
+        # the compiled ps stages: their completions are written into the event loop
+        self.ps_stages = [
+            s for s in world.stages if cs.is_compiled(s) and type(s).__mro__[1] is PsStage
+        ]
+        self.ps = bool(self.ps_stages)
         # a flow network joins the pending ps stages too
         self.others_pending = any(isinstance(s, FlowStage) for s in world.stages)
+        # one ps stage and nothing else that can be pending: the generated code marks the
+        # stage changed by its `dirty` flag alone, and the settle looks at that flag (the
+        # stage classes' methods, written for any program, still add it to the pending
+        # list too, which the settle then clears)
+        self.ps_flag = len(self.ps_stages) == 1 and not self.others_pending
         # the run's levels kept in closure cells of `_k_build`: the live sessions', and the
         # pools' where the generated settle integrates them (a program without step engines)
         self.pool_cells = [] if world.steps else [ch.level_cells(p.index) for p in world.pools]
@@ -909,6 +918,12 @@ class _Codegen:
             return cs.fifo_arrive(st, job, w, "now", count_, o)
         if base is DelayStage:
             return cs.delay_arrive(st, job, w, "now", o)
+        return cs.ps_arrive(st, job, w, "now", self._ps_const(members), o, self.ps_flag)
+
+    def _ps_const(self, members: list[Any]) -> float | str | None:
+        """The capacity of every ps stage of `members`, for `cs._ps_rate`: their constant,
+        or the code of their one capacity that reads `present` (and no attribute), else
+        None (read at run time)."""
         consts = {m.phi_const for m in members}
         const: float | str | None = consts.pop() if len(consts) == 1 else None
         if const is None:  # a capacity that reads `present`: its code inline, if one
@@ -918,7 +933,7 @@ class _Codegen:
                 if not _reads_attributes(capacity):
                     self.exprs._stream = None
                     const, _ = self.exprs._code(capacity)
-        return cs.ps_arrive(st, job, w, "now", const, o)
+        return const
 
     def _choose(self, stmt: ir.Choose, indent: int) -> None:
         """`choose j in N by (keys)` of a constant count, inline: each candidate's keys
@@ -1443,20 +1458,27 @@ class _Codegen:
             for pool, cells in zip(world.pools, self.pool_cells, strict=True):
                 name = self.bind(pool, "_k_pool")
                 self.emit_all(indent, ch.flush(name, ch.waiting(pool, name), cells))
-        self.emit(indent, "if pending:")
-        self.emit(indent + 1, "if len(pending) > 1:")
-        self.emit(indent + 2, "pending.sort(key=_k_index)")
-        self.emit(indent + 1, "for st in pending:")
-        if self.ps:
-            if self.others_pending:
-                ps_class = self.bind(cs.stage_class(PsStage, self.options), "_k_ps_class")
-                self.emit(indent + 2, f"if st.__class__ is not {ps_class}:")
-                self.emit(indent + 3, "st.reschedule()")
-                self.emit(indent + 3, "continue")
-            self.emit_all(indent + 2, cs.ps_reschedule("st", "now"))
+        if self.ps_flag:  # the one stage that can be pending, by its flag (`ps_flag`)
+            self.emit(indent, f"st = {self.bind(self.ps_stages[0], '_k_st')}")
+            self.emit(indent, "if st.dirty:")
+            self.emit(indent + 1, "if pending:")
+            self.emit(indent + 2, "pending.clear()")
+            self.emit_all(indent + 1, cs.ps_reschedule("st", "now"))
         else:
-            self.emit(indent + 2, "st.reschedule()")
-        self.emit(indent + 1, "pending.clear()")
+            self.emit(indent, "if pending:")
+            self.emit(indent + 1, "if len(pending) > 1:")
+            self.emit(indent + 2, "pending.sort(key=_k_index)")
+            self.emit(indent + 1, "for st in pending:")
+            if self.ps:
+                if self.others_pending:
+                    ps_class = self.bind(cs.stage_class(PsStage, self.options), "_k_ps_class")
+                    self.emit(indent + 2, f"if st.__class__ is not {ps_class}:")
+                    self.emit(indent + 3, "st.reschedule()")
+                    self.emit(indent + 3, "continue")
+                self.emit_all(indent + 2, cs.ps_reschedule("st", "now"))
+            else:
+                self.emit(indent + 2, "st.reschedule()")
+            self.emit(indent + 1, "pending.clear()")
         if world.steps:
             self.emit(indent, "if _k_spans:")  # last: every event of this instant is scheduled
             self.emit(indent + 1, "for st in _k_spans:")
@@ -1683,7 +1705,8 @@ class _Codegen:
     def _ps_handler(self, indent: int) -> None:
         self.emit(indent, "st = job")
         self.emit(indent, "if st.ps_seq == sq:")  # else stale: a later reschedule
-        self.emit_all(indent + 1, cs.ps_done("st", "now", self.options))
+        const = self._ps_const(self.ps_stages)
+        self.emit_all(indent + 1, cs.ps_done("st", "now", self.options, const, self.ps_flag))
         self._wake(indent + 1, "job")
 
     def _arrival_handler(self, indent: int) -> None:

@@ -274,6 +274,19 @@ def _advance(st: str, now: str) -> list[str]:
     ]
 
 
+def _advance_local(st: str, now: str) -> list[str]:
+    """`_advance` with the stage's `present` read into the local `present` and its
+    virtual time up to `now` in the local `vt` (the same sum as `_advance`'s `+=`)."""
+    return [
+        f"present = {st}.present",
+        f"vt = {st}.vtime",
+        f"if {now} != {st}.t_last:",
+        "    if present:",
+        f"        {st}.vtime = vt = vt + ({now} - {st}.t_last) * {st}.rate",
+        f"    {st}.t_last = {now}",
+    ]
+
+
 def _ps_rate(st: str, present: str, const: float | str | None) -> list[str]:
     """`st.rate` for `present` jobs (at least one): `PsStage._rate`; `const` the stage's
     constant capacity when the template is written for one stage, or the code of its
@@ -289,44 +302,55 @@ def _ps_rate(st: str, present: str, const: float | str | None) -> list[str]:
     ]
 
 
-def _changed(st: str) -> list[str]:
-    """`PsStage._changed()`: the stage reschedules after the settle."""
+def _changed(st: str, flag_only: bool = False) -> list[str]:
+    """`PsStage._changed()`: the stage reschedules after the settle. `flag_only` (the
+    generated code of a program whose settle looks at its one ps stage's flag rather
+    than at the pending list, `_Codegen.ps_flag`): the flag alone."""
+    if flag_only:
+        return [f"{st}.dirty = True"]
     return [f"if not {st}.dirty:", f"    {st}.dirty = True", f"    {st}.pending.append({st})"]
 
 
 def ps_arrive(
-    st: str, job: str, work: str, now: str, const: float | str | None, o: Options
+    st: str,
+    job: str,
+    work: str,
+    now: str,
+    const: float | str | None,
+    o: Options,
+    flag_only: bool = False,
 ) -> list[str]:
-    """`PsStage.arrive(job, work)`."""
+    """`PsStage.arrive(job, work)` (`flag_only` as for `_changed`)."""
     return [
-        *_advance(st, now),
+        *_advance_local(st, now),
         f"{job}.at = {st}",
         f"{job}.work = {work}",
         f"{job}.arrived = {job}.started = {now}",
-        f"_k_push({st}.heap, ({st}.vtime + {work}, {st}._order(), {job}))",
-        f"present = {st}.present",
+        f"_k_push({st}.heap, (vt + {work}, {st}._order(), {job}))",
         f"{st}.present = present + 1",
         *_ps_rate(st, "(present + 1)", const),
-        *_changed(st),
+        *_changed(st, flag_only),
         *levels(st, now),
     ]
 
 
-def ps_done(st: str, now: str, o: Options) -> list[str]:
+def ps_done(
+    st: str, now: str, o: Options, const: float | str | None = None, flag_only: bool = False
+) -> list[str]:
     """`PsStage._done(version)` of the live completion: the job with the smallest tag
-    leaves (its job in the local `job`), but for waking it."""
+    leaves (its job in the local `job`), but for waking it; `const` as for `_ps_rate`,
+    for every stage the completion may be of; `flag_only` as for `_changed`."""
     return [
-        *_advance(st, now),
+        *_advance_local(st, now),
         f"tag, _, job = _k_pop({st}.heap)",
-        f"if tag > {st}.vtime:",
+        "if tag > vt:",
         f"    {st}.vtime = tag",
-        f"present = {st}.present",
         f"{st}.present = present - 1",
         "if present == 1:",
         f"    {st}.rate = 0.0",
         "else:",
-        *("    " + line for line in _ps_rate(st, "(present - 1)", None)),
-        *_changed(st),
+        *("    " + line for line in _ps_rate(st, "(present - 1)", const)),
+        *_changed(st, flag_only),
         *levels(st, now),
         *_finish(st, "job", now, o),
     ]
@@ -353,8 +377,9 @@ def ps_reschedule(st: str, now: str) -> list[str]:
     return [
         f"{st}.dirty = False",
         f"tags = {st}.heap",
-        f"if tags and {st}.rate > 0:",
-        f"    dt = (tags[0][0] - {st}.vtime) / {st}.rate",
+        f"ps_rate = {st}.rate",
+        "if tags and ps_rate > 0:",
+        f"    dt = (tags[0][0] - {st}.vtime) / ps_rate",
         "    if dt < 0.0:",
         "        dt = 0.0",
         "    if dt < _k_INF:",
