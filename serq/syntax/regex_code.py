@@ -47,8 +47,7 @@ _compiled: dict[tuple[str, int], re.Pattern] = {}  # this process's, as `re` kee
 
 def compile(pattern: str, flags: int = 0) -> re.Pattern:
     """`re.compile(pattern, flags)`, from the stored parts when there are some."""
-    key = (pattern, flags)
-    compiled = _compiled.get(key)
+    compiled = _compiled.get((pattern, flags))  # (a `RegexFlag` is equal to its int)
     if compiled is not None:  # fast path: compiled before in this process
         return compiled
     flags = int(flags)
@@ -62,8 +61,11 @@ def compile(pattern: str, flags: int = 0) -> re.Pattern:
         except Exception:  # a damaged entry (`_sre` checks the program): compile again
             parts = None
     if parts is None:
-        parts = _parts(pattern, flags)  # raises as `re.compile` does on a bad pattern
-        compiled = _build(pattern, parts)
+        try:
+            parts = _parts(pattern, flags)
+            compiled = _build(pattern, parts)
+        except Exception:  # a bad pattern, which `re` reports, or internals it lacks
+            return re.compile(pattern, flags)
         _STORE.put(key, parts)
     _compiled[key] = compiled
     return compiled
@@ -76,7 +78,7 @@ def match(pattern: str, string: str, flags: int = 0) -> re.Match | None:
 
 def _parts(pattern: str, flags: int) -> tuple:
     """What `re._compiler.compile` hands `_sre.compile` for `pattern`, the program as
-    bytes (about a tenth of `marshal`'s size of the list, and read in one piece)."""
+    bytes (which `marshal` writes and reads in one piece)."""
     parsed = _parser.parse(pattern, flags)
     code = _compiler._code(parsed, flags)
     state = parsed.state

@@ -110,3 +110,16 @@ def test_a_second_process_reads_the_stored_patterns(tmp_path):
     assert (second.returncode, second.stdout, second.stderr) == outcome
     assert (plain.returncode, plain.stdout, plain.stderr) == outcome
     assert first.returncode == 1 and "3 errors" in first.stderr
+
+
+def test_internals_it_lacks_fall_back_to_re(monkeypatch):
+    """Where `re`'s internals are not what this module takes apart, `re` compiles."""
+
+    def missing(pattern, flags):
+        raise AttributeError("no such internal")
+
+    monkeypatch.setattr(regex_code, "_parts", missing)
+    pattern = "(?P<Q>q+)r"
+    regex_code._compiled.pop((pattern, 0), None)
+    assert regex_code.compile(pattern).match("qqr").lastgroup == "Q"
+    assert (pattern, 0) not in regex_code._STORE.table
