@@ -61,8 +61,9 @@ def _tuple_code(n: int) -> CodeType:
 
 def key_tuple(keys: Sequence[Fn]) -> Callable[[Any], tuple]:
     """One function giving the tuple of the values of `keys` (a `queue by`, `evict by`,
-    `serve by` or `choose ... by` list) for the attributes `a`: the keys are called in
-    their order, as `tuple(k(a) for k in keys)` calls them, without a generator a call."""
+    `serve by`, `preempt by` or `choose ... by` list) for the attributes `a`: the keys are
+    called in their order, as `tuple(k(a) for k in keys)` calls them, without making a
+    generator at each call."""
     names = {f"k{i}": k for i, k in enumerate(keys)}
     return eval(_tuple_code(len(names)), names)  # noqa: S307  # our own text, no input
 

@@ -14,6 +14,7 @@ layout on demand).
 from __future__ import annotations
 
 import re
+import threading
 from collections import OrderedDict
 from dataclasses import replace
 
@@ -120,23 +121,27 @@ def parse(text: str, file: str = "<input>", cache: ItemCache | None = None) -> P
     it uses)."""
     if cache is None:
         key = (file, text)
-        found = _RECENT.get(key)
-        if found is not None:
-            _RECENT.move_to_end(key)
-            return found
+        with _RECENT_LOCK:
+            found = _RECENT.get(key)
+            if found is not None:
+                _RECENT.move_to_end(key)
+                return found
     layout, splice = parse_layout(text, file, cache)
     result = ParseResult(None, layout_diagnostics(layout), layout=layout, splice=splice)
     if cache is None:
-        _RECENT[key] = result
-        if len(_RECENT) > _RECENT_FILES:
-            _RECENT.popitem(last=False)
+        with _RECENT_LOCK:
+            _RECENT[key] = result
+            while len(_RECENT) > _RECENT_FILES:
+                _RECENT.popitem(last=False)
     return result
 
 
 # the last files `parse` read without a cache: a result is never changed once made (its
-# module and chunks are built from the layout when first read, the same each time)
+# module and chunks are built from the layout when first read, the same each time); a
+# lock, since a language server may parse from several threads
 _RECENT: OrderedDict[tuple[str, str], ParseResult] = OrderedDict()
 _RECENT_FILES = 8
+_RECENT_LOCK = threading.Lock()
 
 
 def parse_layout(
