@@ -449,7 +449,9 @@ def release(
                 f"amount = {amount}",
                 "if amount > 0:",
                 f"    {pool}.cache.put(s, amount)",
-                f"    {pool}.evict(_k_recorder)",
+                # fast path: `Pool.evict`'s own test, without the call when it fails
+                f"    if {pool}.allocated + {pool}.cache.total > {shape.caps[i]}:",
+                f"        {pool}.evict(_k_recorder)",
             ]
         flag = None if released is None or only is not None else released.get(i)
         if flag is None:
