@@ -83,7 +83,6 @@ class Pool:
         "dirty",
         "spill",
         "origin",
-        "preempt_keys",
         "preempt_key_of",
         "requeue_tail",
         "reserve_held",
@@ -129,8 +128,7 @@ class Pool:
         self.origin = pool.origin
         # `preempt by (keys) requeue tail|head`: the victim by ascending keys (the World
         # compiles them), put back at the tail or the head of the queue
-        self.preempt_keys: tuple[Callable[[Any], float], ...] = ()
-        self.preempt_key_of = key_tuple(())
+        self.preempt_key_of: Callable[[Any], tuple] | None = None
         self.requeue_tail = pool.requeue == "tail"
         # `reserve held`: each holder's reservation beyond its allocation stays counted
         # against admission and growth (`held`, their sum) until it releases
@@ -277,7 +275,7 @@ class Pool:
     def victim(self, innermost: Callable[[Any, Pool], HoldPart | None]) -> HoldPart | None:
         """The most recently admitted holder's innermost hold here that is not a lease;
         under `preempt by` the holder with the smallest keys, ties to the newest."""
-        if self.preempt_keys:
+        if self.preempt_key_of is not None:
             from serq.sim.preempt import by_keys
 
             return by_keys(self, innermost)

@@ -726,7 +726,7 @@ class StepStage(StageBase):
         step stage whose memory `pool` is (spec §3, preempt lifo)."""
         if pool is not self.memory:
             return pool.victim(innermost)
-        if pool.preempt_keys:
+        if pool.preempt_key_of is not None:
             return resident_by_keys(pool, self.world.steps, innermost)
         best = None
         newest = -INF

@@ -135,8 +135,7 @@ class World:
             if evict_keys is not None:
                 self.pools[-1].cache.steady = _steady_keys(pool, i)
             if pool.preempt_keys:  # `preempt by (keys)`
-                keys = tuple(exprs.compile(k) for k in pool.preempt_keys)
-                self.pools[-1].preempt_keys = keys
+                keys = [exprs.compile(k) for k in pool.preempt_keys]
                 self.pools[-1].preempt_key_of = key_tuple(keys)
             self.pools[-1].cache.blank = self.blank
         for pool, runtime in zip(program.pools, self.pools, strict=True):
