@@ -106,15 +106,14 @@ class CodeStore:
     def load(self, path: Path) -> dict[Hashable, Any]:
         """The valid entries of the file at `path`; {} unless it is the user's own file,
         writable by nobody else, holding a table."""
+        from serq.user_cache import read_private
+
+        data = read_private(path)
+        if data is None:
+            return {}
         try:
-            with open(path, "rb") as f:
-                status = os.fstat(f.fileno())
-                if hasattr(os, "getuid") and status.st_uid != os.getuid():
-                    return {}
-                if status.st_mode & 0o022:  # group or others could have written it
-                    return {}
-                table = marshal.loads(f.read())  # fast path: `marshal.load` reads piecemeal
-        except Exception:  # missing, unreadable or truncated: compile as usual
+            table = marshal.loads(data)  # fast path: `marshal.load` reads piecemeal
+        except Exception:  # truncated: compile as usual
             return {}
         if type(table) is not dict:
             return {}
@@ -125,7 +124,7 @@ class CodeStore:
         """Write the table if this process added to it (at exit; never raises)."""
         if not self.new:
             return
-        import tempfile
+        from serq.user_cache import write_private
 
         table, used, group = self.table, self.used, self.group
         if group is not None:  # a group with new code changed: what it did not use is gone
@@ -133,18 +132,4 @@ class CodeStore:
             table = {k: v for k, v in table.items() if k in used or group(k) not in changed}
         if len(table) > self.max_entries:
             table = {k: table[k] for k in used}
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".code-", suffix=".tmp")
-        except OSError:
-            return
-        try:
-            with os.fdopen(fd, "wb") as f:
-                marshal.dump(table, f)
-            os.chmod(temporary, 0o600)
-            os.replace(temporary, path)
-        except Exception:
-            try:
-                os.unlink(temporary)
-            except OSError:
-                pass
+        write_private(path, lambda f: marshal.dump(table, f), ".code-")

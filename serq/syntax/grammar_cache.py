@@ -64,15 +64,14 @@ def load(path: Path | None, kind: type) -> Any | None:
     `kind`; None otherwise (or on any failure)."""
     if path is None:
         return None
+    from serq.user_cache import read_private
+
+    data = read_private(path)
+    if data is None:
+        return None
     try:
-        with open(path, "rb") as f:
-            status = os.fstat(f.fileno())
-            if hasattr(os, "getuid") and status.st_uid != os.getuid():
-                return None
-            if status.st_mode & 0o022:  # group or others could have written it
-                return None
-            value = pickle.load(f)
-    except Exception:  # missing, unreadable, truncated, or classes that changed
+        value = pickle.loads(data)
+    except Exception:  # truncated, or classes that changed
         return None
     return value if isinstance(value, kind) else None
 
@@ -82,23 +81,9 @@ def store(path: Path | None, value: Any) -> bool:
     it; False when it could not be written (nothing is raised)."""
     if path is None:
         return False
-    import tempfile
+    from serq.user_cache import write_private
 
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".grammar-", suffix=".tmp")
-    except OSError:
-        return False
-    try:
-        with os.fdopen(fd, "wb") as f:
-            _pickler(f).dump(value)
-        os.chmod(temporary, 0o600)
-        os.replace(temporary, path)
-    except Exception:  # not writable, disk full, or something that does not pickle
-        try:
-            os.unlink(temporary)
-        except OSError:
-            pass
+    if not write_private(path, lambda f: _pickler(f).dump(value), ".grammar-"):
         return False
     for old in path.parent.glob(f"{_PREFIX}*{_SUFFIX}"):
         if old != path:
