@@ -168,7 +168,8 @@ def fixed(
     """`SAMPLERS[dist]` bound to `u` and the constant arguments `args`, as a function of
     one ignored argument (a compiled expression's attributes), with its constants worked
     out once: the same arithmetic on the same draws, so the same values bit for bit.
-    None for a distribution or arguments it does not specialise (or outside its law)."""
+    None for a distribution or arguments it does not specialise (or outside its law, or
+    an `~h2` so variable that its first phase is certain)."""
     if problem(dist, args) is not None:
         return None
     log = math.log
@@ -178,6 +179,8 @@ def fixed(
     if dist == "h2" and args[1] >= 1.0:
         mean, cv2 = args
         p = 0.5 * (1.0 + math.sqrt((cv2 - 1.0) / (cv2 + 1.0)))
+        if p == 1.0:  # the first phase is certain: the second's mean divides by 0
+            return None
         first, second = -(mean / (2.0 * p)), -(mean / (2.0 * (1.0 - p)))
         return lambda _: (first if u() < p else second) * log(1.0 - u())
     return None

@@ -96,6 +96,7 @@ def test_h2_whose_first_phase_is_certain_keeps_the_sampler():
     """With cv2 so large that p rounds to 1, the second phase's mean would divide by 0:
     nothing is written out, and the sampler (which never reaches it) is called."""
     assert _h2_code("U", 1.0, 1e40) is None
+    assert draws.fixed("h2", random.Random(7).random, (1.0, 1e40)) is None
 
 
 @pytest.mark.parametrize("func", ["floor", "ceil"])
