@@ -19,7 +19,7 @@ from serq.sim.cache import Cache
 from serq.sim.core import Engine
 from serq.sim.errors import SimError
 from serq.sim.exprs import key_tuple
-from serq.sim.ranked_queue import RankedQueue
+from serq.sim.ranked_queue import RankedQueue, least
 
 INF = math.inf
 
@@ -231,7 +231,14 @@ class Pool:
             key = key_of(run.session.attrs)
             if best is None or key < best_key:
                 best, best_key = run, key
+            elif not key >= best_key:  # neither: a NaN decided, which `least` orders
+                return least(queue, lambda r: self._keys_of(r, now))
         return best
+
+    def _keys_of(self, run: Any, now: float) -> tuple[float, ...]:
+        """The queue keys of the waiting `run` at `now`."""
+        self.engine.waited = now - run.joined
+        return self.key_of(run.session.attrs)
 
     # holders
     def add_holder(self, part: HoldPart, units: float) -> None:
