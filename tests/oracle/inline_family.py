@@ -41,7 +41,7 @@ EVICTS = (
     "evict by (waiting, -last);",
     "evict by (need);",
     "evict by (z);",  # NaN keys: ties go to the release order
-    "evict by (nz * size);",  # -0 and 0 tie
+    "evict by (size > 1 ? -z : (size == 1 ? z : nz));",  # NaNs of each sign, -0
 )
 STEADY = (  # keys of constants and the session's own attributes: admitted at the join
     "queue by (serial);",
@@ -52,7 +52,7 @@ STEADY = (  # keys of constants and the session's own attributes: admitted at th
     "queue by (z);",  # NaN
     "queue by (need > 1 ? z : serial);",
     "queue by (nz * serial);",  # -0 against 0
-    "queue by (min(nz, 0), -need);",
+    "queue by (serial == 1 ? -z : (serial == 2 ? z : nz), -need);",  # NaNs of each sign
     "queue by (2);",
 )
 UNSTEADY = (

@@ -98,6 +98,8 @@ def test_the_inline_family_draws_the_whole_domain():
         "cap inf;",
         "queue by (z);",
         "queue by (nz * serial);",
+        "queue by (serial == 1 ? -z",
+        "evict by (size > 1 ? -z",
         "queue by (waited);",
         "evict by (z);",
         " reserve (",
