@@ -153,3 +153,35 @@ def test_the_sign_of_a_nan_each_operation_gives(nan, order, tmp_path):
     path = tmp_path / "signs.sq"
     path.write_text(text)
     assert differential.compare(str(path), full=True) == ("same", "")
+
+
+SERVE = """
+pool kv { cap 1000; }
+stage e : step { budget 1; cost 1; serve by (k); memory kv; }
+workload { arrive batch(5); }
+session {
+  set z = inf - inf;
+  set k = serial == 1 ? 0 : (serial == 2 ? z : (serial == 3 ? -z : (serial == 4 ? -inf : 5)));
+  hold kv (4) { run e prefill (2) growing kv; observe done = serial; }
+}
+run { horizon 60; warmup 0; seed 1; }
+"""
+
+
+def test_a_nan_serve_key_orders_by_its_sign(tmp_path):
+    """A step engine of one token an iteration serves its residents by the keys: -NaN,
+    -inf, 0, 5, +NaN (serials 2, 4, 1, 0, 3), fast-forwarded or not."""
+    assert _samples(SERVE, "done") == [2.0, 4.0, 1.0, 0.0, 3.0]
+    compiled, _ = sim_api.compile_program(SERVE, "t.sq")
+    report, _ = sim_api.execute(compiled, fast_forward=False)
+    assert list(report.observe("done").samples) == [2.0, 4.0, 1.0, 0.0, 3.0]
+    pytest.importorskip("pyserq")
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracle"))
+    import differential
+
+    path = tmp_path / "serve.sq"
+    path.write_text(SERVE)
+    assert differential.compare(str(path), full=True) == ("same", "")
