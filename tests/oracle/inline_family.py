@@ -15,8 +15,8 @@ session's attributes (steady: admitted where it joins) or `waited` and the pools
 every kind; `reserve` and `cache` clauses (the inline release under a cache); pool arrays
 held by a computed index or a `choose`; ps stages of one capacity for all (a constant,
 0.5, 1e-3, inf, an expression of `present`, `min(present, k)`) or of several; flows over
-two and three links; gauges of every kind; `loop`s with `turn` and `end;` (inside holds
-too); batches, closed populations and constant streams. Constants come from the whole
+two and three links; gauges of every kind (the online estimates too); `loop`s with `turn`
+and `end;` (inside holds too); batches, closed populations and constant streams. Constants come from the whole
 domain: 0, -0, negatives, inf, NaN (`inf - inf`) and fractions. `program(k)` draws
 nothing but `~det`, so the reference must agree exactly, on the whole report;
 `program(k, "random")` adds draws, Poisson arrivals and a `release` with no hold around
@@ -141,7 +141,7 @@ GAUGES = (
     "used(P) + queued(P)",
     "busy(S) > 0",
     "2",
-    "free(P) - 0.5",
+    "est_rho(S) + est_wait(S)",  # the online estimates, computed only when read
 )
 OBSERVED = (
     "used(P)",
