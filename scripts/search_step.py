@@ -42,6 +42,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "oracle")
 
 import differential  # noqa: E402
 import forms_family  # noqa: E402
+import inline_family  # noqa: E402
 import paths_family  # noqa: E402
 import pool_family  # noqa: E402
 import queue_family  # noqa: E402
@@ -59,9 +60,10 @@ FAMILIES = {
     "queues": queue_family,
     "turns": turns_family,
     "ties": ties_family,
+    "inline": inline_family,
 }
 # the families compared on the whole report (every pool and stage figure, the gauges)
-WHOLE = {"serving", "queues", "turns", "ties"}
+WHOLE = {"serving", "queues", "turns", "ties", "inline"}
 
 
 SERQ_TIMEOUT = 120

@@ -15,11 +15,19 @@ from serq.ir.expr import Binary, Call, Cond, Expr, Num, Unary
 INF = math.inf
 
 
+# The NaN an invalid operation gives in the reference's f64 arithmetic on x86-64: the
+# processor's default NaN, whose sign bit is set (`inf - inf` gives it in Python too).
+# Its sign is seen only where keys order a NaN (`serq.sim.ranked_queue.total`).
+DEFAULT_NAN = -math.nan
+
+
 def divide(a: float, b: float) -> float:
-    """a / b under IEEE rules: x/0 is ±inf, 0/0 and NaN/0 are NaN."""
+    """a / b under IEEE rules: x/0 is ±inf, 0/0 is the default NaN, NaN/0 the NaN."""
     if b == 0:
-        if a == 0 or math.isnan(a):
-            return math.nan
+        if a == 0:
+            return DEFAULT_NAN
+        if math.isnan(a):
+            return a
         return math.copysign(INF, a) * math.copysign(1.0, b)
     return a / b
 
@@ -36,7 +44,7 @@ def power(a: float, b: float) -> float:
         if a == 0:
             odd = b == math.floor(b) and int(b) % 2 == 1  # b is finite here
             return math.copysign(INF, a) if odd else INF
-        return math.nan
+        return DEFAULT_NAN  # as C's pow gives it
     return r
 
 
@@ -52,13 +60,17 @@ def _exp(x: float) -> float:
 
 
 def _ln(x: float) -> float:
+    """C's log: of a negative number a NaN without its sign bit, of a NaN the NaN."""
     if x > 0:
         return math.log(x)
+    if x != x:
+        return x
     return -INF if x == 0 else math.nan
 
 
 def _sqrt(x: float) -> float:
-    return math.sqrt(x) if x >= 0 or math.isnan(x) else math.nan
+    """The processor's square root: of a negative number the default NaN."""
+    return math.sqrt(x) if x >= 0 or math.isnan(x) else DEFAULT_NAN
 
 
 def _floor(x: float) -> float:

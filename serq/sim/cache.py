@@ -26,7 +26,7 @@ from typing import Any
 from serq.sim.core import Engine
 from serq.sim.errors import SimError, number
 from serq.sim.exprs import key_tuple
-from serq.sim.ranked_queue import unordered
+from serq.sim.ranked_queue import least, unordered
 from serq.sim.session import QUEUED
 
 EPS = 1e-9  # evicting stops within this of the limit (`Cache.evict_to`)
@@ -284,6 +284,9 @@ class Cache:
             key = self._key(entry, now)
             if best is None or key < best_key:
                 best, best_key = entry, key
+            elif not key >= best_key:  # neither: a NaN decided, which `least` orders
+                best = least(self.entries.values(), lambda e: self._key(e, now))
+                break
         assert best is not None
         return best
 

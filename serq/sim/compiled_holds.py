@@ -31,6 +31,7 @@ report.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Any
 
@@ -328,6 +329,13 @@ def reserved(shape: Shape, i: int, units: str, need: str) -> list[str]:
     return lines
 
 
+def unbounded(cap: str) -> bool:
+    """Whether a pool whose cap is the code `cap` may be of cap inf (only there can a
+    part hold inf units)."""
+    value = number(cap)
+    return value is None or value == math.inf
+
+
 def number(code: str) -> float | None:
     """The value of `code` when it is a number literal (a folded constant), else None."""
     try:
@@ -377,6 +385,8 @@ def admit(
                 "if c > consumed:",
                 "    consumed = c",
             ]
+        if unbounded(shape.caps[i]):  # a part of inf units may come or be held
+            lines += [f"if u{i} == _k_INF or {pool}.infinite:", f"    {pool}.infinite_in(u{i})"]
         lines += [f"{pool}.allocated += u{i}", f"{pool}.n_holders += 1", f"{pool}.dirty = True"]
     for i, pool in enumerate(shape.pools):
         if shape.cached[i]:  # else its cache is empty: nothing to evict
@@ -431,8 +441,13 @@ def release(
     for i, pool in enumerate(shape.pools):
         if only is not None and i != only:
             continue
-        part = [
-            f"{pool}.allocated -= units[{i}]",
+        part = [f"{pool}.allocated -= units[{i}]"]
+        if unbounded(shape.caps[i]):  # inf less inf: the level `Pool.infinite_out` kept
+            part += [
+                f"if {pool}.infinite:",
+                f"    {pool}.allocated = {pool}.infinite_out(units[{i}])",
+            ]
+        part += [
             f"{pool}.n_holders -= 1",
             f"if not {pool}.n_holders:",
             f"    {pool}.allocated = 0.0",
@@ -491,9 +506,19 @@ def grow(
         ]
     lines += [f"{alloc} = {units}[{i}]", f"delta = {alloc} + {amount}"]
     lines += round_up("delta", pool, shape.blocks[i])
+    lines.append(f"delta = delta - {alloc}")
+    infinite = unbounded(cap)
+    if infinite:  # `Pool.grow_delta`: an infinite part stays what it is
+        lines += ["if delta != delta:", "    delta = 0.0"]
     lines += [
-        f"delta = delta - {alloc}",
         f"if {pool}.allocated + delta <= {cap}:",  # `committed() + growth()`: nothing held
+    ]
+    if infinite:
+        lines += [
+            f"    if delta == _k_INF or {pool}.infinite:",
+            f"        {pool}.infinite_grow({alloc}, delta)",
+        ]
+    lines += [
         f"    {alloc} = {alloc} + delta",
         f"    {pool}.allocated += delta",
         f"    {pool}.dirty = True",

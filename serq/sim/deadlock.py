@@ -95,7 +95,7 @@ def _needs(wait: _Wait) -> list[tuple[Any, float]]:
     grow = wait.grow
     if grow is not None:
         part, pool = grow.part, wait.pool
-        delta = pool.round_up(part.alloc + grow.amount) - part.alloc
+        delta = pool.grow_delta(part.alloc, grow.amount)
         return [(pool, pool.growth(part, delta))]
     run = wait.run
     spec, a = run.spec, run.session.attrs

@@ -358,7 +358,7 @@ class Holds:
             raise grow_outside(origin, pool)
         if not amount >= 0:
             raise bad_growth(origin, pool, amount)
-        delta = pool.round_up(part.alloc + amount) - part.alloc
+        delta = pool.grow_delta(part.alloc, amount)
         if pool.committed() + pool.growth(part, delta) <= pool.cap:  # stalled growers do not
             self._apply_grow(pool, part, delta)  # stop one that fits
             return True
@@ -386,6 +386,8 @@ class Holds:
         return True
 
     def _apply_grow(self, pool: Pool, part: HoldPart, delta: float) -> None:
+        if pool.infinite or delta == math.inf:
+            pool.infinite_grow(part.alloc, delta)
         part.alloc += delta
         pool.allocated += delta
         pool.grew(part, delta)
@@ -406,7 +408,7 @@ class Holds:
         while growers:
             wait = growers[0]
             part = wait.part
-            delta = pool.round_up(part.alloc + wait.amount) - part.alloc
+            delta = pool.grow_delta(part.alloc, wait.amount)
             if pool.committed() + pool.growth(part, delta) > pool.cap:
                 break
             growers.popleft()

@@ -19,7 +19,9 @@ from serq.sim.cache import Cache
 from serq.sim.core import Engine
 from serq.sim.errors import SimError
 from serq.sim.exprs import key_tuple
-from serq.sim.ranked_queue import RankedQueue
+from serq.sim.ranked_queue import RankedQueue, least
+
+INF = math.inf
 
 
 class HoldPart:
@@ -72,6 +74,8 @@ class Pool:
         "key_of",
         "engine",
         "allocated",
+        "infinite",
+        "finite",
         "cache",
         "holders",
         "sessions",
@@ -108,6 +112,10 @@ class Pool:
         self.key_of = key_tuple(self.keys)
         self.engine = engine
         self.allocated = 0.0
+        # while some part holds inf units (a pool of cap inf), `allocated` is inf and
+        # these keep the level to come back to: the parts of inf and the sum of the rest
+        self.infinite = 0
+        self.finite = 0.0
         self.cache = Cache(engine, evict_keys, self.block)
         self.holders: dict[HoldPart, None] = {}
         # The holders as the observables and the victim choice see them (as the reference
@@ -223,12 +231,21 @@ class Pool:
             key = key_of(run.session.attrs)
             if best is None or key < best_key:
                 best, best_key = run, key
+            elif not key >= best_key:  # neither: a NaN decided, which `least` orders
+                return least(queue, lambda r: self._keys_of(r, now))
         return best
+
+    def _keys_of(self, run: Any, now: float) -> tuple[float, ...]:
+        """The queue keys of the waiting `run` at `now`."""
+        self.engine.waited = now - run.joined
+        return self.key_of(run.session.attrs)
 
     # holders
     def add_holder(self, part: HoldPart, units: float) -> None:
         """Allocate `units` to `part`, the newest holder."""
         part.alloc = units
+        if self.infinite or units == INF:
+            self.infinite_in(units)
         self.allocated += units
         if self.reserve_held:
             self.held += max(0.0, part.reserve - units)
@@ -247,12 +264,51 @@ class Pool:
             if self.held < 0 or not self.holders:
                 self.held = max(0.0, self.held)
         self.allocated -= part.alloc
+        if self.infinite:
+            self.allocated = self.infinite_out(part.alloc)
         del self.holders[part]
         if not self.holders:
             self.allocated = 0.0  # no drift survives an empty pool
         self.n_holders -= self.sessions.pop(part.run.session, 0)
         part.released = True
         self.dirty = True
+
+    def infinite_in(self, units: float) -> None:
+        """A part of `units` comes in (before `allocated` counts it) while a part of inf
+        units is held or this is one: the level without the infinite parts is kept."""
+        if not self.infinite:
+            self.finite = self.allocated
+        if units == INF:
+            self.infinite += 1
+        else:
+            self.finite += units
+
+    def infinite_out(self, units: float) -> float:
+        """A part of `units` goes (`allocated` already less them) while a part of inf units
+        is held: the level after, inf while one still is, else the sum of the others (inf
+        less inf would be NaN)."""
+        if units == INF:
+            self.infinite -= 1
+        else:
+            self.finite -= units
+        return INF if self.infinite else self.finite
+
+    def infinite_grow(self, alloc: float, delta: float) -> None:
+        """A part of `alloc` units grows by `delta` (before `allocated` counts it) while a
+        part of inf units is held or this one becomes one."""
+        if not self.infinite:
+            self.finite = self.allocated
+        if delta == INF:
+            self.infinite += 1
+            self.finite -= alloc
+        elif alloc != INF:
+            self.finite += delta
+
+    def grow_delta(self, alloc: float, amount: float) -> float:
+        """What a part of `alloc` units grows by for `amount` more, rounded up to blocks;
+        an infinite part stays what it is (inf less inf would be NaN)."""
+        delta = self.round_up(alloc + amount) - alloc
+        return 0.0 if delta != delta else delta
 
     def committed(self) -> float:
         """The units admission and growth count as taken: the allocation, and under

@@ -12,8 +12,9 @@ suspended in the hold. The two attributes the scheduler sets (`cached` at an adm
 `computed` at a preemption, which may reach a session holding elsewhere) are left out.
 `RankedQueue` then evaluates the keys once, when the hold joins, and keeps the holds in
 a heap by (keys, join order), which is the order the scan finds. A key with a NaN in it
-orders nothing (the scan's choice then depends on where the hold sits in the queue), so
-while such a hold waits, `head` declines and the pool scans.
+is ordered by `total` (as pyserq 0.1.2 orders it: a NaN with its sign bit set before
+every number, one without after), which the heap does not do, so while such a hold
+waits, `head` declines and the pool scans by `total`.
 
 Otherwise it is the queue in join order, as the pool's deque is: `append`, `remove`,
 `popleft`, `[0]`, iteration, `len`.
@@ -21,7 +22,8 @@ Otherwise it is the queue in join order, as the pool's deque is: `append`, `remo
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import math
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from heapq import heappop, heappush
 from itertools import count
 from typing import Any
@@ -39,6 +41,35 @@ def unordered(key: tuple[float, ...]) -> bool:
     (`key != key` will not do: a tuple compares an item with itself by identity.)"""
     total = sum(key)
     return total != total
+
+
+def total(key: tuple[float, ...]) -> tuple[tuple[int, float], ...]:
+    """`key` as a tuple that orders a NaN too, as pyserq 0.1.2 orders queue and eviction
+    keys (Rust's `f64::total_cmp` for a NaN): one with its sign bit set (`inf - inf`)
+    before every number, one without (`-(inf - inf)`) after. Numbers keep their order,
+    -0 and 0 equal (a tie, as `==` has them)."""
+    return tuple(
+        (1, x) if x == x else ((0, 0.0) if math.copysign(1.0, x) < 0 else (2, 0.0)) for x in key
+    )
+
+
+def least(items: Iterable[Any], key_of: Callable[[Any], tuple[float, ...]]) -> Any:
+    """The first of `items` with the least keys (`key_of`), NaNs ordered by `total`; None
+    when there is none. A scan: the first of equal keys stays."""
+    best = None
+    best_key: tuple[float, ...] = ()
+    nan = False
+    for item in items:
+        key = key_of(item)
+        if not nan and unordered(key):
+            nan = True
+            if best is not None:
+                best_key = total(best_key)
+        if nan:
+            key = total(key)
+        if best is None or key < best_key:
+            best, best_key = item, key
+    return best
 
 
 def steady(keys: Sequence[ir.Expr], attrs: Sequence[str]) -> bool:

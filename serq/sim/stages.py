@@ -85,10 +85,11 @@ class StageBase:
         self.est_n = n + 1
 
     def est_lambda(self) -> float:
-        """λ̂: 1 / the mean gap between service starts; 0 before two completions (or while
-        the mean gap is 0)."""
+        """λ̂: 1 / the mean gap between service starts; 0 before two completions, and while
+        the mean gap is 0 or below (at fifo(c) a job that started later can complete
+        first, so a gap can be negative; pyserq 0.1.2 gives no negative rate either)."""
         gap = self.est_gap
-        return 1.0 / gap if self.est_n > 1 and gap != 0.0 else 0.0
+        return 1.0 / gap if self.est_n > 1 and gap > 0.0 else 0.0
 
     def est_rho(self) -> float:
         """ρ̂ = λ̂ Ŝ (Ŝ the mean measured service, now - started), at most 0.99; 0 while λ̂ is."""

@@ -65,7 +65,7 @@ from serq.sim.holds import innermost
 from serq.sim.ones import exact_ones, ones_past, plus_ones
 from serq.sim.pools import GrowWait
 from serq.sim.preempt import resident_by_keys
-from serq.sim.ranked_queue import unordered
+from serq.sim.ranked_queue import total, unordered
 from serq.sim.session import AT_STAGE, READY
 from serq.sim.stages import StageBase
 
@@ -537,8 +537,8 @@ class StepStage(StageBase):
         change): an arrival is put in its place and a run that finishes taken out, and
         any other departure sorts them again. Kept too under `steady` keys, which read
         only what a resident keeps while it stays (`decoding`, `admission`, its session's
-        attributes: the session waits in the run), unless a key is NaN (a NaN orders
-        nothing, so the sort's answer depends on the order the residents come in): an
+        attributes: the session waits in the run), unless a key is NaN (ordered as the
+        reference orders it, `ranked_queue.total`, and sorted again each time): an
         arrival sorts them again, a run that finishes is taken out."""
         residents = self.residents
         if not self.keys:
@@ -555,9 +555,12 @@ class StepStage(StageBase):
             engine.admission = r.admission
             engine.remaining = r.remaining
             keyed.append((key_of(r.session.attrs), r.admission, r.order, r))
+        if any(unordered(item[0]) for item in keyed):  # a NaN, ordered as pyserq orders it
+            keyed.sort(key=lambda item: (total(item[0]), item[1], item[2]))
+            return [item[3] for item in keyed]
         keyed.sort(key=_first_three)
         ordered = [item[3] for item in keyed]
-        if self.steady and not any(unordered(item[0]) for item in keyed):
+        if self.steady:
             self._ordered = ordered
         return ordered
 

@@ -11,7 +11,7 @@ service at b, completes at t) it updates three exponentially weighted averages, 
 - Ŝ of the measured service t - b (the work at fifo and delay, the sojourn at ps);
 - Ŵ of the waits b - a.
 
-est_lambda = 1 / Ĝ (0 before two completions, or while Ĝ = 0); est_rho = min(λ̂ Ŝ,
+est_lambda = 1 / Ĝ (0 before two completions, or while Ĝ <= 0); est_rho = min(λ̂ Ŝ,
 0.99), not divided by a fifo(c)'s c (0 while λ̂ is 0); est_wait = Ŵ (0 before the first
 completion). Measured from time 0: the warm-up resets nothing. price(s, s_hit, ds) =
 ds + λ̂ ((s_hit + ds)² - s_hit²) / (2 (1 - ρ̂)) + λ̂ Ŵ ds / (1 - ρ̂), with ρ̂ the capped
@@ -159,6 +159,32 @@ run { horizon 40; warmup 0; seed 1; }
     lams, rhos = [0.0] + [0.5] * 5, [0.0] + [0.99] * 5
     expected = [_price(lam, r, w, 1, 0.5) for lam, r, w in zip(lams, rhos, waits, strict=True)]
     assert samples("p") == expected
+
+
+def test_a_negative_mean_gap_is_no_rate(impl):
+    """At fifo(2) job 1 (start 0.5, work 0.5) completes before job 0 (start 0, work 2):
+    the first gap is -0.5, and with job 2's gap of 1 after it the mean is still below 0.
+    λ̂ is then 0, as ρ̂ is, and a miss costs its own work (serq gave λ̂ = -2, ρ̂ = -1.03
+    and a negative price; inline family program 1226, reduced: NOTES.md §21)."""
+    report = impl.run(
+        source="""
+stage s : fifo(2);
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  run d (serial == 0 ? 0 : (serial == 1 ? 0.5 : 1.0));
+  run s (serial == 0 ? 2 : (serial == 1 ? 0.5 : 2));
+  observe l = est_lambda(s);
+  observe r = est_rho(s);
+  observe p = price(s, 1, 0.5);
+}
+run { horizon 20; warmup 0; seed 1; }
+"""
+    )
+    assert list(report.observe("l").times) == [1.0, 2.0, 3.0]
+    assert list(report.observe("l").samples) == [0.0] * 3
+    assert list(report.observe("r").samples) == [0.0] * 3
+    assert list(report.observe("p").samples) == [0.5] * 3
 
 
 def test_price_formula(impl):
