@@ -58,6 +58,7 @@ from serq.ir import SLOT
 from serq.ir.expr import reads_only
 from serq.sim.cache import EPS
 from serq.sim.claims import demand as claims_demand
+from serq.sim.compiled_stages import observed, reads_estimates
 from serq.sim.errors import SimError, bad_work, out_of_domain
 from serq.sim.exprs import key_tuple
 from serq.sim.fastforward import RESIDENT, contexts
@@ -160,6 +161,10 @@ class StepStage(StageBase):
         "stalled",
         "sums",
         "kv_cost",
+        "_compile",
+        "measuring",
+        "quiet_left",
+        "reads_left",
     )
 
     def __init__(
@@ -180,13 +185,11 @@ class StepStage(StageBase):
         self.budget_origin = kind.budget_origin or stage.origin
         self.cost_origin = kind.cost_origin or stage.origin
         self.chunk_origin = kind.chunk_origin or stage.origin
-        self.budget = compile_expr(kind.budget)[0]
-        self.cost = compile_expr(kind.cost)[0]
-        self.chunk = None if kind.chunk is None else compile_expr(kind.chunk)[0]
         self.exclusive = isinstance(kind.serve, ir.ExclusivePrefill)
         keys = () if self.exclusive else kind.serve.keys
-        self.keys = tuple(compile_expr(k)[0] for k in keys)
-        self.key_of = key_tuple(self.keys)
+        # the expressions are compiled by `bind`, once the pools exist: a pool they read
+        # (`queued(reqs)` in a chunk) is then bound by name, its count written inline
+        self._compile = (compile_expr, kind, keys)
         # whether the serve order changes only when the residents do (`_serve_order`)
         self.steady = bool(keys) and all(_steady_serve_key(k) for k in keys)
         read: set[str] = set()
@@ -200,6 +203,14 @@ class StepStage(StageBase):
         self.kv_cost = not contexts(kind.cost).isdisjoint(
             ("kv_decode", "kv_prefill", "prefilled", "attention")
         )
+        # whether budget, chunk, cost or a serve key reads `budget_left` (`bind`)
+        self.reads_left = any(
+            "budget_left" in observed(e)
+            for e in (kind.budget, kind.cost, kind.chunk, *keys)
+            if e is not None
+        )
+        self.measuring = True  # whether the program reads an online estimate (`bind`)
+        self.quiet_left = False  # whether `budget_left` may skip `_context` (`bind`)
         self.memory_index = kind.memory
         self.memory: Any = None
         self.served: list[Any] = []
@@ -228,9 +239,23 @@ class StepStage(StageBase):
         self.stalled: tuple[float, float, Any] | None = None  # since when, budget, where
 
     def bind(self, world: Any) -> None:
-        """Attach the world, the memory pool and the pools whose queues this stage serves."""
+        """Attach the world, the memory pool and the pools whose queues this stage serves;
+        compile the budget, cost, chunk and serve keys."""
+        compile_expr, kind, keys = self._compile
+        self.budget = compile_expr(kind.budget)[0]
+        self.cost = compile_expr(kind.cost)[0]
+        self.chunk = None if kind.chunk is None else compile_expr(kind.chunk)[0]
+        self.keys = tuple(compile_expr(k)[0] for k in keys)
+        self.key_of = key_tuple(self.keys)
         self.world = world
         self.holds = world.holds
+        self.measuring = reads_estimates(world.program)
+        # `_context` sets the totals an expression of an engine's (or a claim over its
+        # iterations) may read after calling `budget_left`; where none calls it, a
+        # budget and chunk that read no sum need only `residents`
+        self.quiet_left = not (
+            self.sums or world.program.claims or any(st.reads_left for st in world.steps)
+        )
         self.blank = world.blank
         self.spans = world.spans
         if self.memory_index is not None:
@@ -262,7 +287,10 @@ class StepStage(StageBase):
         the sum of the tokens, at most the budget, does not depend on the serve order."""
         if self.planning:
             return self.left
-        self._context()
+        if self.quiet_left:  # fast path: nothing reads the sums `_context` makes (`bind`)
+            self.engine.residents = float(len(self.residents))
+        else:
+            self._context()
         blank = self.blank
         left = self.budget(blank)
         residents = self.residents
@@ -319,7 +347,10 @@ class StepStage(StageBase):
         r = Resident(s, decoding, work, part, growing is not None)
         self._order += 1
         r.order = self._order
-        r.admission = self._admission(s, part)
+        if part is not None and part.pool is self.memory:
+            r.admission = float(s.admitted)  # fast path: `_admission` of a part it grows
+        else:
+            r.admission = self._admission(s, part)
         now = self.engine.now
         s.state = AT_STAGE
         s.at = self
@@ -329,9 +360,14 @@ class StepStage(StageBase):
         if ordered is not None and self.keys:  # sorted again by the keys (`_serve_order`)
             self._ordered = None
         elif ordered is not None:  # a new list, in its place by admission (`_serve_order`)
-            ordered = ordered.copy()
-            insort(ordered, r, key=_by_admission)
-            self._ordered = ordered
+            if not ordered or ordered[-1].admission <= r.admission:
+                # fast path: its order is the newest, so it sorts after every resident
+                # admitted no later (as `insort` puts it)
+                self._ordered = ordered + [r]
+            else:
+                ordered = ordered.copy()
+                insort(ordered, r, key=_by_admission)
+                self._ordered = ordered
         self.by_session[s] = r
         self.present += 1
         self.recorder.stage_state(self.index, now, self.present, 1.0)
@@ -1582,7 +1618,8 @@ class StepStage(StageBase):
                 s = r.session
                 s.at = None
                 wait, service = s.started - s.arrived, now - s.started
-                self.measure(s.started, wait, service)
+                if self.measuring:  # the online estimates, when the program reads one
+                    self.measure(s.started, wait, service)
                 self.recorder.stage_done(self.index, now, wait, service)
                 s.state = READY
                 self.wake(s)
@@ -1689,11 +1726,20 @@ def start_iterations(stages: list[StepStage], engine: Any) -> bool:
 
 
 def compile_run(compiler: Any, stmt: ir.Run) -> Callable[[Any], bool]:
-    """The step of `run S prefill|decode (work) [growing POOL]` at a step stage."""
+    """The step of `run S prefill|decode (work) [growing POOL]` at a step stage. A member
+    named by a constant is resolved here, once (resolving it reads nothing)."""
     exprs = compiler.exprs
     work = compiler.expr(stmt.work)
-    stage = exprs.resolver(stmt.stages[0], compiler.stream)
-    growing = None if stmt.growing is None else exprs.resolver(stmt.growing, compiler.stream)
+    stage_of: Any = exprs.resolver(stmt.stages[0], compiler.stream)
+    member0 = None
+    if _constant(stmt.stages[0]):
+        member0, stage_of = stage_of(None), None
+    grow_of: Any = None
+    pool0 = None
+    if stmt.growing is not None:
+        grow_of = exprs.resolver(stmt.growing, compiler.stream)
+        if _constant(stmt.growing):
+            pool0, grow_of = grow_of(None), None
     decoding = stmt.mode == "decode"
     origin = stmt.origin
     zero_run = compiler.world.zero_run
@@ -1705,10 +1751,15 @@ def compile_run(compiler: Any, stmt: ir.Run) -> Callable[[Any], bool]:
             if w != w:  # NaN work; below 0 is no work, as the reference has it
                 raise bad_work(origin, w)
             return zero_run(s)
-        member = stage(a)
+        member = member0 if stage_of is None else stage_of(a)
         if not isinstance(member, StepStage):
             raise SimError(origin, "a prefill or decode run needs a step stage")
-        member.arrive_run(s, w, decoding, None if growing is None else growing(a))
+        member.arrive_run(s, w, decoding, pool0 if grow_of is None else grow_of(a))
         return False
 
     return run
+
+
+def _constant(ref: ir.Ref) -> bool:
+    """Whether `ref` names its member by a constant (no index, or a number)."""
+    return ref.index is None or isinstance(ref.index, ir.Num)
