@@ -1361,6 +1361,9 @@ class _Codegen:
             stmt.origin,
         )
         spec.part_origins = tuple(p.origin for p in stmt.pools)
+        members = [ch.member(p.pool) for p in stmt.pools]
+        if None not in members:  # constant members: `Holds.join` resolves none
+            spec.members = tuple(self.world.pools[k] for k in members)
         name = self._bodies.get(stmt.body)
         if name is None:
             name = self._bodies[stmt.body] = f"_k_body{stmt.body}"

@@ -13,7 +13,7 @@ head), and rejection of a request that can never fit.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from serq.diagnostics import Span
@@ -48,6 +48,7 @@ class HoldSpec:
         "origin",
         "part_origins",
         "enter",
+        "members",
     )
 
     def __init__(
@@ -71,6 +72,9 @@ class HoldSpec:
         self.part_origins: tuple[Span, ...] = (origin,) * len(units)  # each `pool (units)`
         # the compiled path's: (session, run) -> the frame of the body (`serq.sim.compiled`)
         self.enter: Callable[[Session, HoldRun], Any] | None = None
+        # the pool members when every part names its own by a constant (the compiled
+        # path's, which knows): `join` then resolves nothing
+        self.members: tuple[Pool, ...] | None = None
 
 
 class HoldRun:
@@ -87,7 +91,7 @@ class HoldRun:
         "positioned",
     )
 
-    def __init__(self, spec: HoldSpec, session: Session, pools: list[Pool]) -> None:
+    def __init__(self, spec: HoldSpec, session: Session, pools: Sequence[Pool]) -> None:
         self.spec = spec
         self.session = session
         self.pools = pools
@@ -115,7 +119,9 @@ class Holds:
     def join(self, s: Session, spec: HoldSpec, at_front: bool = False) -> bool:
         """Execute hold `spec` for `s`: join its first pool's queue, or be rejected."""
         a = s.attrs
-        pools = [resolve(a) for resolve in spec.resolvers]
+        pools = spec.members
+        if pools is None:
+            pools = [resolve(a) for resolve in spec.resolvers]
         run = HoldRun(spec, s, pools)
         if not self._fits(run, alone=True):
             pool = pools[len(run.units_now)]  # the first it can never fit
