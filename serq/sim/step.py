@@ -927,11 +927,13 @@ class StepStage(StageBase):
         # the waiting sessions whose cache hit an admission attempt reads: the head of
         # each queue (only a head is tried, and no queue changes inside a span), every
         # session of a queue with keys (a hit may order it), and the growers
-        heads: set[Any] = set()
+        heads: Any = _NOBODY  # a set of its own once someone waits
         waiting = False
         for pool in world.pools:
             if pool.queue or pool.front or pool.growers:
-                waiting = True
+                if not waiting:
+                    heads = set()
+                    waiting = True
                 if pool.front:
                     heads.add(pool.front[0].session)
                 elif pool.keys:
@@ -972,7 +974,9 @@ class StepStage(StageBase):
             ends = self._ends(first_end, bound, n, kv, most, waiting)
             if ends is None:
                 return None
-            crossings = self._crossings(scheduled, len(ends), heads)[0]
+            crossings = self._whole_crossings(scheduled, len(ends), heads)
+            if crossings is None:  # `_crossings`, whose flag nothing reads here
+                crossings = self._some_crossings(scheduled, len(ends), heads)
         m = len(ends)
         if crossings and crossings[-1][0] < 0:  # a crossing that does not fit ends it
             m = min(m, -crossings.pop()[0])
@@ -1207,7 +1211,7 @@ class StepStage(StageBase):
         return ends
 
     def _crossings(
-        self, scheduled: list[Resident], m: int, heads: set[Any]
+        self, scheduled: list[Resident], m: int, heads: AbstractSet[Any]
     ) -> tuple[list[tuple], bool]:
         """The block crossings of iterations 1..m-1, in the order they happen, and whether
         every one grows a whole number of units; when one cannot happen inside a span (it
@@ -1219,7 +1223,9 @@ class StepStage(StageBase):
         found = self._some_crossings(scheduled, m, heads)
         return found, all(c[3] == floor(c[3]) for c in found)
 
-    def _some_crossings(self, scheduled: list[Resident], m: int, heads: set[Any]) -> list[tuple]:
+    def _some_crossings(
+        self, scheduled: list[Resident], m: int, heads: AbstractSet[Any]
+    ) -> list[tuple]:
         """`_crossings` in general: each resident's crossings listed, then sorted."""
         found = []
         growers = 0  # the residents that cross
@@ -1314,7 +1320,7 @@ class StepStage(StageBase):
         return found
 
     def _whole_crossings(
-        self, scheduled: list[Resident], m: int, heads: set[Any]
+        self, scheduled: list[Resident], m: int, heads: AbstractSet[Any]
     ) -> list[tuple] | None:
         """`_crossings` when every resident that crosses grows one pool by whole blocks
         from an allocation at a block edge, its position whole or (blocks of a power of
