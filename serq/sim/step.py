@@ -663,7 +663,10 @@ class StepStage(StageBase):
         if not self.preempted:
             self.admitting = True
             self._chunk = chunk
-            self._admit_all(chunk)
+            for pool in self.served:  # fast path: no call while every served queue is empty
+                if pool.queue or pool.front:
+                    self._admit_all(chunk)
+                    break
 
     def _tokens(self, r: Resident, chunk: float) -> float:
         if r.decoding:
