@@ -296,7 +296,8 @@ class Holds:
             amount = pool.round_down(min(length, computed))
             if amount > 0:
                 pool.cache.put(s, amount)
-                pool.evict(self.recorder)
+                if pool.allocated + pool.cache.total > pool.cap:  # else nothing to evict
+                    pool.evict(self.recorder)
 
     def _lease(self, s: Session, part: HoldPart, duration: float) -> None:
         part.leased = True

@@ -165,6 +165,7 @@ class StepStage(StageBase):
         "measuring",
         "quiet_left",
         "reads_left",
+        "_bulk",
     )
 
     def __init__(
@@ -211,6 +212,9 @@ class StepStage(StageBase):
         )
         self.measuring = True  # whether the program reads an online estimate (`bind`)
         self.quiet_left = False  # whether `budget_left` may skip `_context` (`bind`)
+        # the recorder's `iterations`, `pool_states` and `pool_counts`, None where it has
+        # not one (a span then tells it one at a time; `bind`)
+        self._bulk: tuple[Any, Any, Any] = (None, None, None)
         self.memory_index = kind.memory
         self.memory: Any = None
         self.served: list[Any] = []
@@ -250,6 +254,10 @@ class StepStage(StageBase):
         self.world = world
         self.holds = world.holds
         self.measuring = reads_estimates(world.program)
+        recorder = self.recorder
+        self._bulk = tuple(
+            getattr(recorder, name, None) for name in ("iterations", "pool_states", "pool_counts")
+        )
         # `_context` sets the totals an expression of an engine's (or a claim over its
         # iterations) may read after calling `budget_left`; where none calls it, a
         # budget and chunk that read no sum need only `residents`
@@ -1469,7 +1477,7 @@ class StepStage(StageBase):
             engine.now = now
         starts = ends[:-1]
         n = len(scheduled)
-        bulk = getattr(self.recorder, "iterations", None)
+        bulk = self._bulk[0]
         if bulk is not None:
             bulk(self.index, starts, 0, n, float(n), ends[-1])
         else:
@@ -1508,7 +1516,7 @@ class StepStage(StageBase):
         queued = len(pool.queue) + len(pool.front)
         holders = pool.n_holders
         check = world.check_invariants
-        batch = None if check else getattr(recorder, "pool_states", None)
+        batch = None if check else self._bulk[1]
         eager = batch is None  # each crossing told at once (the invariants checked at each)
         if eager:
             state = recorder.pool_state
@@ -1524,7 +1532,7 @@ class StepStage(StageBase):
         count = recorder.pool_count
         # the units each eviction takes, counted together at the end (`pool_counts`, the
         # same sum in the same order) when the recorder can
-        counts = None if eager else getattr(recorder, "pool_counts", None)
+        counts = None if eager else self._bulk[2]
         evicted: list[float] = []
         block = cache.block
         # an LRU cache of blocks without a spill: `evict_to`'s loop when it takes one block
