@@ -1238,10 +1238,16 @@ class _Codegen:
 
     def _waiting(self) -> str:
         """A test of whether any pool has anyone to retry (a queue or a grower), before
-        calling `_k_retry` (which would find nobody otherwise)."""
+        calling `_k_retry` (which would find nobody otherwise). The queue of a pool a
+        step engine admits from is the engine's to admit (its plan): `_k_retry` grows
+        only its growers, so only they are tested."""
         tests = []
+        served = self.world.served
         for pool in self.world.pools:
             name = self.bind(pool, "_k_pool")
+            if pool.index in served:
+                tests.append(f"{name}.growers")
+                continue
             tests.append(f"{ch.waiting(pool, name)} or {name}.front or {name}.growers")
         if not tests or len(tests) > 8:
             return "True"
@@ -1355,6 +1361,9 @@ class _Codegen:
             stmt.origin,
         )
         spec.part_origins = tuple(p.origin for p in stmt.pools)
+        members = [ch.member(p.pool) for p in stmt.pools]
+        if None not in members:  # constant members: `Holds.join` resolves none
+            spec.members = tuple(self.world.pools[k] for k in members)
         name = self._bodies.get(stmt.body)
         if name is None:
             name = self._bodies[stmt.body] = f"_k_body{stmt.body}"

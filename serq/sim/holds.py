@@ -13,7 +13,7 @@ head), and rejection of a request that can never fit.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from serq.diagnostics import Span
@@ -48,6 +48,7 @@ class HoldSpec:
         "origin",
         "part_origins",
         "enter",
+        "members",
     )
 
     def __init__(
@@ -71,6 +72,9 @@ class HoldSpec:
         self.part_origins: tuple[Span, ...] = (origin,) * len(units)  # each `pool (units)`
         # the compiled path's: (session, run) -> the frame of the body (`serq.sim.compiled`)
         self.enter: Callable[[Session, HoldRun], Any] | None = None
+        # the pool members when every part names its own by a constant (the compiled
+        # path's, which knows): `join` then resolves nothing
+        self.members: tuple[Pool, ...] | None = None
 
 
 class HoldRun:
@@ -87,7 +91,7 @@ class HoldRun:
         "positioned",
     )
 
-    def __init__(self, spec: HoldSpec, session: Session, pools: list[Pool]) -> None:
+    def __init__(self, spec: HoldSpec, session: Session, pools: Sequence[Pool]) -> None:
         self.spec = spec
         self.session = session
         self.pools = pools
@@ -115,17 +119,15 @@ class Holds:
     def join(self, s: Session, spec: HoldSpec, at_front: bool = False) -> bool:
         """Execute hold `spec` for `s`: join its first pool's queue, or be rejected."""
         a = s.attrs
-        pools = [resolve(a) for resolve in spec.resolvers]
-        for i, pool in enumerate(pools):
-            need = pool.round_up(_units(spec, i, a, pool))
-            reserve = spec.reserves[i]
-            if reserve is not None:
-                need = max(need, pool.round_up(_reserve(spec, i, a, pool)))
-            if need > pool.cap:
-                self.recorder.pool_count(pool.index, "rejected")
-                self.world.end_session(s)
-                return False
+        pools = spec.members
+        if pools is None:
+            pools = [resolve(a) for resolve in spec.resolvers]
         run = HoldRun(spec, s, pools)
+        if not self._fits(run, alone=True):
+            pool = pools[len(run.units_now)]  # the first it can never fit
+            self.recorder.pool_count(pool.index, "rejected")
+            self.world.end_session(s)
+            return False
         s.state = QUEUED
         s.where = pools[0]
         s.waiter = run
@@ -151,7 +153,11 @@ class Holds:
             self._admit(run)
             admitted = True
 
-    def _fits(self, run: HoldRun) -> bool:
+    def _fits(self, run: HoldRun, alone: bool = False) -> bool:
+        """Whether `run` fits every pool now, next to what is taken there (`alone`: within
+        the cap alone, which a request that can never fit does not), evaluating its units
+        and reserves pool by pool; `run.units_now` gets the units of the pools it fits,
+        up to the first it does not."""
         spec = run.spec
         a = run.session.attrs
         units = []
@@ -177,7 +183,8 @@ class Holds:
                     if -INF < q < INF:
                         r = math.ceil(q) * b
                 need = max(u, r)
-            if pool.allocated + pool.held + need > pool.cap:
+            if (need if alone else pool.allocated + pool.held + need) > pool.cap:
+                run.units_now = units
                 return False
             units.append(u)
             i += 1
@@ -201,15 +208,19 @@ class Holds:
                 raise error
         consumed = 0.0
         parts = []
-        for i, (pool, units) in enumerate(zip(run.pools, run.units_now, strict=True)):
+        units_now = run.units_now
+        i = 0
+        for pool in run.pools:
             part = HoldPart(pool, run)
             if pool.reserve_held and spec.reserves[i] is not None:
                 part.reserve = pool.round_up(spec.reserves[i](a))
-            if caching:
-                part.consumed = pool.cache.consume(s, reuse)
-                consumed = max(consumed, part.consumed)
-            pool.add_holder(part, units)
+            if caching and s in pool.cache.live:  # else it consumes nothing (`consume`)
+                part.consumed = taken = pool.cache.consume(s, reuse)
+                if taken > consumed:
+                    consumed = taken
+            pool.add_holder(part, units_now[i])
             parts.append(part)
+            i += 1
         recorder = self.recorder
         try:
             for pool in run.pools:
@@ -285,7 +296,8 @@ class Holds:
             amount = pool.round_down(min(length, computed))
             if amount > 0:
                 pool.cache.put(s, amount)
-                pool.evict(self.recorder)
+                if pool.allocated + pool.cache.total > pool.cap:  # else nothing to evict
+                    pool.evict(self.recorder)
 
     def _lease(self, s: Session, part: HoldPart, duration: float) -> None:
         part.leased = True

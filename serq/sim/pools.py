@@ -151,8 +151,13 @@ class Pool:
     def holders_count(self) -> float:
         return float(self.n_holders)
 
-    # `queued_count()` as code (`ExprCompiler` writes it out: {t} the pool's name)
-    COUNT_CODE = {"queued": "float(len({t}.queue) + len({t}.front))"}
+    # `queued_count()`, `holders_count()` and `cachedin(s)` as code (`ExprCompiler` writes
+    # them out: {t} the pool's name, {a} the slot of the session, None without one)
+    COUNT_CODE = {
+        "queued": "float(len({t}.queue) + len({t}.front))",
+        "holders": "float({t}.n_holders)",
+        "cachedin": "({t}.cache.live[a[{a}]].units if a[{a}] in {t}.cache.live else 0.0)",
+    }
 
     def queued_count(self) -> float:
         return float(len(self.queue) + len(self.front))

@@ -58,6 +58,7 @@ from serq.ir import SLOT
 from serq.ir.expr import reads_only
 from serq.sim.cache import EPS
 from serq.sim.claims import demand as claims_demand
+from serq.sim.compiled_stages import observed, reads_estimates
 from serq.sim.errors import SimError, bad_work, out_of_domain
 from serq.sim.exprs import key_tuple
 from serq.sim.fastforward import RESIDENT, contexts
@@ -160,6 +161,11 @@ class StepStage(StageBase):
         "stalled",
         "sums",
         "kv_cost",
+        "_compile",
+        "measuring",
+        "quiet_left",
+        "reads_left",
+        "_bulk",
     )
 
     def __init__(
@@ -180,13 +186,11 @@ class StepStage(StageBase):
         self.budget_origin = kind.budget_origin or stage.origin
         self.cost_origin = kind.cost_origin or stage.origin
         self.chunk_origin = kind.chunk_origin or stage.origin
-        self.budget = compile_expr(kind.budget)[0]
-        self.cost = compile_expr(kind.cost)[0]
-        self.chunk = None if kind.chunk is None else compile_expr(kind.chunk)[0]
         self.exclusive = isinstance(kind.serve, ir.ExclusivePrefill)
         keys = () if self.exclusive else kind.serve.keys
-        self.keys = tuple(compile_expr(k)[0] for k in keys)
-        self.key_of = key_tuple(self.keys)
+        # the expressions are compiled by `bind`, once the pools exist: a pool they read
+        # (`queued(reqs)` in a chunk) is then bound by name, its count written inline
+        self._compile = (compile_expr, kind, keys)
         # whether the serve order changes only when the residents do (`_serve_order`)
         self.steady = bool(keys) and all(_steady_serve_key(k) for k in keys)
         read: set[str] = set()
@@ -200,6 +204,17 @@ class StepStage(StageBase):
         self.kv_cost = not contexts(kind.cost).isdisjoint(
             ("kv_decode", "kv_prefill", "prefilled", "attention")
         )
+        # whether budget, chunk, cost or a serve key reads `budget_left` (`bind`)
+        self.reads_left = any(
+            "budget_left" in observed(e)
+            for e in (kind.budget, kind.cost, kind.chunk, *keys)
+            if e is not None
+        )
+        self.measuring = True  # whether the program reads an online estimate (`bind`)
+        self.quiet_left = False  # whether `budget_left` may skip `_context` (`bind`)
+        # the recorder's `iterations`, `pool_states` and `pool_counts`, None where it has
+        # not one (a span then tells it one at a time; `bind`)
+        self._bulk: tuple[Any, Any, Any] = (None, None, None)
         self.memory_index = kind.memory
         self.memory: Any = None
         self.served: list[Any] = []
@@ -228,9 +243,27 @@ class StepStage(StageBase):
         self.stalled: tuple[float, float, Any] | None = None  # since when, budget, where
 
     def bind(self, world: Any) -> None:
-        """Attach the world, the memory pool and the pools whose queues this stage serves."""
+        """Attach the world, the memory pool and the pools whose queues this stage serves;
+        compile the budget, cost, chunk and serve keys."""
+        compile_expr, kind, keys = self._compile
+        self.budget = compile_expr(kind.budget)[0]
+        self.cost = compile_expr(kind.cost)[0]
+        self.chunk = None if kind.chunk is None else compile_expr(kind.chunk)[0]
+        self.keys = tuple(compile_expr(k)[0] for k in keys)
+        self.key_of = key_tuple(self.keys)
         self.world = world
         self.holds = world.holds
+        self.measuring = reads_estimates(world.program)
+        recorder = self.recorder
+        self._bulk = tuple(
+            getattr(recorder, name, None) for name in ("iterations", "pool_states", "pool_counts")
+        )
+        # `_context` sets the totals an expression of an engine's (or a claim over its
+        # iterations) may read after calling `budget_left`; where none calls it, a
+        # budget and chunk that read no sum need only `residents`
+        self.quiet_left = not (
+            self.sums or world.program.claims or any(st.reads_left for st in world.steps)
+        )
         self.blank = world.blank
         self.spans = world.spans
         if self.memory_index is not None:
@@ -262,7 +295,10 @@ class StepStage(StageBase):
         the sum of the tokens, at most the budget, does not depend on the serve order."""
         if self.planning:
             return self.left
-        self._context()
+        if self.quiet_left:  # fast path: nothing reads the sums `_context` makes (`bind`)
+            self.engine.residents = float(len(self.residents))
+        else:
+            self._context()
         blank = self.blank
         left = self.budget(blank)
         residents = self.residents
@@ -319,7 +355,10 @@ class StepStage(StageBase):
         r = Resident(s, decoding, work, part, growing is not None)
         self._order += 1
         r.order = self._order
-        r.admission = self._admission(s, part)
+        if part is not None and part.pool is self.memory:
+            r.admission = float(s.admitted)  # fast path: `_admission` of a part it grows
+        else:
+            r.admission = self._admission(s, part)
         now = self.engine.now
         s.state = AT_STAGE
         s.at = self
@@ -329,9 +368,14 @@ class StepStage(StageBase):
         if ordered is not None and self.keys:  # sorted again by the keys (`_serve_order`)
             self._ordered = None
         elif ordered is not None:  # a new list, in its place by admission (`_serve_order`)
-            ordered = ordered.copy()
-            insort(ordered, r, key=_by_admission)
-            self._ordered = ordered
+            if not ordered or ordered[-1].admission <= r.admission:
+                # fast path: its order is the newest, so it sorts after every resident
+                # admitted no later (as `insort` puts it)
+                self._ordered = ordered + [r]
+            else:
+                ordered = ordered.copy()
+                insort(ordered, r, key=_by_admission)
+                self._ordered = ordered
         self.by_session[s] = r
         self.present += 1
         self.recorder.stage_state(self.index, now, self.present, 1.0)
@@ -630,7 +674,10 @@ class StepStage(StageBase):
         if not self.preempted:
             self.admitting = True
             self._chunk = chunk
-            self._admit_all(chunk)
+            for pool in self.served:  # fast path: no call while every served queue is empty
+                if pool.queue or pool.front:
+                    self._admit_all(chunk)
+                    break
 
     def _tokens(self, r: Resident, chunk: float) -> float:
         if r.decoding:
@@ -894,11 +941,13 @@ class StepStage(StageBase):
         # the waiting sessions whose cache hit an admission attempt reads: the head of
         # each queue (only a head is tried, and no queue changes inside a span), every
         # session of a queue with keys (a hit may order it), and the growers
-        heads: set[Any] = set()
+        heads: Any = _NOBODY  # a set of its own once someone waits
         waiting = False
         for pool in world.pools:
             if pool.queue or pool.front or pool.growers:
-                waiting = True
+                if not waiting:
+                    heads = set()
+                    waiting = True
                 if pool.front:
                     heads.add(pool.front[0].session)
                 elif pool.keys:
@@ -939,7 +988,9 @@ class StepStage(StageBase):
             ends = self._ends(first_end, bound, n, kv, most, waiting)
             if ends is None:
                 return None
-            crossings = self._crossings(scheduled, len(ends), heads)[0]
+            crossings = self._whole_crossings(scheduled, len(ends), heads)
+            if crossings is None:  # `_crossings`, whose flag nothing reads here
+                crossings = self._some_crossings(scheduled, len(ends), heads)
         m = len(ends)
         if crossings and crossings[-1][0] < 0:  # a crossing that does not fit ends it
             m = min(m, -crossings.pop()[0])
@@ -1174,7 +1225,7 @@ class StepStage(StageBase):
         return ends
 
     def _crossings(
-        self, scheduled: list[Resident], m: int, heads: set[Any]
+        self, scheduled: list[Resident], m: int, heads: AbstractSet[Any]
     ) -> tuple[list[tuple], bool]:
         """The block crossings of iterations 1..m-1, in the order they happen, and whether
         every one grows a whole number of units; when one cannot happen inside a span (it
@@ -1186,7 +1237,9 @@ class StepStage(StageBase):
         found = self._some_crossings(scheduled, m, heads)
         return found, all(c[3] == floor(c[3]) for c in found)
 
-    def _some_crossings(self, scheduled: list[Resident], m: int, heads: set[Any]) -> list[tuple]:
+    def _some_crossings(
+        self, scheduled: list[Resident], m: int, heads: AbstractSet[Any]
+    ) -> list[tuple]:
         """`_crossings` in general: each resident's crossings listed, then sorted."""
         found = []
         growers = 0  # the residents that cross
@@ -1281,7 +1334,7 @@ class StepStage(StageBase):
         return found
 
     def _whole_crossings(
-        self, scheduled: list[Resident], m: int, heads: set[Any]
+        self, scheduled: list[Resident], m: int, heads: AbstractSet[Any]
     ) -> list[tuple] | None:
         """`_crossings` when every resident that crosses grows one pool by whole blocks
         from an allocation at a block edge, its position whole or (blocks of a power of
@@ -1427,7 +1480,7 @@ class StepStage(StageBase):
             engine.now = now
         starts = ends[:-1]
         n = len(scheduled)
-        bulk = getattr(self.recorder, "iterations", None)
+        bulk = self._bulk[0]
         if bulk is not None:
             bulk(self.index, starts, 0, n, float(n), ends[-1])
         else:
@@ -1466,7 +1519,7 @@ class StepStage(StageBase):
         queued = len(pool.queue) + len(pool.front)
         holders = pool.n_holders
         check = world.check_invariants
-        batch = None if check else getattr(recorder, "pool_states", None)
+        batch = None if check else self._bulk[1]
         eager = batch is None  # each crossing told at once (the invariants checked at each)
         if eager:
             state = recorder.pool_state
@@ -1482,7 +1535,7 @@ class StepStage(StageBase):
         count = recorder.pool_count
         # the units each eviction takes, counted together at the end (`pool_counts`, the
         # same sum in the same order) when the recorder can
-        counts = None if eager else getattr(recorder, "pool_counts", None)
+        counts = None if eager else self._bulk[2]
         evicted: list[float] = []
         block = cache.block
         # an LRU cache of blocks without a spill: `evict_to`'s loop when it takes one block
@@ -1585,7 +1638,8 @@ class StepStage(StageBase):
                 s = r.session
                 s.at = None
                 wait, service = s.started - s.arrived, now - s.started
-                self.measure(s.started, wait, service)
+                if self.measuring:  # the online estimates, when the program reads one
+                    self.measure(s.started, wait, service)
                 self.recorder.stage_done(self.index, now, wait, service)
                 s.state = READY
                 self.wake(s)
@@ -1692,11 +1746,20 @@ def start_iterations(stages: list[StepStage], engine: Any) -> bool:
 
 
 def compile_run(compiler: Any, stmt: ir.Run) -> Callable[[Any], bool]:
-    """The step of `run S prefill|decode (work) [growing POOL]` at a step stage."""
+    """The step of `run S prefill|decode (work) [growing POOL]` at a step stage. A member
+    named by a constant is resolved here, once (resolving it reads nothing)."""
     exprs = compiler.exprs
     work = compiler.expr(stmt.work)
-    stage = exprs.resolver(stmt.stages[0], compiler.stream)
-    growing = None if stmt.growing is None else exprs.resolver(stmt.growing, compiler.stream)
+    stage_of: Any = exprs.resolver(stmt.stages[0], compiler.stream)
+    member0 = None
+    if _constant(stmt.stages[0]):
+        member0, stage_of = stage_of(None), None
+    grow_of: Any = None
+    pool0 = None
+    if stmt.growing is not None:
+        grow_of = exprs.resolver(stmt.growing, compiler.stream)
+        if _constant(stmt.growing):
+            pool0, grow_of = grow_of(None), None
     decoding = stmt.mode == "decode"
     origin = stmt.origin
     zero_run = compiler.world.zero_run
@@ -1708,10 +1771,15 @@ def compile_run(compiler: Any, stmt: ir.Run) -> Callable[[Any], bool]:
             if w != w:  # NaN work; below 0 is no work, as the reference has it
                 raise bad_work(origin, w)
             return zero_run(s)
-        member = stage(a)
+        member = member0 if stage_of is None else stage_of(a)
         if not isinstance(member, StepStage):
             raise SimError(origin, "a prefill or decode run needs a step stage")
-        member.arrive_run(s, w, decoding, None if growing is None else growing(a))
+        member.arrive_run(s, w, decoding, pool0 if grow_of is None else grow_of(a))
         return False
 
     return run
+
+
+def _constant(ref: ir.Ref) -> bool:
+    """Whether `ref` names its member by a constant (no index, or a number)."""
+    return ref.index is None or isinstance(ref.index, ir.Num)
