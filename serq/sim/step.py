@@ -651,6 +651,8 @@ class StepStage(StageBase):
                     ):  # fast path: `_grow` of a growth that fits at once
                         part.alloc += need
                         pool.allocated += need
+                        if pool.infinite:  # the level to come back to (`Pool.infinite`)
+                            pool.finite += need
                         pool.dirty = True
                         if pool.allocated + pool.cache.total > pool.cap:
                             self.left = left  # as `_grow` sees it
@@ -764,6 +766,8 @@ class StepStage(StageBase):
                 return False
         part.alloc += need
         pool.allocated += need
+        if pool.infinite:  # the level to come back to (`Pool.infinite`)
+            pool.finite += need
         if reserve_held:
             pool.grew(part, need)
         pool.dirty = True
@@ -1309,8 +1313,8 @@ class StepStage(StageBase):
             # fast path: one pool, a whole block per crossing: count the crossings that fit
             kept = self._kept(pool, heads, b * len(found))
             room = pool.cap - pool.allocated - kept
-            if room == INF:  # an infinite cap: every crossing fits
-                return found
+            if room == INF or pool.cap == INF:  # an infinite cap: every crossing fits
+                return found  # (the room is NaN while a part of inf units is held)
             if room == math.floor(room):  # whole numbers: the loop below, by arithmetic
                 fit = int(room // b) if room >= 0 else 0
                 if fit < len(found):
@@ -1387,8 +1391,8 @@ class StepStage(StageBase):
         if not total:
             return []
         room = pool.cap - pool.allocated - self._kept(pool, heads, b * total)
-        if room == INF:  # an infinite cap: every crossing fits
-            fit = total
+        if room == INF or pool.cap == INF:  # an infinite cap: every crossing fits (the
+            fit = total  # room is NaN while a part of inf units is held)
         elif room != floor(room):
             return None
         else:
@@ -1471,6 +1475,8 @@ class StepStage(StageBase):
                     need = crossings[i][3]
                     part.alloc += need
                     pool.allocated += need
+                    if pool.infinite:  # the level to come back to (`Pool.infinite`)
+                        pool.finite += need
                     pool.dirty = True
                     pool.evict(recorder)
                     i += 1
@@ -1589,6 +1595,9 @@ class StepStage(StageBase):
                 batch(index, rows, queued, holders)
                 rows = []
         pool.allocated = allocated
+        if pool.infinite:  # the level to come back to (`Pool.infinite`)
+            for _, _, _, need in crossings:
+                pool.finite += need
         cache.total = total
         if evicted:
             counts(index, "evicted_units", evicted)
