@@ -649,10 +649,10 @@ class StepStage(StageBase):
                         and not pool.reserve_held
                         and pool.allocated + pool.held + need <= pool.cap
                     ):  # fast path: `_grow` of a growth that fits at once
+                        if pool.infinite:  # beside a part of inf units (`Pool.infinite`)
+                            pool.infinite_grow(part.alloc, need)
                         part.alloc += need
                         pool.allocated += need
-                        if pool.infinite:  # the level to come back to (`Pool.infinite`)
-                            pool.finite += need
                         pool.dirty = True
                         if pool.allocated + pool.cache.total > pool.cap:
                             self.left = left  # as `_grow` sees it
@@ -764,10 +764,10 @@ class StepStage(StageBase):
             self.holds.preempt(victim.run, pool)
             if victim.run.session is r.session:
                 return False
+        if pool.infinite:  # beside a part of inf units (`Pool.infinite`)
+            pool.infinite_grow(part.alloc, need)
         part.alloc += need
         pool.allocated += need
-        if pool.infinite:  # the level to come back to (`Pool.infinite`)
-            pool.finite += need
         if reserve_held:
             pool.grew(part, need)
         pool.dirty = True
@@ -1473,10 +1473,10 @@ class StepStage(StageBase):
                     part = crossings[i][2].part
                     pool = part.pool
                     need = crossings[i][3]
+                    if pool.infinite:  # beside a part of inf units (`Pool.infinite`)
+                        pool.infinite_grow(part.alloc, need)
                     part.alloc += need
                     pool.allocated += need
-                    if pool.infinite:  # the level to come back to (`Pool.infinite`)
-                        pool.finite += need
                     pool.dirty = True
                     pool.evict(recorder)
                     i += 1
@@ -1595,9 +1595,9 @@ class StepStage(StageBase):
                 batch(index, rows, queued, holders)
                 rows = []
         pool.allocated = allocated
-        if pool.infinite:  # the level to come back to (`Pool.infinite`)
-            for _, _, _, need in crossings:
-                pool.finite += need
+        if pool.infinite:  # beside a part of inf units (`Pool.infinite`): each growth
+            for _, _, r, need in crossings:  # (its part already grown, inf if it was)
+                pool.infinite_grow(r.part.alloc, need)
         cache.total = total
         if evicted:
             counts(index, "evicted_units", evicted)
