@@ -425,8 +425,8 @@ class StatsRecorder:
             # the decode level, the decode count and the batch time all add each start
             # less the one before, in one pass (as one at a time, term by term)
             since = starts[-1]
-            area = weighted = batch_time = None
-            if count > _SHORT:  # a short span: its terms one by one, below
+            area = weighted = batch_time = None  # a short span: term by term, below
+            if count > _SHORT:
                 area, weighted, batch_time = _gaps_added(
                     (level.area, dec.area, s.batch_time), (1, decodes, 1), started, since
                 )
