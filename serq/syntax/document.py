@@ -27,7 +27,13 @@ from serq.syntax.depth import MAX_DEPTH, too_deep
 from serq.syntax.layout import Layout, Parsed, Splice, fresh_layout, relayout
 from serq.syntax.parser import parse_range
 from serq.syntax.scanner import FN_CLOSE, FN_HEAD, Chunk, scan_from
-from serq.syntax.source_text import byte_value, first_bad_byte, is_bad_byte, text_start
+from serq.syntax.source_text import (
+    byte_value,
+    first_bad_byte,
+    is_bad_byte,
+    lines_ended,
+    text_start,
+)
 
 FIRST_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9][0-9A-Za-z_.]*|\S")
 _OUTSIDE_MAIN = (ast.Let, ast.Use, ast.DefExpr, ast.DefBlock, ast.ErrorItem)
@@ -149,6 +155,7 @@ def parse_layout(
 ) -> tuple[Layout, Splice | None]:
     """The layout of `text` (the contents of `file`) and how it was made from the last one
     `cache` holds of `file` (None: scanned whole); `cache` keeps it as the last."""
+    text = lines_ended(text)
     if cache is None:
         cache = ItemCache()
 
@@ -171,6 +178,7 @@ def parse_layout(
 def reparse(layout: Layout, text: str, cache: ItemCache) -> tuple[Diagnostic, ...]:
     """The syntax diagnostics of `text`, an edit of `layout`'s text, found by rescanning
     around the edit (with `cache`'s parses, which does not keep this layout as the file's)."""
+    text = lines_ended(text)
     file = layout.file
 
     def parse_chunk(text: str, chunk: Chunk, following: str, lines: LineIndex) -> Parsed:
@@ -326,14 +334,9 @@ def _parse_chunk(
     text: str, file: str, chunk: Chunk, following: str, lines: LineIndex, cache: ItemCache
 ) -> Parsed:
     """The parse of `chunk`, from `cache` when a chunk of its text (and next token) was
-    parsed before, wherever that was.
-
-    The parser counts lines at `\n` (as the scanner does) and spans made from the line
-    index count a lone `\r` too, so a parse moves as a whole only among places with as
-    many lone `\r` before them: their number is part of the key."""
+    parsed before, wherever that was."""
     chunk_text = text[chunk.start : chunk.end]
-    returns = lines.position(chunk.start)[0] - chunk.line
-    key = (file, chunk.kind, chunk_text, following, returns)
+    key = (file, chunk.kind, chunk_text, following)
     cached = cache.lookup(key)
     if cached is not None and (cached.tail is None or cached.tail == len(text) - chunk.end):
         return cached
@@ -449,6 +452,7 @@ def parse_whole(text: str, file: str = "<input>") -> ParseResult:
     """Parse `text` in one piece with the `program` rule, without the scanner or a cache.
 
     The item-wise `parse` is the parser; this is its cross-check in tests."""
+    text = lines_ended(text)
     lines = LineIndex(text)
     begin = text_start(text)
     raw = parse_range(text, file, begin, len(text), 1, 1 + begin, "program", lines)

@@ -28,7 +28,6 @@ when someone reads them (`Unit.at`, which keeps the last move; `serq.syntax.shif
 
 from __future__ import annotations
 
-import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -285,8 +284,6 @@ def relayout(old: Layout, text: str, parse_chunk: ChunkParser) -> tuple[Layout, 
         base = old.base(first)
     old_starts = old.starts
     limit = new_end + 1  # a chunk that begins here or later reads only text after the edit
-    if _lone_returns(old_text, p, old_end) != _lone_returns(text, p, new_end):
-        limit = len(text) + 1  # every later line moved in the line index: rescan to the end
 
     def stop(pos: int, depth: int) -> bool:
         if pos < limit:
@@ -434,14 +431,6 @@ def is_special(unit: Unit) -> bool:
 
 
 # ---------------------------------------------------------------------- texts
-
-_LONE_RETURN = re.compile(r"\r(?!\n)")
-
-
-def _lone_returns(text: str, start: int, end: int) -> int:
-    """The `\r` not followed by `\n` around `text[start:end]`, one character either side."""
-    return len(_LONE_RETURN.findall(text, max(0, start - 1), min(len(text), end + 1)))
-
 
 def common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
     """The length of the longest common prefix of the strings or lists `a` and `b`

@@ -7,6 +7,11 @@ the first one as `E-utf8` at its line and column (`bad_bytes`). A leading
 byte-order mark is dropped from a file's text; text that still carries one
 (a document an editor sends) is read with the mark as the first character of
 line 1, so that positions count it.
+
+A line ends at `\n`, `\r\n` or a lone `\r`, as the language server protocol counts
+lines and as an editor shows them; `lines_ended` writes each lone `\r` as `\n` (one
+character for one, so offsets stay) before the text is scanned and parsed, so a comment
+ends there too and every span's line and column agree with the line index.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ import re
 
 BOM = "\ufeff"
 _BAD = re.compile("[\udc80-\udcff]")
+_LONE_RETURN = re.compile("\r(?!\n)")
 
 
 def decode(data: bytes) -> str:
@@ -22,6 +28,14 @@ def decode(data: bytes) -> str:
     if data.startswith(b"\xef\xbb\xbf"):
         data = data[3:]
     return data.decode("utf-8", "surrogateescape")
+
+
+def lines_ended(text: str) -> str:
+    """`text` with every lone `\r` (not followed by `\n`) written as `\n`: the same line
+    breaks, at the same offsets, in the one form the scanner and the parser count."""
+    if text.count("\r") == text.count("\r\n"):
+        return text
+    return _LONE_RETURN.sub("\n", text)
 
 
 def text_start(text: str) -> int:

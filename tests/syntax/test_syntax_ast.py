@@ -581,6 +581,19 @@ def test_every_span_agrees_with_its_offsets():
         assert span == lines.span("m.sq", span.start, span.end)
 
 
+def test_a_lone_carriage_return_ends_a_line_and_a_comment():
+    # as an editor shows it (and LSP counts lines): the `let` after the `\r` is code, on
+    # line 2, and every span after it agrees with the line index
+    source = "let a = 1; // one\rlet b = a;\rlet c = d;\n"
+    result = parse(source, "m.sq")
+    assert [i.name.name for i in result.module.items] == ["a", "b", "c"]
+    b = result.module.items[1]
+    assert (b.span.line, b.span.column) == (2, 1)
+    lines = LineIndex(source)
+    for span in _spans(result.module):
+        assert span == lines.span("m.sq", span.start, span.end)
+
+
 def test_names_are_idents_with_spans():
     pool = item("pool kv { admit via engine; }")
     target = pool.options[0].target
