@@ -332,7 +332,10 @@ class _Driver:
             self._seek(token.start_pos, token.line, token.column)
             self._pop_and_feed_error(self._partial_start(token.start_pos), token.start_pos)
             return
-        self._skip_and_resync(token.start_pos, token.start_pos)
+        # Not a name, the token is refused after an ERROR at its start as well (the probe
+        # above): skip it too, or it would come back at once for an empty ERROR before it
+        at_least = token.start_pos if token.type == "NAME" else token.end_pos
+        self._skip_and_resync(token.start_pos, at_least)
 
     def _probe(self) -> ParserState:
         """A copy of the parser's state that builds nothing: for asking what it would accept.

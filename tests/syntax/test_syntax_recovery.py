@@ -227,7 +227,6 @@ def test_broken_workload_clause_queue_member_and_run_setting_are_error_options()
     assert run.settings[1].key == "horizon"
 
 
-@bug("a stray `}` between items yields two ErrorItems, an empty one and one over the `}`")
 def test_a_stray_brace_is_one_error_item():
     result = parse("session { run s (1); }}\nstage s : fifo;\n")
     kinds = [type(i) for i in result.module.items]
