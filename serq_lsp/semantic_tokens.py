@@ -7,6 +7,7 @@ import re
 from lsprotocol import types
 
 from serq.link.index import occurrence_at
+from serq.syntax.source_text import lines_ended
 from serq_lsp import words
 from serq_lsp.analysis import Analysis
 from serq_lsp.guard import guarded
@@ -88,7 +89,7 @@ def encode(analysis: Analysis) -> list[int]:
             kinds.setdefault(occ.key, occ.kind)
     data: list[int] = []
     last_line = last_col = 0
-    for match in _LEXEME.finditer(text):
+    for match in _LEXEME.finditer(lines_ended(text)):  # a lone `\r` ends a `//` comment
         group = match.lastgroup
         modifiers = 0
         if group == "word":
@@ -109,7 +110,8 @@ def encode(analysis: Analysis) -> list[int]:
         for piece in match.group().split("\n"):  # a token spans one line at most
             line, column = lines.position(start)
             col16 = lines.utf16_column(line, column)
-            length = len(piece.encode("utf-16-le", "surrogatepass")) // 2
+            shown = piece[:-1] if piece.endswith("\r") else piece  # `\r\n` ends the line
+            length = len(shown.encode("utf-16-le", "surrogatepass")) // 2
             if length:
                 delta_line = line - 1 - last_line
                 delta_col = col16 - last_col if delta_line == 0 else col16

@@ -25,6 +25,7 @@ from serq.expand.printer import INDENT, _Printer
 from serq.formatter.comments import Comment, comments, has_blank_line
 from serq.syntax import ast, parse
 from serq.syntax.scanner import FN_CLOSE, FN_HEAD
+from serq.syntax.source_text import lines_ended
 
 __all__ = ["Formatted", "format_source"]
 
@@ -50,7 +51,10 @@ def format_source(
     text: str, path: str = "<input>", only: tuple[int, int] | None = None
 ) -> Formatted:
     """The text of `path` (whose contents are `text`) in the canonical layout; with `only`
-    (offsets `start`, `end`), only the items that touch that range are formatted."""
+    (offsets `start`, `end`), only the items that touch that range are formatted. A lone
+    `\r` is a line end, written as `\n` (as the parser reads it)."""
+    written = text
+    text = lines_ended(text)
     parsed = parse(text, path)
     places = [
         p.start for d in parsed.diagnostics for p in (d.span, *(label.span for label in d.labels))
@@ -75,7 +79,7 @@ def format_source(
     if module.main is not None:
         nodes.extend(module.main.items)
     if parsed.diagnostics and _fn_main_broken(parsed, broken):
-        return Formatted(text, parsed.diagnostics, len(broken))
+        return Formatted(written, parsed.diagnostics, len(broken))
     main = module.main.name.name if module.main is not None else "main"
     printer = _Formatter(text, main_dialect=module.main is not None)
     out = printer.file(chunks, nodes, set(broken) | set(outside), main)

@@ -37,3 +37,10 @@ def test_a_comment_between_a_block_and_its_tail_stays_in_the_block() -> None:
     text = "session {\n  hold kv (1) {\n    turn;\n  } // after\n  cache (1);\n}\n"
     formatted = format_source(text).text
     assert formatted == "session {\n  hold kv (1) {\n    turn;\n    // after\n  } cache (1);\n}\n"
+
+
+def test_a_lone_carriage_return_ends_a_comment_and_a_line() -> None:
+    # the code after a lone `\r` is code (as the parser reads it), printed once, on its line
+    formatted = format_source("let a = 1; // one\rlet b = a;\rstage s : fifo(b);\n")
+    assert formatted.ok
+    assert formatted.text == "let a = 1; // one\nlet b = a;\nstage s : fifo(b);\n"

@@ -54,6 +54,30 @@ async def test_semantic_tokens(client, docs):
     assert decoded[(p.line, p.character)] == "enumMember"
 
 
+async def test_semantic_tokens_at_every_line_end(client, docs):
+    # a lone `\r` ends a line (and the `//` comment on it) as `\n` and `\r\n` do; no token
+    # runs over a line end, the `\r` of a `\r\n` included
+    text = "let a = 1; // one\rlet b = a; /* two\r\nthree */\nlet c = b;\n"
+    uri = uri_of(EXAMPLES / "line_ends.sq")
+    await docs.open(uri, text)
+    tokens = await client.text_document_semantic_tokens_full_async(
+        types.SemanticTokensParams(text_document=types.TextDocumentIdentifier(uri=uri))
+    )
+    lines = ["let a = 1; // one", "let b = a; /* two", "three */", "let c = b;"]
+    line = col = 0
+    found = []
+    data = tokens.data
+    for i in range(0, len(data), 5):
+        line = line + data[i]
+        col = data[i + 1] if data[i] else col + data[i + 1]
+        found.append(lines[line][col : col + data[i + 2]])
+    assert found == [
+        "let", "a", "1", "// one",
+        "let", "b", "a", "/* two", "three */",
+        "let", "c", "b",
+    ]  # fmt: skip
+
+
 async def test_completion(client, docs):
     await docs.open(DOC.uri, TEXT)
 
