@@ -23,6 +23,7 @@ from lark.parsers.lalr_parser_state import ParserState
 
 from serq.syntax.parser import Grammar, grammar
 from serq.syntax.scanner import FN_CLOSE, FN_HEAD, Chunk, scan
+from serq.syntax.source_text import lines_ended
 
 log = logging.getLogger("serq_lsp")
 
@@ -52,6 +53,7 @@ def expected_at(text: str, offset: int, chunks: Sequence[Chunk] | None = None) -
     """What the grammar accepts at code-point `offset` of `text` (the word there excluded),
     or None when the current item does not lex or parse up to there. `chunks` are the
     scanner's items of `text` when the caller has them (the parse's); else it scans."""
+    text = lines_ended(text)  # a lone `\r` ends a `//` comment, as for the parser
     word_start = offset
     while word_start > 0 and text[word_start - 1] in _WORD_CHARS:
         word_start -= 1

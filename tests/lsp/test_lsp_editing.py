@@ -97,6 +97,20 @@ async def test_completion(client, docs):
     assert {"pool", "stage", "queue", "let"} <= at_top
 
 
+async def test_completion_after_a_comment_ended_by_a_lone_return(client, docs):
+    # the code after a lone `\r` is out of the `//` comment before it: completion answers
+    text = "stage s : fifo(1);\nsession { // note\r  run "
+    uri = uri_of(EXAMPLES / "lone_return.sq")
+    await docs.open(uri, text)
+    result = await client.text_document_completion_async(
+        types.CompletionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            position=types.Position(line=2, character=6),
+        )
+    )
+    assert "s" in {item.label for item in result.items}
+
+
 async def test_signature_help(client, docs):
     text = TEXT.replace("set hitmax = floor(", "set hitmax = min(1, ")
     await docs.replace(DOC.uri, text) if DOC.uri in docs.versions else await docs.open(
