@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -24,6 +25,8 @@ from serq.syntax.scanner import Chunk
 from serq_lsp.analysis import Analysis
 from serq_lsp.guard import guarded
 from serq_lsp.state import SerqServer
+
+_LINE_END = re.compile("[\r\n]")  # `\n`, `\r\n` or a lone `\r`
 
 MEMBERS_SHOWN = 4  # a larger family shows its mean and range
 
@@ -139,8 +142,8 @@ def _observed_in_libraries(analysis: Analysis, observes: dict) -> Iterable[Ancho
         for d in sorted(holders):
             for call in index.occurrences:
                 if call.key == ("def", d) and not call.is_declaration:
-                    end = analysis.text.find("\n", call.span.end)
-                    where = len(analysis.text) if end < 0 else end
+                    end = _LINE_END.search(analysis.text, call.span.end)
+                    where = len(analysis.text) if end is None else end.start()
                     yield from _anchor(analysis, where, call, label, _table(name, [row]))
 
 
