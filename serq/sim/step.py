@@ -108,6 +108,16 @@ class Resident:
         self.order = 0
         self.stall: Any = None  # the pool's GrowWait of a stalled growth (`preempt none`)
 
+    def part_on(self, pool: Any) -> Any:
+        """The innermost unreleased part of the session's holds on `pool` (`innermost`):
+        `part` when it is one on `pool`, since a resident's frames do not change while it
+        waits in its run (a preemption or a release that ends one takes it off the stage
+        first), and the part its run found on arriving was the innermost then."""
+        part = self.part
+        if part is None or part.pool is not pool or part.released:
+            return innermost(self.session, pool)
+        return part
+
     def position(self) -> float:
         """The position K of the resident's KV (0 without a hold part)."""
         part = self.part
@@ -781,14 +791,16 @@ class StepStage(StageBase):
         if pool is not self.memory:
             return pool.victim(innermost)
         if pool.preempt_key_of is not None:
-            return resident_by_keys(pool, self.world.steps, innermost)
+            return resident_by_keys(pool, self.world.steps)
         best = None
         newest = -INF
         for stage in self.world.steps:  # every engine whose memory this pool is
             if stage.memory is not pool:
                 continue
             for r in stage.residents:
-                part = innermost(r.session, pool)
+                part = r.part  # fast path: `Resident.part_on`, inline (no call)
+                if part is None or part.pool is not pool or part.released:
+                    part = innermost(r.session, pool)
                 if part is not None and not part.leased and r.admission > newest:
                     best, newest = part, r.admission
         return best
