@@ -4,10 +4,14 @@
 resident's hold part on the pool from `Resident.part` (the innermost part its run found
 as it arrived: the frames of a session waiting in a run do not change), and only look
 through the frames (`holds.innermost`) when that part is on another pool or released.
-Checked here against `innermost` itself at every choice, on the step family
-(tests/oracle/step_family.py, most of it `preempt lifo`, some of it `preempt by`) and on
-programs whose residents grow a pool other than the memory; and `Resident.part_on` on
-the cases that fall back.
+Under `preempt lifo`, a stage that keeps its residents in admission order (no serve
+keys) gives its newest holder as the last of them that holds the pool, without a scan
+(a holder's admission number is its session's own); a preempted resident leaves that
+order as a finished one does. Checked here against the scan of every resident's frames
+at every choice, on the step family (tests/oracle/step_family.py, most of it `preempt
+lifo`, some of it `preempt by` or with serve keys), on the fast-forward family (some of
+it two engines on one memory), and on programs whose residents grow a pool other than
+the memory; and `Resident.part_on` on the cases that fall back.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ from serq.sim.session import HOLD
 from serq.sim.step import Resident, StepStage
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracle"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import step_family  # noqa: E402
 
@@ -80,12 +85,24 @@ def test_the_step_family_chooses_as_the_scan(checked):
     assert checked["victims"] > 20  # the family preempts
 
 
+def test_two_engines_on_one_memory_choose_as_the_scan(checked):
+    import test_fast_forward
+
+    shared = 0
+    for k in range(60):
+        g = test_fast_forward.generate(k)
+        shared += "stage E[2]" in g.source and "pool kv {" in g.source  # one memory
+        compiled, _ = compile_program(g.source, f"ff{k}.sq")
+        execute(compiled)
+    assert shared >= 5 and checked["victims"] > 20
+
+
 # a resident that grows `g` holds `kv` (the memory) too: its part there is not `r.part`
 OTHER_POOL = """
 let bs = 4;
 pool kv {{ cap {cap}; block bs; evict lru; preempt {rule}; }}
 pool g {{ cap 10000; block bs; }}
-stage engine : step {{ budget 64; cost 1; memory kv; }}
+stage engine : step {{ budget 64; cost 1; {serve}memory kv; }}
 stage arrive_at : delay;
 workload {{ arrive batch(4); }}
 session {{
@@ -107,10 +124,11 @@ run {{ horizon 400; warmup 0; seed 1; }}
 """
 
 
+@pytest.mark.parametrize("serve", ["", "serve decode first; "])
 @pytest.mark.parametrize("rule", ["lifo", "by (-admission)", "by (position, decoding)"])
 @pytest.mark.parametrize("cap", [24, 40, 64])
-def test_a_resident_growing_another_pool(checked, rule, cap):
-    compiled = serq.compile(source=OTHER_POOL.format(rule=rule, cap=cap))
+def test_a_resident_growing_another_pool(checked, rule, cap, serve):
+    compiled = serq.compile(source=OTHER_POOL.format(rule=rule, cap=cap, serve=serve))
     report = serq.run(compiled)
     assert report.pools[0].preemptions > 0
     assert checked["victims"] + checked["parts"] > 0
