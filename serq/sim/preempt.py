@@ -35,7 +35,7 @@ def by_keys(pool: Any, innermost: Callable[[Any, Any], Any]) -> Any:
     return best
 
 
-def resident_by_keys(pool: Any, steps: list[Any], innermost: Callable[[Any, Any], Any]) -> Any:
+def resident_by_keys(pool: Any, steps: list[Any]) -> Any:
     """The victim among the residents of the step stages in `steps` whose memory `pool`
     is, or None."""
     engine = pool.engine
@@ -44,7 +44,7 @@ def resident_by_keys(pool: Any, steps: list[Any], innermost: Callable[[Any, Any]
         if stage.memory is not pool:
             continue
         for r in stage.residents:
-            part = innermost(r.session, pool)
+            part = r.part_on(pool)
             if part is not None and not part.leased:
                 candidates.append((r, part))
     best = None

@@ -270,7 +270,7 @@ class StatsRecorder:
             level.since = now
         level.value = (1.0 if present else 0.0) if s.fifo else busy
         if present == 0 and s.started is not None:
-            self._end_iteration(s, now)
+            self.iteration_end(stage, now)
 
     def stage_done(self, stage: int, now: float, wait: float, service: float) -> None:
         if now >= self.warmup:
@@ -358,7 +358,7 @@ class StatsRecorder:
     ) -> None:
         s = self._stages[stage]
         if s.started is not None:
-            self._end_iteration(s, now)
+            self.iteration_end(stage, now)
         s.iterations += 1
         # Between iterations every kind level and the decode count hold 0, so only the
         # levels that become positive are set. A level at 0 adds nothing to its area,
@@ -383,9 +383,34 @@ class StatsRecorder:
         s.carried = decodes
 
     def iteration_end(self, stage: int, now: float) -> None:
+        """The running iteration of step stage `stage`, if any, ends at `now`: its batch
+        counts, and the levels it set go back to 0 (the one body of an iteration's end:
+        `iteration` and `stage_state` call it too)."""
         s = self._stages[stage]
-        if s.started is not None:
-            self._end_iteration(s, now)
+        started = s.started
+        if started is None:
+            return
+        carried = s.carried
+        if carried > 0 and started >= self.warmup:
+            s.batches += 1
+            s.batch_decodes += carried
+            s.batch_time += now - started
+        # the levels that are not 0 (`iteration`), to 0: `_Level.set` inlined (an
+        # iteration's end each)
+        level = s.on
+        if level is not None:
+            if now > level.since:
+                level.area += level.value * (now - level.since)
+                level.since = now
+            level.value = 0.0
+            s.on = None
+        if carried:
+            level = s.decodes
+            if now > level.since:
+                level.area += level.value * (now - level.since)
+                level.since = now
+            level.value = 0.0
+        s.started = None
 
     def iterations(
         self,
@@ -560,30 +585,6 @@ class StatsRecorder:
             notes=(*_notes(self.program, observes), *_livelocks(pools), *_claim_notes(claims)),
             claims=claims,
         )
-
-    def _end_iteration(self, s: _Stage, now: float) -> None:
-        started = s.started
-        carried = s.carried
-        if carried > 0 and started >= self.warmup:
-            s.batches += 1
-            s.batch_decodes += carried
-            s.batch_time += now - started
-        # the levels that are not 0 (`iteration`), to 0: `_Level.set` inlined (an
-        # iteration's end each)
-        level = s.on
-        if level is not None:
-            if now > level.since:
-                level.area += level.value * (now - level.since)
-                level.since = now
-            level.value = 0.0
-            s.on = None
-        if carried:
-            level = s.decodes
-            if now > level.since:
-                level.area += level.value * (now - level.since)
-                level.since = now
-            level.value = 0.0
-        s.started = None
 
     def _stage_row(
         self, member: ir.Stage, s: _Stage, end: float, average: Callable[[_Level], float]

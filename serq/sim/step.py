@@ -108,6 +108,16 @@ class Resident:
         self.order = 0
         self.stall: Any = None  # the pool's GrowWait of a stalled growth (`preempt none`)
 
+    def part_on(self, pool: Any) -> Any:
+        """The innermost unreleased part of the session's holds on `pool` (`innermost`):
+        `part` when it is one on `pool`, since a resident's frames do not change while it
+        waits in its run (a preemption or a release that ends one takes it off the stage
+        first), and the part its run found on arriving was the innermost then."""
+        part = self.part
+        if part is None or part.pool is not pool or part.released:
+            return innermost(self.session, pool)
+        return part
+
     def position(self) -> float:
         """The position K of the resident's KV (0 without a hold part)."""
         part = self.part
@@ -404,7 +414,11 @@ class StepStage(StageBase):
     def cancel(self, job: Any) -> None:
         r = self.by_session.pop(job)
         self.residents.remove(r)
-        self._ordered = None
+        ordered = self._ordered
+        if ordered is not None:  # a new list without it (`_serve_order`)
+            ordered = ordered.copy()
+            ordered.remove(r)
+            self._ordered = ordered
         if r.stall is not None:  # it waits among its pool's growers no more
             r.part.pool.growers.remove(r.stall)
             r.stall = None
@@ -777,18 +791,32 @@ class StepStage(StageBase):
 
     def _victim(self, pool: Any) -> Any:
         """The innermost part on `pool` of the most recently admitted resident of any
-        step stage whose memory `pool` is (spec §3, preempt lifo)."""
+        step stage whose memory `pool` is (spec §3, preempt lifo). A resident holding
+        `pool` has its session's latest admission number, which no other session has, so
+        where a stage keeps its residents in admission order (`_serve_order` without
+        keys) its newest holder is the last of them that holds the pool."""
         if pool is not self.memory:
             return pool.victim(innermost)
         if pool.preempt_key_of is not None:
-            return resident_by_keys(pool, self.world.steps, innermost)
+            return resident_by_keys(pool, self.world.steps)
         best = None
         newest = -INF
         for stage in self.world.steps:  # every engine whose memory this pool is
             if stage.memory is not pool:
                 continue
+            ordered = None if stage.keys else stage._ordered
+            if ordered is not None:  # fast path: from the newest back, the first holder
+                for r in reversed(ordered):
+                    part = r.part_on(pool)
+                    if part is not None and not part.leased:
+                        if r.admission > newest:
+                            best, newest = part, r.admission
+                        break
+                continue
             for r in stage.residents:
-                part = innermost(r.session, pool)
+                part = r.part  # fast path: `Resident.part_on`, inline (no call)
+                if part is None or part.pool is not pool or part.released:
+                    part = innermost(r.session, pool)
                 if part is not None and not part.leased and r.admission > newest:
                     best, newest = part, r.admission
         return best
