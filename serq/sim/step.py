@@ -1626,7 +1626,7 @@ class StepStage(StageBase):
             r.remaining = left = remaining - t
             if left <= 0:
                 finished.append(r)
-            elif left == remaining:
+            elif left == remaining and remaining != math.inf:  # inf: runs to the horizon
                 raise SimError(self.origin, _no_progress(self, r, t))
         if finished:
             for r in finished:

@@ -4,6 +4,10 @@ to what it needs, with what serq must answer on both of its event paths (tests/s
 
 from __future__ import annotations
 
+import json
+import sys
+from pathlib import Path
+
 import pytest
 
 from serq.sim.api import compile_program, execute
@@ -35,3 +39,56 @@ def test_a_choose_past_its_array_is_an_index_error_at_the_key(codegen):
     assert error.message == "index 4 is out of range: the array has 4 members, 0 .. 3"
     at = CHOOSE_PAST_THE_ARRAY[error.span.start : error.span.end]
     assert at == "s[j]" and error.span.line == 5
+
+
+# A decode of inf tokens beside one of 30 on a step engine (a mutant of b_attention.sq
+# wrote a prefill of inf). The check that an iteration's tokens change a run's remaining
+# work (NOTES §11: a budget of 1e-300 against 100 tokens "rounds away") stopped the run
+# with E-run at the first iteration, where pyserq 0.1.2 runs it to the horizon as it runs
+# a job of inf work at a fifo stage. Now an infinite run takes its tokens every iteration
+# and never ends, as one of 1e9 tokens would within this horizon: the same report as 1e9
+# and as the reference, on every path.
+INFINITE_DECODE = """\
+pool kv { cap 64; block 4; preempt lifo; }
+stage E : step { budget 16; cost 1; memory kv; }
+workload { arrive batch(2); }
+session {
+  hold kv (4) {
+    run E prefill (4) growing kv;
+    run E decode (serial == 0 ? LENGTH : 30) growing kv;
+  }
+  observe done = now;
+}
+run { horizon 200; }
+"""
+
+
+def _report(text: str, **options):
+    compiled, diagnostics = compile_program(text, "inf.sq")
+    assert compiled is not None, diagnostics
+    report, diagnostics = execute(compiled, check_invariants=True, **options)
+    assert report is not None, [d.message for d in diagnostics]
+    whole = json.loads(report.json())
+    own = ("events", "skipped", "serq_version")  # the fast-forward's own counts
+    return {k: v for k, v in whole.items() if k not in own}, report
+
+
+@pytest.mark.parametrize("fast_forward", [True, False])
+@pytest.mark.parametrize("codegen", [True, False])
+def test_an_infinite_decode_runs_to_the_horizon(codegen, fast_forward):
+    options = {"codegen": codegen, "fast_forward": fast_forward}
+    infinite, report = _report(INFINITE_DECODE.replace("LENGTH", "inf"), **options)
+    finite, _ = _report(INFINITE_DECODE.replace("LENGTH", "1e9"), **options)
+    assert infinite == finite
+    # session 0 grows until it preempts session 1, and itself, again and again: neither ends
+    assert report.ended == 0 and report.pools[0].preemptions > 0
+
+
+def test_an_infinite_decode_agrees_with_the_reference(tmp_path):
+    pytest.importorskip("pyserq")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracle"))
+    import differential  # noqa: PLC0415
+
+    path = tmp_path / "inf.sq"
+    path.write_text(INFINITE_DECODE.replace("LENGTH", "inf"))
+    assert differential.compare(str(path), full=True) == ("same", "")
