@@ -92,3 +92,53 @@ def test_an_infinite_decode_agrees_with_the_reference(tmp_path):
     path = tmp_path / "inf.sq"
     path.write_text(INFINITE_DECODE.replace("LENGTH", "inf"))
     assert differential.compare(str(path), full=True) == ("same", "")
+
+
+# tests/sim/programs/det_flow.sq with its uplink at ps(inf) (and, in the second program,
+# its links too). The spec asks a flow's stages for "ps(φ) with a constant φ above 0",
+# which inf is; serq refused it with E-run, pyserq 0.1.2 runs it. A stage of inf capacity
+# never fills: the flows over it and a link take the link's share, and one over inf
+# stages alone has rate inf and ends at once. Each stage's utilisation is the rate its
+# flows carry over φ, 0 at φ = inf, where the reference reports null (NaN).
+FLOW_OVER_INF = """\
+stage up : ps(inf);
+stage link[2] : ps(LINK);
+stage gate : delay;
+share SHARE;
+workload { arrive batch(6); }
+session {
+  run gate (serial);
+  set t0 = now;
+  set i = serial - 2 * floor(serial / 2);
+  run up, link[i] (2 + serial);
+  observe transfer = now - t0;
+  run up (1);
+  observe total = now - t0;
+}
+run { horizon 40; }
+"""
+
+
+@pytest.mark.parametrize("share", ["maxmin", "bottleneck"])
+@pytest.mark.parametrize("link", ["2", "inf"])
+def test_a_flow_over_a_stage_of_inf_capacity(link, share, tmp_path):
+    path = tmp_path / "flow.sq"
+    path.write_text(FLOW_OVER_INF.replace("LINK", link).replace("SHARE", share))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracle"))
+    import differential  # noqa: PLC0415
+
+    assert differential.paths(str(path)) == ("same", "")
+    mine = differential.ours(str(path), full=True)["ok"]
+    if link == "2":  # the uplink never limits: each transfer at its link's share, then at once
+        assert mine["samples"]["transfer"][1] == [1.0, 1.5, 2.0, 3.0, 3.0, 4.0]
+        assert mine["samples"]["total"][1] == mine["samples"]["transfer"][1]
+    else:
+        assert mine["samples"]["total"][1] == [0.0] * 6
+    assert mine["stages"][0]["utilization"] == 0
+    pytest.importorskip("pyserq")
+    theirs = differential.reference(str(path), full=True)["ok"]
+    found = differential.report_differences(mine, theirs)
+    inf_stages = 1 if link == "2" else 3
+    assert found == [
+        f".stages[{k}].utilization: serq 0 | reference None" for k in range(inf_stages)
+    ]
