@@ -15,6 +15,7 @@ notes give are listed with it.
 
 from __future__ import annotations
 
+import random
 import re
 import sys
 from pathlib import Path
@@ -68,26 +69,19 @@ def test_mutant_agrees_with_the_reference(i, sample):
         assert verdict in CLEAN, where
 
 
-def test_the_mutations_cover_the_domain():
+def test_the_mutations_cover_the_domain(tmp_path):
     """The mutations write every value of the domain, whole expressions and settings, and
     the programs come from every folder and the spec."""
-    scratch = Path(mutants.tempfile.mkdtemp(prefix="serq-mutants-"))
-    try:
-        found = mutants.sources(scratch)
-        folders = {s.name.split("/")[0] for s in found}
-        assert {"examples", "tests", "bench", "spec"} <= folders, folders
-        assert any(s.main for s in found) and any(s.random for s in found)
-        import random
-
-        applied = []
-        for k in range(400):
-            rng = random.Random(k)
-            source = found[k % len(found)]
-            text = source.path.read_text(encoding="utf-8")
-            m = mutants.mutate(rng, source, text, {"horizon": 10.0, "warmup": 0.0})
-            applied += m.applied
-    finally:
-        mutants.shutil.rmtree(scratch)
+    found = mutants.sources(tmp_path)
+    folders = {s.name.split("/")[0] for s in found}
+    assert {"examples", "tests", "bench", "spec"} <= folders, folders
+    assert any(s.main for s in found) and any(s.random for s in found)
+    applied = []
+    for k in range(400):
+        source = found[k % len(found)]
+        text = source.path.read_text(encoding="utf-8")
+        settings = {"horizon": 10.0, "warmup": 0.0}
+        applied += mutants.mutate(random.Random(k), source, text, settings).applied
     text = "\n".join(applied)
     for value in mutants.DOMAIN:
         assert f"-> {value}" in text, value

@@ -142,3 +142,44 @@ def test_a_flow_over_a_stage_of_inf_capacity(link, share, tmp_path):
     assert found == [
         f".stages[{k}].utilization: serq 0 | reference None" for k in range(inf_stages)
     ]
+
+
+# A growth of 1e-9 units in a full pool: pyserq 0.1.2 takes anything within 1e-9 of the
+# cap as fitting, and both sessions hold 2 + 1e-9 of a cap of 4 (used 4.000000002); serq
+# keeps allocated + cached <= cap exactly (spec §3, Pools), so session 1, the newest
+# holder, is preempted, re-runs its hold and ends at 4 (NOTES §22).
+GROW_PAST_THE_CAP = """\
+pool m { cap 4; preempt lifo; }
+stage s : delay;
+workload { arrive batch(2); }
+session {
+  hold m (2) { run s (1); grow m (1e-9); run s (1); observe u = used(m); }
+  observe t = now;
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("codegen", [True, False])
+def test_a_growth_past_the_cap_by_1e_9_does_not_fit(codegen):
+    compiled, diagnostics = compile_program(GROW_PAST_THE_CAP, "grow.sq")
+    assert compiled is not None, diagnostics
+    report, diagnostics = execute(compiled, codegen=codegen, check_invariants=True)
+    assert report is not None, [d.message for d in diagnostics]
+    assert list(report.observe("t").samples) == [2.0, 4.0]
+    assert list(report.observe("u").samples) == [2.000000001, 2.000000001]
+    assert report.pools[0].preemptions == 1
+
+
+def test_the_reference_fits_within_1e_9(tmp_path):
+    pytest.importorskip("pyserq")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracle"))
+    import differential  # noqa: PLC0415
+
+    path = tmp_path / "grow.sq"
+    path.write_text(GROW_PAST_THE_CAP)
+    theirs = differential.reference(str(path), full=True)["ok"]
+    assert theirs["samples"]["t"][1] == [2.0, 3.0]  # nobody preempted
+    assert max(theirs["samples"]["u"][1]) == 4.000000001
+    path.write_text(GROW_PAST_THE_CAP.replace("1e-9", "1.1e-9"))
+    assert differential.compare(str(path), full=True) == ("same", "")
