@@ -25,12 +25,15 @@ main` program) in a child process. Verdicts, worst first:
 - serq-timeout: serq ran past its limit (a time-out of both sides is `timeout`);
 - serq-error, reference-error, both-error: who refused or stopped the run;
 - differ / same: a deterministic program's whole reports (differential.outcome, full);
-- ran-both: a program with draws, which both ran (its numbers are not compared).
+- ran-both: a program with draws, which both ran; with `--seeds N` it is compared in
+  distribution instead (every mean over N seeds a side within 5 standard errors:
+  same-stat / differ-stat).
 
 A mutant of a program whose unmutated run already differs from the reference is tallied
 with `(source differs)`.
 
     PYTHONPATH=. python tests/oracle/mutants.py --count 500 --seed 1 --out /tmp/mutants
+    PYTHONPATH=. python tests/oracle/mutants.py --random --seeds 8 ...   (draws, in distribution)
 """
 
 from __future__ import annotations
@@ -369,8 +372,11 @@ def serq_side(path: str, full: bool, settings: dict[str, Any], limit: float = SE
     return "ok", json.loads(json.dumps(differential.outcome(report, full))), a.get("events")
 
 
-def judge(source: Source, path: str, settings: dict[str, Any]) -> tuple[str, str]:
-    """(verdict, detail) of the program at `path` (module docstring)."""
+def judge(source: Source, path: str, settings: dict[str, Any], seeds: int = 0) -> tuple[str, str]:
+    """(verdict, detail) of the program at `path` (module docstring); a program with
+    draws that both sides ran is compared in distribution over `seeds` seeds a side
+    when `seeds` is above 1 (differential.compare_statistics: "same-stat",
+    "differ-stat")."""
     full = True
     kind, mine, _ = serq_side(path, full, settings)
     if kind in ("paths-differ", "serq-crash", "serq-internal"):
@@ -386,7 +392,22 @@ def judge(source: Source, path: str, settings: dict[str, Any]) -> tuple[str, str
     if kind != "ok":
         return "serq-error", mine
     if source.random:
-        return "ran-both", ""
+        if seeds < 2:
+            return "ran-both", ""
+        varied = {k: v for k, v in settings.items() if k != "seed"}
+        try:
+            verdict, detail = _timed(
+                SERQ_LIMIT * seeds,
+                differential.compare_statistics,
+                path,
+                seeds,
+                REFERENCE_LIMIT * seeds,
+                source.main,
+                **varied,
+            )
+        except _Timeout:
+            return "serq-timeout", f"{seeds} seeds"
+        return {"same": "same-stat", "differ": "differ-stat"}.get(verdict, verdict), detail
     found = differential.report_differences(mine, theirs["ok"])
     if not found:
         return "same", ""
@@ -448,12 +469,12 @@ def draw(count: int, seed: int, scratch: Path, cache: dict[str, Any], only: str 
         yield i, mutate(rng, source, text, settings)
 
 
-def run_mutant(i: int, mutant: Mutant) -> tuple[str, str]:
-    """Write `mutant` beside its program, judge it, remove it."""
+def run_mutant(i: int, mutant: Mutant, seeds: int = 0) -> tuple[str, str]:
+    """Write `mutant` beside its program, judge it (`seeds`: see `judge`), remove it."""
     path = mutant.source.path.parent / f"_mutant{os.getpid()}_{i}.sq"
     path.write_text(mutant.text, encoding="utf-8")
     try:
-        return judge(mutant.source, str(path), mutant.settings)
+        return judge(mutant.source, str(path), mutant.settings, seeds)
     finally:
         path.unlink()
 
@@ -485,6 +506,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=None, help="write mutants that differ")
     parser.add_argument("--scratch", type=Path, default=None, help="keep the tree and cache")
     parser.add_argument("--only", default=None, help="programs whose name matches a regex")
+    parser.add_argument(
+        "--seeds", type=int, default=0, help="compare a program with draws over this many seeds"
+    )
+    parser.add_argument("--random", action="store_true", help="only the programs with draws")
     args = parser.parse_args(argv)
     scratch = args.scratch or Path(tempfile.mkdtemp(prefix="serq-mutants-"))
     scratch.mkdir(parents=True, exist_ok=True)
@@ -499,16 +524,18 @@ def main(argv: list[str] | None = None) -> int:
             continue
         name = mutant.source.name
         if name not in baseline:
-            baseline[name] = judge(mutant.source, str(mutant.source.path), mutant.base)
+            baseline[name] = judge(mutant.source, str(mutant.source.path), mutant.base, args.seeds)
             cache_file.write_text(json.dumps(cache))
-        verdict, detail = run_mutant(i, mutant)
-        if verdict == "differ" and baseline[name][0] != "same":
-            verdict = "differ (source differs)"
+        if args.random and not mutant.source.random:
+            continue
+        verdict, detail = run_mutant(i, mutant, args.seeds)
+        if verdict in ("differ", "differ-stat") and baseline[name][0] not in ("same", "same-stat"):
+            verdict += " (source differs)"
         tally[verdict] += 1
         by_folder[
             name.split("/")[0] if not name.startswith("tests") else "/".join(name.split("/")[:2])
         ][verdict] += 1
-        if verdict not in ("same", "ran-both"):
+        if verdict not in ("same", "ran-both", "same-stat"):
             where = save(args.out, verdict, i, mutant, detail) if args.out else name
             print(
                 f"m{i} {where}: {verdict}: {' | '.join(mutant.applied)}: {detail[:240]}", flush=True
@@ -516,7 +543,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{sum(tally.values())} mutants in {time.monotonic() - started:.0f} s: {dict(tally)}")
     for folder, counts in sorted(by_folder.items()):
         print(f"  {folder}: {sum(counts.values())} {dict(counts)}")
-    differing = {k: v for k, v in baseline.items() if v[0] not in ("same", "ran-both")}
+    differing = {k: v for k, v in baseline.items() if v[0] not in ("same", "ran-both", "same-stat")}
     for name, (verdict, detail) in sorted(differing.items()):
         print(f"  unmutated {name}: {verdict}: {detail[:200]}")
     return 0
