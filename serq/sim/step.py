@@ -521,6 +521,10 @@ class StepStage(StageBase):
             raise out_of_domain(
                 self.cost_origin, f"the cost of an iteration of `{self.name}`", c, "at least 0"
             )
+        if c == 0.0:  # a run of inf tokens at iterations of no time: the clock stops
+            for r in scheduled:
+                if r.remaining == math.inf:
+                    raise SimError(self.origin, _no_progress(self, r, r.tokens))
         self.busy = True
         self.batch = scheduled
         end = now + c
@@ -1703,12 +1707,14 @@ def _crossing(p: float, alloc: float, b: float | None, j: int, m: int) -> int:
 def _no_progress(stage: StepStage, r: Resident, t: float) -> str:
     """The message of an iteration whose tokens leave a run's remaining work as it was."""
     what = "chunk" if not r.decoding and t == stage.cap(stage.blank) else "budget"
-    return (
+    head = (
         f"stage {stage.name} can make no progress: an iteration gives session "
         f"{_num(r.session.serial)} {t!r} tokens of the {_num(r.remaining)} its "
-        f"{'decode' if r.decoding else 'prefill'} has left, which rounds away "
-        f"(the {what} is too small for the run's work)"
+        f"{'decode' if r.decoding else 'prefill'} has left"
     )
+    if r.remaining == math.inf:  # (only at an iteration of cost 0: `StepStage.start`)
+        return head + " and costs 0: the run never ends and the clock never moves"
+    return head + f", which rounds away (the {what} is too small for the run's work)"
 
 
 def _count(n: int, word: str) -> str:

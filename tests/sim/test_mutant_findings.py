@@ -84,6 +84,25 @@ def test_an_infinite_decode_runs_to_the_horizon(codegen, fast_forward):
     assert report.ended == 0 and report.pools[0].preemptions > 0
 
 
+@pytest.mark.parametrize("fast_forward", [True, False])
+@pytest.mark.parametrize("codegen", [True, False])
+def test_an_infinite_run_at_iterations_of_no_time_stops_at_once(codegen, fast_forward):
+    """At cost 0 the iterations of a run of inf tokens repeat at one instant for ever: the
+    plan says so at the stage, where the core's count of events at one instant would
+    take ten million of them (and name the arrivals)."""
+    text = INFINITE_DECODE.replace("LENGTH", "inf").replace("cost 1;", "cost 0;")
+    compiled, diagnostics = compile_program(text, "inf.sq")
+    assert compiled is not None, diagnostics
+    report, diagnostics = execute(compiled, codegen=codegen, fast_forward=fast_forward)
+    assert report is None
+    (error,) = diagnostics
+    assert error.code == "E-run" and error.span.line == 2
+    assert error.message == (
+        "stage E can make no progress: an iteration gives session 0 1.0 tokens of the inf "
+        "its decode has left and costs 0: the run never ends and the clock never moves"
+    )
+
+
 def test_an_infinite_decode_agrees_with_the_reference(tmp_path):
     pytest.importorskip("pyserq")
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracle"))
