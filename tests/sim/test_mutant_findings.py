@@ -82,6 +82,12 @@ def test_an_infinite_decode_runs_to_the_horizon(codegen, fast_forward):
     assert infinite == finite
     # session 0 grows until it preempts session 1, and itself, again and again: neither ends
     assert report.ended == 0 and report.pools[0].preemptions > 0
+    compiled, _ = compile_program(INFINITE_DECODE.replace("LENGTH", "inf"), "inf.sq")
+    _, diagnostics = execute(compiled, **options)
+    (warning,) = diagnostics  # a job of infinite work, as at any stage (endless.py)
+    assert warning.code == "W-stall" and warning.message.startswith(
+        "stage `E` has served session 0's job of infinite work since t = "
+    )
 
 
 @pytest.mark.parametrize("fast_forward", [True, False])
