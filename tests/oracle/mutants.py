@@ -510,6 +510,7 @@ def main(argv: list[str] | None = None) -> int:
         "--seeds", type=int, default=0, help="compare a program with draws over this many seeds"
     )
     parser.add_argument("--random", action="store_true", help="only the programs with draws")
+    parser.add_argument("--verbose", action="store_true", help="a line for every mutant")
     args = parser.parse_args(argv)
     scratch = args.scratch or Path(tempfile.mkdtemp(prefix="serq-mutants-"))
     scratch.mkdir(parents=True, exist_ok=True)
@@ -535,7 +536,7 @@ def main(argv: list[str] | None = None) -> int:
         by_folder[
             name.split("/")[0] if not name.startswith("tests") else "/".join(name.split("/")[:2])
         ][verdict] += 1
-        if verdict not in ("same", "ran-both", "same-stat"):
+        if args.verbose or verdict not in ("same", "ran-both", "same-stat"):
             where = save(args.out, verdict, i, mutant, detail) if args.out else name
             print(
                 f"m{i} {where}: {verdict}: {' | '.join(mutant.applied)}: {detail[:240]}", flush=True
