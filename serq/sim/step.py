@@ -393,12 +393,10 @@ class StepStage(StageBase):
     def _admission(self, s: Any, part: Any) -> float:
         """The resident's admission number: the session's latest admission, to any pool
         (spec §3: "by the session's latest admission, the residents' serving order"),
-        when it holds the memory; after every holder when it does not."""
-        memory = self.memory
-        if memory is not None:
-            held = part if part is not None and part.pool is memory else innermost(s, memory)
-            if held is not None:
-                return float(s.admitted)
+        whether or not it holds the memory now; after every admitted session, in the order
+        they came, when it was never admitted (pyserq 0.1.2 serves them so)."""
+        if s.admitted:
+            return float(s.admitted)
         return float(self._order) + 1e15
 
     def cancel(self, job: Any) -> None:
