@@ -8,7 +8,8 @@ but it is a way a run stops moving, and the report's numbers after it describe a
 that no longer works as written. `find` lists them from what is still pending when the
 run ends: the engine's events at time inf (a fifo or delay completion; the generated code
 and the interpreter both schedule one per job in service), the finish tags of the ps
-stages' jobs, and the flows (`run a, b (w)`) with work inf left.
+stages' jobs, the flows (`run a, b (w)`) with work inf left, and a step engine's runs of
+inf tokens (each iteration gives them their tokens; they never end).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from serq import ir
 from serq.sim.exprs import arith_repr
 from serq.sim.flows import FlowStage
 from serq.sim.stages import FifoStage, PsStage
+from serq.sim.step import StepStage
 
 INF = math.inf
 
@@ -53,6 +55,12 @@ def find(world: Any) -> list[Endless]:
             if flow.left == INF:
                 found[id(job)] = Endless(flow.stages[0].index, job.serial, job.started)
     for stage in world.stages:
+        if isinstance(stage, StepStage):  # a run of inf tokens takes them for ever
+            for r in stage.residents:
+                if r.remaining == INF:
+                    s = r.session
+                    found[id(s)] = Endless(stage.index, s.serial, s.started)
+            continue
         if not isinstance(stage, PsStage):
             continue  # only a ps stage keeps finish tags
         for tag, _, job in stage.heap:
@@ -74,9 +82,7 @@ def warnings(program: ir.Program, endless: list[Endless]) -> list[tuple[Any, str
         first = jobs[0]
         more = len(jobs) - 1
         whose = "a spill's" if first.serial < 0 else f"session {first.serial}'s"
-        what = f"{whose} job of infinite work" + (
-            f" (and {more} more)" if more else ""
-        )
+        what = f"{whose} job of infinite work" + (f" (and {more} more)" if more else "")
         since = f"since t = {arith_repr(first.since)}"
         if isinstance(decl.kind, ir.Fifo):
             behind = max(e.behind for e in jobs)
@@ -87,6 +93,8 @@ def warnings(program: ir.Program, endless: list[Endless]) -> list[tuple[Any, str
                 else ""
             )
             why = f"stage `{name}` has kept a server for {what} {since}; it never completes{waits}"
+        elif isinstance(decl.kind, ir.Step):
+            why = f"stage `{name}` has served {what} {since}; it never completes"
         elif isinstance(decl.kind, ir.Ps):
             why = f"stage `{name}` has shared its capacity with {what} {since}; it never completes"
         else:

@@ -124,6 +124,17 @@ def member(
     )
 
 
+def _constant_member(ref: Ref) -> bool:
+    """Whether `ref` names one member of its family without a run-time check: no index,
+    or a constant whole index from 0 to the family's count - 1."""
+    if ref.index is None:
+        return True
+    if not isinstance(ref.index, Num):
+        return False
+    value = ref.index.value
+    return 0.0 <= value < ref.count and value == int(value)
+
+
 def _erlang_code(u: str, n: int, mean: float) -> str:
     """`draws.erlang(u, n, mean)` for a whole n from 1 to `_ERLANG_INLINE`, as its
     arithmetic: the product of the n complements in draw order (the sampler's running
@@ -225,7 +236,7 @@ class ExprCompiler:
         """A function `f(a)` giving the pool or stage member `ref` names; a computed index
         draws from `stream` (the statement's, as its other expressions do)."""
         items = self.ns["POOLS"] if ref.kind == "pool" else self.ns["STAGES"]
-        if ref.index is None or isinstance(ref.index, Num):
+        if _constant_member(ref):
             obj = items[ref.base + (0 if ref.index is None else int(ref.index.value))]
             return lambda a: obj
         self._stream = stream
@@ -426,12 +437,14 @@ class ExprCompiler:
         """Code for the member a reference names (`in_statement`: a statement's target,
         whose bad index the message calls a pool or stage index)."""
         items = "POOLS" if ref.kind == "pool" else "STAGES"
-        if ref.index is None or isinstance(ref.index, Num):
+        if _constant_member(ref):
             k = ref.base + (0 if ref.index is None else int(ref.index.value))
             members = self.ns[items]
-            if 0 <= k < len(members):  # the member itself, bound once: no subscript
+            if k < len(members):  # the member itself, bound once: no subscript
                 return self._bind(members[k], "_m"), 1
-            return f"{items}[{k}]", 1
+            return f"{items}[{k}]", 1  # a member not built yet (a pool's key reads a stage)
+        # a computed index, or a constant one out of the family (a `choose j in n` over an
+        # array of fewer than n members writes j out): `member` checks it when it is read
         idx, d = self._code(ref.index)
         origin = self._bind(ref.origin, "_O")
         what = f"{ref.kind} " if in_statement else ""

@@ -76,14 +76,17 @@ def maxmin_rates(flows: list[Flow], stages: list[FlowStage]) -> None:
                 inc = residual[st] / n
                 if inc < step:
                     step = inc
-        if step == INF:  # pragma: no cover - every flow has a stage
+        if step == INF:  # the routes left cross only stages of capacity inf
+            for _, members in live:
+                for f in members:
+                    f.rate = INF
             break
         level += step
         full = set()
         for st, n in users.items():
             if n:
                 left = residual[st] = residual[st] - step * n
-                if left <= _SATURATED * st.capacity:
+                if left <= _SATURATED * st.capacity and left < INF:  # inf: never full
                     full.add(st)
         if not full:
             continue
@@ -189,7 +192,9 @@ class FlowNetwork:
                 st.rate_sum += f.rate
         record = self.stages[0].recorder.stage_state
         for st in self.stages:
-            state = (st.present, st.rate_sum / st.capacity)
+            # Σ rate / φ; a stage of capacity inf carries none of it (a flow crossing only
+            # such stages has rate inf, and ends at once)
+            state = (st.present, st.rate_sum / st.capacity if st.capacity < INF else 0.0)
             if state != st.reported:  # fast path: most changes touch a few stages
                 st.reported = state
                 record(st.index, now, *state)
@@ -292,7 +297,7 @@ def install(program: ir.Program, stages: list[StageBase], pending: list[Any]) ->
         for k in range(base, base + n):
             ps = stages[k]
             phi = ps.phi_const if isinstance(ps, PsStage) else None
-            if phi is None or not phi > 0 or phi == INF:
+            if phi is None or not phi > 0:
                 raise SimError(
                     program.stages[k].origin,
                     f"stage `{program.stages[k].name}` is held by a flow: it must be ps(φ) "

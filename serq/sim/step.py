@@ -403,12 +403,10 @@ class StepStage(StageBase):
     def _admission(self, s: Any, part: Any) -> float:
         """The resident's admission number: the session's latest admission, to any pool
         (spec §3: "by the session's latest admission, the residents' serving order"),
-        when it holds the memory; after every holder when it does not."""
-        memory = self.memory
-        if memory is not None:
-            held = part if part is not None and part.pool is memory else innermost(s, memory)
-            if held is not None:
-                return float(s.admitted)
+        whether or not it holds the memory now; after every admitted session, in the order
+        they came, when it was never admitted (pyserq 0.1.2 serves them so)."""
+        if s.admitted:
+            return float(s.admitted)
         return float(self._order) + 1e15
 
     def cancel(self, job: Any) -> None:
@@ -535,6 +533,10 @@ class StepStage(StageBase):
             raise out_of_domain(
                 self.cost_origin, f"the cost of an iteration of `{self.name}`", c, "at least 0"
             )
+        if c == 0.0:  # a run of inf tokens at iterations of no time: the clock stops
+            for r in scheduled:
+                if r.remaining == math.inf:
+                    raise SimError(self.origin, _no_progress(self, r, r.tokens))
         self.busy = True
         self.batch = scheduled
         end = now + c
@@ -1654,7 +1656,7 @@ class StepStage(StageBase):
             r.remaining = left = remaining - t
             if left <= 0:
                 finished.append(r)
-            elif left == remaining:
+            elif left == remaining and remaining != math.inf:  # inf: runs to the horizon
                 raise SimError(self.origin, _no_progress(self, r, t))
         if finished:
             for r in finished:
@@ -1731,12 +1733,14 @@ def _crossing(p: float, alloc: float, b: float | None, j: int, m: int) -> int:
 def _no_progress(stage: StepStage, r: Resident, t: float) -> str:
     """The message of an iteration whose tokens leave a run's remaining work as it was."""
     what = "chunk" if not r.decoding and t == stage.cap(stage.blank) else "budget"
-    return (
+    head = (
         f"stage {stage.name} can make no progress: an iteration gives session "
         f"{_num(r.session.serial)} {t!r} tokens of the {_num(r.remaining)} its "
-        f"{'decode' if r.decoding else 'prefill'} has left, which rounds away "
-        f"(the {what} is too small for the run's work)"
+        f"{'decode' if r.decoding else 'prefill'} has left"
     )
+    if r.remaining == math.inf:  # (only at an iteration of cost 0: `StepStage.start`)
+        return head + " and costs 0: the run never ends and the clock never moves"
+    return head + f", which rounds away (the {what} is too small for the run's work)"
 
 
 def _count(n: int, word: str) -> str:

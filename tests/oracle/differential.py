@@ -67,6 +67,7 @@ def _r(x: float) -> float | str:
 
 _CHILD = """
 import json, sys
+from math import inf, nan  # run settings of inf and NaN, as repr writes them
 if {side!r}:
     sys.path.insert(0, {side!r})
 sys.path.insert(1, {here!r})
