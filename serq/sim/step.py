@@ -816,9 +816,7 @@ class StepStage(StageBase):
                         break
                 continue
             for r in stage.residents:
-                part = r.part  # fast path: `Resident.part_on`, inline (no call)
-                if part is None or part.pool is not pool or part.released:
-                    part = innermost(r.session, pool)
+                part = r.part_on(pool)
                 if part is not None and not part.leased and r.admission > newest:
                     best, newest = part, r.admission
         return best
