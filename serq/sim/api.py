@@ -94,7 +94,7 @@ def execute(
     horizon fails (`serq.sim.pace`);
     `check_invariants` checks the simulator's invariants after every event (a debug mode:
     pools within their caps, time never going back, sessions conserved)."""
-    from serq.sim import simulate  # the simulator loads only when a program runs
+    from serq.sim import collector, simulate  # the simulator loads only when a program runs
     from serq.sim.pace import Pace
 
     program = compiled.program
@@ -106,14 +106,15 @@ def execute(
     if codegen is None:
         codegen = compiled.codegen
     try:
-        outcome = simulate(
-            program,
-            recorder=recorder,
-            base_dir=compiled.base_dir,
-            fast_forward=fast_forward,
-            check_invariants=check_invariants,
-            codegen=codegen,
-        )
+        with collector.for_runs():
+            outcome = simulate(
+                program,
+                recorder=recorder,
+                base_dir=compiled.base_dir,
+                fast_forward=fast_forward,
+                check_invariants=check_invariants,
+                codegen=codegen,
+            )
         diagnostics = list(outcome.errors)
         if any(d.severity >= Severity.ERROR for d in diagnostics):
             return None, diagnostics
