@@ -901,10 +901,9 @@ class _Codegen:
     def _members(self, ref: ir.Ref) -> list[Any]:
         """The stage members `ref` may name: the one, or the whole family."""
         stages = self.world.stages
-        if ref.index is None:
-            return [stages[ref.base]]
-        if isinstance(ref.index, ir.Num):
-            return [self.exprs.resolver(ref)(None)]
+        member = self.exprs.constant(ref)
+        if member is not None:
+            return [member]
         return stages[ref.base : ref.base + ref.count]
 
     def _arrival(self, members: list[Any], st: str, job: str, w: str) -> list[str]:

@@ -232,12 +232,20 @@ class ExprCompiler:
         code, _ = self._code(expr)
         return self._lambda(code)
 
+    def constant(self, ref: Ref) -> Any:
+        """The pool or stage member `ref` names when it names one by a constant in its
+        family (`_constant_member`), else None: a computed index, or a constant one that
+        `member` checks when it is read (`resolver`)."""
+        if not _constant_member(ref):
+            return None
+        items = self.ns["POOLS"] if ref.kind == "pool" else self.ns["STAGES"]
+        return items[ref.base + (0 if ref.index is None else int(ref.index.value))]
+
     def resolver(self, ref: Ref, stream: random.Random | None = None) -> Callable[[Any], Any]:
         """A function `f(a)` giving the pool or stage member `ref` names; a computed index
         draws from `stream` (the statement's, as its other expressions do)."""
-        items = self.ns["POOLS"] if ref.kind == "pool" else self.ns["STAGES"]
-        if _constant_member(ref):
-            obj = items[ref.base + (0 if ref.index is None else int(ref.index.value))]
+        obj = self.constant(ref)
+        if obj is not None:
             return lambda a: obj
         self._stream = stream
         code, _ = self._ref(ref, in_statement=True)

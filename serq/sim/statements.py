@@ -147,9 +147,8 @@ class StatementCompiler:
         work = self.expr(stmt.work)
         zero_run = self.world.zero_run
         origin = stmt.origin
-        if ref.index is None or isinstance(ref.index, ir.Num):
-            # fast path: a stage known before the run needs no resolving
-            member = self.exprs.resolver(ref)(None)
+        member = self.exprs.constant(ref)
+        if member is not None:  # fast path: a stage known before the run needs no resolving
 
             def run_at(s: Session) -> bool:
                 w = work(s.attrs)

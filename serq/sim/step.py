@@ -365,10 +365,7 @@ class StepStage(StageBase):
         r = Resident(s, decoding, work, part, growing is not None)
         self._order += 1
         r.order = self._order
-        if part is not None and part.pool is self.memory:
-            r.admission = float(s.admitted)  # fast path: `_admission` of a part it grows
-        else:
-            r.admission = self._admission(s, part)
+        r.admission = self._admission(s)
         now = self.engine.now
         s.state = AT_STAGE
         s.at = self
@@ -400,7 +397,7 @@ class StepStage(StageBase):
     def arrive(self, job: Any, work: float) -> None:
         self.arrive_run(job, work, False, None)
 
-    def _admission(self, s: Any, part: Any) -> float:
+    def _admission(self, s: Any) -> float:
         """The resident's admission number: the session's latest admission, to any pool
         (spec §3: "by the session's latest admission, the residents' serving order"),
         whether or not it holds the memory now; after every admitted session, in the order
@@ -1789,16 +1786,13 @@ def compile_run(compiler: Any, stmt: ir.Run) -> Callable[[Any], bool]:
     named by a constant is resolved here, once (resolving it reads nothing)."""
     exprs = compiler.exprs
     work = compiler.expr(stmt.work)
-    stage_of: Any = exprs.resolver(stmt.stages[0], compiler.stream)
-    member0 = None
-    if _constant(stmt.stages[0]):
-        member0, stage_of = stage_of(None), None
-    grow_of: Any = None
-    pool0 = None
+    member0 = exprs.constant(stmt.stages[0])
+    stage_of = None if member0 is not None else exprs.resolver(stmt.stages[0], compiler.stream)
+    pool0 = grow_of = None
     if stmt.growing is not None:
-        grow_of = exprs.resolver(stmt.growing, compiler.stream)
-        if _constant(stmt.growing):
-            pool0, grow_of = grow_of(None), None
+        pool0 = exprs.constant(stmt.growing)
+        if pool0 is None:
+            grow_of = exprs.resolver(stmt.growing, compiler.stream)
     decoding = stmt.mode == "decode"
     origin = stmt.origin
     zero_run = compiler.world.zero_run
@@ -1817,8 +1811,3 @@ def compile_run(compiler: Any, stmt: ir.Run) -> Callable[[Any], bool]:
         return False
 
     return run
-
-
-def _constant(ref: ir.Ref) -> bool:
-    """Whether `ref` names its member by a constant (no index, or a number)."""
-    return ref.index is None or isinstance(ref.index, ir.Num)
