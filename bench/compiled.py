@@ -9,7 +9,7 @@ one process with both simulators: serq's interpreter (`codegen=False`), serq's c
 path (the default) and pyserq. Compiling is outside the timing; a run is
 `pyserq.run(...)` or `serq.run(...)`, report included. It prints the least CPU time
 (`time.process_time`) of R runs (3 by default) of each, and each serq time over pyserq's.
-The two straight shapes (`mm1`, `ps`) are `straight.py`'s own (issue 18 item 2).
+The straight shapes (`mm1`, `ps`, `mm1_init_end`) are `straight.py`'s own (issue 18 item 2).
 """
 
 from __future__ import annotations

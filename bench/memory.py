@@ -4,8 +4,8 @@ Run by hand from the repository root (pyserq 0.1.2 installed):
 
     PYTHONPATH=. python bench/memory.py [--customers N] [SHAPE ...]
 
-Each shape of bench/shapes/ named (mm1, the straight path, and mm1_init_end, the event
-path, by default) runs for about N customers (500,000 by default: each observes once) in
+Each shape of bench/shapes/ named (mm1, the straight path, and tandem2, the generated
+event path, by default) runs for about N customers (500,000 by default: each observes once) in
 a fresh child process per implementation, so that no run inherits another's heap. The
 child compiles the program, reads its resident set size (VmRSS of /proc/self/status),
 runs it once, and reads the peak resident set size (VmHWM) and the resident set size with
@@ -66,7 +66,7 @@ def measure(which: str, path: Path, horizon: float, trace: bool = False) -> dict
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--customers", type=float, default=5e5)
-    parser.add_argument("shapes", nargs="*", default=["mm1", "mm1_init_end"])
+    parser.add_argument("shapes", nargs="*", default=["mm1", "tandem2"])
     args = parser.parse_args()
     print(f"about {args.customers:,.0f} customers, one observation each; bytes per sample")
     head = ("shape", "impl", "samples", "peak B", "held B", "how")

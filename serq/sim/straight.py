@@ -1,8 +1,10 @@
 """The straight path: an exact event loop for sessions that only pass one fifo(1) stage.
 
-It applies when the session block is `set`s and `observe`s around one plain `run` of a
-fixed fifo(1) stage, the workload is `poisson` or `renewal` without `init`, trace or
-`arrivals` limit, the program has no pool and no step stage and reads no `work(s)` and
+It applies when the session block, up to its first `end;` if it has one, is `set`s and
+`observe`s around one plain `run` of a fixed fifo(1) stage, the workload is `poisson` or
+`renewal` without trace or `arrivals` limit, its `init` block (if any) has only `set`s and
+`observe`s (run where the session is made, drawing from the workload's stream, as
+`World.new_session` runs them), the program has no pool and no step stage and reads no `work(s)` and
 no online estimate (`price`, `est_*`: they are measured at completions), and the
 recorder is a `StatsRecorder`. Then at most two events are ever pending, the next
 arrival and the departure of the job in service, so the loop keeps them in four locals
@@ -81,13 +83,14 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
         return None
     if not isinstance(program.arrival, ir.Poisson | ir.Renewal) or program.trace is not None:
         return None
-    if program.blocks[program.init]:
-        return None
-    stmts = program.blocks[program.session]
+    init = program.blocks[program.init]
+    stmts = _reached(program.blocks[program.session])
     runs = [i for i, s in enumerate(stmts) if isinstance(s, ir.Run)]
     if len(runs) != 1 or not all(isinstance(s, ir.Set | ir.Observe | ir.Run) for s in stmts):
         return None
-    if any(isinstance(s, ir.Set) and s.slot == TURN_NO for s in stmts):
+    if not all(isinstance(s, ir.Set | ir.Observe) for s in init):
+        return None
+    if any(isinstance(s, ir.Set) and s.slot == TURN_NO for s in (*init, *stmts)):
         return None  # an observation's turn is always 0 on this path
     k = runs[0]
     run = stmts[k]
@@ -110,8 +113,9 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
         return None  # the online estimates are measured at completions, as `FifoStage` does
     recorder = world.recorder
 
-    def op(stmt: ir.Set | ir.Observe) -> tuple:
-        # every expression draws from the session stream, as the compiled statements do
+    def op(stmt: ir.Set | ir.Observe, stream: Any = stream) -> tuple:
+        # the session's statements draw from the session stream, `init`'s from the
+        # workload's, as the compiled statements do
         value = exprs.compile(stmt.value, stream)
         if isinstance(stmt, ir.Set):
             return stmt.slot, None if _is_now(stmt.value) else value, None
@@ -123,13 +127,24 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
                 return e.right.slot, None, appends
         return TURN_NO, value, appends
 
-    pre = tuple(op(s) for s in stmts[:k])
+    # `init` runs where the session is made, before its first statement (`new_session`)
+    on_workload = world.streams["workload"]
+    pre = tuple(op(s, on_workload) for s in init) + tuple(op(s) for s in stmts[:k])
     post = tuple(op(s) for s in stmts[k + 1 :])
     gauge = _level_gauge(world, program)
     if program.gauges and gauge is None:
         return None  # the generated code reads other gauges inline, faster than `end_instant`
     serial = contains(program, lambda n: isinstance(n, ir.Attr) and n.slot == SERIAL)
     return pre, _work(run.work, exprs, stream), stage, post, gauge, serial, run.origin
+
+
+def _reached(stmts: tuple) -> tuple:
+    """The statements of a block up to its first `end;`: an `end;` ends the session as
+    the end of its block does, and what follows it never runs."""
+    for i, stmt in enumerate(stmts):
+        if isinstance(stmt, ir.End):
+            return stmts[:i]
+    return stmts
 
 
 def _is_now(e: ir.Expr) -> bool:

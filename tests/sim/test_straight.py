@@ -122,6 +122,53 @@ session {
 gauge ratio = queue(cpu) / busy(cpu);
 run { horizon 2000; warmup 100; seed 1; }
 """,
+    "init_and_end": """
+stage server : fifo(1);
+workload {
+  arrive poisson(0.9);
+  init {
+    set t0 = now;
+    set scale = ~uniform(0.5, 1.5);
+    observe drawn = scale;
+  }
+}
+session {
+  run server (~exp(1) * scale);
+  observe sojourn = now - t0;
+  end;
+}
+run { horizon 3000; warmup 100; seed 1; }
+""",
+    "end_before_dead_code": """
+stage server : fifo(1);
+workload { arrive renewal(~exp(1.2)); init { set w = 0.8; } }
+session {
+  set arrived = now;
+  run server (~uniform(0, 1) < 0.1 ? 0 : ~exp(1 / w));
+  observe sojourn = now - arrived;
+  end;
+  run server (1);
+  observe never = now;
+}
+run { horizon 2000; warmup 50; seed 1; }
+""",
+    "ps_init_and_end": """
+stage cpu : ps(0.5);
+workload {
+  arrive poisson(0.45);
+  init {
+    set t0 = now;
+    set k = ~uniform(0, 1) < 0.5 ? 1 : 2;
+  }
+}
+session {
+  run cpu (~exp(k));
+  observe sojourn = now - t0;
+  end;
+}
+gauge n = queue(cpu);
+run { horizon 3000; warmup 100; seed 1; }
+""",
     "fifo_two_gauges": """
 stage server : fifo(1);
 workload { arrive poisson(0.8); }
