@@ -4,11 +4,13 @@ It applies when the session block, up to its first `end;` if it has one, is `set
 `observe`s around one plain `run` of a fixed fifo(1) stage, the workload is `poisson` or
 `renewal` without trace or `arrivals` limit, its `init` block (if any) has only `set`s and
 `observe`s (run where the session is made, drawing from the workload's stream, as
-`World.new_session` runs them), the program has no pool and no step stage and reads no `work(s)` and
-no online estimate (`price`, `est_*`: they are measured at completions), and the
-recorder is a `StatsRecorder`. Then at most two events are ever pending, the next
-arrival and the departure of the job in service, so the loop keeps them in four locals
-instead of the heap, and runs a session's statements where `settle` would have run them.
+`World.new_session` runs them), the program has no pool and no step stage and reads no
+`work(s)`, and the recorder is a `StatsRecorder`. A program that reads the stage's online
+estimates (`price`, `est_*`) has them measured at each completion, before the session
+goes on, as the stage measures them (`FifoStage.measure`). Then at most two events are
+ever pending, the next arrival and the departure of the job in service, so the loop keeps
+them in four locals instead of the heap, and runs a session's statements where `settle`
+would have run them.
 A job is its attribute list, serial and times, not a `Session` (without pools nothing
 reads the session itself; `work(s)` would read the stage's jobs). Everything else is as
 the event path does it, in the same order: the same sequence numbers break ties, the
@@ -60,16 +62,18 @@ SERIAL = SLOT["serial"]
 TURN_NO = SLOT["turn_no"]
 INF = math.inf
 LEVELS = ("queue", "busy")  # the stage observables a level gauge reads
+ESTIMATES = ("price", "est_lambda", "est_rho", "est_wait")  # they read what `measure` keeps
 MAX_JOBS = 2.0**53  # a bound on `queue` and `busy`: counts of jobs
 FINITE = 1e300  # a gauge bounded by this never overflows, so is never NaN
 
 
 def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | None:
-    """`(pre, work, stage, post, gauge, serial, origin)` when `program` may run on the straight
-    path: the `set`s and `observe`s before the run, its work, its fifo(1) or ps stage,
-    those after, its one gauge if it is a level gauge (`_level_gauge`; None without
-    one, and no plan with any other gauges), and whether
-    anything reads the attribute `serial`; else None.
+    """`(pre, work, stage, post, gauge, serial, origin, measure)` when `program` may run on
+    the straight path: the `set`s and `observe`s before the run, its work, its fifo(1) or
+    ps stage, those after, its one gauge if it is a level gauge (`_level_gauge`; None
+    without one, and no plan with any other gauges), whether anything reads the attribute
+    `serial`, the run's origin, and the stage's `measure` if anything reads its online
+    estimates; else None.
     A `set` is `(slot, value, None)` (value None: `now`, read without a call), an
     `observe` `(TURN_NO, value, samples)` or `(slot, None, samples)` for `now - x` with
     `x` in `slot`, where samples append to the recorder's lists of the statistic's times,
@@ -109,8 +113,6 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
         return None
     if _reads(program, "work"):  # `work(s)` reads the stage's jobs, which are not kept
         return None
-    if any(_reads(program, f) for f in ("price", "est_lambda", "est_rho", "est_wait")):
-        return None  # the online estimates are measured at completions, as `FifoStage` does
     recorder = world.recorder
 
     def op(stmt: ir.Set | ir.Observe, stream: Any = stream) -> tuple:
@@ -135,7 +137,11 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
     if program.gauges and gauge is None:
         return None  # the generated code reads other gauges inline, faster than `end_instant`
     serial = contains(program, lambda n: isinstance(n, ir.Attr) and n.slot == SERIAL)
-    return pre, _work(run.work, exprs, stream), stage, post, gauge, serial, run.origin
+    # the online estimates, measured at completions only where something reads them
+    estimates = any(_reads(program, f) for f in ESTIMATES)
+    measure = stage.measure if estimates else None
+    work = _work(run.work, exprs, stream)
+    return pre, work, stage, post, gauge, serial, run.origin, measure
 
 
 def _reached(stmts: tuple) -> tuple:
@@ -172,12 +178,13 @@ def run(
     gauge: Any,
     serial_read: bool,
     origin: Any,
+    measure: Any,
 ) -> None:
     """Run `world` to `until` on the straight path (what `world.run` does otherwise), with
     what `plan` gave: `gauge`, if not None, is the program's one gauge, a level gauge;
     a session's attribute `serial` is set only if `serial_read`; `origin` is the run's."""
     if type(stage) is PsStage:
-        run_ps(world, until, pre, work, stage, post, gauge, serial_read, origin)
+        run_ps(world, until, pre, work, stage, post, gauge, serial_read, origin, measure)
         return
     engine = world.engine
     workload = world.workload
@@ -342,6 +349,8 @@ def run(
                     present_since = now
                 present_value -= 1.0
                 busy_value = 1.0 if present else 0.0
+                if measure is not None:  # `FifoStage.measure`
+                    measure(job_started, job_started - arrived, now - job_started)
                 if now >= measured:
                     stage_completed += 1
                     stage_wait += job_started - arrived
@@ -405,6 +414,7 @@ def run_ps(
     gauge: Any,
     serial_read: bool,
     origin: Any,
+    measure: Any,
 ) -> None:
     """`run` for one ps(φ) stage of a constant φ: `PsStage` and the world's rescheduling
     inlined. The pending events are the next arrival, the live completion (the one of the
@@ -614,6 +624,8 @@ def run_ps(
                     rate = c / present_value
                 else:
                     busy_value = rate = 0.0
+                if measure is not None:  # `PsStage.measure`: a job starts as it arrives
+                    measure(arrived, 0.0, now - arrived)
                 if now >= measured:  # `StatsRecorder.stage_done`; its wait, 0, at the end
                     stage_completed += 1
                     stage_service += now - arrived

@@ -4,9 +4,11 @@ Each program runs twice per seed, once on the straight path and once with it swi
 off; the reports (every observation, time average, count and gauge point) must be equal
 to the last bit. The programs cover exact ties between an arrival and a departure (D/D/1
 at load 1), runs of no work, draws after the run, renewal gaps that read the stage, a
-gauge, and a stage observable read inside the session; and gauges of every kind: level
-gauges (a function of `present`, read once per value, with stale ps completions only
-counted), and others, one of them possibly NaN, which leave the program to the generated
+gauge, a stage observable read inside the session, an `init` block (its draws from the
+workload's stream), an `end;` (trailing, or before code it leaves dead) and the stage's
+online estimates read before and after the run (measured at completions); and gauges of
+every kind: level gauges (a function of `present`, read once per value, with stale ps
+completions only counted), and others, one of them possibly NaN, which leave the program to the generated
 code (it reads them inline at every instant); that code must give the interpreter's
 report on them too.
 """
@@ -165,6 +167,34 @@ session {
   run cpu (~exp(k));
   observe sojourn = now - t0;
   end;
+}
+gauge n = queue(cpu);
+run { horizon 3000; warmup 100; seed 1; }
+""",
+    "estimates_everywhere": """
+stage server : fifo(1);
+workload {
+  arrive renewal(~uniform(0, 1) < 0.5 ? ~exp(1.1) : 0.9);
+  init { set t0 = now; set lam = est_lambda(server); }
+}
+session {
+  observe ahead = est_wait(server) + lam;
+  run server (~uniform(0, 1) < 0.1 ? 0 : ~exp(1.2));
+  observe sojourn = now - t0;
+  observe guess = est_wait(server) + 1 / (1 - min(0.99, est_rho(server)));
+  observe p = price(server, 0.5, 0.25) + est_lambda(server);
+  end;
+}
+run { horizon 3000; warmup 100; seed 1; }
+""",
+    "ps_estimates": """
+stage cpu : ps(1);
+workload { arrive poisson(0.7); }
+session {
+  set arrived = now;
+  run cpu (~uniform(0, 1) < 0.1 ? 0 : ~exp(1));
+  observe sojourn = now - arrived;
+  observe guess = est_wait(cpu) + est_rho(cpu) + price(cpu, 1, 0.5);
 }
 gauge n = queue(cpu);
 run { horizon 3000; warmup 100; seed 1; }
