@@ -19,7 +19,8 @@ them, and the recorder's updates (inlined) are the same arithmetic in the same o
 so observations and statistics are identical (`tests/sim/test_straight.py` runs both
 paths on several programs and seeds).
 
-A single ps(φ) stage of a constant φ takes the same path (`run_ps`): `PsStage` and the
+A single ps(φ) stage takes the same path (`run_ps`) when φ is a constant or a function of
+`present` alone (its rate at each number of jobs computed once): `PsStage` and the
 world's rescheduling inlined, the stale completion events kept (times and sequence
 numbers only) so that they fire, move the clock and count in `events` as before.
 
@@ -105,9 +106,10 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
         return None
     stage = exprs.resolver(ref)(None)
     if type(stage) is PsStage:
-        if stage.phi_const is None:  # a capacity that reads `present`: the event path
-            return None
-        if not stage.phi_const > 0:  # no capacity: the event path reports it
+        if stage.phi_const is None:  # a capacity read at each change of `present`
+            if not _of_present(program.stages[stage.index].kind.capacity):
+                return None
+        elif not stage.phi_const > 0:  # no capacity: the event path reports it
             return None
     elif type(stage) is not FifoStage or stage.servers != 1:
         return None
@@ -151,6 +153,20 @@ def _reached(stmts: tuple) -> tuple:
         if isinstance(stmt, ir.End):
             return stmts[:i]
     return stmts
+
+
+def _of_present(e: ir.Expr) -> bool:
+    """Whether capacity `e` is a function of `present` alone: numbers, `present` and
+    arithmetic, no draw, clock, attribute or observable (so `run_ps` may keep its rate
+    per number of jobs)."""
+    pure = ir.expr.Num | ir.expr.Unary | ir.expr.Binary | ir.expr.Cond | ir.expr.Call
+    return not contains(
+        e,
+        lambda n: (
+            not isinstance(n, pure | tuple | float | int | str)
+            and not (isinstance(n, ir.expr.Ctx) and n.name == "present")
+        ),
+    )
 
 
 def _is_now(e: ir.Expr) -> bool:
@@ -416,14 +432,17 @@ def run_ps(
     origin: Any,
     measure: Any,
 ) -> None:
-    """`run` for one ps(φ) stage of a constant φ: `PsStage` and the world's rescheduling
-    inlined. The pending events are the next arrival, the live completion (the one of the
-    stage's current version) and the stale completions that every reschedule leaves
-    behind; a stale one still fires as the event path fires it (it moves the clock, counts
-    in `events` and in the progress), and does nothing else, so it keeps only its time and
-    sequence number, in a heap of its own. The same sequence numbers break ties. When no
-    one watches the clock between events (`_watched`), a stale completion is only counted
-    (if it falls by `until`), and the clock ends at the last one's time."""
+    """`run` for one ps(φ) stage, φ a constant or a function of `present` alone (its rate
+    at each number of jobs read once, `PsStage._rate`): `PsStage` and the world's
+    rescheduling inlined. The pending events are the next arrival, the live completion
+    (the one of the stage's current version) and the stale completions that every
+    reschedule leaves behind; a stale one still fires as the event path fires it (it
+    moves the clock, counts in `events` and in the progress), and does nothing else, so it
+    keeps only its time and sequence number, in a heap of its own. The same sequence
+    numbers break ties. When no one watches the clock between events (`_watched`), a stale
+    completion is only counted (if it falls by `until`), and the clock ends at the last
+    one's time. A capacity that is not positive while jobs are present fails where the
+    settle would (`PsStage.no_capacity`)."""
     engine = world.engine
     workload = world.workload
     end_instant = world.end_instant if world.gauges else None
@@ -456,6 +475,8 @@ def run_ps(
     n_attrs = world.n_attrs
     blank_attrs: list[Any] = [0.0] * (n_attrs + 1)
     c = stage.phi_const
+    # the rate φ(n) / n at each number of jobs n so far, for a capacity that reads `present`
+    rates = [0.0]
     vtime, t_last, rate = stage.vtime, stage.t_last, stage.rate
     present = 0
     # `PsStage.heap`: (tag, serial, attributes, arrived); serials are in arrival order,
@@ -593,7 +614,13 @@ def run_ps(
                     present_since = now
                 present_value += 1.0
                 busy_value = 1.0
-                rate = c / present_value
+                if c is not None:
+                    rate = c / present_value
+                elif present < len(rates):
+                    rate = rates[present]
+                else:
+                    rate = stage._rate(present)
+                    rates.append(rate)
                 # `PsStage.reschedule` (next): the live completion, if any, turns stale
                 if t_done != INF:
                     if keep_stale:
@@ -619,11 +646,14 @@ def run_ps(
                     busy_area += busy_value * dt
                     present_since = now
                 present_value -= 1.0
-                if present:
+                if not present:
+                    busy_value = rate = 0.0
+                elif c is not None:
                     busy_value = 1.0
                     rate = c / present_value
-                else:
-                    busy_value = rate = 0.0
+                else:  # `present` was reached before, by an arrival
+                    busy_value = 1.0
+                    rate = rates[present]
                 if measure is not None:  # `PsStage.measure`: a job starts as it arrives
                     measure(arrived, 0.0, now - arrived)
                 if now >= measured:  # `StatsRecorder.stage_done`; its wait, 0, at the end
@@ -654,6 +684,10 @@ def run_ps(
                     t_done = now + dt
                     s_done = scheduled
                     scheduled += 1
+            elif jobs:  # a capacity not positive with jobs present: the settle's failure
+                stage.rate = rate
+                serial = -1  # no session's doing
+                stage.no_capacity()
             if progressing:
                 fired += 1
                 if not fired & mask:

@@ -199,6 +199,18 @@ session {
 gauge n = queue(cpu);
 run { horizon 3000; warmup 100; seed 1; }
 """,
+    "ps_capacity_of_present": """
+stage cpu : ps(min(present, 3) * 0.5 + (present > 5 ? 0.25 : 0));
+workload { arrive poisson(1.4); init { set t0 = now; } }
+session {
+  run cpu (~uniform(0, 1) < 0.1 ? 0 : ~exp(1));
+  observe sojourn = now - t0;
+  observe jobs = queue(cpu) + busy(cpu);
+  end;
+}
+gauge n = queue(cpu);
+run { horizon 3000; warmup 100; seed 1; }
+""",
     "fifo_two_gauges": """
 stage server : fifo(1);
 workload { arrive poisson(0.8); }
@@ -326,12 +338,28 @@ def test_two_servers_take_the_event_path(monkeypatch):
     assert not taken
 
 
-def test_ps_capacity_reading_present_takes_the_event_path(monkeypatch):
-    text = PROGRAMS["ps"].replace("ps(1)", "ps(present < 2 ? 1 : 2)")
-    taken = []
-    monkeypatch.setattr(straight, "run", lambda *args: taken.append(1))
-    serq.run(serq.compile(source=text, horizon=50, warmup=0))
-    assert not taken
+def test_ps_capacity_reading_the_clock_or_a_draw_takes_the_event_path(monkeypatch):
+    for capacity in ("now < 20 ? 1 : 2", "present < 2 ? 1 : ~uniform(1, 2)"):
+        text = PROGRAMS["ps"].replace("ps(1)", f"ps({capacity})")
+        taken = []
+        monkeypatch.setattr(straight, "run", lambda *args, taken=taken: taken.append(1))
+        serq.run(serq.compile(source=text, horizon=50, warmup=0))
+        assert not taken, capacity
+
+
+@pytest.mark.parametrize("capacity", ["3 - present", "present < 4 ? 1 : 0 / 0"])
+def test_a_capacity_of_present_that_fails_fails_as_on_the_event_path(capacity, monkeypatch):
+    """A capacity that is not positive with jobs present is the settle's E-run, no
+    session's, on both paths (at the same instant, with the same value)."""
+    text = PROGRAMS["ps"].replace("ps(1)", f"ps({capacity})").replace("= 0.6;", "= 3;")
+    messages = []
+    for on in (True, False):
+        monkeypatch.setattr(straight, "ENABLED", on)
+        with pytest.raises(ValueError) as failure:
+            serq.run(serq.compile(source=text, seed=3))
+        messages.append(str(failure.value))
+    assert messages[0] == messages[1]
+    assert "capacity of ps stage `cpu`" in messages[0]
 
 
 def test_reading_work_takes_the_event_path(monkeypatch):
