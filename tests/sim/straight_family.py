@@ -1,0 +1,124 @@
+"""Random programs of the straight loop's shapes and their near variants, written as users
+write them: one fifo(1), ps(constant) or ps(f(present)) stage, an `init` block or none,
+`set`s and `observe`s around one run, a trailing `end;` (or one before dead code), the
+stage's estimates and observables read, a gauge or none, Poisson or renewal arrivals;
+constants drawn from the whole domain the grammar admits (0, negative works, fractions,
+inf capacities). Some fall off the straight loop's shapes (two runs, a capacity that reads
+the clock, a fifo(2)), so that the test also checks where it declines.
+
+`program(seed)` gives one program's text; tests/sim/test_straight_family.py runs each on
+the straight loop, with it switched off, and on the interpreter, and compares.
+"""
+
+from __future__ import annotations
+
+import random
+
+CAPACITIES = (
+    "1",
+    "0.5",
+    "2",
+    "inf",
+    "min(present, 3)",
+    "min(present, 2) * 0.75 + 0.25",
+    "present > 4 ? 2 : 1",
+    "sqrt(present)",
+    "floor(present / 2) + 0.5",
+    "3 - present",  # not positive from 3 jobs on: E-run, the same on every path
+    "now < 50 ? 1 : 2",  # reads the clock: not the straight loop's
+)
+
+WORKS = (
+    "~exp(1)",
+    "~exp(0.8)",
+    "~h2(1, 4)",
+    "~uniform(0, 2)",
+    "~erlang(2, 0.9)",
+    "1",
+    "0",
+    "-1",
+    "0.5",
+    "~uniform(0, 1) < 0.2 ? 0 : ~exp(1)",
+    "~uniform(0, 1) < 0.05 ? -0 : ~exp(1) * scale",
+)
+
+ARRIVALS = (
+    "poisson(0.7)",
+    "poisson(0.95)",
+    "poisson(0.3)",
+    "renewal(1)",
+    "renewal(~exp(1.25))",
+    "renewal(~uniform(0, 1) < 0.5 ? 0.5 : 1.5)",
+    "renewal(~h2(1.3, 2))",
+)
+
+READS = (
+    "now - t0",
+    "queue(S)",
+    "busy(S)",
+    "queue(S) + busy(S)",
+    "est_wait(S)",
+    "est_rho(S) + est_lambda(S)",
+    "price(S, 0.5, 0.25)",
+    "scale * 2",
+    "serial",
+    "~exp(1)",
+    "now",
+    "-inf < now ? 1 : 0",
+)
+
+GAUGES = ("queue(S)", "queue(S) + busy(S)", "busy(S) > 0 ? 1 : 0", "queue(S) / 2", "now")
+
+
+def program(seed: int) -> str:
+    """The text of the random program numbered `seed`."""
+    rng = random.Random(seed)
+    pick = rng.choice
+    ps = rng.random() < 0.5
+    kind = f"ps({pick(CAPACITIES)})" if ps else pick(("fifo(1)",) * 5 + ("fifo(2)",))
+    lines = [f"stage S : {kind};", "", "workload {", f"  arrive {pick(ARRIVALS)};"]
+    init = []
+    if rng.random() < 0.7:
+        init.append("set t0 = now;")
+    if rng.random() < 0.5:
+        init.append(f"set scale = {pick(('1', '0.5', '~uniform(0.5, 1.5)', '2'))};")
+    if rng.random() < 0.2:
+        init.append(f"observe first = {pick(('now', 'queue(S)', 'est_wait(S)'))};")
+    if "t0" not in " ".join(init):
+        init.append("set t0 = now;") if rng.random() < 0.5 else None
+    if init:
+        lines += ["  init {"] + [f"    {s}" for s in init] + ["  }"]
+    lines += ["}", "", "session {"]
+    has_scale = any("scale" in s for s in init)
+    has_t0 = any("t0" in s for s in init)
+
+    def read() -> str:
+        while True:
+            r = pick(READS)
+            if ("scale" in r and not has_scale) or ("t0" in r and not has_t0):
+                continue
+            return r
+
+    body = []
+    for i in range(rng.randrange(3)):
+        body.append(f"observe before{i} = {read()};" if rng.random() < 0.6 else "set x = now;")
+    work = pick(WORKS)
+    if "scale" in work and not has_scale:
+        work = "~exp(1)"
+    body.append(f"run S ({work});")
+    if rng.random() < 0.1:
+        body.append("run S (1);")  # two runs: not the straight loop's
+    for i in range(rng.randrange(1, 4)):
+        body.append(f"observe after{i} = {read()};")
+    ending = rng.random()
+    if ending < 0.4:
+        body.append("end;")
+    elif ending < 0.5:
+        body += ["end;", "run S (1);", "observe never = now;"]
+    lines += [f"  {s}" for s in body] + ["}", ""]
+    if rng.random() < 0.4:
+        lines.append(f"gauge g = {pick(GAUGES)};")
+    horizon = pick(("300", "800", "1500.5"))
+    warmup = pick(("0", "10", "100", "0.5"))
+    lines.append(f"run {{ horizon {horizon}; warmup {warmup}; seed {rng.randrange(1, 9)}; }}")
+    return "\n".join(lines) + "\n"
