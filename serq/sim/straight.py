@@ -2,7 +2,7 @@
 
 It applies when the session block, up to its first `end;` if it has one, is `set`s and
 `observe`s around one plain `run` of a fixed fifo(1) stage, the workload is `poisson` or
-`renewal` without trace or `arrivals` limit, its `init` block (if any) has only `set`s and
+`renewal` without trace, its `init` block (if any) has only `set`s and
 `observe`s (run where the session is made, drawing from the workload's stream, as
 `World.new_session` runs them), the program has no pool and no step stage and reads no
 `work(s)`, and the recorder is a `StatsRecorder`. A program that reads the stage's online
@@ -10,7 +10,9 @@ estimates (`price`, `est_*`) has them measured at each completion, before the se
 goes on, as the stage measures them (`FifoStage.measure`). Then at most two events are
 ever pending, the next arrival and the departure of the job in service, so the loop keeps
 them in four locals instead of the heap, and runs a session's statements where `settle`
-would have run them.
+would have run them. An `arrivals` limit stops the arrivals at the limit (without
+drawing the gap after the last) and the run when the last session ends
+(`World.end_session`'s drain).
 A job is its attribute list, serial and times, not a `Session` (without pools nothing
 reads the session itself; `work(s)` would read the stage's jobs). Everything else is as
 the event path does it, in the same order: the same sequence numbers break ties, the
@@ -80,7 +82,7 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
     `x` in `slot`, where samples append to the recorder's lists of the statistic's times,
     sessions and values (its turns are all 0: nothing sets `turn_no`, and `_pad_turns`
     adds them)."""
-    if not ENABLED or world.pools or world.steps or world.limit is not None:
+    if not ENABLED or world.pools or world.steps:
         return None
     if type(world.recorder) is not StatsRecorder:  # its calls are inlined
         return None
@@ -238,7 +240,11 @@ def run(
     log = math.log
     # the first arrival, as `Workload.start` schedules it
     now = engine.now
-    t_arrive = 0.0 if rate is not None else workload._next_gap()
+    limit = world.limit  # an `arrivals` limit: none arrive after it, and the run drains
+    if limit == 0:  # `Workload.start`: no arrival at all
+        t_arrive = INF
+    else:
+        t_arrive = 0.0 if rate is not None else workload._next_gap()
     s_arrive = scheduled
     scheduled += 1
     t_done = INF
@@ -277,7 +283,9 @@ def run(
                 a = blank_attrs.copy()
                 if serial_read:
                     a[SERIAL] = float(serial)
-                if rate is not None:
+                if limit is not None and arrivals >= limit:  # `Workload._arrive`
+                    t_arrive = INF
+                elif rate is not None:
                     t_arrive = now + -log(1.0 - uniform()) / rate
                 else:
                     t_arrive = now + workload._next_gap()
@@ -314,6 +322,8 @@ def run(
                     _steps(post, a, now, measured, serial)
                     ended += now >= warmup
                     no_work += 1
+                    if limit is not None and not present and arrivals >= limit:
+                        until = _drained(world, now)  # the next event is past it
                 else:
                     if not mirrored:  # `StatsRecorder.arrival`
                         if now > live_since:
@@ -386,6 +396,8 @@ def run(
                         live_area += live_value * (now - live_since)
                         live_since = now
                     live_value -= 1
+                if limit is not None and not present and arrivals >= limit:
+                    until = _drained(world, now)  # the next event is past it
             if progressing:
                 fired += 1
                 if not fired & mask:
@@ -452,7 +464,8 @@ def run_ps(
     trace_time, trace_level = trace_times.append, trace_present.append
     blank = world.blank
     shown = -1
-    keep_stale = _watched(world)
+    # a drain may stop the run before a stale completion: they are kept, to fire in order
+    keep_stale = _watched(world) or world.limit is not None
     n_stale = 0  # the stale completions by `until` not kept: they count as fired
     last_stale = -INF  # and the latest of their times
     recorder: StatsRecorder = world.recorder
@@ -488,7 +501,11 @@ def run_ps(
     uniform = workload._uniform
     log = math.log
     now = engine.now
-    t_arrive = 0.0 if rate_in is not None else workload._next_gap()
+    limit = world.limit  # an `arrivals` limit: none arrive after it, and the run drains
+    if limit == 0:  # `Workload.start`: no arrival at all
+        t_arrive = INF
+    else:
+        t_arrive = 0.0 if rate_in is not None else workload._next_gap()
     s_arrive = scheduled
     scheduled += 1
     t_done = INF  # the live completion
@@ -552,7 +569,9 @@ def run_ps(
                 a = blank_attrs.copy()
                 if serial_read:
                     a[SERIAL] = float(serial)
-                if rate_in is not None:
+                if limit is not None and arrivals >= limit:  # `Workload._arrive`
+                    t_arrive = INF
+                elif rate_in is not None:
                     t_arrive = now + -log(1.0 - uniform()) / rate_in
                 else:
                     t_arrive = now + workload._next_gap()
@@ -586,6 +605,8 @@ def run_ps(
                     _steps(post, a, now, measured, serial)
                     ended += now >= warmup
                     no_work += 1
+                    if limit is not None and not present and arrivals >= limit:
+                        until = _drained(world, now)  # the next event is past it
                     if progressing:
                         fired += 1
                         if not fired & mask:
@@ -674,6 +695,8 @@ def run_ps(
                         live_area += live_value * (now - live_since)
                         live_since = now
                     live_value -= 1
+                if limit is not None and not present and arrivals >= limit:
+                    until = _drained(world, now)  # the next event is past it
             # `PsStage.reschedule` (the stage changed); a positive `rate` means jobs present
             t_done = INF
             if rate > 0:
@@ -729,6 +752,14 @@ def run_ps(
         engine.now = last_stale
     if end_instant is not None:
         end_instant(engine.now)
+
+
+def _drained(world: Any, now: float) -> float:
+    """The last session of an `arrivals` limit ended now: the run drained
+    (`World.end_session`). The loops' new horizon, which every event is past."""
+    world.drained_at = now
+    world.engine.stop()
+    return -INF
 
 
 def _steps(steps: tuple, a: list, now: float, measured: float, serial: int) -> None:

@@ -1,7 +1,8 @@
 """Random programs of the straight loop's shapes and their near variants, written as users
 write them: one fifo(1), ps(constant) or ps(f(present)) stage, an `init` block or none,
 `set`s and `observe`s around one run, a trailing `end;` (or one before dead code), the
-stage's estimates and observables read, a gauge or none, Poisson or renewal arrivals;
+stage's estimates and observables read, a gauge or none, Poisson or renewal arrivals, an
+`arrivals` limit or none;
 constants drawn from the whole domain the grammar admits (0, negative works, fractions,
 inf capacities). Some fall off the straight loop's shapes (two runs, a capacity that reads
 the clock, a fifo(2)), so that the test also checks where it declines.
@@ -120,5 +121,9 @@ def program(seed: int) -> str:
         lines.append(f"gauge g = {pick(GAUGES)};")
     horizon = pick(("300", "800", "1500.5"))
     warmup = pick(("0", "10", "100", "0.5"))
-    lines.append(f"run {{ horizon {horizon}; warmup {warmup}; seed {rng.randrange(1, 9)}; }}")
+    limit = ""
+    if rng.random() < 0.3:  # an `arrivals` limit: drains, or fails to
+        limit = f" arrivals {pick(('0', '1', '5', '200', '400', '2000'))};"
+    seed_ = rng.randrange(1, 9)
+    lines.append(f"run {{ horizon {horizon}; warmup {warmup}; seed {seed_};{limit} }}")
     return "\n".join(lines) + "\n"

@@ -388,3 +388,28 @@ def test_a_recorder_measuring_from_another_warmup_takes_the_event_path(monkeypat
         outcomes.append(simulate(program, recorder=recorder))
     assert taken == [1]
     assert outcomes[0].ended == outcomes[1].ended  # ended counts from the run's warm-up
+
+
+@pytest.mark.parametrize("stage", ["fifo(1)", "ps(1)", "ps(min(present, 2))"])
+def test_an_arrivals_limit_drains_on_the_straight_loop(stage, monkeypatch):
+    """`run { arrivals N; }`: the loop stops the arrivals at N (no gap drawn after the last)
+    and the run where the last session ends, as the event path drains it."""
+    text = f"""
+stage S : {stage};
+workload {{ arrive poisson(0.9); init {{ set t0 = now; }} }}
+session {{
+  run S (~uniform(0, 1) < 0.1 ? 0 : ~exp(1));
+  observe sojourn = now - t0;
+  end;
+}}
+gauge n = queue(S);
+run {{ horizon 100000; warmup 20; seed 4; arrivals 500; }}
+"""
+    taken = []
+    real = straight.run
+    monkeypatch.setattr(straight, "run", lambda *args: taken.append(1) or real(*args))
+    fast = _report(text, 4, True, monkeypatch)
+    assert taken
+    _same(fast, _report(text, 4, False, monkeypatch))
+    report = serq.run(serq.compile(source=text))
+    assert report.arrivals == 500 and report.end < 100000
