@@ -350,7 +350,7 @@ class Model:
             req.cached.append(hit)
             req.steps.append(t)
             rest = n if self.cfg.first_chunk else min(req.num_tokens - hit, budget)
-            self._grow(req, hit + rest)
+            self._grow(req, hit + rest, hit + n)
             req.admitted = self.admissions
             self.admissions += 1
             self.running.append(req)
@@ -368,15 +368,16 @@ class Model:
         else:
             self.waiting.append(req)
 
-    def _grow(self, req: Request, tokens: int) -> bool:
-        """allocate_slots: blocks for `tokens`, hashing the full ones; False if too few
-        are free."""
+    def _grow(self, req: Request, tokens: int, scheduled: int | None = None) -> bool:
+        """allocate_slots: blocks for `tokens`, hashing the ones the `scheduled` tokens
+        (default `tokens`) fill; False if too few are free."""
         need = cdiv(tokens, self.cfg.block_size) - len(req.blocks)
         if need > len(self.pool.free):
             return False
         if need > 0:
             req.blocks.extend(self.pool.take(need))
-        self.pool.cache(req, min(tokens, req.num_tokens), self.cfg.block_size)
+        upto = tokens if scheduled is None else scheduled
+        self.pool.cache(req, min(upto, req.num_tokens), self.cfg.block_size)
         return True
 
     def _preempt(self, t: int, req: Request) -> None:
