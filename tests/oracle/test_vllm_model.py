@@ -130,6 +130,32 @@ def test_serq_and_the_reference_follow_the_program(scenario, verdict, tmp_path):
     assert got == verdict, sides
 
 
+# 8 blocks of 2, budget 8, a plain threshold of 1 token. r2 (4 tokens) has its first
+# token at 5 (num_tokens 5) and is preempted at once by the growth of r1 and r0; it
+# comes back at 8 with nothing cached and recomputes its 5 tokens one a step, and is
+# preempted again at 12, its recompute unfinished. vLLM keeps the sampled token: r2
+# still needs 3 blocks (5 tokens), which r1 leaves only at 15; its remaining outputs
+# end at 23, 2 preemptions. lib/vllm.sq read `known = computed < prompt ? prompt :
+# computed + 1` from the position of the last preemption alone, forgot the sampled
+# token, came back at 11 with 4 tokens to reserve and was preempted a third time.
+RESUMED_TWICE = Scenario(
+    Config(2, 8, 8, 4, 1, alone=False),
+    (Session(1, (Turn(4, 4),)), Session(0, (Turn(1, 15),)), Session(1, (Turn(4, 5),))),
+)
+RESUMED_TWICE_VLLM = {
+    (0, 0): Outcome(5, 8, 0, 0, 0),
+    (1, 0): Outcome(1, 15, 0, 0, 0),
+    (2, 0): Outcome(5, 23, 2, 0, 0),
+}
+
+
+def test_a_request_preempted_during_its_recompute_keeps_its_outputs(tmp_path):
+    """lib/vllm.sq's `known` is the most the request has known (NOTES §23, B)."""
+    assert simulate(RESUMED_TWICE).requests == RESUMED_TWICE_VLLM
+    verdict, sides = vllm_compare.compare(RESUMED_TWICE, tmp_path, reference=_has_reference())
+    assert verdict == "same", sides
+
+
 SAMPLE = range(100)
 # The sample's scenarios that differ from vLLM, each by the serQ program's rule (NOTES
 # §23); every other one agrees in every request, on every side.

@@ -167,13 +167,15 @@ class BlockPool:
         self.one_queue = one_queue
         self.free: OrderedDict[int, None] = OrderedDict((b, None) for b in range(num_blocks))
         self.hash_of: dict[int, tuple[int, int]] = {}
-        self.block_of: dict[tuple[int, int], int] = {}
+        # a hash's blocks: a block recomputed after a preemption can carry the hash of
+        # an older copy still in the free queue (vLLM's BlockHashToBlockMap keeps both)
+        self.blocks_of: dict[tuple[int, int], list[int]] = {}
 
     def cached_run(self, session: int, most: int) -> list[int]:
         """The longest run of this session's cached blocks from index 0, at most `most`."""
-        run = []
-        while len(run) < most and (session, len(run)) in self.block_of:
-            run.append(self.block_of[(session, len(run))])
+        run: list[int] = []
+        while len(run) < most and (session, len(run)) in self.blocks_of:
+            run.append(self.blocks_of[(session, len(run))][0])
         return run
 
     def touch(self, blocks: list[int]) -> None:
@@ -187,8 +189,10 @@ class BlockPool:
             b = self._victim()
             del self.free[b]
             h = self.hash_of.pop(b, None)
-            if h is not None and self.block_of.get(h) == b:
-                del self.block_of[h]
+            if h is not None:
+                self.blocks_of[h].remove(b)
+                if not self.blocks_of[h]:
+                    del self.blocks_of[h]
             taken.append(b)
         return taken
 
@@ -212,7 +216,7 @@ class BlockPool:
             b = req.blocks[i]
             if b not in self.hash_of:
                 self.hash_of[b] = (req.session, i)
-                self.block_of.setdefault((req.session, i), b)
+                self.blocks_of.setdefault((req.session, i), []).append(b)
 
 
 def cdiv(a: int, b: int) -> int:

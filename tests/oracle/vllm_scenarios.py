@@ -58,6 +58,32 @@ def generate(k: int) -> Scenario:
     return Scenario(Config(bs, blocks, budget, max_seqs, chunk, alone), tuple(sessions))
 
 
+def generate_edge(k: int) -> Scenario:
+    """Scenario `k` of the edges: blocks of 1 and 2 tokens, budgets of a few tokens, one
+    request at a time, many sessions sent at the same steps, turns sent the step their
+    previous one ends, outputs of one token, prompts on block boundaries, memory for
+    about one request."""
+    rng = random.Random(f"vllm-edge-{k}")
+    bs = rng.choice((1, 2, 4, 16))
+    sessions = []
+    for _ in range(rng.choice((2, 4, 8, 12))):
+        turns = []
+        for j in range(rng.choice((1, 1, 2, 3))):
+            new = rng.choice((1, bs, 2 * bs, 2 * bs + 1, rng.randint(1, 64)))
+            out = rng.choice((1, 1, 2, rng.randint(1, 40)))
+            turns.append(Turn(new, out, 0 if j == 0 else rng.choice((0, 0, 0, 1))))
+        sessions.append(Session(rng.choice((0, 0, 1, 2)), tuple(turns)))
+    need = _blocks_needed(sessions, bs)
+    blocks = rng.choice(
+        (max(need), max(need) + 1, max(need) + rng.randint(0, 8), max(1, max(need) - 1))
+    )
+    budget = rng.choice((1, 2, 3, 5, 8, bs, bs + 1, 64))
+    max_seqs = rng.choice((1, 1, 2, 3, 12))
+    chunk = rng.choice((0, 0, 1, 2, bs, rng.randint(1, 10)))
+    alone = rng.random() < 0.6
+    return Scenario(Config(bs, blocks, budget, max_seqs, chunk, alone), tuple(sessions))
+
+
 def _size(rng: random.Random, bs: int) -> int:
     """A prompt: small, on a block boundary or one either side, or long."""
     kind = rng.random()
