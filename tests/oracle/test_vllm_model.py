@@ -3,9 +3,9 @@
 1. The model reproduces every hand-worked scenario of tests/sim/test_vllm_oracle.py
    (EXPECTED there), including the one where the real scheduler's running loop ends at a
    self-preemption and the reference serves on (serve_newest_first_preempt).
-2. Two small scenarios worked by hand pin the two rules where the serQ program of spec §7
-   and its pool part from vLLM (tests/sim/NOTES.md §23): the allocation at admission and
-   the free queue.
+2. Small scenarios worked by hand pin what the search found (tests/sim/NOTES.md §23): a
+   request preempted during its recompute and the allocation at admission, where
+   lib/vllm.sq now follows vLLM, and the free queue, where a serQ pool does not.
 3. A CI sample of the random scenarios (vllm_scenarios.py): the model against serq's four
    runs (generated code and interpreter, fast-forward on and off) and pyserq 0.1.2, request
    for request, every verdict pinned (`scripts/search_vllm_model.py` runs the search).
@@ -82,12 +82,12 @@ def test_the_model_reproduces_the_hand_worked_scenario(name):
 # free and preempts itself (4 blocks, 64 tokens cached). r0 prefills its last 4 at step
 # 3 (taking r1's block 3 from the free queue's head: r1 keeps 48 cached) and decodes at 4:
 # tokens at 4 and 5. r1 comes back at 5 with 48 cached: 32, then 20, first token 7, last 8.
-# lib/vllm.sq allocates min(known, hit + budget_left) = 100 tokens, 7 blocks, for r0 at
-# step 0, so r1 (7 to reserve, 3 free) waits until r0 ends at 5: 32, 32, 32, 4, first
-# token 9, last 10, no preemption.
+# lib/vllm.sq's header before NOTES §23 (C) allocated min(known, hit + budget_left) =
+# 100 tokens, 7 blocks, for r0 at step 0, so r1 (7 to reserve, 3 free) waited until r0
+# ended at 5: 32, 32, 32, 4, first token 9, last 10, no preemption.
 FIRST_CHUNK = Scenario(Config(16, 10, 256, 4, 32, alone=False), _single([0, 0], [100, 100], [2, 2]))
 FIRST_CHUNK_VLLM = {(0, 0): Outcome(4, 5, 0, 0, 0), (1, 0): Outcome(7, 8, 1, 0, 48)}
-FIRST_CHUNK_PROGRAM = {(0, 0): Outcome(4, 5, 0, 0, 0), (1, 0): Outcome(9, 10, 0, 0, 0)}
+FIRST_CHUNK_OLD_HEADER = {(0, 0): Outcome(4, 5, 0, 0, 0), (1, 0): Outcome(9, 10, 0, 0, 0)}
 
 # 4 blocks of 4, one request at a time. s0 (9 tokens, 1 out) leaves blocks 0, 1 cached
 # and 2 partial; the free queue is 3, 2, 1, 0 (fresh first, then s0's tail first). s1
@@ -107,11 +107,14 @@ FREE_QUEUE = Scenario(
 FREE_QUEUE_HIT = {"vllm": 4, "program": 8}
 
 
-def test_vllm_allocates_the_first_chunk_at_admission():
+def test_vllm_allocates_the_first_chunk_at_admission(tmp_path):
+    """lib/vllm.sq allocates the hit and lets the first chunk grow the hold (NOTES §23, C)."""
     assert simulate(FIRST_CHUNK).requests == FIRST_CHUNK_VLLM
-    program = replace(FIRST_CHUNK, config=replace(FIRST_CHUNK.config, first_chunk=False))
-    got = {k: replace(o, cached_first=0) for k, o in simulate(program).requests.items()}
-    assert got == FIRST_CHUNK_PROGRAM
+    old = replace(FIRST_CHUNK, config=replace(FIRST_CHUNK.config, first_chunk=False))
+    got = {k: replace(o, cached_first=0) for k, o in simulate(old).requests.items()}
+    assert got == FIRST_CHUNK_OLD_HEADER
+    verdict, sides = vllm_compare.compare(FIRST_CHUNK, tmp_path, reference=_has_reference())
+    assert verdict == "same", sides
 
 
 def test_vllm_takes_the_free_queues_head_cached_or_not():
@@ -120,14 +123,11 @@ def test_vllm_takes_the_free_queues_head_cached_or_not():
     assert simulate(serq_pool).requests[(0, 1)].cached_last == FREE_QUEUE_HIT["program"]
 
 
-@pytest.mark.parametrize(
-    ("scenario", "verdict"), [(FIRST_CHUNK, "admission"), (FREE_QUEUE, "pool")]
-)
-def test_serq_and_the_reference_follow_the_program(scenario, verdict, tmp_path):
-    """Both implementations run the program as spec §7 writes it: the allocation at
-    admission of lib/vllm.sq's header, the free capacity of a serQ pool (NOTES §23)."""
-    got, sides = vllm_compare.compare(scenario, tmp_path, reference=_has_reference())
-    assert got == verdict, sides
+def test_serq_and_the_reference_follow_the_serq_pool(tmp_path):
+    """Both implementations evict as a serQ pool does: only when its free capacity is
+    short (NOTES §23, D)."""
+    verdict, sides = vllm_compare.compare(FREE_QUEUE, tmp_path, reference=_has_reference())
+    assert verdict == "pool", sides
 
 
 # 8 blocks of 2, budget 8, a plain threshold of 1 token. r2 (4 tokens) has its first
@@ -157,25 +157,9 @@ def test_a_request_preempted_during_its_recompute_keeps_its_outputs(tmp_path):
 
 
 SAMPLE = range(100)
-# The sample's scenarios that differ from vLLM, each by the serQ program's rule (NOTES
-# §23); every other one agrees in every request, on every side.
-KNOWN = {
-    11: "admission",
-    12: "admission",
-    15: "pool",
-    22: "pool",
-    24: "pool",
-    28: "pool",
-    58: "pool",
-    61: "pool",
-    72: "pool",
-    77: "admission-pool",
-    88: "pool",
-    90: "pool",
-    91: "pool",
-    93: "pool",
-    96: "pool",
-}
+# The sample's scenarios that differ from vLLM, each by the serQ pool's eviction (NOTES
+# §23, D); every other one agrees in every request, on every side.
+KNOWN = {k: "pool" for k in (15, 22, 24, 28, 58, 61, 72, 88, 90, 91, 93, 96)}
 
 
 def _has_reference() -> bool:
