@@ -3,6 +3,7 @@ pyserq 0.1.2 on random scenarios (tests/oracle/vllm_scenarios.py). Run by hand; 
 runs a sample (tests/oracle/test_vllm_model.py).
 
     PYTHONPATH=. python scripts/search_vllm_model.py --start 0 --count 300 --out /tmp/vsearch
+    PYTHONPATH=. python scripts/search_vllm_model.py --edge ...   (vllm_scenarios.generate_edge)
 
 prints a line per scenario that does not agree and a tally; those programs are written to
 OUT/<verdict>/s<k>.sq.
@@ -27,13 +28,14 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=100)
     parser.add_argument("--out", default="")
     parser.add_argument("--no-reference", action="store_true", help="skip pyserq")
+    parser.add_argument("--edge", action="store_true", help="vllm_scenarios.generate_edge")
     args = parser.parse_args()
     out = Path(args.out or tempfile.mkdtemp(prefix="vsearch"))
     tally: collections.Counter[str] = collections.Counter()
     for k in range(args.start, args.start + args.count):
         folder = out / "all"
         folder.mkdir(parents=True, exist_ok=True)
-        scenario = vllm_scenarios.generate(k)
+        scenario = (vllm_scenarios.generate_edge if args.edge else vllm_scenarios.generate)(k)
         verdict, sides = vllm_compare.compare(scenario, folder, f"s{k}", not args.no_reference)
         tally[verdict] += 1
         if verdict != "same":

@@ -39,8 +39,9 @@ The rules, in the order `schedule()` applies them:
   free queue). A finished request's blocks stay cached in the free queue.
 - Multi-turn sessions: a session's next prompt is its previous prompt, the previous
   output and new tokens, so its blocks carry the same hashes (session, block index) as
-  the previous turn's; sessions share nothing (spec §7: cross-session sharing is out of
-  scope).
+  the previous turn's, unless the turn is a forced miss (a nonce at the head: new
+  hashes from there on; the old blocks stay cached, unmatched); sessions share nothing
+  (spec §7: cross-session sharing is out of scope).
 
 Where serQ's semantics decide a case vLLM leaves to its driver or never meets:
 
@@ -65,11 +66,14 @@ from dataclasses import dataclass, field
 @dataclass(frozen=True)
 class Turn:
     """One request of a session: `new` prompt tokens on top of the context, `out` output
-    tokens, sent `think` steps after the previous turn's last token (turn 0: ignored)."""
+    tokens, sent `think` steps after the previous turn's last token (turn 0: ignored);
+    `forced`, a forced miss: a nonce at the head of the prompt, so no block of the
+    session's earlier turns matches (its own blocks do after a preemption)."""
 
     new: int
     out: int
     think: int = 0
+    forced: bool = False
 
 
 @dataclass(frozen=True)
@@ -139,6 +143,7 @@ class Request:
     turn: int
     prompt: int
     out: int
+    prefix: tuple[int, int]  # the hashes' namespace: (session, forced misses so far)
     outputs: int = 0  # tokens sampled so far
     computed: int = 0  # num_computed_tokens
     blocks: list[int] = field(default_factory=list)
@@ -161,21 +166,21 @@ class Request:
 
 class BlockPool:
     """The KV blocks: a free queue (LRU order, head first) and the hash of each cached
-    block, a (session, block index) pair."""
+    block, a (session, forced misses, block index) triple."""
 
     def __init__(self, num_blocks: int, one_queue: bool = True) -> None:
         self.one_queue = one_queue
         self.free: OrderedDict[int, None] = OrderedDict((b, None) for b in range(num_blocks))
-        self.hash_of: dict[int, tuple[int, int]] = {}
+        self.hash_of: dict[int, tuple[int, int, int]] = {}
         # a hash's blocks: a block recomputed after a preemption can carry the hash of
         # an older copy still in the free queue (vLLM's BlockHashToBlockMap keeps both)
-        self.blocks_of: dict[tuple[int, int], list[int]] = {}
+        self.blocks_of: dict[tuple[int, int, int], list[int]] = {}
 
-    def cached_run(self, session: int, most: int) -> list[int]:
-        """The longest run of this session's cached blocks from index 0, at most `most`."""
+    def cached_run(self, prefix: tuple[int, int], most: int) -> list[int]:
+        """The longest run of cached blocks of this prefix from index 0, at most `most`."""
         run: list[int] = []
-        while len(run) < most and (session, len(run)) in self.blocks_of:
-            run.append(self.blocks_of[(session, len(run))][0])
+        while len(run) < most and (*prefix, len(run)) in self.blocks_of:
+            run.append(self.blocks_of[(*prefix, len(run))][0])
         return run
 
     def touch(self, blocks: list[int]) -> None:
@@ -215,8 +220,8 @@ class BlockPool:
         for i in range(min(tokens // block_size, len(req.blocks))):
             b = req.blocks[i]
             if b not in self.hash_of:
-                self.hash_of[b] = (req.session, i)
-                self.blocks_of.setdefault((req.session, i), []).append(b)
+                self.hash_of[b] = (*req.prefix, i)
+                self.blocks_of.setdefault((*req.prefix, i), []).append(b)
 
 
 def cdiv(a: int, b: int) -> int:
@@ -237,17 +242,20 @@ class Model:
         self.admissions = 0
         self.done: dict[tuple[int, int], Request] = {}
         self.context: dict[int, int] = {}
+        self.misses: dict[int, int] = {}
         self.preemptions = 0
         self.rejections = 0
         self.iterations = 0
         for i, s in enumerate(self.sessions):
             self.context[i] = 0
+            self.misses[i] = 0
             self._send(i, 0, s.at, 0)
 
     def _send(self, session: int, turn: int, step: int, begun: int) -> None:
         t = self.sessions[session].turns[turn]
         prompt = self.context[session] + t.new
-        req = Request(session, turn, prompt, t.out)
+        self.misses[session] += t.forced
+        req = Request(session, turn, prompt, t.out, (session, self.misses[session]))
         self.sends.append((step, begun, self.seq, req))
         self.seq += 1
 
@@ -340,7 +348,7 @@ class Model:
             if len(self.running) >= self.cfg.max_seqs:
                 break
             req = self.waiting[0]
-            hit_blocks = self.pool.cached_run(req.session, (req.num_tokens - 1) // bs)
+            hit_blocks = self.pool.cached_run(req.prefix, (req.num_tokens - 1) // bs)
             hit = len(hit_blocks) * bs
             n = min(req.num_tokens - hit, budget)
             if 0 < cap < req.num_tokens - hit:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import random
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -55,7 +56,21 @@ def generate(k: int) -> Scenario:
     max_seqs = rng.choice((1, 2, 3, 4, 8, 16))
     chunk = rng.choice((0, 0, 0, 0, 1, bs, 24, 32, 64, rng.randint(1, 100)))
     alone = rng.random() < 0.75
-    return Scenario(Config(bs, blocks, budget, max_seqs, chunk, alone), tuple(sessions))
+    return Scenario(Config(bs, blocks, budget, max_seqs, chunk, alone), _forced(k, sessions))
+
+
+def _forced(k: int, sessions: list[Session]) -> tuple[Session, ...]:
+    """Some turns of multi-turn scenarios made forced misses (a stream of their own, so
+    the rest of scenario `k` is drawn as before they existed)."""
+    rng = random.Random(f"vllm-forced-{k}")
+    if rng.random() < 0.5:
+        return tuple(sessions)
+    return tuple(
+        Session(s.at, tuple(replace(t, forced=rng.random() < 0.2) for t in s.turns))
+        if len(s.turns) > 1
+        else s
+        for s in sessions
+    )
 
 
 def generate_edge(k: int) -> Scenario:
@@ -120,7 +135,7 @@ def _by(var: str, values: list[str]) -> str:
 def _per_turn(scenario: Scenario, field: str) -> str:
     per_session = []
     for s in scenario.sessions:
-        values = [str(getattr(t, field)) for t in s.turns]
+        values = [str(int(getattr(t, field))) for t in s.turns]
         text = _by("k", values)
         per_session.append(text if len(set(values)) == 1 else f"({text})")
     return _by("serial", per_session)
@@ -180,7 +195,7 @@ def program(scenario: Scenario, where: str | Path, title: str = "") -> str:
         "    set arrived = now;",
         f"    set prompt = K + ({_per_turn(scenario, 'new')});",
         f"    set o = {_per_turn(scenario, 'out')};",
-        "    vllm_request(o, 0);",
+        f"    vllm_request(o, {_per_turn(scenario, 'forced')});",
         "    observe last = now;",
         "    observe hit = c;",
         "    set K = prompt + o;",
