@@ -4,6 +4,8 @@ runs a sample (tests/oracle/test_vllm_model.py).
 
     PYTHONPATH=. python scripts/search_vllm_model.py --start 0 --count 300 --out /tmp/vsearch
     PYTHONPATH=. python scripts/search_vllm_model.py --edge ...   (vllm_scenarios.generate_edge)
+    PYTHONPATH=. python scripts/search_vllm_model.py --orders ...   (the running loop newest
+        first or prefill first, serQ's `serve by`, the model's Config.order: not vLLM's)
 
 prints a line per scenario that does not agree and a tally; those programs are written to
 OUT/<verdict>/s<k>.sq.
@@ -29,6 +31,9 @@ def main() -> None:
     parser.add_argument("--out", default="")
     parser.add_argument("--no-reference", action="store_true", help="skip pyserq")
     parser.add_argument("--edge", action="store_true", help="vllm_scenarios.generate_edge")
+    parser.add_argument(
+        "--orders", action="store_true", help="serve newest first or prefill first (not vLLM's)"
+    )
     args = parser.parse_args()
     out = Path(args.out or tempfile.mkdtemp(prefix="vsearch"))
     tally: collections.Counter[str] = collections.Counter()
@@ -36,6 +41,8 @@ def main() -> None:
         folder = out / "all"
         folder.mkdir(parents=True, exist_ok=True)
         scenario = (vllm_scenarios.generate_edge if args.edge else vllm_scenarios.generate)(k)
+        if args.orders:
+            scenario = vllm_scenarios.with_order(k, scenario)
         verdict, sides = vllm_compare.compare(scenario, folder, f"s{k}", not args.no_reference)
         tally[verdict] += 1
         if verdict != "same":

@@ -177,6 +177,19 @@ def test_random_scenario_agrees_with_the_model(k, tmp_path):
     assert verdict == KNOWN.get(k, "same"), sides
 
 
+ORDERS = range(30)
+ORDERS_KNOWN = {k: "pool" for k in (15, 22, 24)}
+
+
+@pytest.mark.parametrize("k", ORDERS)
+def test_random_scenario_served_in_another_order_agrees_with_the_model(k, tmp_path):
+    """serQ's `serve by (-admission)` and `serve by (decoding)` against the model's running
+    loop in that order (not vLLM's; serq only: pyserq 0.1.2 panics on some, NOTES §10)."""
+    scenario = vllm_scenarios.with_order(k, vllm_scenarios.generate(k))
+    verdict, sides = vllm_compare.compare(scenario, tmp_path, f"o{k}", reference=False)
+    assert verdict == ORDERS_KNOWN.get(k, "same"), sides
+
+
 def test_the_sample_draws_what_the_brief_asks_for():
     """No cap often, the alone form and the plain one, multi-turn sessions with think
     steps and forced misses, and, in the model, preemptions, rejections and cache hits after preemption."""

@@ -413,10 +413,13 @@ class Model:
                 req.first = t + 1
             if req.outputs >= req.out:
                 finished.append(req)
-        for req in finished:
+        # freed in running order; the sessions go on in the order the step served them
+        # (the same under vLLM's admission order; serQ's order for the others)
+        for req in sorted(finished, key=lambda r: r.admitted):
             self.running.remove(req)
             self.pool.give_back(req.blocks)
             req.blocks = []
+        for req in finished:
             self._finish(t + 1, req, ended=True)
 
     def _finish(self, t: int, req: Request, ended: bool) -> None:

@@ -99,6 +99,13 @@ def generate_edge(k: int) -> Scenario:
     return Scenario(Config(bs, blocks, budget, max_seqs, chunk, alone), tuple(sessions))
 
 
+def with_order(k: int, scenario: Scenario) -> Scenario:
+    """Scenario `k` served newest first or prefill first (serQ's `serve by`, the model's
+    `Config.order`): not vLLM's order, a check of the step engine's other serve orders."""
+    order = random.Random(f"order-{k}").choice(("newest", "prefill_first"))
+    return replace(scenario, config=replace(scenario.config, order=order))
+
+
 def _size(rng: random.Random, bs: int) -> int:
     """A prompt: small, on a block boundary or one either side, or long."""
     kind = rng.random()
@@ -141,6 +148,14 @@ def _per_turn(scenario: Scenario, field: str) -> str:
     return _by("serial", per_session)
 
 
+# The model's running orders as serve clauses (vLLM's is admission order, the default).
+SERVE = {
+    "admission": (),
+    "newest": ("  serve by (-admission);",),
+    "prefill_first": ("  serve by (decoding);",),
+}
+
+
 def program(scenario: Scenario, where: str | Path, title: str = "") -> str:
     """The scenario as a serQ program to be written in the folder `where`."""
     c = scenario.config
@@ -173,6 +188,7 @@ def program(scenario: Scenario, where: str | Path, title: str = "") -> str:
         f"  budget {c.budget};",
         "  cost 1;",
         f"  chunk {chunk};",
+        *SERVE[c.order],
         "  memory kv;",
         "}",
         "",
