@@ -84,7 +84,7 @@ async def test_a_name_of_the_program_read_in_the_library(client, opened):
     )
     uris = {loc.uri for loc in found}
     assert uris == {URI, LIB_URI}
-    assert in_library("kv (min") in where(loc for loc in found if loc.uri == LIB_URI)
+    assert in_library("kv (hit)") in where(loc for loc in found if loc.uri == LIB_URI)
     # so renaming it from this program would break the library's other users: refused
     assert (
         await client.text_document_prepare_rename_async(
@@ -211,7 +211,7 @@ async def test_in_the_library_a_name_it_reads_leads_to_the_programs_that_declare
     found = await client.text_document_definition_async(
         types.DefinitionParams(
             text_document=types.TextDocumentIdentifier(uri=LIB_URI),
-            position=position_of(LIB_TEXT, "kv (min"),
+            position=position_of(LIB_TEXT, "kv (hit)"),
         )
     )
     p = position_of(TEXT, "kv {\n  cap")
@@ -221,7 +221,7 @@ async def test_in_the_library_a_name_it_reads_leads_to_the_programs_that_declare
     hover = await client.text_document_hover_async(
         types.HoverParams(
             text_document=types.TextDocumentIdentifier(uri=LIB_URI),
-            position=position_of(LIB_TEXT, "kv (min"),
+            position=position_of(LIB_TEXT, "kv (hit)"),
         )
     )
     assert "declared by the programs that use this library" in hover.contents.value

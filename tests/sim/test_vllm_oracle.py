@@ -121,8 +121,8 @@ NOT_VLLM = {"serve_newest_first_preempt"}
 WORKED = {
     "self_preemption": """
         prompt 40, 40 outputs, 4 blocks of 16, budget 64. Step 0: alone, so no cap; the
-        hold takes min(40, 0 + 64) = 40 -> 3 blocks and the prefill all 40: first token
-        at 1. Decode token k reaches position 40 + k at step k; at step 25 it needs a 5th
+        hold takes its hit, 0, and the prefill all 40, which grows it to 3 blocks: first
+        token at 1. Decode token k reaches position 40 + k at step k; at step 25 it needs a 5th
         block: the victim is the request itself (1 preemption, computed 64). Step 26:
         known = 65 > 64 = the cap, so its reservation is rejected: no last token, 26
         iterations (0..25).""",
@@ -151,8 +151,8 @@ WORKED = {
         Five decodes each: r2 2..6 -> 7, r1 3..7 -> 8, r0 5..9 -> 10.""",
     "serve_newest_first_preempt": """
         5 blocks, budget 32, no cap, served by (-admission). Step 0: r0 (20) alone, 2
-        blocks, first token 1. Step 1: r0 decodes; r1 (40) admitted with min(40, 31) -> 2
-        blocks, prefills 31. Step 2: newest first, r1 prefills 9 (3 blocks; first token 3),
+        blocks, first token 1. Step 1: r0 decodes; r1 (40) admitted, prefills 31 (2
+        blocks). Step 2: newest first, r1 prefills 9 (3 blocks; first token 3),
         r0 decodes: 80 of 80 units. Step 11: r1, served first, needs a 4th block; the
         lifo victim is r1 itself: it is preempted (computed 48, its 3 blocks cached) and
         the running loop ends, so r0 gets nothing at step 11 (the reference serves it).

@@ -1,0 +1,298 @@
+"""Random deterministic vLLM scenarios (tests/oracle/vllm_model.py's `Scenario`), each
+written as a serQ program the way examples/oracle/*.sq write theirs: lib/vllm.sq's
+`vllm_request` on the step clock (cost 1), `arrive batch(n)` with every session's send
+step and sizes chosen by `serial` in the program, the chunk through lib/vllm.sq's
+`long_prefill` (or, with `Config.alone` off, the plain threshold), and multi-turn
+sessions as vllm_replay.sq writes them: the next prompt is the context (previous prompt
+and output) plus new tokens, sent `think` steps after the previous last token.
+
+`outcome(plain, scenario)` reads a report (tests/oracle/differential.py's `outcome`, of
+serq or pyserq) back into the model's `Result`, request for request.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from vllm_model import Config, Outcome, Result, Scenario, Session, Turn
+
+LIB = Path(__file__).resolve().parents[2] / "examples" / "lib" / "vllm.sq"
+
+
+def generate(k: int) -> Scenario:
+    """Scenario `k`: its own random stream, so one scenario never depends on another."""
+    rng = random.Random(f"vllm-scenario-{k}")
+    bs = rng.choice((4, 8, 16, 16, 32))
+    n = rng.choice((1, 2, 3, 3, 4, 5, 6, 8))
+    multi = rng.random() < 0.4
+    sessions = []
+    for _ in range(n):
+        turns = []
+        for j in range(rng.choice((2, 3, 4)) if multi else 1):
+            new = _size(rng, bs)
+            out = rng.choice((1, 1, 2, 3)) if rng.random() < 0.2 else rng.randint(1, 60)
+            think = 0 if j == 0 else rng.choice((0, 0, 1, 2, 5, rng.randint(0, 30)))
+            turns.append(Turn(new, out, think))
+        sessions.append(
+            Session(rng.choice((0, 0, rng.randint(0, 12), rng.randint(0, 40))), tuple(turns))
+        )
+    need = _blocks_needed(sessions, bs)
+    biggest = max(need)
+    blocks = rng.choice(
+        (
+            max(1, biggest // 2),  # too few: rejections
+            biggest,
+            biggest + rng.randint(0, 3),
+            biggest + rng.randint(0, sum(need)),
+            sum(need) + 4,
+            rng.randint(max(1, biggest // 2), biggest * 2),
+        )
+    )
+    budget = rng.choice((8, 16, 24, 32, 48, 64, 96, 128, 256, rng.randint(1, 200)))
+    max_seqs = rng.choice((1, 2, 3, 4, 8, 16))
+    chunk = rng.choice((0, 0, 0, 0, 1, bs, 24, 32, 64, rng.randint(1, 100)))
+    alone = rng.random() < 0.75
+    return Scenario(Config(bs, blocks, budget, max_seqs, chunk, alone), _forced(k, sessions))
+
+
+def _forced(k: int, sessions: list[Session]) -> tuple[Session, ...]:
+    """Some turns of multi-turn scenarios made forced misses (a stream of their own, so
+    the rest of scenario `k` is drawn as before they existed)."""
+    rng = random.Random(f"vllm-forced-{k}")
+    if rng.random() < 0.5:
+        return tuple(sessions)
+    return tuple(
+        Session(s.at, tuple(replace(t, forced=rng.random() < 0.2) for t in s.turns))
+        if len(s.turns) > 1
+        else s
+        for s in sessions
+    )
+
+
+def generate_edge(k: int) -> Scenario:
+    """Scenario `k` of the edges: blocks of 1 and 2 tokens, budgets of a few tokens, one
+    request at a time, many sessions sent at the same steps, turns sent the step their
+    previous one ends, outputs of one token, prompts on block boundaries, memory for
+    about one request."""
+    rng = random.Random(f"vllm-edge-{k}")
+    bs = rng.choice((1, 2, 4, 16))
+    sessions = []
+    for _ in range(rng.choice((2, 4, 8, 12))):
+        turns = []
+        for j in range(rng.choice((1, 1, 2, 3))):
+            new = rng.choice((1, bs, 2 * bs, 2 * bs + 1, rng.randint(1, 64)))
+            out = rng.choice((1, 1, 2, rng.randint(1, 40)))
+            turns.append(Turn(new, out, 0 if j == 0 else rng.choice((0, 0, 0, 1))))
+        sessions.append(Session(rng.choice((0, 0, 1, 2)), tuple(turns)))
+    need = _blocks_needed(sessions, bs)
+    blocks = rng.choice(
+        (max(need), max(need) + 1, max(need) + rng.randint(0, 8), max(1, max(need) - 1))
+    )
+    budget = rng.choice((1, 2, 3, 5, 8, bs, bs + 1, 64))
+    max_seqs = rng.choice((1, 1, 2, 3, 12))
+    chunk = rng.choice((0, 0, 1, 2, bs, rng.randint(1, 10)))
+    alone = rng.random() < 0.6
+    return Scenario(Config(bs, blocks, budget, max_seqs, chunk, alone), tuple(sessions))
+
+
+def with_order(k: int, scenario: Scenario) -> Scenario:
+    """Scenario `k` served newest first or prefill first (serQ's `serve by`, the model's
+    `Config.order`): not vLLM's order, a check of the step engine's other serve orders."""
+    order = random.Random(f"order-{k}").choice(("newest", "prefill_first"))
+    return replace(scenario, config=replace(scenario.config, order=order))
+
+
+def _size(rng: random.Random, bs: int) -> int:
+    """A prompt: small, on a block boundary or one either side, or long."""
+    kind = rng.random()
+    if kind < 0.25:
+        return rng.randint(1, 20)
+    if kind < 0.5:
+        return max(1, bs * rng.randint(1, 8) + rng.choice((-1, 0, 1)))
+    return rng.randint(1, 300)
+
+
+def _blocks_needed(sessions: list[Session], bs: int) -> list[int]:
+    """Blocks each request would hold at its last token."""
+    need = []
+    for s in sessions:
+        context = 0
+        for t in s.turns:
+            prompt = context + t.new
+            need.append(-(-(prompt + t.out - 1) // bs))
+            context = prompt + t.out
+    return need
+
+
+# -- the serQ program ---------------------------------------------------------------
+
+
+def _by(var: str, values: list[str]) -> str:
+    """`var == 0 ? v0 : var == 1 ? v1 : ... : v_last`, or v0 if all are equal."""
+    if len(set(values)) == 1:
+        return values[0]
+    parts = [f"{var} == {i} ? {v} : " for i, v in enumerate(values[:-1])]
+    return "".join(parts) + values[-1]
+
+
+def _per_turn(scenario: Scenario, field: str) -> str:
+    per_session = []
+    for s in scenario.sessions:
+        values = [str(int(getattr(t, field))) for t in s.turns]
+        text = _by("k", values)
+        per_session.append(text if len(set(values)) == 1 else f"({text})")
+    return _by("serial", per_session)
+
+
+# The model's running orders as serve clauses (vLLM's is admission order, the default).
+SERVE = {
+    "admission": (),
+    "newest": ("  serve by (-admission);",),
+    "prefill_first": ("  serve by (decoding);",),
+}
+
+
+def program(scenario: Scenario, where: str | Path, title: str = "") -> str:
+    """The scenario as a serQ program to be written in the folder `where`."""
+    c = scenario.config
+    lib = os.path.relpath(LIB, where)
+    chunk = "long_prefill(reqs, chunk)" if c.alone else "chunk"
+    at = _by("serial", [str(s.at) for s in scenario.sessions])
+    turns = _by("serial", [str(len(s.turns)) for s in scenario.sessions])
+    lines = [
+        f"// {title or 'A vLLM scenario'} (tests/oracle/vllm_scenarios.py): the one-request",
+        "// vLLM engine of lib/vllm.sq on the step clock (cost 1: every time is a scheduler",
+        "// step), checked against the scheduler model tests/oracle/vllm_model.py.",
+        f'use "{lib}";',
+        "",
+        f"let bs = {c.block_size};",
+        f"let chunk = {c.chunk};{' // (0: none)' if c.chunk == 0 else ''}",
+        "",
+        "pool reqs {",
+        f"  cap {c.max_seqs};",
+        "  admit via engine;",
+        "}",
+        "",
+        "pool kv {",
+        f"  cap {c.num_blocks} * bs;",
+        "  block bs;",
+        "  evict lru;",
+        "  preempt lifo;",
+        "}",
+        "",
+        "stage engine : step {",
+        f"  budget {c.budget};",
+        "  cost 1;",
+        f"  chunk {chunk};",
+        *SERVE[c.order],
+        "  memory kv;",
+        "}",
+        "",
+        "stage send : delay;",
+        "",
+        "workload {",
+        f"  arrive batch({len(scenario.sessions)});",
+        "  hidden o;",
+        "  init {",
+        f"    set at = {at};",
+        f"    set turns = {turns};",
+        "  }",
+        "}",
+        "",
+        "session {",
+        "  run send (at);",
+        "  set K = 0;",
+        "  set k = 0;",
+        "  loop {",
+        "    set arrived = now;",
+        f"    set prompt = K + ({_per_turn(scenario, 'new')});",
+        f"    set o = {_per_turn(scenario, 'out')};",
+        f"    vllm_request(o, {_per_turn(scenario, 'forced')});",
+        "    observe last = now;",
+        "    observe hit = c;",
+        "    set K = prompt + o;",
+        "    set k = k + 1;",
+        "    branch (k < turns) {",
+        f"      run send ({_per_turn(scenario, 'think')});",
+        "    } else {",
+        "      end;",
+        "    }",
+        "  }",
+        "}",
+        "",
+        "run {",
+        "  horizon 1000000;",
+        "  warmup 0;",
+        "  seed 1;",
+        "}",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+# -- a report read back as the model's Result -----------------------------------------
+
+
+def outcome(plain: dict[str, Any], scenario: Scenario) -> Result:
+    """The report's outcome (differential.outcome's plain data) per request (session,
+    turn): the first `ttft` sample's time, `last`, the admissions (`resumed` samples)
+    less one (plus one for a request refused after a preemption), `hit` (the cached
+    tokens at the last admission). A turn's samples are told apart by time: turn k is
+    sent at `arrived_k` (the send step, then the previous last step plus the think),
+    admitted at or after it and gives its tokens after it, at or before its last step."""
+    obs = plain["observes"]
+
+    def samples(name: str) -> dict[int, list[tuple[float, float]]]:
+        by: dict[int, list[tuple[float, float]]] = {}
+        if name in obs:
+            sessions, values, times = obs[name]
+            for s, v, t in zip(sessions, values, times, strict=True):
+                by.setdefault(s, []).append((t, v))
+        return by
+
+    ttft, resumed, last, hit = (samples(n) for n in ("ttft", "resumed", "last", "hit"))
+    requests = {}
+    for i, s in enumerate(scenario.sessions):
+        sent = float(s.at)
+        lasts = last.get(i, [])
+        for k, turn in enumerate(s.turns):
+            if k > 0:
+                if k > len(lasts):
+                    break
+                sent = lasts[k - 1][0] + turn.think
+            end = lasts[k][0] if k < len(lasts) else None
+            admissions = [
+                t for t, _ in resumed.get(i, []) if t >= sent and (end is None or t < end)
+            ]
+            if not admissions and end is None:
+                requests[(i, k)] = Outcome(None, None, 0, None, None)  # refused
+                break
+            firsts = [t for t, _ in ttft.get(i, []) if t > sent and (end is None or t <= end)]
+            cached = int(hit[i][k][1]) if end is not None else None
+            requests[(i, k)] = Outcome(
+                _int(min(firsts)) if firsts else None,
+                _int(end),
+                len(admissions) - 1 + (end is None),
+                None,
+                cached,
+            )
+    kv = plain["pools"][1]
+    return Result(requests, kv[1], kv[2], plain["stages"][0][0])
+
+
+def _int(x: float | None) -> int | None:
+    return None if x is None else int(x)
+
+
+def comparable(result: Result) -> Result:
+    """The model's result with what the program observes: the cached tokens at the last
+    admission only."""
+    requests = {
+        key: Outcome(o.first, o.last, o.preemptions, None, o.cached_last if o.last else None)
+        for key, o in result.requests.items()
+    }
+    return Result(requests, result.preemptions, result.rejections, result.iterations)
