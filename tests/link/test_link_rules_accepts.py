@@ -133,6 +133,13 @@ PROGRAMS = {
         " cache (cached) lease kv (cached);\n"
         "  hold reqs (1) { run svc (1); } lease reqs (cached);"
     ),
+    # a release outside every hold of its pool, where the program leases the pool: a
+    # lease later in the session, in another branch, or only on some paths
+    "structure_release_of_a_lease_anywhere": session(
+        "  release kv;\n"
+        "  branch (n > 5) { hold kv (1) { run svc (1); } lease kv (2); } else { release kv; }\n"
+        "  hold reqs (1) { run svc (1); release kv; release reqs; }"
+    ),
     "structure_families_one_for_all": """
 pool q[3] { cap 4; admit via S; }
 pool r[3] { cap 4; admit via T; }

@@ -16,7 +16,9 @@
 - a hold without `cache` consumes nothing of the cached prefix, so its body
   may not read `cached` and it may not have `reuse`;
 - a workload's `init` and `turn` blocks only `set` and `observe` (a `turn;` in the
-  `turn` block recursed without end, and a `run` there ran outside any session's path).
+  `turn` block recursed without end, and a `run` there ran outside any session's path);
+- a `release P` outside every hold of P's family is in a program that leases P (it
+  had nothing to give back, and ran as nothing).
 
 Draws are allowed in eviction keys (eviction has a random stream of its own,
 spec §3 Workload) and in `choose` keys (random routing); the reference agrees.
@@ -50,6 +52,8 @@ def check(kernel: ast.Module, lets: dict[str, float]) -> Iterator[Diagnostic]:
     yield from _key_draws(kernel)
     if session is not None:
         yield from _without_cache(session.body, None)
+        leased = {s.lease.pool.dotted for s in statements(session.body) if _leases(s)}
+        yield from _releases(session.body, frozenset(), leased)
     yield from _workload_blocks(kernel)
 
 
@@ -313,6 +317,36 @@ def _without_cache(block: ast.Block, hold: ast.Hold | None) -> Iterator[Diagnost
                 yield from _without_cache(s.otherwise, hold)
         elif isinstance(s, ast.Loop):
             yield from _without_cache(s.body, hold)
+
+
+def _leases(s: ast.Stmt) -> bool:
+    return isinstance(s, ast.Hold) and s.lease is not None
+
+
+def _releases(block: ast.Block, held: frozenset[str], leased: set[str]) -> Iterator[Diagnostic]:
+    """`release P` with no enclosing hold of P's family where the program leases none of
+    it: there is nothing it could give back (spec §2: "give the enclosing hold's
+    allocation on POOL back now, or end a lease of it"; pyserq 0.1.2 refuses it so)."""
+    for s in block.body:
+        if isinstance(s, ast.Hold):
+            inner = held | {p.pool.dotted for p in s.pools}
+            yield from _releases(s.body, inner, leased)
+        elif isinstance(s, ast.Release):
+            name = s.pool.dotted
+            if name not in held and name not in leased:
+                yield _error(
+                    s.span,
+                    f"`release {name}` outside a hold of `{name}`, in a program that leases "
+                    f"none of it: it gives back an enclosing hold's allocation, or a lease",
+                    help=f"move it into a hold of `{name}`, or lease `{name}` from a hold "
+                    "that ends before it",
+                )
+        elif isinstance(s, ast.Branch):
+            yield from _releases(s.then, held, leased)
+            if s.otherwise is not None:
+                yield from _releases(s.otherwise, held, leased)
+        elif isinstance(s, ast.Loop):
+            yield from _releases(s.body, held, leased)
 
 
 def _pool(hold: ast.Hold) -> str:
