@@ -17,8 +17,9 @@
   may not read `cached` and it may not have `reuse`;
 - a workload's `init` and `turn` blocks only `set` and `observe` (a `turn;` in the
   `turn` block recursed without end, and a `run` there ran outside any session's path);
-- a `release P` outside every hold of P's family is in a program that leases P (it
-  had nothing to give back, and ran as nothing).
+- a `release P` outside every hold of P (as written) is in a program that leases P (it
+  had nothing to give back, and ran as nothing), a `load P` is inside a hold of P, and
+  a hold's `lease P` names one of its pools as the hold writes it.
 
 Draws are allowed in eviction keys (eviction has a random stream of its own,
 spec §3 Workload) and in `choose` keys (random routing); the reference agrees.
@@ -31,6 +32,7 @@ from collections.abc import Iterator
 
 from serq.diagnostics import Diagnostic, Label, Span, codes
 from serq.expand.context import NotConstant, evaluate
+from serq.expand.printer import print_node
 from serq.expand.walk import walk
 from serq.link.checks.places import broken, declared, names, session_of, statements
 from serq.syntax import ast
@@ -52,8 +54,9 @@ def check(kernel: ast.Module, lets: dict[str, float]) -> Iterator[Diagnostic]:
     yield from _key_draws(kernel)
     if session is not None:
         yield from _without_cache(session.body, None)
-        leased = {s.lease.pool.dotted for s in statements(session.body) if _leases(s)}
+        leased = {print_node(s.lease.pool) for s in statements(session.body) if _leases(s)}
         yield from _releases(session.body, frozenset(), leased)
+        yield from _lease_pools(session.body)
     yield from _workload_blocks(kernel)
 
 
@@ -323,23 +326,54 @@ def _leases(s: ast.Stmt) -> bool:
     return isinstance(s, ast.Hold) and s.lease is not None
 
 
+def _lease_pools(block: ast.Block) -> Iterator[Diagnostic]:
+    """A hold's `lease P` names one of its pools as the hold writes it, index included
+    (spec §2: "lease P (t) names one of the hold's pools"; pyserq 0.1.2 compares the
+    written references, so `kv[j]` is not `kv[i]` even where j = i). serq leased nothing
+    for a pool the hold does not take."""
+    for s in statements(block):
+        if not _leases(s):
+            continue
+        written = print_node(s.lease.pool)
+        if all(print_node(p.pool) != written for p in s.pools):
+            taken = ", ".join(f"`{print_node(p.pool)}`" for p in s.pools)
+            yield _error(
+                s.lease.pool.span,
+                f"`lease {written}`: the hold does not take that pool (it takes {taken})",
+                help="name one of the hold's pools as the hold writes it, index included",
+            )
+
+
 def _releases(block: ast.Block, held: frozenset[str], leased: set[str]) -> Iterator[Diagnostic]:
     """`release P` with no enclosing hold of P's family where the program leases none of
     it: there is nothing it could give back (spec §2: "give the enclosing hold's
-    allocation on POOL back now, or end a lease of it"; pyserq 0.1.2 refuses it so)."""
+    allocation on POOL back now, or end a lease of it"; pyserq 0.1.2 refuses it so), and
+    `load P` with none (it "advances the enclosing hold's computed position": the
+    reference refuses it at link too, serq did when the session reached it). A pool is
+    compared as written, index included, as the reference does: `release kv[j]` in a
+    hold of `kv[i]` is outside it."""
     for s in block.body:
         if isinstance(s, ast.Hold):
-            inner = held | {p.pool.dotted for p in s.pools}
+            inner = held | {print_node(p.pool) for p in s.pools}
             yield from _releases(s.body, inner, leased)
+        elif isinstance(s, ast.Load) and print_node(s.pool) not in held:
+            name = print_node(s.pool)
+            yield _error(
+                s.span,
+                f"`load {name}` outside a hold of `{name}`: it moves the computed position "
+                "of an enclosing hold's allocation",
+                help=f"move it into a hold of `{name}`",
+            )
         elif isinstance(s, ast.Release):
-            name = s.pool.dotted
+            name = print_node(s.pool)
             if name not in held and name not in leased:
                 yield _error(
                     s.span,
-                    f"`release {name}` outside a hold of `{name}`, in a program that leases "
-                    f"none of it: it gives back an enclosing hold's allocation, or a lease",
+                    f"`release {name}` outside a hold of `{name}`, and no hold leases "
+                    f"`{name}`: it gives back an enclosing hold's allocation, or a lease",
                     help=f"move it into a hold of `{name}`, or lease `{name}` from a hold "
-                    "that ends before it",
+                    "that ends before it (the pool written as the hold writes it, index "
+                    "included)",
                 )
         elif isinstance(s, ast.Branch):
             yield from _releases(s.then, held, leased)
