@@ -19,7 +19,9 @@
   `turn` block recursed without end, and a `run` there ran outside any session's path);
 - a `release P` outside every hold of P (as written) is in a program that leases P (it
   had nothing to give back, and ran as nothing), a `load P` is inside a hold of P, and
-  a hold's `lease P` names one of its pools as the hold writes it.
+  a hold's `lease P` names one of its pools as the hold writes it;
+- spill tiers form no cycle (a pool spilling into itself, or into a tier that spills
+  back to it).
 
 Draws are allowed in eviction keys (eviction has a random stream of its own,
 spec §3 Workload) and in `choose` keys (random routing); the reference agrees.
@@ -51,6 +53,7 @@ def check(kernel: ast.Module, lets: dict[str, float]) -> Iterator[Diagnostic]:
         if isinstance(stage.kind, ast.Step):
             yield from _step_options(stage, stage.kind)
     yield from _families(kernel, pools, stages, lets)
+    yield from _spill_cycles(pools)
     yield from _key_draws(kernel)
     if session is not None:
         yield from _without_cache(session.body, None)
@@ -222,6 +225,38 @@ def _step_options(stage: ast.Stage, kind: ast.Step) -> Iterator[Diagnostic]:
 
 
 # ------------------------------------------------------------------------ families
+
+
+def _spill_cycles(pools: dict[str, ast.Pool]) -> Iterator[Diagnostic]:
+    """Spill tiers that lead back to a pool they spill from (a pool that spills into
+    itself, `a` into `b` into `a`): an eviction there writes into a tier that evicts into
+    the first again, without end (serq overflowed Python's stack with E-internal, pyserq
+    0.1.2 hangs). Reported once per cycle, at the first of its pools' spill clauses."""
+    tier: dict[str, ast.Spill] = {}
+    for name, pool in pools.items():
+        for option in pool.options:
+            if isinstance(option, ast.Spill):
+                tier[name] = option
+    reported: set[str] = set()
+    for start in tier:
+        path = [start]
+        while path[-1] in tier and tier[path[-1]].pool.name in pools:
+            nxt = tier[path[-1]].pool.name
+            if nxt in path:
+                cycle = path[path.index(nxt) :]
+                if not reported & set(cycle):
+                    reported.update(cycle)
+                    first = min(cycle, key=lambda n: tier[n].span.start)
+                    chain = " into ".join(f"`{n}`" for n in (*cycle, nxt))
+                    yield _error(
+                        tier[first].span,
+                        f"the spill tiers form a cycle: {chain}; an evicted prefix would "
+                        "be written back and forth without end",
+                        help="spill into a tier that does not spill back (a hierarchy: "
+                        "device into host into disk)",
+                    )
+                break
+            path.append(nxt)
 
 
 def _size(node: ast.Pool | ast.Stage, lets: dict[str, float]) -> float | None:
