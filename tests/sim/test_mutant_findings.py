@@ -310,3 +310,21 @@ def test_a_spill_hierarchy_still_runs(codegen):
     report, diagnostics = execute(compiled, codegen=codegen)
     assert report is not None, diagnostics
     assert json.loads(report.json())["pools"][0]["evicted_entries"] > 0
+
+
+# `budget_left` of a stage that is not a step engine: both paths failed in the run with
+# E-internal (an AttributeError: a fifo stage has no budget); pyserq 0.1.2 refuses it at
+# link ("budget_left needs a step stage"). A link error at the stage's name now.
+@pytest.mark.parametrize("kind", ["fifo(1)", "ps(1)", "delay"])
+def test_budget_left_of_a_stage_without_a_budget_does_not_link(kind):
+    text = f"""stage s : {kind};
+workload {{ arrive renewal(0.5); }}
+session {{ run s (0.1); observe b = budget_left(s); }}
+run {{ horizon 10; }}
+"""
+    compiled, diagnostics = compile_program(text, "budget.sq")
+    assert compiled is None
+    (error,) = diagnostics
+    assert error.code == "E-wrong-kind"
+    assert "has no budget" in error.message
+    assert text[error.span.start : error.span.end] == "s"
