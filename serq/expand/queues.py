@@ -44,7 +44,7 @@ from serq.expand.context import Context
 from serq.expand.entry_calls import Caller, check_entry
 from serq.expand.queue_declarations import Declarations, Queue
 from serq.expand.transfers import relate
-from serq.expand.walk import map_exprs, map_fields
+from serq.expand.walk import map_blocks, map_exprs, map_fields
 from serq.syntax import ast
 
 
@@ -57,6 +57,8 @@ def expand_queues(items: list[ast.Item], ctx: Context) -> list[ast.Item]:
             check_entry(declared, q, entry)
     out: list[ast.Item] = []
     for item in items:
+        if not isinstance(item, (ast.Queue, ast.Pull, ast.DefExpr, ast.DefBlock)):
+            item = _no_marks(item, ctx)
         if isinstance(item, ast.Queue):
             out.extend(_queue_items(declared, item))
         elif isinstance(item, ast.Pull):
@@ -71,6 +73,25 @@ def expand_queues(items: list[ast.Item], ctx: Context) -> list[ast.Item]:
         else:
             out.append(Caller(declared, True).visit(item))
     return out
+
+
+def _no_marks(item: ast.Item, ctx: Context) -> ast.Item:
+    """`item` without the `mark`s written outside a queue's entries, each an error: a mark
+    names a moment of an entry, which its caller reads as `QUEUE.NAME`."""
+
+    def f(s: ast.Stmt) -> list[ast.Stmt] | None:
+        if not isinstance(s, ast.Mark):
+            return None
+        ctx.error(
+            codes.QUEUE,
+            s.span,
+            f"`mark {s.name.name}` outside a queue's entry: a mark names a moment of an "
+            "entry, which its caller reads as `QUEUE.NAME`",
+            help=f"write the moment into an attribute here instead: `set {s.name.name} = now;`",
+        )
+        return []
+
+    return map_blocks(item, f)
 
 
 def _declare(items: list[ast.Item], ctx: Context) -> Declarations:

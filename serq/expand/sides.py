@@ -158,6 +158,10 @@ def _requests(block: ast.Block) -> list[ast.Request]:
     return [n for n in walk(block) if isinstance(n, ast.Request)]
 
 
+def _turns(block: ast.Block) -> list[ast.Turn]:
+    return [n for n in walk(block) if isinstance(n, ast.Turn)]
+
+
 def _splice(
     ctx: Context, wsession: ast.WorkloadSession | None, server: ast.Server | None
 ) -> ast.Block | None:
@@ -215,6 +219,15 @@ def _splice_main(
         body = ast.Block((ast.Turn(span),), span)
     else:
         body = wsession.body
+    if server is not None and wsession is not None and not _turns(wsession.body):
+        ctx.error(
+            codes.SIDES,
+            _head(server),
+            "the `server` never runs: the workload's session has no `turn;`",
+            labels=(Label(_head(wsession), "the session"),),
+            help="say `turn;` in the session where each turn uses the server",
+        )
+        return wsession.body
     if server is not None:
 
         def f(s: ast.Stmt) -> list[ast.Stmt] | None:

@@ -470,7 +470,26 @@ class _Expr:
             return ir.Num(0.0)
         if func == "blocksize":
             return self.blocksize(e, target)
+        if func == "budget_left":
+            return self.budget_left(e, target, args)
         return ir.Observable(func, target, args, e.span)
+
+    def budget_left(self, e: ast.Call, target: ir.Ref, args: tuple[ir.Expr, ...]) -> ir.Expr:
+        """`budget_left(S)`: S a step engine (it plans S's next iteration); a fifo, ps or
+        delay stage has no budget (serq failed with E-internal; pyserq 0.1.2 refuses it:
+        "budget_left needs a step stage")."""
+        family = next(f for f in self.scope.stages.values() if f.base == target.base)
+        kind = family.item.kind
+        if isinstance(kind, ast.Step):
+            return ir.Observable("budget_left", target, args, e.span)
+        word = {ast.Fifo: "a fifo", ast.Ps: "a ps", ast.Delay: "a delay"}.get(type(kind), "no")
+        return self.r.fail(
+            codes.WRONG_KIND,
+            e.args[0].span,
+            f"`budget_left({family.name})`: stage `{family.name}` is {word} stage, which has "
+            "no budget: `budget_left` reads a step engine's",
+            labels=(Label(family.span, "declared here"),),
+        )
 
     def aggregate(self, e: ast.Call) -> ir.Expr:
         """total(obs), count(obs), largest(obs), prefix_total(obs): `obs` an observation."""

@@ -82,7 +82,19 @@ def percentile(values: Sequence[float], q: float, known_mean: float | None = Non
             skip = n - len(top)
             if skip <= rank - 1:
                 return sorted(top)[rank - 1 - skip]
+    if total != total:  # a NaN: sorted as both references sort (below)
+        return sorted(values, key=_total_order)[rank - 1]
     return sorted(values)[rank - 1]
+
+
+def _total_order(x: float) -> tuple[int, float]:
+    """Where `x` sorts among samples as pyserq sorts them (Rust's `f64::total_cmp` for a
+    NaN): a NaN with its sign bit set (`0 / 0`) before every number, one without
+    (`-(0 / 0)`) after. Python's `sorted` left a NaN where it was, so the rank read
+    depended on the order the samples came in."""
+    if x == x:
+        return (1, x)
+    return (0, 0.0) if math.copysign(1.0, x) < 0 else (2, 0.0)
 
 
 def half_width(batch_means: Sequence[float]) -> float:
@@ -153,7 +165,8 @@ def _windows(average: Callable[[float, float], float], start: float, stop: float
 def held_range(
     times: Sequence[float], values: Sequence[float], start: float, stop: float
 ) -> tuple[float, float]:
-    """The least and the greatest value held for a positive time within [start, stop]."""
+    """The least and the greatest value held for a positive time within [start, stop],
+    NaN aside."""
     if stop <= start or not times:
         return (NAN, NAN)
     i = max(bisect_right(times, start) - 1, 0)  # as in `integral`: pieces i .. j - 1
@@ -163,7 +176,10 @@ def held_range(
     held += [v for v, lo, hi in inner if hi > lo]
     if j - 1 > i:
         held.append(values[j - 1])
-    return min(held), max(held)
+    # NaN is no value: the least and greatest of the others (NaN when there are none), as
+    # both references have it; `min` over a list with NaN depended on where the NaN was
+    numbers = [v for v in held if v == v]
+    return (min(numbers), max(numbers)) if numbers else (NAN, NAN)
 
 
 def step_summary(

@@ -131,7 +131,10 @@ class Claims:
         if func == "total":
             return math.fsum(values)
         if func == "largest":
-            return max(values, default=0.0)
+            # a NaN is no sample's size: the greatest of the others (NaN when all are NaN),
+            # as pyserq 0.1.4 has it; `max` kept a first NaN and skipped a later one
+            numbers = [v for v in values if v == v]
+            return max(numbers) if numbers else (math.nan if values else 0.0)
         ordered = sorted(values)  # prefix_total: the prefix sums, smallest sample first
         return math.fsum((len(ordered) - k) * x for k, x in enumerate(ordered))
 

@@ -15,10 +15,12 @@ reservations); repeat until none drops. No session of the set that is left can g
 before another of it does, and none of it releases anything while it waits, so none ever
 goes on: whatever the other sessions do, each pool keeps at least what the set holds. A
 hold's units are fixed (`fixed_units`: no state, clock or draw in them), and the rule
-applies only where nothing but a session's own release frees units (`applies`): no step
-engine, claim, spill, lease or `load` in the program, and a `grow` only where no pool
-preempts (an engine's plan or a newcomer's growth may preempt a waiting holder, a lease
-may end on a timer). A cached prefix counts as nothing held: admission evicts it. The
+applies only where nothing but a session's own release frees units (`applies`): no claim,
+spill, lease or `load` in the program, a `grow` only where no pool preempts (a newcomer's
+growth may preempt a waiting holder, a lease may end on a timer), and a step engine's run
+growing only the engine's memory or a pool under `preempt none` (the plan's victim on
+the memory is a resident, whose run is at the engine; on another pool it is the newest
+holder, which may wait). A cached prefix counts as nothing held: admission evicts it. The
 generated code keeps an inline hold's units in its locals; `World.held_inline` reads them
 for a waiting session.
 """
@@ -50,10 +52,33 @@ def fixed_units(hold: ir.Hold) -> bool:
     )
 
 
+def _family(ref: ir.Ref) -> range:
+    return range(ref.base, ref.base + ref.count)
+
+
+def _preempts_only_residents(program: ir.Program, run: ir.Run) -> bool:
+    """Whether a step engine growing `run` can preempt no session that waits at a pool: a
+    growth on its engine's memory takes a resident of an engine on that memory (whose
+    run is at the engine, not at a pool), one under `preempt none` waits and preempts
+    nobody; a growth on another pool takes the newest holder there, waiting or not."""
+    if run.growing is None:
+        return True
+    for g in _family(run.growing):
+        if program.pools[g].preempt == "none":
+            continue
+        for ref in run.stages:
+            for k in _family(ref):
+                kind = program.stages[k].kind
+                if not isinstance(kind, ir.Step) or kind.memory != g:
+                    return False
+    return True
+
+
 def applies(program: ir.Program, has_steps: bool) -> bool:
     """Whether `program` can have a circular wait the rule proves: pools, fixed units, and
-    nothing that frees units but a session's release."""
-    if not program.pools or has_steps or program.claims:
+    nothing that frees units but a session's release (a step engine's plan preempts only
+    its residents, `_preempts_only_residents`)."""
+    if not program.pools or program.claims:
         return False
     if any(p.spill is not None for p in program.pools):
         return False
@@ -65,6 +90,9 @@ def applies(program: ir.Program, has_steps: bool) -> bool:
             # waiting session)
             if isinstance(stmt, ir.Load) or (isinstance(stmt, ir.Grow) and preempting):
                 return False
+            if has_steps and isinstance(stmt, ir.Run):
+                if not _preempts_only_residents(program, stmt):
+                    return False
             if isinstance(stmt, ir.Hold) and (stmt.lease is not None or not fixed_units(stmt)):
                 return False
     return True

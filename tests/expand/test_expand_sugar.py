@@ -500,6 +500,48 @@ class TestLetAndFnMain:
         assert only(e) == ("E-dialect", 5, 21)
         assert reference014_error(e.path) == (5, 21)
 
+    @pytest.mark.parametrize(
+        "session",
+        [
+            "session { end; }",  # nothing but the end
+            "session { tool 0.5; tool 0; }",  # turns of tools alone
+            "session { loop { tool 1; } }",
+        ],
+    )
+    def test_a_session_without_turn_never_runs_the_server(
+        self, expand_program, reference014_error, session
+    ):
+        # The items dialect's "server never requested" (0.1.2 refuses it too); pyserq 0.1.4
+        # refuses the `fn main` program at the server: "the workload's session has no
+        # `turn;`: each turn uses the server". serq ran it, the server never reached.
+        e = expand_program(
+            lines(
+                "fn main() {",
+                "  stage svc : delay;",
+                "  stage tool : delay;",
+                f"  workload {{ arrive renewal(1); turn {{ set d = 1; }} {session} }}",
+                "  server { run svc (cost(svc, d)); }",
+                "}",
+            )
+        )
+        assert only(e) == ("E-sides", 5, 3)
+        assert reference014_error(e.path) == (5, 3)
+
+    def test_a_turn_the_session_may_never_reach_is_a_turn(self, expand_program, reference014_error):
+        # the check is of the text, as 0.1.4's: a `turn;` after `end;` or in one branch
+        e = expand_program(
+            lines(
+                "fn main() {",
+                "  stage svc : delay;",
+                "  workload { arrive renewal(1); turn { set d = 1; }"
+                " session { branch (serial == 0) { turn; } end; turn; } }",
+                "  server { run svc (cost(svc, d)); }",
+                "}",
+            )
+        )
+        assert e.diagnostics == []
+        assert reference014_error(e.path) is None
+
 
 # ====================================================== serving vocabulary
 

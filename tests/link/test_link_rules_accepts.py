@@ -133,6 +133,26 @@ PROGRAMS = {
         " cache (cached) lease kv (cached);\n"
         "  hold reqs (1) { run svc (1); } lease reqs (cached);"
     ),
+    # a release outside every hold of its pool, where the program leases the pool: a
+    # lease later in the session, in another branch, or only on some paths
+    "structure_release_of_a_lease_anywhere": session(
+        "  release kv;\n"
+        "  branch (n > 5) { hold kv (1) { run svc (1); } lease kv (2); } else { release kv; }\n"
+        "  hold reqs (1) { run svc (1); release kv; release reqs; }"
+    ),
+    # a lease written as the hold writes its pool: spaces and parentheses aside
+    "structure_lease_as_the_hold_writes_it": """
+pool kv[2] { cap 3; }
+pool n { cap 3; }
+stage s : fifo(1);
+workload { arrive poisson(1); }
+session {
+  set i = serial - 2 * floor(serial / 2);
+  hold n (1), kv[(i)] (1) { run s (1); } lease kv[ i ] (1);
+  hold kv[0] (1) { run s (1); } lease kv[0] (inf);
+  end;
+}
+""",
     "structure_families_one_for_all": """
 pool q[3] { cap 4; admit via S; }
 pool r[3] { cap 4; admit via T; }

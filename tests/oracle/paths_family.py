@@ -8,7 +8,7 @@ with `choose`), plain holds of one or two pools (the inline holds), with a `rese
 times, and of pool arrays' members (constant, computed, or chosen by `choose` as a router
 does), several holds of one
 pool, holds nested in holds of other pools, `end;` inside holds, `release` inside holds
-(of a pool the hold holds, once or twice, or of another), rejections (units above
+(of a pool the hold holds, once or twice, or of an enclosing hold's), rejections (units above
 the cap), units that read the clock, the state and draws, loops and branches around
 runs and holds, turns with the workload's blocks, gauges and observables of pools and
 stages, every arrival kind and an `arrivals` limit, and runs of zero, negative and NaN
@@ -133,6 +133,7 @@ class _Gen:
         self.pools: list[str] = []
         self.sizes: dict[str, int | None] = {}  # a pool's array size (None: one pool)
         self.depth = 0
+        self.outer: list[str] = []  # the pools the enclosing holds take, as they write them
         self.loops = 0
         self.obs = 0
 
@@ -294,13 +295,17 @@ class _Gen:
         cache = self.pick(CACHES)
         reuse = self.pick(REUSES) if cache else ""
         self.depth += 1
+        outer = self.outer
+        self.outer = outer + held
         body = self.block(r.randint(1, 3))
+        self.outer = outer
         self.depth -= 1
         if cache:  # `cached` is read only where the hold consumes
             body = ["set u = cached + 1;", *body]
         for _ in range(self.rr.choice((0, 0, 1, 1, 2))):  # give a part back early
-            plain = [p for p in self.pools if self.sizes.get(p) is None]
-            target = self.rr.choice(held + held + plain)
+            # this hold's part, or an enclosing hold's (a release outside every hold of
+            # its pool, in a program that leases none, does not link: NOTES.md §24)
+            target = self.rr.choice(held + held + (outer or held))
             body.insert(self.rr.randint(0, len(body)), f"release {target};")
         return [f"hold {parts}{reuse} {{", *("  " + s for s in body), f"}}{cache};"]
 

@@ -65,14 +65,25 @@ def test_release_gives_the_interpreters_report(name, pool):
 
 
 def test_a_release_of_the_holds_own_member_stays_inline():
-    text = HEAD.format(cap="2", options="") + f"session {{ {SESSIONS['early'].replace('{cache}', '')} }}\n" + RUN
+    text = (
+        HEAD.format(cap="2", options="")
+        + f"session {{ {SESSIONS['early'].replace('{cache}', '')} }}\n"
+        + RUN
+    )
     compiled, _ = sim_api.compile_program(text, "t.sq")
     assert len(inline_holds(compiled.program)) == 1
 
 
-@pytest.mark.parametrize("stmt", ["grow p0 (1);", "load p0 (1);"])
-def test_a_step_outside_any_hold_says_so_on_both_paths(stmt):
-    text = HEAD.format(cap="2", options="") + f"session {{ run d (1); {stmt} }}\n" + RUN
+def test_a_step_outside_any_hold_says_so_on_both_paths():
+    text = HEAD.format(cap="2", options="") + "session { run d (1); grow p0 (1); }\n" + RUN
     said = failure_on_both_paths(text)
     assert said[0][0] == "E-run"
     assert "outside a hold" in said[0][2]
+
+
+def test_a_load_outside_any_hold_does_not_link():
+    # a link error since the seventh round (NOTES.md §24), as in pyserq 0.1.2
+    text = HEAD.format(cap="2", options="") + "session { run d (1); load p0 (1); }\n" + RUN
+    compiled, diagnostics = sim_api.compile_program(text, "t.sq")
+    assert compiled is None
+    assert [(d.code, "outside a hold" in d.message) for d in diagnostics] == [("E-structure", True)]

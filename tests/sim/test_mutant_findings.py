@@ -262,3 +262,69 @@ def test_the_serve_order_without_the_memory_is_the_references(tmp_path):
     assert "budget 0.5;" in text and "renewal(1)" in text
     path.write_text(text)
     assert differential.compare(str(path), full=True, horizon=20.0) == ("same", "")
+
+
+# Hand-written in the seventh round (tests/sim/NOTES.md §24). A pool that spills into
+# itself, or two tiers that spill into each other: the first eviction wrote the prefix
+# into a tier that evicted back into the first without end, and Python's stack overflowed
+# on both paths (E-internal); pyserq 0.1.2 hangs. The cycle is a link error at the spill.
+SPILL_CYCLES = {
+    "itself": "pool t { cap 4; evict lru; spill t via p (size) when (1); }",
+    "two": "pool t { cap 4; evict lru; spill u via p (size) when (1); }\n"
+    "pool u { cap 4; evict lru; spill t via p (size) when (1); }",
+    "three": "pool t { cap 4; evict lru; spill u via p (size) when (1); }\n"
+    "pool u { cap 4; evict lru; spill w via p (size) when (1); }\n"
+    "pool w { cap 4; evict lru; spill u via p (size) when (1); }",
+}
+SPILL_BASE = """\
+stage s : fifo(1);
+stage p : ps(1);
+POOLS
+workload { arrive renewal(0.5); }
+session { hold t (3) { run s (0.1); } cache (3); hold t (4) { run s (0.1); } cache (4); }
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("cycle", sorted(SPILL_CYCLES))
+def test_spill_tiers_in_a_cycle_are_a_link_error(cycle):
+    text = SPILL_BASE.replace("POOLS", SPILL_CYCLES[cycle])
+    compiled, diagnostics = compile_program(text, "spill.sq")
+    assert compiled is None
+    (error,) = diagnostics
+    assert error.code == "E-structure"
+    assert error.message.startswith("the spill tiers form a cycle: ")
+    assert text[error.span.start : error.span.end].startswith("spill ")
+
+
+@pytest.mark.parametrize("codegen", [True, False])
+def test_a_spill_hierarchy_still_runs(codegen):
+    text = SPILL_BASE.replace(
+        "POOLS",
+        "pool t { cap 4; evict lru; spill u via p (size) when (1); }\n"
+        "pool u { cap 4; evict lru; spill w via p (size) when (1); }\n"
+        "pool w { cap 2; evict lru; }",
+    )
+    compiled, diagnostics = compile_program(text, "spill.sq")
+    assert compiled is not None, diagnostics
+    report, diagnostics = execute(compiled, codegen=codegen)
+    assert report is not None, diagnostics
+    assert json.loads(report.json())["pools"][0]["evicted_entries"] > 0
+
+
+# `budget_left` of a stage that is not a step engine: both paths failed in the run with
+# E-internal (an AttributeError: a fifo stage has no budget); pyserq 0.1.2 refuses it at
+# link ("budget_left needs a step stage"). A link error at the stage's name now.
+@pytest.mark.parametrize("kind", ["fifo(1)", "ps(1)", "delay"])
+def test_budget_left_of_a_stage_without_a_budget_does_not_link(kind):
+    text = f"""stage s : {kind};
+workload {{ arrive renewal(0.5); }}
+session {{ run s (0.1); observe b = budget_left(s); }}
+run {{ horizon 10; }}
+"""
+    compiled, diagnostics = compile_program(text, "budget.sq")
+    assert compiled is None
+    (error,) = diagnostics
+    assert error.code == "E-wrong-kind"
+    assert "has no budget" in error.message
+    assert text[error.span.start : error.span.end] == "s"

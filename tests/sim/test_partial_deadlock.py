@@ -137,8 +137,14 @@ NEAR_MISSES = [
     ("hold a (1) { run s (1); }", "hold a (~det(1)) { run s (1); }", "", ""),
     # a lease may end on a timer
     ("hold a (1) { run s (1); }", "hold a (1) { run s (1); } lease a (inf)", "", ""),
-    # a step engine (one the sessions never use) may preempt a holder in its plan
-    ("stage d : delay;", "stage d : delay;\nstage E : step { budget 1; cost 1; }", "", ""),
+    # a step engine whose run grows a pool that is not its memory may preempt a holder
+    # there in its plan, waiting or not
+    (
+        "pool b { cap 1; }",
+        "pool b { cap 1; preempt lifo; }\nstage E : step { budget 1; cost 1; }",
+        "loop { run d (1); }",
+        "loop { hold b (0) { run E prefill (1) growing b; } run d (1); }",
+    ),
 ]
 
 
@@ -252,3 +258,142 @@ def test_every_named_wait_still_waits_far_later(monkeypatch):
             fired += 1
             partial += any(" live sessions wait " in m for _, m in said[0])
     assert fired >= 10 and partial >= 5, (fired, partial)
+
+
+# ------------------------------------------------------------- step engines
+
+
+ENGINE_CROSSING = """pool m { cap 1; }
+pool kv { cap 8; block 1; preempt lifo; }
+stage engine : step { budget 8; cost 1; memory kv; }
+stage d : delay;
+workload { arrive batch(3); }
+session {
+  branch (serial == 0) {
+    hold kv (4) { run engine prefill (4) growing kv; run d (1); hold m (1) { run d (1); } }
+  } else {
+    branch (serial == 1) {
+      run d (0.5);
+      hold m (1) { run d (1); hold kv (8) { run engine prefill (4) growing kv; } }
+    } else {
+      loop { run d (1); }
+    }
+  }
+}
+run { horizon 50; }
+"""
+
+
+def test_a_crossing_at_a_step_engines_memory_is_named():
+    """Session 0 keeps 4 of the engine's memory after its prefill and waits for `m`;
+    session 1 holds `m` and waits for all 8 of the memory. The engine preempts only its
+    residents, and neither is one, so nothing frees them while session 2 loops: serq ran
+    this to the horizon in silence, as it did every program with a step engine."""
+    warnings, ended = warnings_on_both_paths(ENGINE_CROSSING)
+    assert ended == 0
+    [(code, line, column, message)] = _deadlocks(warnings)
+    assert (code, line, column) == ("W-deadlock", 1, 6)
+    assert message.startswith(
+        "2 of the 3 live sessions wait at the pools for ever (1 at pool `m` (used 1 of 1, "
+        "1 of it by them); 1 at pool `kv` (used 4 of 8, 4 of it by them); the first, "
+        "session 0, since t = 2)"
+    )
+
+
+def test_an_engine_growing_a_pool_not_its_memory_keeps_the_rule_silent():
+    """A growth on a pool that is not the engine's memory preempts the newest holder
+    there, which may be a session that waits: the rule proves nothing."""
+    text = ENGINE_CROSSING.replace(
+        "loop { run d (1); }",
+        "loop { hold m (0) { run engine prefill (1) growing m; } run d (1); }",
+    ).replace("pool m { cap 1; }", "pool m { cap 1; preempt lifo; }")
+    assert _deadlocks(warnings_on_both_paths(text)[0]) == []
+
+
+def _engine_program(seed: int) -> str:
+    """`_program`'s pools beside a step engine on `kv` (preempt lifo): holds of kv around
+    prefills and decodes that grow it, nested with the other pools in random orders, and
+    sessions that cycle through the engine and preempt each other."""
+    rng = random.Random(seed)
+    pools = rng.choice([1, 2])
+    lines = [f"pool p{i} {{ cap {rng.choice([1, 2, 3])}; preempt none; }}" for i in range(pools)]
+    lines.append(f"pool kv {{ cap {rng.choice([4, 6, 8])}; block 1; preempt lifo; }}")
+    lines.append(f"stage E : step {{ budget {rng.choice([2, 4, 8])}; cost 1; memory kv; }}")
+    lines += ["stage s : fifo(1);", "stage d : delay;"]
+    arrival = rng.choice(["batch(3)", "batch(4)", "closed(3)", "renewal(1)"])
+    lines.append(f"workload {{ arrive {arrival}; }}")
+
+    def engine_hold(depth: int) -> str:
+        units = rng.choice([0, 1, 2, 3, 4])
+        body = [f"run E prefill ({rng.choice([1, 2, 3])}) growing kv;"]
+        if rng.random() < 0.5:
+            body.append(f"run E decode ({rng.choice([1, 2])}) growing kv;")
+        body.append(f"run d ({rng.choice([0, 0.5, 1])});")
+        if depth < 3 and rng.random() < 0.6:
+            body.append(other_hold(depth + 1))
+        return f"hold kv ({units}) {{ {' '.join(body)} }}"
+
+    def other_hold(depth: int) -> str:
+        p = rng.randrange(pools)
+        body = [f"run d ({rng.choice([0.5, 1])});"]
+        if depth < 3 and rng.random() < 0.6:
+            body.append(engine_hold(depth + 1))
+        body.append(f"run s ({rng.choice([0.5, 1])});")
+        return f"hold p{p} ({rng.choice([0.5, 1, 2])}) {{ {' '.join(body)} }}"
+
+    kinds = rng.choice([2, 3])
+    body = "loop { run d (1); }" if rng.random() < 0.6 else f"loop {{ {engine_hold(2)} }}"
+    for k in reversed(range(kinds)):
+        first = engine_hold(1) if rng.random() < 0.5 else other_hold(1)
+        body = (
+            f"branch (serial - {kinds} * floor(serial / {kinds}) == {k}) "
+            f"{{ {first} }} else {{ {body} }}"
+        )
+    loop = "loop { run d (1); }" if rng.random() < 0.8 else "run d (1);"
+    lines.append(f"session {{ branch (serial == 0) {{ {loop} }} else {{ {body} }} }}")
+    lines.append(f"run {{ horizon 40; seed {seed}; }}")
+    return "\n".join(lines) + "\n"
+
+
+def test_every_named_wait_beside_an_engine_still_waits_far_later(monkeypatch):
+    """`test_every_named_wait_still_waits_far_later` over `_engine_program`: wherever the
+    rule speaks at 40 beside a step engine that preempts its residents, the run to 4000
+    still has every session it named waiting, on both paths."""
+    named: list[set[int]] = []
+    found = deadlock._deadlocked
+
+    def recording(world):
+        result = found(world)
+        named.append(set() if result is None else {w.session.serial for w in result[0]})
+        return result
+
+    monkeypatch.setattr(deadlock, "_deadlocked", recording)
+    at_end: list[set[int]] = []
+    check_end = World._check_end
+
+    def watching(world):
+        at_end.append(_waiting(world))
+        check_end(world)
+
+    monkeypatch.setattr(World, "_check_end", watching)
+    fired = 0
+    for seed in range(150):
+        text = _engine_program(seed)
+        compiled, diagnostics = sim_api.compile_program(text, "t.sq")
+        assert compiled is not None, (text, diagnostics)
+        said = []
+        for codegen in (True, False):
+            named.clear()
+            report, ran = sim_api.execute(compiled, codegen=codegen)
+            said.append([(d.code, d.message) for d in ran])
+            if not any(d.code == "W-deadlock" for d in ran):
+                continue
+            stuck = named[-1] if named else set()
+            assert stuck, text
+            later, _ = sim_api.compile_program(text, "t.sq", horizon=4000)
+            at_end.clear()
+            sim_api.execute(later, codegen=codegen)
+            assert at_end and stuck <= at_end[-1], (text, stuck, at_end)
+        assert said[0] == said[1], text
+        fired += any(code == "W-deadlock" for code, _ in said[0])
+    assert fired >= 10, fired

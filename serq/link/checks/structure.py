@@ -16,7 +16,12 @@
 - a hold without `cache` consumes nothing of the cached prefix, so its body
   may not read `cached` and it may not have `reuse`;
 - a workload's `init` and `turn` blocks only `set` and `observe` (a `turn;` in the
-  `turn` block recursed without end, and a `run` there ran outside any session's path).
+  `turn` block recursed without end, and a `run` there ran outside any session's path);
+- a `release P` outside every hold of P (as written) is in a program that leases P (it
+  had nothing to give back, and ran as nothing), a `load P` is inside a hold of P, and
+  a hold's `lease P` names one of its pools as the hold writes it;
+- spill tiers form no cycle (a pool spilling into itself, or into a tier that spills
+  back to it).
 
 Draws are allowed in eviction keys (eviction has a random stream of its own,
 spec §3 Workload) and in `choose` keys (random routing); the reference agrees.
@@ -29,6 +34,7 @@ from collections.abc import Iterator
 
 from serq.diagnostics import Diagnostic, Label, Span, codes
 from serq.expand.context import NotConstant, evaluate
+from serq.expand.printer import print_node
 from serq.expand.walk import walk
 from serq.link.checks.places import broken, declared, names, session_of, statements
 from serq.syntax import ast
@@ -47,9 +53,13 @@ def check(kernel: ast.Module, lets: dict[str, float]) -> Iterator[Diagnostic]:
         if isinstance(stage.kind, ast.Step):
             yield from _step_options(stage, stage.kind)
     yield from _families(kernel, pools, stages, lets)
+    yield from _spill_cycles(pools)
     yield from _key_draws(kernel)
     if session is not None:
         yield from _without_cache(session.body, None)
+        leased = {print_node(s.lease.pool) for s in statements(session.body) if _leases(s)}
+        yield from _releases(session.body, frozenset(), leased)
+        yield from _lease_pools(session.body)
     yield from _workload_blocks(kernel)
 
 
@@ -217,6 +227,38 @@ def _step_options(stage: ast.Stage, kind: ast.Step) -> Iterator[Diagnostic]:
 # ------------------------------------------------------------------------ families
 
 
+def _spill_cycles(pools: dict[str, ast.Pool]) -> Iterator[Diagnostic]:
+    """Spill tiers that lead back to a pool they spill from (a pool that spills into
+    itself, `a` into `b` into `a`): an eviction there writes into a tier that evicts into
+    the first again, without end (serq overflowed Python's stack with E-internal, pyserq
+    0.1.2 hangs). Reported once per cycle, at the first of its pools' spill clauses."""
+    tier: dict[str, ast.Spill] = {}
+    for name, pool in pools.items():
+        for option in pool.options:
+            if isinstance(option, ast.Spill):
+                tier[name] = option
+    reported: set[str] = set()
+    for start in tier:
+        path = [start]
+        while path[-1] in tier and tier[path[-1]].pool.name in pools:
+            nxt = tier[path[-1]].pool.name
+            if nxt in path:
+                cycle = path[path.index(nxt) :]
+                if not reported & set(cycle):
+                    reported.update(cycle)
+                    first = min(cycle, key=lambda n: tier[n].span.start)
+                    chain = " into ".join(f"`{n}`" for n in (*cycle, nxt))
+                    yield _error(
+                        tier[first].span,
+                        f"the spill tiers form a cycle: {chain}; an evicted prefix would "
+                        "be written back and forth without end",
+                        help="spill into a tier that does not spill back (a hierarchy: "
+                        "device into host into disk)",
+                    )
+                break
+            path.append(nxt)
+
+
 def _size(node: ast.Pool | ast.Stage, lets: dict[str, float]) -> float | None:
     if node.size is None:
         return 1.0
@@ -313,6 +355,67 @@ def _without_cache(block: ast.Block, hold: ast.Hold | None) -> Iterator[Diagnost
                 yield from _without_cache(s.otherwise, hold)
         elif isinstance(s, ast.Loop):
             yield from _without_cache(s.body, hold)
+
+
+def _leases(s: ast.Stmt) -> bool:
+    return isinstance(s, ast.Hold) and s.lease is not None
+
+
+def _lease_pools(block: ast.Block) -> Iterator[Diagnostic]:
+    """A hold's `lease P` names one of its pools as the hold writes it, index included
+    (spec §2: "lease P (t) names one of the hold's pools"; pyserq 0.1.2 compares the
+    written references, so `kv[j]` is not `kv[i]` even where j = i). serq leased nothing
+    for a pool the hold does not take."""
+    for s in statements(block):
+        if not _leases(s):
+            continue
+        written = print_node(s.lease.pool)
+        if all(print_node(p.pool) != written for p in s.pools):
+            taken = ", ".join(f"`{print_node(p.pool)}`" for p in s.pools)
+            yield _error(
+                s.lease.pool.span,
+                f"`lease {written}`: the hold does not take that pool (it takes {taken})",
+                help="name one of the hold's pools as the hold writes it, index included",
+            )
+
+
+def _releases(block: ast.Block, held: frozenset[str], leased: set[str]) -> Iterator[Diagnostic]:
+    """`release P` with no enclosing hold of P's family where the program leases none of
+    it: there is nothing it could give back (spec §2: "give the enclosing hold's
+    allocation on POOL back now, or end a lease of it"; pyserq 0.1.2 refuses it so), and
+    `load P` with none (it "advances the enclosing hold's computed position": the
+    reference refuses it at link too, serq did when the session reached it). A pool is
+    compared as written, index included, as the reference does: `release kv[j]` in a
+    hold of `kv[i]` is outside it."""
+    for s in block.body:
+        if isinstance(s, ast.Hold):
+            inner = held | {print_node(p.pool) for p in s.pools}
+            yield from _releases(s.body, inner, leased)
+        elif isinstance(s, ast.Load) and print_node(s.pool) not in held:
+            name = print_node(s.pool)
+            yield _error(
+                s.span,
+                f"`load {name}` outside a hold of `{name}`: it moves the computed position "
+                "of an enclosing hold's allocation",
+                help=f"move it into a hold of `{name}`",
+            )
+        elif isinstance(s, ast.Release):
+            name = print_node(s.pool)
+            if name not in held and name not in leased:
+                yield _error(
+                    s.span,
+                    f"`release {name}` outside a hold of `{name}`, and no hold leases "
+                    f"`{name}`: it gives back an enclosing hold's allocation, or a lease",
+                    help=f"move it into a hold of `{name}`, or lease `{name}` from a hold "
+                    "that ends before it (the pool written as the hold writes it, index "
+                    "included)",
+                )
+        elif isinstance(s, ast.Branch):
+            yield from _releases(s.then, held, leased)
+            if s.otherwise is not None:
+                yield from _releases(s.otherwise, held, leased)
+        elif isinstance(s, ast.Loop):
+            yield from _releases(s.body, held, leased)
 
 
 def _pool(hold: ast.Hold) -> str:
