@@ -45,6 +45,7 @@ one; the stage's `present` level is kept as a float equal to the count of jobs.
 from __future__ import annotations
 
 import math
+import sys
 from collections import deque
 from heapq import heappop, heappush
 from itertools import repeat
@@ -66,6 +67,7 @@ TURN_NO = SLOT["turn_no"]
 INF = math.inf
 LEVELS = ("queue", "busy")  # the stage observables a level gauge reads
 ESTIMATES = ("price", "est_lambda", "est_rho", "est_wait")  # they read what `measure` keeps
+MAX_TIME = sys.float_info.max  # the latest finite time
 MAX_JOBS = 2.0**53  # a bound on `queue` and `busy`: counts of jobs
 FINITE = 1e300  # a gauge bounded by this never overflows, so is never NaN
 
@@ -197,13 +199,14 @@ def run(
     serial_read: bool,
     origin: Any,
     measure: Any,
-) -> None:
+) -> bool:
     """Run `world` to `until` on the straight path (what `world.run` does otherwise), with
     what `plan` gave: `gauge`, if not None, is the program's one gauge, a level gauge;
-    a session's attribute `serial` is set only if `serial_read`; `origin` is the run's."""
+    a session's attribute `serial` is set only if `serial_read`; `origin` is the run's.
+    True when no event is pending at the end (only after an `arrivals` limit: the world
+    then checks for a stall, as `World._check_end` does)."""
     if type(stage) is PsStage:
-        run_ps(world, until, pre, work, stage, post, gauge, serial_read, origin, measure)
-        return
+        return run_ps(world, until, pre, work, stage, post, gauge, serial_read, origin, measure)
     engine = world.engine
     workload = world.workload
     end_instant = world.end_instant if world.gauges else None
@@ -241,12 +244,13 @@ def run(
     # the first arrival, as `Workload.start` schedules it
     now = engine.now
     limit = world.limit  # an `arrivals` limit: none arrive after it, and the run drains
-    if limit == 0:  # `Workload.start`: no arrival at all
-        t_arrive = INF
+    if limit == 0:  # `Workload.start` schedules no arrival: nothing ever happens
+        t_arrive, s_arrive = INF, INF
+        until = -INF
     else:
         t_arrive = 0.0 if rate is not None else workload._next_gap()
-    s_arrive = scheduled
-    scheduled += 1
+        s_arrive = scheduled
+        scheduled += 1
     t_done = INF
     s_done = 0
     job: tuple | None = None  # (attributes, serial, arrived) in service since `started`
@@ -266,7 +270,10 @@ def run(
         while True:
             arriving = t_arrive < t_done or (t_arrive == t_done and s_arrive < s_done)
             time = t_arrive if arriving else t_done
-            if time > until:  # an arrival is always pending, at a finite time
+            # an arrival is pending at a finite time until an `arrivals` limit; then the
+            # drain ends the loop, or the horizon (under a horizon of inf, a departure at
+            # inf still fires, as the event path fires it)
+            if time > until:
                 break
             if time != now:  # the instant `now` is over: `World.end_instant`
                 if table is not None:
@@ -284,13 +291,14 @@ def run(
                 if serial_read:
                     a[SERIAL] = float(serial)
                 if limit is not None and arrivals >= limit:  # `Workload._arrive`
-                    t_arrive = INF
-                elif rate is not None:
-                    t_arrive = now + -log(1.0 - uniform()) / rate
+                    t_arrive, s_arrive = INF, INF  # none pending: it never wins a tie
                 else:
-                    t_arrive = now + workload._next_gap()
-                s_arrive = scheduled
-                scheduled += 1
+                    if rate is not None:
+                        t_arrive = now + -log(1.0 - uniform()) / rate
+                    else:
+                        t_arrive = now + workload._next_gap()
+                    s_arrive = scheduled
+                    scheduled += 1
                 # `settle` runs the session up to its run
                 for slot, value, samples in pre:
                     if samples is None:  # set
@@ -430,6 +438,7 @@ def run(
     engine.events += arrived + left
     if end_instant is not None:
         end_instant(engine.now)
+    return min(t_arrive, t_done) == INF
 
 
 def run_ps(
@@ -443,7 +452,7 @@ def run_ps(
     serial_read: bool,
     origin: Any,
     measure: Any,
-) -> None:
+) -> bool:
     """`run` for one ps(φ) stage, φ a constant or a function of `present` alone (its rate
     at each number of jobs read once, `PsStage._rate`): `PsStage` and the world's
     rescheduling inlined. The pending events are the next arrival, the live completion
@@ -466,6 +475,9 @@ def run_ps(
     shown = -1
     # a drain may stop the run before a stale completion: they are kept, to fire in order
     keep_stale = _watched(world) or world.limit is not None
+    # no event of this loop is at inf (`PsStage.reschedule` schedules no completion there),
+    # so a time of inf is none pending, past every horizon (after an `arrivals` limit)
+    until = min(until, MAX_TIME)
     n_stale = 0  # the stale completions by `until` not kept: they count as fired
     last_stale = -INF  # and the latest of their times
     recorder: StatsRecorder = world.recorder
@@ -502,12 +514,13 @@ def run_ps(
     log = math.log
     now = engine.now
     limit = world.limit  # an `arrivals` limit: none arrive after it, and the run drains
-    if limit == 0:  # `Workload.start`: no arrival at all
-        t_arrive = INF
+    if limit == 0:  # `Workload.start` schedules no arrival: nothing ever happens
+        t_arrive, s_arrive = INF, INF
+        until = -INF
     else:
         t_arrive = 0.0 if rate_in is not None else workload._next_gap()
-    s_arrive = scheduled
-    scheduled += 1
+        s_arrive = scheduled
+        scheduled += 1
     t_done = INF  # the live completion
     s_done = 0
     t_stale = INF  # the first stale completion
@@ -540,7 +553,7 @@ def run_ps(
                 if t_stale <= time and (t_stale < time or s_stale < s_done):
                     arriving = None
                     time = t_stale
-            if time > until:  # an arrival is always pending, at a finite time
+            if time > until:  # nothing pending is inf here: `until` is finite
                 break
             if time != now:  # the instant `now` is over: as in `run`
                 if table is not None:
@@ -570,13 +583,14 @@ def run_ps(
                 if serial_read:
                     a[SERIAL] = float(serial)
                 if limit is not None and arrivals >= limit:  # `Workload._arrive`
-                    t_arrive = INF
-                elif rate_in is not None:
-                    t_arrive = now + -log(1.0 - uniform()) / rate_in
+                    t_arrive, s_arrive = INF, INF  # none pending: it never wins a tie
                 else:
-                    t_arrive = now + workload._next_gap()
-                s_arrive = scheduled
-                scheduled += 1
+                    if rate_in is not None:
+                        t_arrive = now + -log(1.0 - uniform()) / rate_in
+                    else:
+                        t_arrive = now + workload._next_gap()
+                    s_arrive = scheduled
+                    scheduled += 1
                 # `settle` runs the session up to its run
                 for slot, value, samples in pre:
                     if samples is None:  # set
@@ -752,6 +766,7 @@ def run_ps(
         engine.now = last_stale
     if end_instant is not None:
         end_instant(engine.now)
+    return min(t_arrive, t_done, t_stale) == INF
 
 
 def _drained(world: Any, now: float) -> float:

@@ -41,6 +41,7 @@ WORKS = (
     "0.5",
     "~uniform(0, 1) < 0.2 ? 0 : ~exp(1)",
     "~uniform(0, 1) < 0.05 ? -0 : ~exp(1) * scale",
+    "serial == 3 ? inf : ~exp(1)",  # a job of infinite work: W-stall, on every path
 )
 
 ARRIVALS = (
@@ -123,7 +124,9 @@ def program(seed: int) -> str:
     warmup = pick(("0", "10", "100", "0.5"))
     limit = ""
     if rng.random() < 0.3:  # an `arrivals` limit: drains, or fails to
-        limit = f" arrivals {pick(('0', '1', '5', '200', '400', '2000'))};"
+        limit = f" arrivals {pick(('1', '5', '200', '400', '2000'))};"
+        if rng.random() < 0.3:  # the drain alone ends the run
+            horizon = "inf"
     seed_ = rng.randrange(1, 9)
     lines.append(f"run {{ horizon {horizon}; warmup {warmup}; seed {seed_};{limit} }}")
     return "\n".join(lines) + "\n"

@@ -413,3 +413,34 @@ run {{ horizon 100000; warmup 20; seed 4; arrivals 500; }}
     _same(fast, _report(text, 4, False, monkeypatch))
     report = serq.run(serq.compile(source=text))
     assert report.arrivals == 500 and report.end < 100000
+
+
+@pytest.mark.parametrize("stage", ["fifo(1)", "ps(1)", "ps(min(present, 2))"])
+@pytest.mark.parametrize("horizon", ["500", "inf"])
+def test_an_arrivals_limit_that_cannot_drain_fails_as_on_the_event_path(
+    stage, horizon, monkeypatch
+):
+    """After the last arrival nothing may be pending while a job of infinite work keeps
+    sessions live: the run stalls (`World._stalled`), at the last event, on every path;
+    under a horizon of inf a fifo departure at inf still fires, as the event path fires it."""
+    text = f"""
+stage S : {stage};
+workload {{ arrive poisson(1); }}
+session {{
+  set arrived = now;
+  run S (serial == 3 ? inf : ~exp(0.5));
+  observe sojourn = now - arrived;
+}}
+run {{ horizon {horizon}; warmup 0; seed 1; arrivals 10; }}
+"""
+    outcomes = []
+    for on in (True, False):
+        monkeypatch.setattr(straight, "ENABLED", on)
+        try:
+            report = serq.run(serq.compile(source=text))
+            outcomes.append(repr((report, report.observes["sojourn"].samples)))
+        except ValueError as error:
+            outcomes.append(str(error))
+    assert outcomes[0] == outcomes[1]
+    if horizon == "500":
+        assert "the run stalls" in outcomes[0]

@@ -4,6 +4,8 @@ sample and gauge point, or the same diagnostic."""
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 
 import serq
@@ -14,16 +16,18 @@ SEEDS = range(60)
 
 
 def _outcome(text: str, on: bool, codegen: bool, monkeypatch: pytest.MonkeyPatch) -> str:
-    """The report of `text` as text (its repr, every sample and gauge point), or the
-    diagnostic it stops with."""
+    """The report of `text` as text (its repr, every sample and gauge point) and the
+    warnings of its run, or the diagnostic it stops with."""
     monkeypatch.setattr(straight, "ENABLED", on)
-    try:
-        report = serq.run(serq.compile(source=text, codegen=codegen))
-    except ValueError as error:
-        return f"error: {error}"
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
+        try:
+            report = serq.run(serq.compile(source=text, codegen=codegen))
+        except ValueError as error:
+            return f"error: {error}"
     samples = {n: (o.times, o.sessions, o.turns, o.samples) for n, o in report.observes.items()}
     points = {n: (g.times, g.values) for n, g in report.gauges.items()}
-    return repr((report, samples, points))
+    return repr((report, samples, points, [str(w.message) for w in said]))
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -45,7 +49,9 @@ def test_the_family_reaches_the_straight_loop_and_beyond(monkeypatch):
     for seed in SEEDS:
         taken.clear()
         try:
-            serq.run(serq.compile(source=straight_family.program(seed)))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                serq.run(serq.compile(source=straight_family.program(seed)))
         except ValueError:
             errors += 1
         straight_runs += bool(taken)
