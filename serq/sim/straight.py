@@ -243,14 +243,12 @@ def run(
     log = math.log
     # the first arrival, as `Workload.start` schedules it
     now = engine.now
-    limit = world.limit  # an `arrivals` limit: none arrive after it, and the run drains
-    if limit == 0:  # `Workload.start` schedules no arrival: nothing ever happens
-        t_arrive, s_arrive = INF, INF
-        until = -INF
-    else:
-        t_arrive = 0.0 if rate is not None else workload._next_gap()
-        s_arrive = scheduled
-        scheduled += 1
+    # an `arrivals` limit (at least 1, the linker sees to it): none arrive after it, and
+    # the run drains
+    limit = world.limit
+    t_arrive = 0.0 if rate is not None else workload._next_gap()
+    s_arrive = scheduled
+    scheduled += 1
     t_done = INF
     s_done = 0
     job: tuple | None = None  # (attributes, serial, arrived) in service since `started`
@@ -513,14 +511,12 @@ def run_ps(
     uniform = workload._uniform
     log = math.log
     now = engine.now
-    limit = world.limit  # an `arrivals` limit: none arrive after it, and the run drains
-    if limit == 0:  # `Workload.start` schedules no arrival: nothing ever happens
-        t_arrive, s_arrive = INF, INF
-        until = -INF
-    else:
-        t_arrive = 0.0 if rate_in is not None else workload._next_gap()
-        s_arrive = scheduled
-        scheduled += 1
+    # an `arrivals` limit (at least 1, the linker sees to it): none arrive after it, and
+    # the run drains
+    limit = world.limit
+    t_arrive = 0.0 if rate_in is not None else workload._next_gap()
+    s_arrive = scheduled
+    scheduled += 1
     t_done = INF  # the live completion
     s_done = 0
     t_stale = INF  # the first stale completion
