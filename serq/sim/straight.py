@@ -53,7 +53,7 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
-from serq.ir.expr import contains
+from serq.ir.expr import contains, reads_only
 from serq.sim import draws
 from serq.sim.core import PROGRESS_EVERY
 from serq.sim.endless import Endless
@@ -66,6 +66,7 @@ SERIAL = SLOT["serial"]
 TURN_NO = SLOT["turn_no"]
 INF = math.inf
 LEVELS = ("queue", "busy")  # the stage observables a level gauge reads
+PRESENT = frozenset({"present"})  # the one context a ps capacity reads
 ESTIMATES = ("price", "est_lambda", "est_rho", "est_wait")  # they read what `measure` keeps
 MAX_TIME = sys.float_info.max  # the latest finite time
 MAX_JOBS = 2.0**53  # a bound on `queue` and `busy`: counts of jobs
@@ -111,7 +112,8 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
     stage = exprs.resolver(ref)(None)
     if type(stage) is PsStage:
         if stage.phi_const is None:  # a capacity read at each change of `present`
-            if not _of_present(program.stages[stage.index].kind.capacity):
+            # only a function of `present` (no draw, clock or observable) is kept per count
+            if not reads_only(program.stages[stage.index].kind.capacity, PRESENT):
                 return None
         elif not stage.phi_const > 0:  # no capacity: the event path reports it
             return None
@@ -157,20 +159,6 @@ def _reached(stmts: tuple) -> tuple:
         if isinstance(stmt, ir.End):
             return stmts[:i]
     return stmts
-
-
-def _of_present(e: ir.Expr) -> bool:
-    """Whether capacity `e` is a function of `present` alone: numbers, `present` and
-    arithmetic, no draw, clock, attribute or observable (so `run_ps` may keep its rate
-    per number of jobs)."""
-    pure = ir.expr.Num | ir.expr.Unary | ir.expr.Binary | ir.expr.Cond | ir.expr.Call
-    return not contains(
-        e,
-        lambda n: (
-            not isinstance(n, pure | tuple | float | int | str)
-            and not (isinstance(n, ir.expr.Ctx) and n.name == "present")
-        ),
-    )
 
 
 def _is_now(e: ir.Expr) -> bool:
