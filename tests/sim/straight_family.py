@@ -86,8 +86,8 @@ def program(seed: int) -> str:
         init.append(f"set scale = {pick(('1', '0.5', '~uniform(0.5, 1.5)', '2'))};")
     if rng.random() < 0.2:
         init.append(f"observe first = {pick(('now', 'queue(S)', 'est_wait(S)'))};")
-    if "t0" not in " ".join(init):
-        init.append("set t0 = now;") if rng.random() < 0.5 else None
+    if "t0" not in " ".join(init) and rng.random() < 0.5:
+        init.append("set t0 = now;")
     if init:
         lines += ["  init {"] + [f"    {s}" for s in init] + ["  }"]
     lines += ["}", "", "session {"]
