@@ -212,12 +212,11 @@ def _waiting(world: World) -> set[int]:
     return serials
 
 
-def test_every_named_wait_still_waits_far_later(monkeypatch):
-    """On a seeded family of small programs (pools of caps 1 to 4 under `preempt none`,
-    holds nested in random orders with fractional, zero and reserved units, growths, a
-    session in a loop of runs, every kind of workload): whenever the rule names sessions
-    at the horizon 40, the run to 4000 (the same seed, so the same run up to 40) still has
-    each of them waiting, on both paths, and the warnings are the same on both."""
+def _warnings_whose_named_waits_still_wait(monkeypatch, programs) -> list[list[tuple]]:
+    """Run each program of `programs` to 40 on both paths, and wherever the rule names
+    sessions there, to 4000 (the same seed, so the same run up to 40): every session it
+    named is still waiting then, and the two paths say the same. The warnings of each
+    program (code, message)."""
     named: list[set[int]] = []
     found = deadlock._deadlocked
 
@@ -235,9 +234,8 @@ def test_every_named_wait_still_waits_far_later(monkeypatch):
         check_end(world)
 
     monkeypatch.setattr(World, "_check_end", watching)
-    fired = partial = 0
-    for seed in range(120):
-        text = _program(seed)
+    warnings = []
+    for text in programs:
         compiled, diagnostics = sim_api.compile_program(text, "t.sq")
         assert compiled is not None, (text, diagnostics)
         said = []
@@ -245,18 +243,31 @@ def test_every_named_wait_still_waits_far_later(monkeypatch):
             named.clear()
             report, ran = sim_api.execute(compiled, codegen=codegen)
             said.append([(d.code, d.message) for d in ran])
-            stuck = named[-1] if named else set()
             if not any(d.code == "W-deadlock" for d in ran):
                 continue
+            stuck = named[-1] if named else set()
             assert stuck, text
             later, _ = sim_api.compile_program(text, "t.sq", horizon=4000)
             at_end.clear()
             sim_api.execute(later, codegen=codegen)
             assert at_end and stuck <= at_end[-1], (text, stuck, at_end)
         assert said[0] == said[1], text
-        if any(code == "W-deadlock" for code, _ in said[0]):
+        warnings.append(said[0])
+    return warnings
+
+
+def test_every_named_wait_still_waits_far_later(monkeypatch):
+    """On a seeded family of small programs (pools of caps 1 to 4 under `preempt none`,
+    holds nested in random orders with fractional, zero and reserved units, growths, a
+    session in a loop of runs, every kind of workload): whenever the rule names sessions
+    at the horizon 40, the run to 4000 (the same seed, so the same run up to 40) still has
+    each of them waiting, on both paths, and the warnings are the same on both."""
+    programs = (_program(seed) for seed in range(120))
+    fired = partial = 0
+    for said in _warnings_whose_named_waits_still_wait(monkeypatch, programs):
+        if any(code == "W-deadlock" for code, _ in said):
             fired += 1
-            partial += any(" live sessions wait " in m for _, m in said[0])
+            partial += any(" live sessions wait " in m for _, m in said)
     assert fired >= 10 and partial >= 5, (fired, partial)
 
 
@@ -359,41 +370,7 @@ def test_every_named_wait_beside_an_engine_still_waits_far_later(monkeypatch):
     """`test_every_named_wait_still_waits_far_later` over `_engine_program`: wherever the
     rule speaks at 40 beside a step engine that preempts its residents, the run to 4000
     still has every session it named waiting, on both paths."""
-    named: list[set[int]] = []
-    found = deadlock._deadlocked
-
-    def recording(world):
-        result = found(world)
-        named.append(set() if result is None else {w.session.serial for w in result[0]})
-        return result
-
-    monkeypatch.setattr(deadlock, "_deadlocked", recording)
-    at_end: list[set[int]] = []
-    check_end = World._check_end
-
-    def watching(world):
-        at_end.append(_waiting(world))
-        check_end(world)
-
-    monkeypatch.setattr(World, "_check_end", watching)
-    fired = 0
-    for seed in range(150):
-        text = _engine_program(seed)
-        compiled, diagnostics = sim_api.compile_program(text, "t.sq")
-        assert compiled is not None, (text, diagnostics)
-        said = []
-        for codegen in (True, False):
-            named.clear()
-            report, ran = sim_api.execute(compiled, codegen=codegen)
-            said.append([(d.code, d.message) for d in ran])
-            if not any(d.code == "W-deadlock" for d in ran):
-                continue
-            stuck = named[-1] if named else set()
-            assert stuck, text
-            later, _ = sim_api.compile_program(text, "t.sq", horizon=4000)
-            at_end.clear()
-            sim_api.execute(later, codegen=codegen)
-            assert at_end and stuck <= at_end[-1], (text, stuck, at_end)
-        assert said[0] == said[1], text
-        fired += any(code == "W-deadlock" for code, _ in said[0])
+    programs = (_engine_program(seed) for seed in range(150))
+    said = _warnings_whose_named_waits_still_wait(monkeypatch, programs)
+    fired = sum(any(code == "W-deadlock" for code, _ in w) for w in said)
     assert fired >= 10, fired
