@@ -348,6 +348,8 @@ def ps_done(
         f"{st}.present = present - 1",
         "if present == 1:",
         f"    {st}.rate = 0.0",
+        "    if vt == _k_INF:",  # the end of an instant of infinite speed (`reschedule`)
+        f"        {st}.vtime = 0.0",
         "else:",
         *("    " + line for line in _ps_rate(st, "(present - 1)", const)),
         *_changed(st, flag_only),
@@ -366,6 +368,8 @@ def ps_cancel(o: Options) -> list[str]:
         "present = self.present",
         "self.present = present - 1",
         "self.rate = self._rate(present - 1)",
+        "if present == 1 and self.vtime == _k_INF:",
+        "    self.vtime = 0.0",
         *_changed("self"),
         *levels("self", "now"),
     ]
@@ -379,7 +383,10 @@ def ps_reschedule(st: str, now: str) -> list[str]:
         f"tags = {st}.heap",
         f"ps_rate = {st}.rate",
         "if tags and ps_rate > 0:",
-        f"    dt = (tags[0][0] - {st}.vtime) / ps_rate",
+        "    if ps_rate == _k_INF:",  # infinite speed: every job present ends now
+        f"        {st}.vtime = _k_INF",
+        f"    vt = {st}.vtime",
+        "    dt = 0.0 if vt == _k_INF else (tags[0][0] - vt) / ps_rate",
         "    if dt < 0.0:",
         "        dt = 0.0",
         "    if dt < _k_INF:",
@@ -453,7 +460,12 @@ def _make_class(base: type, o: Options) -> type:
             "",
         ]
     )
-    namespace: dict[str, Any] = {"_k_push": heappush, "_k_heapify": heapify, "_k_pop": heappop}
+    namespace: dict[str, Any] = {
+        "_k_push": heappush,
+        "_k_heapify": heapify,
+        "_k_pop": heappop,
+        "_k_INF": math.inf,
+    }
     exec(compile(source, f"<serq-stage-{base.__name__}>", "exec"), namespace)  # noqa: S102
     return type(
         f"Compiled{base.__name__}",

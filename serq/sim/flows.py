@@ -202,7 +202,9 @@ class FlowNetwork:
         best = None
         best_dt = INF
         for f in flows:
-            if f.rate > 0 and f.job.work < INF:  # a flow of work inf never finishes
+            # a flow of work inf never finishes, but at a rate of inf (every stage of it
+            # `ps(inf)`), where any work is done at once, as at a ps stage
+            if f.rate > 0 and (f.job.work < INF or f.rate == INF):
                 # a flow whose work is gone but for rounding finishes now
                 dt = f.left / f.rate if f.left > _DONE * f.job.work else 0.0
                 if dt < best_dt:  # ties: the earlier start, first in `flows`

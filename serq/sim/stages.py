@@ -285,6 +285,10 @@ class PsStage(StageBase):
     """ps(φ): every job at once, each at φ(present)/present, kept exact with virtual time:
     a job's finish tag is the virtual time at its start plus its work, the virtual time
     grows at the per-job rate, and the smallest tag finishes first (ties in start order).
+    At a rate of inf (a capacity of inf) the virtual time becomes inf: every job present,
+    one of infinite work too, has its work done and ends at that instant, smallest tag
+    first, as the reference has it; the virtual time starts again from 0 when the stage
+    empties.
 
     A change (an arrival, a completion, a cancel) does not schedule the next completion at
     once: the stage joins `pending`, and the world reschedules every pending ps stage after
@@ -349,13 +353,18 @@ class PsStage(StageBase):
         now = self.engine.now
         self.version += 1
         heap = self.heap
-        if heap and self.rate > 0:
-            dt = (heap[0][0] - self.vtime) / self.rate
+        rate = self.rate
+        if heap and rate > 0:
+            if rate == INF:  # infinite speed: every job present is served in full now
+                self.vtime = INF
+            v = self.vtime
+            # while the virtual time is inf (until the stage empties), every job ends now
+            dt = 0.0 if v == INF else (heap[0][0] - v) / rate
             if dt < 0.0:
                 dt = 0.0
             if dt < INF:
                 self.engine.schedule(now + dt, self._done, self.version)
-        elif heap and not self.rate > 0:  # its jobs would wait forever, or run backwards
+        elif heap:  # its jobs would wait forever, or run backwards
             self.no_capacity()
 
     def no_capacity(self) -> None:
@@ -401,6 +410,8 @@ class PsStage(StageBase):
         c = self.phi_const
         if not present:
             self.rate = 0.0
+            if self.vtime == INF:  # the end of an instant of infinite speed (`reschedule`)
+                self.vtime = 0.0
         else:
             self.rate = c / present if c is not None else self._rate(present)
         if not self.dirty:
@@ -422,6 +433,8 @@ class PsStage(StageBase):
         heapify(self.heap)
         self.present -= 1
         self.rate = self._rate(self.present)
+        if not self.present and self.vtime == INF:  # as in `_done`
+            self.vtime = 0.0
         self._changed()
         self.recorder.stage_state(self.index, now, self.present, 1.0 if self.present else 0.0)
 
@@ -435,7 +448,9 @@ class PsStage(StageBase):
         v = self.vtime + ((now - self.t_last) * self.rate if self.present else 0.0)
         total = -0.0
         for tag, _, _ in sorted(self.heap, key=lambda item: item[1]):
-            total += tag - v  # in start order (the reference sums in a hash order)
+            # in start order (the reference sums in a hash order); none is left while the
+            # virtual time is inf (`reschedule`)
+            total += tag - v if v < INF else 0.0
         return total
 
 

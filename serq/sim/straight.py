@@ -667,6 +667,8 @@ def run_ps(
                 present_value -= 1.0
                 if not present:
                     busy_value = rate = 0.0
+                    if vtime == INF:  # an instant of infinite speed is over (below)
+                        vtime = 0.0
                 elif c is not None:
                     busy_value = 1.0
                     rate = c / present_value
@@ -698,7 +700,9 @@ def run_ps(
             # `PsStage.reschedule` (the stage changed); a positive `rate` means jobs present
             t_done = INF
             if rate > 0:
-                dt = (jobs[0][0] - vtime) / rate
+                if rate == INF:  # infinite speed: every job present ends now
+                    vtime = INF
+                dt = 0.0 if vtime == INF else (jobs[0][0] - vtime) / rate
                 if dt < 0.0:
                     dt = 0.0
                 if dt < INF:
