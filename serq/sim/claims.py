@@ -69,6 +69,8 @@ class Claims:
         self.givens: list[_Claim] = []
         self.all: list[_Claim] = []
         self.served: dict[int, float] = {}
+        # per stage, whether each claim checked at its latest iteration held (`span`)
+        self.latest: dict[int, list[tuple[_Claim, bool]]] = {}
         exprs.ns["_agg"] = self.aggregate
         for claim in program.claims:
             given = None if claim.given is None else exprs.compile(claim.given)
@@ -105,19 +107,35 @@ class Claims:
         engine.served = self.served[stage]
         engine.arrived = float(arrived)
         blank = self.blank
+        latest = self.latest[stage] = []
         for c in self.by_stage[stage]:
             if c.note is not None:
                 continue
             c.checked += 1
             if c.pred(blank) != 0:
+                latest.append((c, True))
                 if not c.witnessed and c.claim.kind == "some_iteration":
                     c.first = engine.now
                 c.witnessed = True
                 continue
+            latest.append((c, False))
             c.failures += 1
             if c.failures == 1 and c.claim.kind == "every_iteration":
                 c.first = engine.now
                 c.values = tuple((text, fn(blank)) for text, fn in c.reads)
+
+    def span(self, stage: int, count: int, tokens: float) -> None:
+        """A fast-forwarded span of `stage` skipped `count` iterations of `tokens` each,
+        alike the one `iteration` checked last, whose claims read only what is the same at
+        every one of them (`fastforward.claim_changes`): each is checked `count` times
+        more, with its answer there. (`served` grows by their tokens, at once: none of
+        these claims reads it.)"""
+        for c, held in self.latest[stage]:
+            c.checked += count
+            if not held:
+                c.failures += count
+        if stage in self.served:
+            self.served[stage] += tokens * count
 
     def iteration_end(self, stage: int, tokens: float) -> None:
         """An iteration of `stage` ended, having served `tokens`."""

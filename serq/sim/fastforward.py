@@ -20,6 +20,14 @@ dynamic conditions at run time; this module proves the static ones, per engine:
   spill is a job, an event), and no eviction key reads the engine's progress (`work`,
   `budget_left`, the iteration's totals); keys that read time are evaluated at each
   crossing's own time.
+
+A claim over an engine's iterations (`every iteration of E (P)`, `some iteration of E
+(P)`) is checked at every iteration a span skips too. Where P reads only what is the
+same at every iteration of a span (`claim_changes`: the iteration's totals but
+`kv_decode`, `demand` and `arrived`, constants, observables no iteration moves, the
+samples' aggregates), its value at the span's first iteration, planned as usual, is its
+value at each of the others (`Claims.span` counts them); a claim that reads more keeps
+its engine stepping one iteration at a time.
 """
 
 from __future__ import annotations
@@ -32,6 +40,10 @@ from serq import ir
 # The iteration's totals: what cost and budget read, the same for every iteration of a
 # span except kv_decode, which grows by the growing decoders each iteration.
 TOTALS = frozenset({"residents", "decoders", "kv_prefill", "tokens", "prefilled", "attention"})
+# What a claim over iterations may read and still be the same at every iteration of a
+# span: the totals (`kv_decode` aside: it grows at the block crossings), the residents'
+# demand (one token each) and the sessions arrived (no arrival inside a span).
+CLAIM_STEADY = TOTALS | {"demand", "arrived"}
 # What a serve key may read besides constants and session attributes.
 RESIDENT = frozenset({"decoding", "admission"})
 # What an eviction key reads of the entry it weighs (set at each crossing's own time).
@@ -170,6 +182,12 @@ def _changes(
 def _engine_expr(expr: ir.Expr) -> Iterator[str]:
     """Why budget, chunk or cost `expr` cannot be repeated; "kv_decode" when it reads it."""
     return _changes(expr, TOTALS, frozenset({"kv_decode"}))
+
+
+def claim_changes(pred: ir.Expr) -> list[str]:
+    """Why a claim's predicate `pred` could read another value at an iteration a span
+    skips than at the span's first (empty: it cannot)."""
+    return list(_changes(pred, CLAIM_STEADY))
 
 
 def _serve_key(expr: ir.Expr) -> Iterator[str]:

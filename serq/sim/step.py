@@ -989,7 +989,13 @@ class StepStage(StageBase):
             return None
         # a resident with a fraction of a token left after `most` iterations takes it in
         # one more (`_tail`), when nobody waits and the budget is the same
-        tail = most < limit < most + 1 and not waiting and not verdict.budget_varies
+        # (not under claims: its tokens and demand are not the span's)
+        tail = (
+            most < limit < most + 1
+            and not waiting
+            and not verdict.budget_varies
+            and self.claims is None
+        )
         if most == 1:
             if not tail:
                 return None
@@ -1518,6 +1524,8 @@ class StepStage(StageBase):
             for t, end in zip(starts, ends[1:], strict=True):
                 self.recorder.iteration(self.index, t, 0, n, float(n), end)
         k = m - 1
+        if self.claims is not None:  # the claims over its iterations, checked at each
+            self.claims.span(self.index, k, float(n))
         for r in scheduled:  # k more additions of 1.0 to each, as one at a time makes them
             if r.grows:
                 part = r.part

@@ -174,13 +174,16 @@ class World:
             self.straight = straight.plan(self, program, exprs, streams["session"])
 
     def _install_claims(self, program: ir.Program, exprs: ExprCompiler) -> None:
-        """The run's claims: every sample goes to them too, and a step stage a claim reads
-        iterates one iteration at a time (a fast-forwarded span would skip their checks)."""
+        """The run's claims: every sample goes to them too. A step stage a claim reads
+        iterates one iteration at a time, unless each such claim reads only what is the
+        same at every iteration of a span (`fastforward.claim_changes`), whose checks the
+        span then counts (`Claims.span`)."""
         claims = self.claims = Claims(program, self.engine, exprs, self.blank)
-        for stage in claims.by_stage:
+        for stage, held in claims.by_stage.items():
             step = self.stages[stage]
             step.claims = claims
-            step.verdict = None
+            if any(fastforward.claim_changes(c.claim.pred) for c in held):
+                step.verdict = None
         if claims.samples:
             record = self.recorder.observe
 
