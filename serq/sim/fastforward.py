@@ -8,8 +8,9 @@ dynamic conditions at run time; this module proves the static ones, per engine:
 
 - `skips`: budget, chunk and cost read only the iteration's totals (residents, decoders,
   kv_decode, kv_prefill, tokens, prefilled, attention), constants and observables that no
-  iteration changes; the serve keys read only what a resident keeps through a span; no
-  gauge reads something an iteration changes without an event (`now`, `work`, ...).
+  iteration changes; the serve keys read only what a resident keeps through a span, or
+  are `remaining` or `-remaining` (whose order a span keeps); no gauge reads something an
+  iteration changes without an event (`now`, `work`, ...).
 - `cost_varies`: cost or budget reads kv_decode, which grows every iteration: each
   iteration's cost is evaluated (in order, so the clock is the per-iteration clock).
 - `with_waiters`: a span may run while sessions wait at a queue: no queue key reads time
@@ -192,7 +193,19 @@ def claim_changes(pred: ir.Expr) -> list[str]:
 
 def _serve_key(expr: ir.Expr) -> Iterator[str]:
     """Why a serve key could reorder the residents inside a span."""
+    if _by_remaining(expr):
+        return iter(())
     return _changes(expr, RESIDENT | TOTALS)
+
+
+def _by_remaining(expr: ir.Expr) -> bool:
+    """Whether serve key `expr` is `remaining` or `-remaining` (shortest or longest
+    remaining run first). Every resident of a span takes one token an iteration, and its
+    remaining falls by exactly 1.0 (`StepStage._span` keeps it below 2**53), so two
+    residents' keys keep their order, ties included, through the span."""
+    if isinstance(expr, ir.Unary) and expr.op == "-":
+        expr = expr.operand
+    return isinstance(expr, ir.Ctx) and expr.name == "remaining"
 
 
 def _gauge(expr: ir.Expr) -> Iterator[str]:
