@@ -6,11 +6,11 @@ queued behind it waits to the end; at a ps stage it takes a share of the capacit
 ever (but at a rate of inf, where every job present ends at once: `PsStage`); at a delay
 the session never comes back. The run goes on, so this is not an error, but it is a way
 a run stops moving, and the report's numbers after it describe a stage that no longer
-works as written. `find` lists them from what is still pending when the
-run ends: the engine's events at time inf (a fifo or delay completion; the generated code
-and the interpreter both schedule one per job in service), the finish tags of the ps
-stages' jobs, the flows (`run a, b (w)`) with work inf left, and a step engine's runs of
-inf tokens (each iteration gives them their tokens; they never end).
+works as written. `find` lists them from what is still pending when the run ends: the
+engine's events at time inf (a fifo or delay completion; the generated code and the
+interpreter both schedule one per job in service), the finish tags of the ps stages'
+jobs, the flows (`run a, b (w)`) with work inf left, and a step engine's runs of inf
+tokens (each iteration gives them their tokens; they never end).
 """
 
 from __future__ import annotations
