@@ -3,6 +3,7 @@
 Run by hand from the repository root (pyserq 0.1.2 installed):
 
     PYTHONPATH=. python bench/examples.py [--least-ms MS] [--repeat R] [FILE ...]
+    PYTHONPATH=. python bench/examples.py --reference DIR examples/vocabulary/*.sq ...
 
 bench/shapes.py times the shapes issue 18 names, each written for the bench; this runs
 the programs users start from (examples/*.sq, or the FILEs given) as they are, so that a
@@ -15,6 +16,11 @@ as skipped, and one whose run ends by itself before 2 ms however long the horizo
 fixed number of requests) is printed but left out of the summary: its ratio is what
 starting a run costs. It prints both times and the ratio serq / pyserq per program, then
 the median and the worst.
+
+`--reference DIR` times against the pyserq found in DIR instead (pyserq 0.1.4, installed
+there with `pip install --no-deps --target DIR pyserq==0.1.4`), which runs the `fn main`
+dialect and the newer vocabulary; a program without a `run` block takes its horizon
+from a `// horizon: T` line, as examples/vocabulary's do.
 """
 
 from __future__ import annotations
@@ -32,13 +38,15 @@ import serq  # noqa: E402
 from bench.timing import cpu_best, cpu_best_each, summary  # noqa: E402
 
 HORIZON = re.compile(r"^\s*horizon\s+([0-9.eE+]+)\s*;", re.M)
+COMMENTED = re.compile(r"^//\s*horizon:\s*([0-9.eE+]+)\s*$", re.M)  # a `fn main` program's
 MOST = 500.0  # the most a horizon is stretched
 GRAIN = 0.002  # a reference run shorter than this at the stretched horizon ends by itself
 
 
 def stretched(pyserq, path: Path, least: float) -> float | None:
     """The horizon at which the reference's run of `path` takes about `least` seconds."""
-    found = HORIZON.search(path.read_text(encoding="utf-8"))
+    text = path.read_text(encoding="utf-8")
+    found = HORIZON.search(text) or COMMENTED.search(text)
     if found is None:
         return None
     horizon = float(found.group(1))
@@ -51,8 +59,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--least-ms", type=float, default=50.0)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--reference", metavar="DIR", help="import pyserq from DIR")
     parser.add_argument("files", nargs="*")
     args = parser.parse_args()
+    if args.reference:
+        sys.path.insert(0, args.reference)
     import pyserq
 
     files = [Path(f) for f in args.files] or sorted((ROOT / "examples").glob("*.sq"))

@@ -500,7 +500,6 @@ class _Codegen:
             _k_ready=world.ready,
             _k_zero=world.zero_run,
             _k_join=world.holds.join,
-            _k_observe=world.recorder.observe,
             _k_turn=world.recorder.turn,
             _k_workload=world.workload,
             _k_live_level=world.recorder.live_level(),
@@ -606,7 +605,7 @@ class _Codegen:
         self.emit(indent + 1, "live_since = now")
         self.emit(indent, "live_value += 1.0")
         self._plain_block(program.init, indent, self.workload_stream)
-        if world.claims is not None:
+        if world.claims is not None and world.claims.givens:  # each `given` reads it
             self.emit(indent, f"{self.bind(world.claims)}.arrived(s)")
         if not self.objects:  # nothing but the generated code reads its frames
             self.emit(indent, f"s.frames = [(_k_main(s, a), {PLAIN}, None)]")
@@ -658,17 +657,17 @@ class _Codegen:
     def _observe(self, stmt: ir.Observe, indent: int, stream: Any) -> None:
         value = self.expr(stmt.value, stream)
         recorder = self.world.recorder
-        if "observe" in vars(recorder):  # one whose `observe` the claims wrap (`World`)
-            self.emit(
-                indent, f"_k_observe({stmt.stat}, now, s.serial, int(a[{TURN_NO}]), {value})"
-            )
-            return
         # `StatsRecorder.observe`, inline (the arguments in the call's order), into lists
         # that `Samples` moves to the recorder's arrays a block at a time
         buffer = self.samples.buffer(stmt.stat)
         put = self.bind(buffer.items.extend, "_k_put")
         v = self.temp("v")
         self.emit(indent, f"{v} = {value}")
+        claims = self.world.claims
+        if claims is not None and stmt.stat in claims.samples:
+            # `Claims.observed`, inline: a claim's aggregate keeps every sample, the
+            # warm-up's too (the world wraps `observe` with it for the other paths)
+            self.emit(indent, f"{self.bind(claims.samples[stmt.stat].append, '_k_claimed')}({v})")
         self.emit(indent, f"if now >= {float(recorder.warmup)!r}:")
         turn = f"int(a[{TURN_NO}])" if self.turns else "0"
         self.emit(indent + 1, f"{put}((now, s.serial, {turn}, {v}))")

@@ -326,9 +326,12 @@ AGGREGATES = """fn main() {{
         ("-serial", -10, 5, 0, -40),  # -4, -3, -2, -1, 0: -4 - 7 - 9 - 10 - 10
     ],
 )
-def test_aggregates_by_hand(x, total, count, largest, prefix):
+@pytest.mark.parametrize("codegen", [True, False])
+def test_aggregates_by_hand(x, total, count, largest, prefix, codegen):
+    """On both paths: the generated code hands a claim's samples over inline."""
     text = AGGREGATES.format(x=x, total=total, count=count, largest=largest, prefix=prefix)
-    r = serq.run(serq.compile(source=text, horizon=20, warmup=2))  # warm-up samples count too
+    program = serq.compile(source=text, horizon=20, warmup=2)
+    r = serq.run(program, codegen=codegen)  # the warm-up's samples count too
     assert {c.name: c.result for c in r.claims} == dict.fromkeys("tnlp", "holds")
 
 
