@@ -21,6 +21,7 @@
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Callable
 from typing import Any
 
@@ -64,7 +65,8 @@ class Claims:
     def __init__(self, program: ir.Program, engine: Any, exprs: Any, blank: list) -> None:
         self.engine = engine
         self.blank = blank
-        self.samples: dict[int, list[float]] = {}
+        # the samples of each observation a claim aggregates, 8 bytes each
+        self.samples: dict[int, array] = {}
         self.by_stage: dict[int, list[_Claim]] = {}
         self.givens: list[_Claim] = []
         self.all: list[_Claim] = []
@@ -84,7 +86,7 @@ class Claims:
                 self.served.setdefault(claim.stage, 0.0)
             for e in _walk(claim.pred):
                 if isinstance(e, ir.Aggregate):
-                    self.samples.setdefault(e.stat, [])
+                    self.samples.setdefault(e.stat, array("d"))
 
     # ------------------------------------------------------------------ hooks
 
@@ -143,7 +145,7 @@ class Claims:
             self.served[stage] += tokens
 
     def aggregate(self, func: str, stat: int) -> float:
-        values = self.samples.get(stat, [])
+        values = self.samples.get(stat, array("d"))
         if func == "count":
             return float(len(values))
         if func == "total":
