@@ -328,3 +328,43 @@ run {{ horizon 10; }}
     assert error.code == "E-wrong-kind"
     assert "has no budget" in error.message
     assert text[error.span.start : error.span.end] == "s"
+
+
+# Written by hand in the eighth round (tests/sim/NOTES.md §25). `admit via S` of a stage
+# with no scheduler: the queue was handed to a fifo, ps or delay stage, which never
+# admits, so every session waited at 0 (serq stopped with E-run, blaming a step engine's
+# plan there is none of; pyserq 0.1.2 ran to the horizon with nothing moving). And a
+# spill via a step engine: the spill's write is a job of seconds, which a step engine
+# cannot run (both serq paths failed with E-internal, an AttributeError; 0.1.2 panics).
+# Both are link errors at the stage's name now.
+@pytest.mark.parametrize("kind", ["fifo(1)", "ps(1)", "delay"])
+def test_admit_via_a_stage_without_a_scheduler_does_not_link(kind):
+    text = f"""pool kv {{ cap 10; admit via s; }}
+stage s : {kind};
+workload {{ arrive batch(2); }}
+session {{ hold kv (1) {{ run s (1); }} }}
+run {{ horizon 20; }}
+"""
+    compiled, diagnostics = compile_program(text, "admit.sq")
+    assert compiled is None
+    (error,) = diagnostics
+    assert error.code == "E-wrong-kind"
+    assert "no scheduler to admit a queue" in error.message
+    assert text[error.span.start : error.span.end] == "s"
+
+
+def test_a_spill_via_a_step_engine_does_not_link():
+    text = """pool kv { cap 10; spill t via e (1) when (1); evict lru; }
+pool t { cap 10; }
+stage e : step { budget 4; cost 1; }
+stage s : fifo(1);
+workload { arrive batch(2); }
+session { hold kv (6) { run s (1); } cache (6); }
+run { horizon 20; }
+"""
+    compiled, diagnostics = compile_program(text, "spill.sq")
+    assert compiled is None
+    (error,) = diagnostics
+    assert error.code == "E-wrong-kind"
+    assert "a spill goes via a fifo, ps or delay stage" in error.message
+    assert text[error.span.start : error.span.end] == "e"
