@@ -368,3 +368,24 @@ run { horizon 20; }
     assert error.code == "E-wrong-kind"
     assert "a spill goes via a fifo, ps or delay stage" in error.message
     assert text[error.span.start : error.span.end] == "e"
+
+
+# A run at a step engine growing a pool no hold around it holds: the E-run pointed at
+# the engine's declaration, on both paths; it points at the run now.
+@pytest.mark.parametrize("codegen", [True, False])
+def test_a_run_growing_outside_its_hold_is_reported_at_the_run(codegen):
+    text = """stage e : step { budget 4; cost 1; }
+pool m { cap 10; }
+pool r { cap 2; }
+workload { arrive batch(2); }
+session { hold m (1) { run e prefill (2) growing r; } }
+run { horizon 20; }
+"""
+    compiled, _ = compile_program(text, "growing.sq")
+    assert compiled is not None
+    report, diagnostics = execute(compiled, codegen=codegen)
+    assert report is None
+    (error,) = diagnostics
+    assert error.code == "E-run"
+    assert error.message == "a run growing `r` outside its hold"
+    assert text[error.span.start : error.span.end].startswith("run e prefill (2) growing r")
