@@ -2,8 +2,10 @@
 
 The candidates are those `preempt lifo` has (the residents holding the pool of every
 step stage whose memory it is, else the pool's holders), leases excluded. Each one's
-keys are read with `decoding` (1 for a decoding resident), `admission` (the session's
-latest admission number) and `position` (where its hold on the pool is now) set; the
+keys are read with `decoding` (1 for a decoding resident), `admission` (its place among
+the candidates in the order of their latest admissions, from 0: pyserq 0.1.4 reads the
+index in its running list there, where a serve key reads the admission number itself,
+`StepStage._serve_order`) and `position` (where its hold on the pool is now) set; the
 smallest keys lose, and among equal keys the most recently admitted, as under
 `preempt lifo` (pyserq 0.1.4: `preempt by (1)` is `preempt lifo`). Where the victim
 goes back in the queue is `Holds.preempt`'s (`Pool.requeue_tail`).
@@ -22,12 +24,14 @@ def by_keys(pool: Any, innermost: Callable[[Any, Any], Any]) -> Any:
     engine = pool.engine
     best = None
     best_key: tuple = ()
+    rank = 0.0  # the candidate's place, from 0 (the module's `admission`)
     for session in pool.sessions:  # in the order of their latest admission: later wins ties
         part = innermost(session, pool)
         if part is None or part.leased:
             continue
         engine.decoding = 0.0
-        engine.admission = float(session.admitted)
+        engine.admission = rank
+        rank += 1.0
         engine.position = part.consumed if part.position is None else part.position
         key = pool.preempt_key_of(session.attrs)
         if best is None or key <= best_key:
@@ -47,12 +51,13 @@ def resident_by_keys(pool: Any, steps: list[Any]) -> Any:
             part = r.part_on(pool)
             if part is not None and not part.leased:
                 candidates.append((r, part))
+    candidates.sort(key=lambda c: c[0].admission)
     best = None
     best_key: tuple = ()
     newest = -INF
-    for r, part in candidates:
+    for rank, (r, part) in enumerate(candidates):
         engine.decoding = 1.0 if r.decoding else 0.0
-        engine.admission = r.admission
+        engine.admission = float(rank)  # its place among the candidates, from 0
         engine.position = part.consumed if part.position is None else part.position
         key = pool.preempt_key_of(r.session.attrs)
         if best is None or key < best_key or (key == best_key and r.admission > newest):

@@ -614,7 +614,7 @@ class StepStage(StageBase):
         keyed = []
         for r in residents:
             engine.decoding = 1.0 if r.decoding else 0.0
-            engine.admission = r.admission
+            engine.admission = r.admission - 1.0  # the key counts from 0
             engine.remaining = r.remaining
             keyed.append((key_of(r.session.attrs), r.admission, r.order, r))
         if any(unordered(item[0]) for item in keyed):  # a NaN, ordered as pyserq orders it
