@@ -74,6 +74,13 @@ class _Lowering:
         pools = tuple(m for i in items if isinstance(i, ast.Pool) for m in self.pool(i))
         stages = tuple(m for i in items if isinstance(i, ast.Stage) for m in self.stage(i))
         workloads = [i for i in items if isinstance(i, ast.Workload)]
+        for extra in workloads[1:]:  # both references refuse it ("duplicate workload")
+            self.error(
+                codes.STRUCTURE,
+                extra.span,
+                "a second `workload`: a program has one (put its clauses in the first)",
+                labels=(Label(workloads[0].span, "the first workload"),),
+            )
         arrival, trace, hidden = self.workload(workloads)
         init = self.reserve()
         turn = self.reserve()

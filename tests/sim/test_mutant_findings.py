@@ -389,3 +389,61 @@ run { horizon 20; }
     assert error.code == "E-run"
     assert error.message == "a run growing `r` outside its hold"
     assert text[error.span.start : error.span.end].startswith("run e prefill (2) growing r")
+
+
+# The warm-up is a measurement setting, not an event (tests/sim/NOTES.md §25, spec against
+# pyserq 0.1.2). A step engine's plan preempts the only resident at 1 (its growth can
+# never fit), and the pools are not retried after a plan, so the session is admitted
+# again at 2, after the next (empty) iteration. pyserq 0.1.2 with a warm-up of 1.5 admits
+# it at 1.5 instead: its warm-up is an event, whose settle retries the pools. serq admits
+# it at 2 whatever the warm-up.
+WARMUP_PROGRAM = """pool kv { cap 16.5; block 16; evict lru; preempt lifo; }
+stage prefill : step { budget 8.5; cost 1; memory kv; }
+stage tool : delay;
+workload { arrive batch(2); }
+session {
+  run tool (serial);
+  hold kv (8) {
+    observe adm = serial;
+    run prefill prefill (200 - 100 * serial) growing kv;
+  }
+}
+run { horizon 4; seed 1; }
+"""
+
+
+@pytest.mark.parametrize("codegen", [True, False])
+def test_the_warm_up_changes_no_admission(codegen):
+    times = {}
+    for warmup in (0.0, 1.25, 1.5, 3.5):
+        compiled, diagnostics = compile_program(WARMUP_PROGRAM, "w.sq", warmup=warmup)
+        assert compiled is not None, diagnostics
+        report, ran = execute(compiled, codegen=codegen)
+        assert report is not None, ran
+        times[warmup] = list(report.observe("adm").times)
+    assert times[0.0] == [0.0, 2.0, 4.0]
+    for warmup, seen in times.items():
+        assert seen == [t for t in times[0.0] if t >= warmup]
+
+
+# Two `workload` items: serq ran their clauses as one (the second `arrive` replacing the
+# first); pyserq 0.1.2 and 0.1.4 refuse the second ("duplicate workload"). E-structure
+# at the second now, as for a second session or server.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "stage s : fifo(1);\nworkload { arrive renewal(1); }\nworkload { arrive batch(2); }\n"
+        "session { run s (0.5); }\nrun { horizon 10; }\n",
+        "fn main() {\n  stage s : fifo(1);\n  workload { arrive renewal(1); }\n"
+        "  workload { turn { set w = 1; } }\n  server { run s (cost(s, 0.5)); }\n}\n",
+    ],
+    ids=["items", "fn-main"],
+)
+def test_a_second_workload_does_not_link(text):
+    compiled, diagnostics = compile_program(text, "w.sq", horizon=10)
+    assert compiled is None
+    (error,) = diagnostics
+    assert error.code == "E-structure"
+    assert error.message.startswith("a second `workload`: a program has one")
+    assert text[error.span.start : error.span.end].startswith("workload {")
+    assert error.span.start > text.index("workload")
