@@ -447,3 +447,38 @@ def test_a_second_workload_does_not_link(text):
     assert error.message.startswith("a second `workload`: a program has one")
     assert text[error.span.start : error.span.end].startswith("workload {")
     assert error.span.start > text.index("workload")
+
+
+# A job whose end passes the float range (a work of 1e300 at ps(1e-300), alone or in a
+# flow through such a stage) leaves no event: the stall said only "(2 live)". It names
+# the stages now, and why. pyserq 0.1.2 runs to the horizon with nothing moving.
+@pytest.mark.parametrize("codegen", [True, False])
+@pytest.mark.parametrize(
+    "stages, run, where",
+    [
+        ("stage a : ps(1e-300);", "run a (1e300);", "at stage `a`,"),
+        (
+            "stage a : ps(1);\nstage b : ps(1e-300);\nshare maxmin;",
+            "run a, b (1e300);",
+            "at stages `a`, `b`,",
+        ),
+    ],
+    ids=["ps", "flow"],
+)
+def test_a_stall_at_jobs_ending_past_the_float_range_names_the_stages(stages, run, where, codegen):
+    text = f"""{stages}
+workload {{ arrive batch(2); }}
+session {{ {run} observe t = now; }}
+run {{ horizon 20; }}
+"""
+    compiled, _ = compile_program(text, "far.sq")
+    assert compiled is not None
+    report, diagnostics = execute(compiled, codegen=codegen)
+    assert report is None
+    (error,) = diagnostics
+    assert error.code == "E-run"
+    assert error.message == (
+        "the run stalls at 0: no event is pending and 2 sessions wait for ever (2 live, "
+        f"{where} whose jobs would end past the float range (their work over their rate is "
+        "inf)); nothing that could free them will happen"
+    )
