@@ -74,6 +74,13 @@ class _Lowering:
         pools = tuple(m for i in items if isinstance(i, ast.Pool) for m in self.pool(i))
         stages = tuple(m for i in items if isinstance(i, ast.Stage) for m in self.stage(i))
         workloads = [i for i in items if isinstance(i, ast.Workload)]
+        for extra in workloads[1:]:  # both references refuse it ("duplicate workload")
+            self.error(
+                codes.STRUCTURE,
+                extra.span,
+                "a second `workload`: a program has one (put its clauses in the first)",
+                labels=(Label(workloads[0].span, "the first workload"),),
+            )
         arrival, trace, hidden = self.workload(workloads)
         init = self.reserve()
         turn = self.reserve()
@@ -184,6 +191,9 @@ class _Lowering:
             if isinstance(option, ast.Spill):
                 to = self.family(option.pool, "pool", family, "spill")
                 via = self.family(option.stage, "stage", family, "spill")
+                via = self.stage_kind(
+                    option.stage, via, step=False, option=f"spill {option.pool.name} via"
+                )
                 work, when = self.r.expr(option.amount), self.r.expr(option.when)
                 if to is not None and via is not None:
                     spill = (to, via, work, when, option.span)
@@ -219,6 +229,7 @@ class _Lowering:
                 queue = ir.By(tuple(self.r.expr(k) for k in option.keys))
             elif key == "admit via" and option.target is not None:
                 admit = self.family(option.target, "stage", family, "admit via")
+                admit = self.stage_kind(option.target, admit, step=True, option="admit via")
             else:
                 self.unexpected(option, f"pool `{name}`")
         members = []
@@ -363,6 +374,34 @@ class _Lowering:
             )
             return None
         return target
+
+    def stage_kind(
+        self, ident: ast.Ident, target: Family | None, *, step: bool, option: str
+    ) -> Family | None:
+        """`target` if it is a step engine (`step`) or is not one (not `step`), else None
+        with E-wrong-kind at `ident`: `admit via` hands a queue to a step engine's
+        scheduler (a fifo, ps or delay stage has none: the queue waited for ever), and a
+        spill's write is a job of seconds, which a step engine, run by tokens in a mode,
+        cannot take (serq failed with E-internal; pyserq 0.1.2 panics)."""
+        if target is None or isinstance(target.item.kind, ast.Step) == step:
+            return target
+        kind = target.item.kind
+        word = {ast.Fifo: "a fifo", ast.Ps: "a ps", ast.Delay: "a delay"}.get(type(kind), "a")
+        if step:
+            message = (
+                f"`{option} {target.name}`: stage `{target.name}` is {word} stage, which has "
+                "no scheduler to admit a queue: `admit via` names a step engine"
+            )
+        else:
+            message = (
+                f"`{option} {target.name}`: stage `{target.name}` is a step engine, which runs "
+                "tokens in a mode, not a spill's write: a spill goes via a fifo, ps or delay "
+                "stage"
+            )
+        self.error(
+            codes.WRONG_KIND, ident.span, message, labels=(Label(target.span, "declared here"),)
+        )
+        return None
 
     @staticmethod
     def member(family: Family, i: int) -> int:

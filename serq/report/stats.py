@@ -23,16 +23,32 @@ SQUARABLE = 1e-100  # a mean between this and its inverse squares well within th
 
 def fsum(values: Sequence[float]) -> float:
     """The exact sum of `values` (`math.fsum`), or ±inf or NaN when it passes the float
-    range, which `math.fsum` raises for: a statistic that overflows is reported, not an error."""
+    range or holds both inf and -inf, which `math.fsum` raises for (OverflowError,
+    ValueError): a statistic that overflows, or has no value, is reported, not an error."""
     try:
         return math.fsum(values)
-    except OverflowError:
+    except (OverflowError, ValueError):
         return sum(values, 0.0)
 
 
 def mean(values: Sequence[float]) -> float:
-    """The arithmetic mean of `values` (NaN without any)."""
-    return fsum(values) / len(values) if values else NAN
+    """The arithmetic mean of `values` (NaN without any). A sum past the float range is
+    taken again over the values scaled by 2⁻⁶⁴ (exact for any value above 2⁻⁹⁵⁸), so that
+    the mean of three samples of 1e308 is 1e308, as in pyserq, and not inf."""
+    if not values:
+        return NAN
+    try:
+        return math.fsum(values) / len(values)
+    except OverflowError:
+        try:
+            return math.fsum([v * _DOWN for v in values]) / len(values) * _UP
+        except (OverflowError, ValueError):
+            return sum(values, 0.0) / len(values)
+    except ValueError:  # inf beside -inf
+        return NAN
+
+
+_DOWN, _UP = 2.0**-64, 2.0**64  # powers of 2: scaling by them is exact
 
 
 def cv2(values: Sequence[float], known_mean: float | None = None) -> float:

@@ -27,6 +27,7 @@ from typing import Any
 
 from serq import ir
 from serq.report.model import ClaimRow
+from serq.report.stats import fsum
 
 Fn = Callable[[Any], float]
 
@@ -148,15 +149,15 @@ class Claims:
         values = self.samples.get(stat, array("d"))
         if func == "count":
             return float(len(values))
-        if func == "total":
-            return math.fsum(values)
+        if func == "total":  # fsum: inf beside -inf is NaN, a sum past the range ±inf
+            return fsum(values)
         if func == "largest":
             # a NaN is no sample's size: the greatest of the others (NaN when all are NaN),
             # as pyserq 0.1.4 has it; `max` kept a first NaN and skipped a later one
             numbers = [v for v in values if v == v]
             return max(numbers) if numbers else (math.nan if values else 0.0)
         ordered = sorted(values)  # prefix_total: the prefix sums, smallest sample first
-        return math.fsum((len(ordered) - k) * x for k, x in enumerate(ordered))
+        return fsum([(len(ordered) - k) * x for k, x in enumerate(ordered)])
 
     # ------------------------------------------------------------------ the report
 

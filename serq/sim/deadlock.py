@@ -16,11 +16,13 @@ before another of it does, and none of it releases anything while it waits, so n
 goes on: whatever the other sessions do, each pool keeps at least what the set holds. A
 hold's units are fixed (`fixed_units`: no state, clock or draw in them), and the rule
 applies only where nothing but a session's own release frees units (`applies`): no claim,
-spill, lease or `load` in the program, a `grow` only where no pool preempts (a newcomer's
-growth may preempt a waiting holder, a lease may end on a timer), and a step engine's run
-growing only the engine's memory or a pool under `preempt none` (the plan's victim on
-the memory is a resident, whose run is at the engine; on another pool it is the newest
-holder, which may wait). A cached prefix counts as nothing held: admission evicts it. The
+spill, lease of a finite duration (a timer ends it) or `load` in the program, a `grow`
+only where no pool preempts (a newcomer's growth may preempt a waiting holder), and a
+step engine's run growing only the engine's memory or a pool under `preempt none` (the
+plan's victim on the memory is a resident, whose run is at the engine; on another pool
+it is the newest holder, which may wait). A lease of inf ends only by its session's
+`release` or end, and stays in the pool's holders: held by its session while it waits,
+and never a victim. A cached prefix counts as nothing held: admission evicts it. The
 generated code keeps an inline hold's units in its locals; `World.held_inline` reads them
 for a waiting session.
 """
@@ -93,9 +95,18 @@ def applies(program: ir.Program, has_steps: bool) -> bool:
             if has_steps and isinstance(stmt, ir.Run):
                 if not _preempts_only_residents(program, stmt):
                     return False
-            if isinstance(stmt, ir.Hold) and (stmt.lease is not None or not fixed_units(stmt)):
+            if isinstance(stmt, ir.Hold) and (not _endless(stmt.lease) or not fixed_units(stmt)):
                 return False
     return True
+
+
+def _endless(lease: ir.Lease | None) -> bool:
+    """Whether `lease` is none, or lasts until its session releases it or ends (a
+    duration of the constant inf): no timer ends it, so a session that waits keeps it,
+    and it counts as held by that session (it stays in the pool's holders)."""
+    return lease is None or (
+        isinstance(lease.duration, ir.Num) and lease.duration.value == math.inf
+    )
 
 
 class _Wait:

@@ -54,6 +54,7 @@ from math import floor
 from typing import Any
 
 from serq import ir
+from serq.diagnostics import Span
 from serq.ir import SLOT
 from serq.ir.expr import reads_only
 from serq.sim.cache import EPS
@@ -350,14 +351,18 @@ class StepStage(StageBase):
 
     # ------------------------------------------------------------------ jobs
 
-    def arrive_run(self, s: Any, work: float, decoding: bool, growing: Any) -> None:
+    def arrive_run(
+        self, s: Any, work: float, decoding: bool, growing: Any, origin: Span | None = None
+    ) -> None:
         """Session `s` starts a run of `work` tokens here (decoding or prefilling),
-        growing its innermost hold on pool `growing` (or None)."""
+        growing its innermost hold on pool `growing` (or None); `origin` is the run's
+        statement, where a growth outside every hold of the pool is reported."""
         part = None
         if growing is not None:
             part = innermost(s, growing)
             if part is None:
-                raise SimError(self.origin, f"a run growing `{growing.name}` outside its hold")
+                where = self.origin if origin is None else origin
+                raise SimError(where, f"a run growing `{growing.name}` outside its hold")
             if part.position is None:
                 part.position = part.consumed
         elif self.memory is not None:
@@ -609,7 +614,7 @@ class StepStage(StageBase):
         keyed = []
         for r in residents:
             engine.decoding = 1.0 if r.decoding else 0.0
-            engine.admission = r.admission
+            engine.admission = r.admission - 1.0  # the key counts from 0
             engine.remaining = r.remaining
             keyed.append((key_of(r.session.attrs), r.admission, r.order, r))
         if any(unordered(item[0]) for item in keyed):  # a NaN, ordered as pyserq orders it
@@ -1815,7 +1820,7 @@ def compile_run(compiler: Any, stmt: ir.Run) -> Callable[[Any], bool]:
         member = member0 if stage_of is None else stage_of(a)
         if not isinstance(member, StepStage):
             raise SimError(origin, "a prefill or decode run needs a step stage")
-        member.arrive_run(s, w, decoding, pool0 if grow_of is None else grow_of(a))
+        member.arrive_run(s, w, decoding, pool0 if grow_of is None else grow_of(a), origin)
         return False
 
     return run

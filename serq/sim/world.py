@@ -290,12 +290,30 @@ class World:
                 f"{len(self.ready)} made ready in a step engine's plan, which only an event "
                 "would run"
             )
-        where = "; ".join(waits) or f"{self.live} live"
+        where = "; ".join(waits) or self._at_stages()
         raise SimError(
             origin or (self.program.arrival.origin if self.program.arrival else None),
             f"the run stalls at {arith_repr(self.engine.now)}: no event is pending and "
             f"{self.live} session{'s wait' if self.live != 1 else ' waits'} for ever ({where}); "
             f"nothing that could free them will happen{late}",
+        )
+
+    def _at_stages(self) -> str:
+        """Where the live sessions of a stall that no pool, growth, endless job or ready
+        session explains are: at stages whose jobs' ends passed the float range (a work
+        of 1e300 at ps(1e-300), or a flow through one, ends at time inf)."""
+        names = []
+        for stage, decl in zip(self.stages, self.program.stages, strict=True):
+            if stage.present and not isinstance(stage, StepStage):
+                names.append(
+                    f"`{decl.name}`" if decl.index is None else f"`{decl.name}[{decl.index}]`"
+                )
+        if not names:
+            return f"{self.live} live"
+        return (
+            f"{self.live} live, at {'stage' if len(names) == 1 else 'stages'} "
+            f"{', '.join(names)}, whose jobs would end past the float range (their work over "
+            "their rate is inf)"
         )
 
     def settle(self) -> None:

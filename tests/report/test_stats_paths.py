@@ -30,12 +30,19 @@ def _percentile(values, q):
     return ordered[min(max(rank, 1), len(ordered)) - 1]
 
 
+def _fsum(values):
+    """The exact sum; NaN for inf beside -inf, where `math.fsum` raises (a report has
+    no value there, as in both references: tests/sim/test_infinite_statistics.py)."""
+    try:
+        return math.fsum(values)
+    except ValueError:
+        return math.nan
+
+
 def _cv2(values):
-    m = math.fsum(values) / len(values)
+    m = _fsum(values) / len(values)
     return (
-        math.nan
-        if m == 0
-        else math.fsum((v - m) ** 2 for v in values) / (len(values) - 1) / (m * m)
+        math.nan if m == 0 else _fsum([(v - m) ** 2 for v in values]) / (len(values) - 1) / (m * m)
     )
 
 
@@ -52,7 +59,7 @@ def _integral(times, values, start, stop):
         if hi >= stop:
             break
         i += 1
-    return math.fsum(total)
+    return _fsum(total)
 
 
 def _held_range(times, values, start, stop):

@@ -328,3 +328,157 @@ run {{ horizon 10; }}
     assert error.code == "E-wrong-kind"
     assert "has no budget" in error.message
     assert text[error.span.start : error.span.end] == "s"
+
+
+# Written by hand in the eighth round (tests/sim/NOTES.md §25). `admit via S` of a stage
+# with no scheduler: the queue was handed to a fifo, ps or delay stage, which never
+# admits, so every session waited at 0 (serq stopped with E-run, blaming a step engine's
+# plan there is none of; pyserq 0.1.2 ran to the horizon with nothing moving). And a
+# spill via a step engine: the spill's write is a job of seconds, which a step engine
+# cannot run (both serq paths failed with E-internal, an AttributeError; 0.1.2 panics).
+# Both are link errors at the stage's name now.
+@pytest.mark.parametrize("kind", ["fifo(1)", "ps(1)", "delay"])
+def test_admit_via_a_stage_without_a_scheduler_does_not_link(kind):
+    text = f"""pool kv {{ cap 10; admit via s; }}
+stage s : {kind};
+workload {{ arrive batch(2); }}
+session {{ hold kv (1) {{ run s (1); }} }}
+run {{ horizon 20; }}
+"""
+    compiled, diagnostics = compile_program(text, "admit.sq")
+    assert compiled is None
+    (error,) = diagnostics
+    assert error.code == "E-wrong-kind"
+    assert "no scheduler to admit a queue" in error.message
+    assert text[error.span.start : error.span.end] == "s"
+
+
+def test_a_spill_via_a_step_engine_does_not_link():
+    text = """pool kv { cap 10; spill t via e (1) when (1); evict lru; }
+pool t { cap 10; }
+stage e : step { budget 4; cost 1; }
+stage s : fifo(1);
+workload { arrive batch(2); }
+session { hold kv (6) { run s (1); } cache (6); }
+run { horizon 20; }
+"""
+    compiled, diagnostics = compile_program(text, "spill.sq")
+    assert compiled is None
+    (error,) = diagnostics
+    assert error.code == "E-wrong-kind"
+    assert "a spill goes via a fifo, ps or delay stage" in error.message
+    assert text[error.span.start : error.span.end] == "e"
+
+
+# A run at a step engine growing a pool no hold around it holds: the E-run pointed at
+# the engine's declaration, on both paths; it points at the run now.
+@pytest.mark.parametrize("codegen", [True, False])
+def test_a_run_growing_outside_its_hold_is_reported_at_the_run(codegen):
+    text = """stage e : step { budget 4; cost 1; }
+pool m { cap 10; }
+pool r { cap 2; }
+workload { arrive batch(2); }
+session { hold m (1) { run e prefill (2) growing r; } }
+run { horizon 20; }
+"""
+    compiled, _ = compile_program(text, "growing.sq")
+    assert compiled is not None
+    report, diagnostics = execute(compiled, codegen=codegen)
+    assert report is None
+    (error,) = diagnostics
+    assert error.code == "E-run"
+    assert error.message == "a run growing `r` outside its hold"
+    assert text[error.span.start : error.span.end].startswith("run e prefill (2) growing r")
+
+
+# The warm-up is a measurement setting, not an event (tests/sim/NOTES.md §25, spec against
+# pyserq 0.1.2). A step engine's plan preempts the only resident at 1 (its growth can
+# never fit), and the pools are not retried after a plan, so the session is admitted
+# again at 2, after the next (empty) iteration. pyserq 0.1.2 with a warm-up of 1.5 admits
+# it at 1.5 instead: its warm-up is an event, whose settle retries the pools. serq admits
+# it at 2 whatever the warm-up.
+WARMUP_PROGRAM = """pool kv { cap 16.5; block 16; evict lru; preempt lifo; }
+stage prefill : step { budget 8.5; cost 1; memory kv; }
+stage tool : delay;
+workload { arrive batch(2); }
+session {
+  run tool (serial);
+  hold kv (8) {
+    observe adm = serial;
+    run prefill prefill (200 - 100 * serial) growing kv;
+  }
+}
+run { horizon 4; seed 1; }
+"""
+
+
+@pytest.mark.parametrize("codegen", [True, False])
+def test_the_warm_up_changes_no_admission(codegen):
+    times = {}
+    for warmup in (0.0, 1.25, 1.5, 3.5):
+        compiled, diagnostics = compile_program(WARMUP_PROGRAM, "w.sq", warmup=warmup)
+        assert compiled is not None, diagnostics
+        report, ran = execute(compiled, codegen=codegen)
+        assert report is not None, ran
+        times[warmup] = list(report.observe("adm").times)
+    assert times[0.0] == [0.0, 2.0, 4.0]
+    for warmup, seen in times.items():
+        assert seen == [t for t in times[0.0] if t >= warmup]
+
+
+# Two `workload` items: serq ran their clauses as one (the second `arrive` replacing the
+# first); pyserq 0.1.2 and 0.1.4 refuse the second ("duplicate workload"). E-structure
+# at the second now, as for a second session or server.
+@pytest.mark.parametrize(
+    "text",
+    [
+        "stage s : fifo(1);\nworkload { arrive renewal(1); }\nworkload { arrive batch(2); }\n"
+        "session { run s (0.5); }\nrun { horizon 10; }\n",
+        "fn main() {\n  stage s : fifo(1);\n  workload { arrive renewal(1); }\n"
+        "  workload { turn { set w = 1; } }\n  server { run s (cost(s, 0.5)); }\n}\n",
+    ],
+    ids=["items", "fn-main"],
+)
+def test_a_second_workload_does_not_link(text):
+    compiled, diagnostics = compile_program(text, "w.sq", horizon=10)
+    assert compiled is None
+    (error,) = diagnostics
+    assert error.code == "E-structure"
+    assert error.message.startswith("a second `workload`: a program has one")
+    assert text[error.span.start : error.span.end].startswith("workload {")
+    assert error.span.start > text.index("workload")
+
+
+# A job whose end passes the float range (a work of 1e300 at ps(1e-300), alone or in a
+# flow through such a stage) leaves no event: the stall said only "(2 live)". It names
+# the stages now, and why. pyserq 0.1.2 runs to the horizon with nothing moving.
+@pytest.mark.parametrize("codegen", [True, False])
+@pytest.mark.parametrize(
+    "stages, run, where",
+    [
+        ("stage a : ps(1e-300);", "run a (1e300);", "at stage `a`,"),
+        (
+            "stage a : ps(1);\nstage b : ps(1e-300);\nshare maxmin;",
+            "run a, b (1e300);",
+            "at stages `a`, `b`,",
+        ),
+    ],
+    ids=["ps", "flow"],
+)
+def test_a_stall_at_jobs_ending_past_the_float_range_names_the_stages(stages, run, where, codegen):
+    text = f"""{stages}
+workload {{ arrive batch(2); }}
+session {{ {run} observe t = now; }}
+run {{ horizon 20; }}
+"""
+    compiled, _ = compile_program(text, "far.sq")
+    assert compiled is not None
+    report, diagnostics = execute(compiled, codegen=codegen)
+    assert report is None
+    (error,) = diagnostics
+    assert error.code == "E-run"
+    assert error.message == (
+        "the run stalls at 0: no event is pending and 2 sessions wait for ever (2 live, "
+        f"{where} whose jobs would end past the float range (their work over their rate is "
+        "inf)); nothing that could free them will happen"
+    )
