@@ -1,8 +1,21 @@
-"""What the stall and deadlock tests share: what a run says, the same on both event paths."""
+"""What the stall, deadlock and statistics tests share: what a run says, or its report,
+on one event path or the same on both."""
 
 from __future__ import annotations
 
+import json
+
 from serq.sim import api as sim_api
+
+
+def report_json(text: str, codegen: bool, **settings: float) -> dict:
+    """The report of the run of `text` (with run `settings`) on the generated code or the
+    interpreter, as the JSON it writes; the run must end with one."""
+    compiled, diagnostics = sim_api.compile_program(text, "t.sq", **settings)
+    assert compiled is not None, diagnostics
+    report, ran = sim_api.execute(compiled, codegen=codegen)
+    assert report is not None, ran
+    return json.loads(report.json())
 
 
 def warnings_on_both_paths(text: str) -> tuple:

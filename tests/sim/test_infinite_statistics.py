@@ -11,14 +11,13 @@ runs on both paths.
 
 from __future__ import annotations
 
-import json
 import sys
 from pathlib import Path
 
 import pytest
 
 from serq.report import stats
-from serq.sim import api as sim_api
+from tests.sim.both_paths import report_json
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracle"))
 
@@ -46,17 +45,9 @@ CLAIMS = """fn main() {
 """
 
 
-def _report(text: str, codegen: bool, **settings: float) -> dict:
-    compiled, diagnostics = sim_api.compile_program(text, "t.sq", **settings)
-    assert compiled is not None, diagnostics
-    report, ran = sim_api.execute(compiled, codegen=codegen)
-    assert report is not None, ran
-    return json.loads(report.json())
-
-
 @pytest.mark.parametrize("codegen", [True, False])
 def test_inf_beside_minus_inf_is_nan(codegen):
-    report = _report(SAMPLES, codegen)
+    report = report_json(SAMPLES, codegen)
     assert report["observes"]["both"]["mean"] is None
     assert report["gauges"]["g"]["mean"] is None
     assert (report["gauges"]["g"]["min"], report["gauges"]["g"]["max"]) == (None, None)
@@ -64,7 +55,7 @@ def test_inf_beside_minus_inf_is_nan(codegen):
 
 @pytest.mark.parametrize("codegen", [True, False])
 def test_a_mean_near_the_float_range_is_not_inf(codegen):
-    big = _report(SAMPLES, codegen)["observes"]["big"]
+    big = report_json(SAMPLES, codegen)["observes"]["big"]
     assert (big["mean"], big["cv2"], big["p99"]) == (1e308, 0, 1e308)
 
 
@@ -80,7 +71,7 @@ def test_the_mean_past_the_range_is_exact():
 
 @pytest.mark.parametrize("codegen", [True, False])
 def test_a_claims_total_of_inf_and_minus_inf(codegen):
-    report = _report(CLAIMS, codegen, horizon=20)
+    report = report_json(CLAIMS, codegen, horizon=20)
     results = {c["name"]: c["result"] for c in report["claims"]}
     assert set(results.values()) == {"holds"}, results
 

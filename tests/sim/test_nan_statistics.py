@@ -11,14 +11,13 @@ bit is set, before every number, `-(0 / 0)` after. Each program runs on both pat
 
 from __future__ import annotations
 
-import json
 import math
 from pathlib import Path
 
 import pytest
 
 from serq.report import stats
-from serq.sim import api as sim_api
+from tests.sim.both_paths import report_json
 
 # idle at 0 (busy / busy is 0 / 0, a NaN) and busy now and then (1, or 3)
 GAUGES = """
@@ -44,17 +43,9 @@ run { horizon 30; warmup 0; seed 1; }
 """
 
 
-def _report(text: str, codegen: bool) -> dict:
-    compiled, diagnostics = sim_api.compile_program(text, "t.sq")
-    assert compiled is not None, diagnostics
-    report, ran = sim_api.execute(compiled, codegen=codegen)
-    assert report is not None, ran
-    return json.loads(report.json())
-
-
 @pytest.mark.parametrize("codegen", [True, False])
 def test_a_gauges_range_leaves_nan_aside(codegen):
-    gauges = _report(GAUGES, codegen)["gauges"]
+    gauges = report_json(GAUGES, codegen)["gauges"]
     assert (gauges["ratio"]["min"], gauges["ratio"]["max"]) == (1, 1)
     assert (gauges["three"]["min"], gauges["three"]["max"]) == (3, 3)
     assert (gauges["idle"]["min"], gauges["idle"]["max"]) == (2, 2)
@@ -64,7 +55,7 @@ def test_a_gauges_range_leaves_nan_aside(codegen):
 
 @pytest.mark.parametrize("codegen", [True, False])
 def test_a_p99_sorts_a_nan_by_its_sign(codegen):
-    observes = _report(SAMPLES, codegen)["observes"]
+    observes = report_json(SAMPLES, codegen)["observes"]
     assert observes["low"]["p99"] == 10  # the NaN sorts first: the top is 10 - 0
     assert observes["high"]["p99"] is None  # the NaN sorts last, at the top
 
@@ -109,11 +100,7 @@ CLAIMS = """fn main() {
 
 @pytest.mark.parametrize("codegen", [True, False])
 def test_a_claims_largest_leaves_nan_aside(codegen):
-    compiled, diagnostics = sim_api.compile_program(CLAIMS, "t.sq", horizon=100)
-    assert compiled is not None, diagnostics
-    report, ran = sim_api.execute(compiled, codegen=codegen)
-    assert report is not None, ran
-    claims = {c["name"]: c["result"] for c in json.loads(report.json())["claims"]}
+    claims = {c["name"]: c["result"] for c in report_json(CLAIMS, codegen, horizon=100)["claims"]}
     assert claims == {"first": "holds", "inner": "holds", "all": "holds"}
 
 
