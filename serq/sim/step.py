@@ -966,6 +966,10 @@ class StepStage(StageBase):
             p = part.consumed if part.position is None else part.position  # `position`
             if not 0.0 <= p < POSITION_MOST:
                 return None
+            if part.alloc < part.reserve and r.grows and part.pool.reserve_held:
+                # its growths would use up its held reservation (`Pool.growth`, `grew`),
+                # which the crossings do not count: a span only beyond it
+                return None
             kv += part.alloc
         most = int(min(limit, SPAN_MOST))
         if most < 1 or not kv < EXACT:
@@ -1094,6 +1098,10 @@ class StepStage(StageBase):
                 for crossing in crossings:
                     if crossing[2].part.pool is pool:
                         used[pool] += crossing[3]
+            # fits as `_grow` tests it (the reservations held count), and evicts only
+            # what a span may
+            if used[pool] + pool.held + need > pool.cap:
+                return None
             allocated = used[pool] + need
             if allocated > pool.cap or allocated + self._kept(pool, _NOBODY, 0.0) > pool.cap:
                 return None
@@ -1348,7 +1356,8 @@ class StepStage(StageBase):
         if blocks is pool:
             # fast path: one pool, a whole block per crossing: count the crossings that fit
             kept = self._kept(pool, heads, b * len(found))
-            room = pool.cap - pool.allocated - kept
+            # a crossing fits next to the reservations held, and evicts only what it may
+            room = pool.cap - pool.allocated - max(kept, pool.held)
             if room == INF or pool.cap == INF:  # an infinite cap: every crossing fits
                 return found  # (the room is NaN while a part of inf units is held)
             if room == math.floor(room):  # whole numbers: the loop below, by arithmetic
@@ -1365,8 +1374,13 @@ class StepStage(StageBase):
             if pool not in kept:
                 grown = sum(c[3] for c in found if c[2].part.pool is pool)
                 kept[pool] = self._kept(pool, heads, grown)
-            allocated = used.get(pool, pool.allocated) + need
-            if allocated > pool.cap or allocated + kept[pool] > pool.cap:
+            before = used.get(pool, pool.allocated)
+            allocated = before + need
+            if (
+                before + pool.held + need > pool.cap  # `_grow`'s test, reservations held
+                or allocated > pool.cap
+                or allocated + kept[pool] > pool.cap
+            ):
                 del found[i:]
                 found.append((-j, 0, r, 0.0))
                 break
@@ -1426,7 +1440,8 @@ class StepStage(StageBase):
                 total += (m - 1 - first) // step + 1
         if not total:
             return []
-        room = pool.cap - pool.allocated - self._kept(pool, heads, b * total)
+        # the crossings fit next to the reservations held, and evict only what they may
+        room = pool.cap - pool.allocated - max(self._kept(pool, heads, b * total), pool.held)
         if room == INF or pool.cap == INF:  # an infinite cap: every crossing fits (the
             fit = total  # room is NaN while a part of inf units is held)
         elif room != floor(room):

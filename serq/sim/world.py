@@ -146,10 +146,6 @@ class World:
         self.spans: list[StepStage] = []  # step stages whose iteration may become a span
         for s in self.steps:
             s.bind(self)
-        if any(p.reserve_held for p in program.pools):
-            # a span's crossings count allocations alone, not held reservations (a
-            # `preempt by` pool may span: no one is preempted inside a span)
-            fast_forward = False
         if fast_forward and self.steps:
             for stage, verdict in zip(self.stages, fastforward.analyse(program), strict=True):
                 if verdict is not None and verdict.skips:

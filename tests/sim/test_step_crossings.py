@@ -35,6 +35,7 @@ def _case(k: int) -> tuple[list[Resident], int]:
         block=b,
         cap=INF,
         allocated=0.0,
+        held=rng.choice([0.0, 0.0, b, 9 * b]),  # reservations held (`reserve held`)
         cache=SimpleNamespace(total=cached, on_evict=None, keys=(), entries={}),
     )
     residents = []
