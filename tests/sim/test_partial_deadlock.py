@@ -12,6 +12,7 @@ named waiting.
 from __future__ import annotations
 
 import random
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -198,10 +199,19 @@ def _program(seed: int, lease: float = 0.0) -> str:
     lines.append(f"workload {{ arrive {arrival}; }}")
     kinds = rng.choice([2, 3])
     body = "loop { run d (1); }" if rng.random() < 0.7 else _hold(rng, pools, 1, lease)
+    return _sessions(rng, seed, lines, kinds, body, lambda: _hold(rng, pools, 1, lease))
+
+
+def _sessions(
+    rng: random.Random, seed: int, lines: list[str], kinds: int, body: str, first: Callable[[], str]
+) -> str:
+    """The program of `lines` with its session and run: session 0 loops at the delay,
+    and each other session takes, by its serial modulo `kinds`, a hold of `first()` or
+    `body` (the generators' shared shape)."""
     for k in reversed(range(kinds)):
         body = (
             f"branch (serial - {kinds} * floor(serial / {kinds}) == {k}) "
-            f"{{ {_hold(rng, pools, 1, lease)} }} else {{ {body} }}"
+            f"{{ {first()} }} else {{ {body} }}"
         )
     loop = "loop { run d (1); }" if rng.random() < 0.8 else "run d (1);"
     lines.append(f"session {{ branch (serial == 0) {{ {loop} }} else {{ {body} }} }}")
@@ -412,16 +422,14 @@ def _engine_program(seed: int) -> str:
 
     kinds = rng.choice([2, 3])
     body = "loop { run d (1); }" if rng.random() < 0.6 else f"loop {{ {engine_hold(2)} }}"
-    for k in reversed(range(kinds)):
-        first = engine_hold(1) if rng.random() < 0.5 else other_hold(1)
-        body = (
-            f"branch (serial - {kinds} * floor(serial / {kinds}) == {k}) "
-            f"{{ {first} }} else {{ {body} }}"
-        )
-    loop = "loop { run d (1); }" if rng.random() < 0.8 else "run d (1);"
-    lines.append(f"session {{ branch (serial == 0) {{ {loop} }} else {{ {body} }} }}")
-    lines.append(f"run {{ horizon 40; seed {seed}; }}")
-    return "\n".join(lines) + "\n"
+    return _sessions(
+        rng,
+        seed,
+        lines,
+        kinds,
+        body,
+        lambda: engine_hold(1) if rng.random() < 0.5 else other_hold(1),
+    )
 
 
 def test_every_named_wait_beside_an_engine_still_waits_far_later(monkeypatch):
