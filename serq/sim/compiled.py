@@ -398,6 +398,14 @@ class _Codegen:
         # is outside inline holds: a hold not written inline is never inside one)
         self.nested_inline = False
         self.caching = ch.caching_pools(program)  # pools whose cache can hold anything
+        # whether a pool may queue a hold at its front (only a preemption requeues one
+        # there) and may have growers waiting (a `grow`, a run `growing`, an engine)
+        self.preempts = _preemptible(world)
+        self.grows = bool(world.steps) or any(
+            isinstance(stmt, ir.Grow) or (isinstance(stmt, ir.Run) and stmt.growing is not None)
+            for block in program.blocks
+            for stmt in block
+        )
         self.samples = Samples(world.recorder)
         self.gauge_points: list[GaugePoints] = []
         # whether a session's `turn_no` can be other than 0 (else an observation's turn is)
@@ -1038,7 +1046,7 @@ class _Codegen:
         self._held.pop()
         self.emit_all(indent, ch.release(shape, units, released))  # `Holds.close`
         self.emit(indent, f"a[{ch.COMPUTED}] = 0.0")
-        self.emit(indent, f"if {self._waiting()}:")
+        self.emit(indent, f"if {self._retriable()}:")
         self.emit(indent + 1, "_k_retry()")
 
     def _join(self, shape: ch.Shape, run: str, spec: str, indent: int) -> None:
@@ -1146,7 +1154,7 @@ class _Codegen:
                 self.emit(indent, f"if not {flag}:")
                 self.emit(indent + 1, f"{flag} = True")
                 self.emit_all(indent + 1, ch.release(shape, units, only=i))
-                self.emit(indent, f"if {self._waiting()}:")
+                self.emit(indent, f"if {self._retriable()}:")
                 self.emit(indent + 1, "_k_retry()")
                 return True
         return False
@@ -1246,10 +1254,77 @@ class _Codegen:
             if pool.index in served:
                 tests.append(f"{name}.growers")
                 continue
-            tests.append(f"{ch.waiting(pool, name)} or {name}.front or {name}.growers")
+            tests.append(self._others(name, ch.waiting(pool, name)))
         if not tests or len(tests) > 8:
             return "True"
         return " or ".join(tests)
+
+    def _others(self, name: str, queue: str) -> str:
+        """The test of a pool's queue `queue`, or its front or growers where the program
+        can have any."""
+        return " or ".join(
+            [queue]
+            + ([f"{name}.front"] if self.preempts else [])
+            + ([f"{name}.growers"] if self.grows else [])
+        )
+
+    def _inline_queues(self) -> tuple[dict[int, list[ir.Hold]], set[int], set[int]]:
+        """The inline holds that may queue at each pool member (by index), the members
+        inline holds take, and those an inline `grow` may leave growers at."""
+        firsts: dict[int, list[ir.Hold]] = {}
+        inline_pools: set[int] = set()
+        grown: set[int] = set()
+        for block in self.program.blocks:
+            for stmt in block:
+                if isinstance(stmt, ir.Hold) and id(stmt) in self.inline:
+                    for k in ch.members(stmt.pools[0].pool):
+                        firsts.setdefault(k, []).append(stmt)
+                    for p in stmt.pools:
+                        inline_pools.update(ch.members(p.pool))
+                elif isinstance(stmt, ir.Grow) and (k := ch.member(stmt.pool)) is not None:
+                    grown.add(k)
+        return firsts, inline_pools, grown
+
+    def _retriable(self) -> str:
+        """`_waiting`, but for an inline pool whose queued holds all take a constant number
+        of units of it (no reserve, no keys, no growers) only while the least of those
+        fits next to what is allocated: the test before calling `_k_retry`. When it
+        fails, `_k_retry` would try the head of that queue, find it does not fit (its
+        units are at least the least) and change nothing, so it is not called."""
+        firsts, inline_pools, grown = self._inline_queues()
+        served = self.world.served
+        tests = []
+        for pool in self.world.pools:
+            name = self.bind(pool, "_k_pool")
+            if pool.index in served:
+                tests.append(f"{name}.growers")
+                continue
+            queue = ch.waiting(pool, name)
+            least = self._least_units(pool, firsts.get(pool.index))
+            if pool.index in inline_pools and pool.index not in grown and least is not None:
+                queue = f"({queue} and not {name}.allocated + {least!r} > {_number(pool.cap)})"
+            tests.append(self._others(name, queue))
+        if not tests or len(tests) > 8:
+            return "True"
+        return " or ".join(tests)
+
+    @staticmethod
+    def _least_units(pool: Any, holds: list[ir.Hold] | None) -> float | None:
+        """The fewest units of `pool` (rounded up to its blocks) that any of `holds`, the
+        inline holds queueing there, takes of it, when each takes a constant number of
+        them with no reserve and the queue has no keys; None otherwise."""
+        if not holds or pool.keys or pool.ranked:
+            return None
+        least = math.inf
+        for stmt in holds:
+            first = stmt.pools[0]
+            if not isinstance(first.units, ir.Num) or first.reserve is not None:
+                return None
+            value = first.units.value
+            if not 0.0 <= value < math.inf:
+                return None
+            least = min(least, pool.round_up(value))
+        return least
 
     def _retry_function(self) -> None:
         """`_k_retry()`: `World.retry_pools`, the inline pools' admissions inline."""
@@ -1260,26 +1335,7 @@ class _Codegen:
         self.emit(2, "changed = False")
         self.emit(2, "H = _k_holds")
         self.emit(2, "ready = _k_ready")
-        firsts: dict[int, list[ir.Hold]] = {}  # the holds that may queue at each member
-        for block in self.program.blocks:
-            for stmt in block:
-                if isinstance(stmt, ir.Hold) and id(stmt) in self.inline:
-                    for k in ch.members(stmt.pools[0].pool):
-                        firsts.setdefault(k, []).append(stmt)
-        inline_pools = {
-            k
-            for block in self.program.blocks
-            for stmt in block
-            if isinstance(stmt, ir.Hold) and id(stmt) in self.inline
-            for p in stmt.pools
-            for k in ch.members(p.pool)
-        }
-        grown = {  # the inline pools an inline `grow` may leave growers at
-            k
-            for block in self.program.blocks
-            for stmt in block
-            if isinstance(stmt, ir.Grow) and (k := ch.member(stmt.pool)) is not None
-        }
+        firsts, inline_pools, grown = self._inline_queues()
         for pool in world.pools:
             name = self.bind(pool, "_k_pool")
             if pool.index in inline_pools:
@@ -1431,7 +1487,7 @@ class _Codegen:
             self.emit(indent + 1, "while ready:")
             self.emit(indent + 2, "s = popleft()")
             self._resume(indent + 2, "s")
-            self.emit(indent + 1, f"if not ({self._waiting()}) or not _k_retry():")
+            self.emit(indent + 1, f"if not ({self._retriable()}) or not _k_retry():")
             self.emit(indent + 2, "break")
             self.emit(indent + 1, "rounds += 1")  # `World.settle`'s count
             self.emit(indent + 1, f"if rounds > {SPIN_LIMIT}:")
@@ -1464,7 +1520,11 @@ class _Codegen:
         elif world.pools:  # `World._flush_pools`, inline: the levels of the pools that changed
             for pool, cells in zip(world.pools, self.pool_cells, strict=True):
                 name = self.bind(pool, "_k_pool")
-                self.emit_all(indent, ch.flush(name, ch.waiting(pool, name), cells))
+                cached = pool.index in self.caching
+                self.emit_all(
+                    indent,
+                    ch.flush(name, ch.waiting(pool, name), cells, cached, self.preempts),
+                )
         if self.ps_flag:  # the one stage that can be pending, by its flag (`ps_flag`)
             self.emit(indent, f"st = {self.bind(self.ps_stages[0], '_k_st')}")
             self.emit(indent, "if st.dirty:")

@@ -549,10 +549,14 @@ def level_cells(index: int) -> list[str]:
     return [f"p{index}_{n}" for n in ("since", "au", "ac", "aq", "ah", "vu", "vc", "vq", "vh")]
 
 
-def flush(pool: str, queue: str, cells: list[str]) -> list[str]:
+def flush(
+    pool: str, queue: str, cells: list[str], cached: bool = True, front: bool = True
+) -> list[str]:
     """`World._flush_pools` of one pool, with `StatsRecorder.pool_state` inline: the four
     levels, kept in the closure cells `cells` (`level_cells`), integrated to now if the
-    pool changed (`queue`: the code of its waiting holds, `waiting`)."""
+    pool changed (`queue`: the code of its waiting holds, `waiting`). A pool whose cache
+    never holds anything (`cached` false: its cached level stays 0, its area too) and one
+    that no preemption queues at the front (`front` false) leave those terms out."""
     since, au, ac, aq, ah, vu, vc, vq, vh = cells
     return [
         f"if {pool}.dirty:",
@@ -560,13 +564,13 @@ def flush(pool: str, queue: str, cells: list[str]) -> list[str]:
         f"    if now > {since}:",
         f"        dt = now - {since}",
         f"        {au} += {vu} * dt",
-        f"        {ac} += {vc} * dt",
+        *([f"        {ac} += {vc} * dt"] if cached else []),
         f"        {aq} += {vq} * dt",
         f"        {ah} += {vh} * dt",
         f"        {since} = now",
         f"    {vu} = {pool}.allocated",
-        f"    {vc} = {pool}.cache.total",
-        f"    {vq} = len({queue}) + len({pool}.front)",
+        *([f"    {vc} = {pool}.cache.total"] if cached else []),
+        f"    {vq} = len({queue}) + len({pool}.front)" if front else f"    {vq} = len({queue})",
         f"    {vh} = {pool}.n_holders",
     ]
 
