@@ -943,22 +943,30 @@ class _Codegen:
 
     def _choose(self, stmt: ir.Choose, indent: int) -> None:
         """`choose j in N by (keys)` of a constant count, inline: each candidate's keys
-        (a tuple, compared as the interpreter's are), the first of the least kept. Up to
-        `UNROLL` candidates are written one by one, each with its keys' `j` a constant
-        (so `queue(s[j])` names its member directly)."""
+        (a tuple when there are several, compared as the interpreter's are; one key alone,
+        which compares as its 1-tuple would), the first of the least kept. Up to `UNROLL`
+        candidates are written one by one, each with its keys' `j` a constant (so
+        `queue(s[j])` names its member directly). A key of whole counts (`_counted`)
+        compares them as ints."""
         n = int(stmt.count.value)  # type: ignore[attr-defined]
+
+        def keys_of(j: int | None) -> str:
+            codes = []
+            for k in stmt.keys:
+                e = k if j is None else _substitute(k, stmt.slot, float(j))
+                code = self.expr(e, self.session_stream)
+                codes.append(_COUNT_READ.sub(r"(\1)", code) if _counted(e) else code)
+            return codes[0] if len(codes) == 1 else f"({', '.join(codes)},)"
+
         if n <= UNROLL:
             best, best_key = self.temp("best"), self.temp("best_key")
             for j in range(n):
-                keys = ", ".join(
-                    self.expr(_substitute(k, stmt.slot, float(j)), self.session_stream)
-                    for k in stmt.keys
-                )
+                keys = keys_of(j)
                 if j == 0:
-                    self.emit(indent, f"{best}, {best_key} = 0.0, ({keys},)")
+                    self.emit(indent, f"{best}, {best_key} = 0.0, {keys}")
                     continue
                 key = self.temp("key")
-                self.emit(indent, f"{key} = ({keys},)")
+                self.emit(indent, f"{key} = {keys}")
                 self.emit(indent, f"if {key} < {best_key}:")
                 self.emit(indent + 1, f"{best}, {best_key} = {float(j)!r}, {key}")
             self.emit(indent, f"a[{stmt.slot}] = {best}")
@@ -969,8 +977,7 @@ class _Codegen:
         self.emit(indent, f"{best_key} = None")
         self.emit(indent, f"for j, jf in {candidates}:")
         self.emit(indent + 1, f"a[{stmt.slot}] = jf")
-        keys = ", ".join(self.expr(k, self.session_stream) for k in stmt.keys)
-        self.emit(indent + 1, f"{key} = ({keys},)")
+        self.emit(indent + 1, f"{key} = {keys_of(None)}")
         self.emit(indent + 1, f"if {best_key} is None or {key} < {best_key}:")
         self.emit(indent + 2, f"{best}, {best_key} = jf, {key}")
         self.emit(indent, f"a[{stmt.slot}] = {best}")
@@ -1824,6 +1831,28 @@ def _take_arrival(engine: Any) -> tuple[float, float]:
             engine.take(entry[1])
             return entry[0], entry[1]
     return math.inf, math.inf
+
+
+# a count a stage or pool keeps as an int, read as a float (`Stage.COUNT_CODE`, `queue`)
+_COUNT_READ = re.compile(
+    r"float\((\w+\.(?:present|in_service|n_holders)|len\(\w+\.queue\) \+ len\(\w+\.front\))\)"
+)
+
+
+def _counted(e: ir.Expr) -> bool:
+    """Whether `e` is made of numbers and counts of jobs or holds (`queue`, `busy`,
+    `holders`, `queued`) by `+`, `-`, `*` and negation alone: then reading the counts as ints
+    (below 2**53, so exactly as floats) gives the same numbers, or equal ones (0 for
+    -0.0), in the same order, which is all a `choose` key is used for."""
+    if isinstance(e, ir.Num):
+        return True
+    if isinstance(e, ir.Unary):
+        return e.op == "-" and _counted(e.operand)
+    if isinstance(e, ir.Binary):
+        return e.op in ("+", "-", "*") and _counted(e.left) and _counted(e.right)
+    if isinstance(e, ir.Observable):
+        return e.func in ("queue", "busy", "holders", "queued") and not e.args
+    return False
 
 
 def _draws(e: ir.Expr) -> bool:
