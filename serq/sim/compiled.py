@@ -398,6 +398,9 @@ class _Codegen:
         # is outside inline holds: a hold not written inline is never inside one)
         self.nested_inline = False
         self.caching = ch.caching_pools(program)  # pools whose cache can hold anything
+        self.serial_read = ir.expr.contains(
+            program, lambda n: isinstance(n, ir.Attr) and n.slot == SERIAL
+        )
         # whether a pool may queue a hold at its front (only a preemption requeues one
         # there) and may have growers waiting (a `grow`, a run `growing`, an engine)
         self.preempts = _preemptible(world)
@@ -446,6 +449,8 @@ class _Codegen:
         # stage classes' methods, written for any program, still add it to the pending
         # list too, which the settle then clears)
         self.ps_flag = len(self.ps_stages) == 1 and not self.others_pending
+        # only a ps stage or a flow is ever pending (`World.ps_pending`)
+        self.any_pending = any(isinstance(s, PsStage | FlowStage) for s in world.stages)
         # the run's levels kept in closure cells of `_k_build`: the live sessions', and the
         # pools' where the generated settle integrates them (a program without step engines)
         self.pool_cells = [] if world.steps else [ch.level_cells(p.index) for p in world.pools]
@@ -604,7 +609,8 @@ class _Codegen:
         self.emit(indent, "W.arrivals = serial + 1")
         self.emit(indent, "W.live += 1")
         self._construct_session(indent)
-        self.emit(indent, f"a[{SERIAL}] = float(serial)")
+        if self.serial_read:  # else nothing reads the attribute
+            self.emit(indent, f"a[{SERIAL}] = float(serial)")
         if world.workload.trace is not None:
             self.emit(indent, "_k_workload.assign(s)")
         # `StatsRecorder.arrival`, inline
@@ -1538,7 +1544,7 @@ class _Codegen:
             self.emit(indent + 1, "if pending:")
             self.emit(indent + 2, "pending.clear()")
             self.emit_all(indent + 1, cs.ps_reschedule("st", "now"))
-        else:
+        elif self.any_pending:
             self.emit(indent, "if pending:")
             self.emit(indent + 1, "if len(pending) > 1:")
             self.emit(indent + 2, "pending.sort(key=_k_index)")
