@@ -1255,11 +1255,16 @@ class _Codegen:
         spec.part_origins = tuple(p.origin for p in stmt.pools)
         return spec
 
-    def _waiting(self) -> str:
+    def _waiting(self, fitting: bool = False) -> str:
         """A test of whether any pool has anyone to retry (a queue or a grower), before
         calling `_k_retry` (which would find nobody otherwise). The queue of a pool a
         step engine admits from is the engine's to admit (its plan): `_k_retry` grows
-        only its growers, so only they are tested."""
+        only its growers, so only they are tested. `fitting`: an inline pool whose queued
+        holds all take a constant number of its units (no reserve, no keys, no growers)
+        counts only while the least of those fits next to what it has allocated; when
+        it does not, `_k_retry` would find the head of that queue too large (its units
+        are at least the least) and change nothing."""
+        firsts, inline_pools, grown = self._inline_queues() if fitting else ({}, set(), set())
         tests = []
         served = self.world.served
         for pool in self.world.pools:
@@ -1267,19 +1272,26 @@ class _Codegen:
             if pool.index in served:
                 tests.append(f"{name}.growers")
                 continue
-            tests.append(self._others(name, ch.waiting(pool, name)))
+            queue = ch.waiting(pool, name)
+            if pool.index in inline_pools and pool.index not in grown:
+                least = self._least_units(pool, firsts.get(pool.index))
+                if least is not None:
+                    cap = _number(pool.cap)
+                    queue = f"({queue} and not {name}.allocated + {least!r} > {cap})"
+            tests.append(
+                " or ".join(
+                    [queue]
+                    + ([f"{name}.front"] if self.preempts else [])  # a preemption's requeue
+                    + ([f"{name}.growers"] if self.grows else [])
+                )
+            )
         if not tests or len(tests) > 8:
             return "True"
         return " or ".join(tests)
 
-    def _others(self, name: str, queue: str) -> str:
-        """The test of a pool's queue `queue`, or its front or growers where the program
-        can have any."""
-        return " or ".join(
-            [queue]
-            + ([f"{name}.front"] if self.preempts else [])
-            + ([f"{name}.growers"] if self.grows else [])
-        )
+    def _retriable(self) -> str:
+        """The test before calling `_k_retry`: `_waiting` of the pools whose head may fit."""
+        return self._waiting(fitting=True)
 
     def _inline_queues(self) -> tuple[dict[int, list[ir.Hold]], set[int], set[int]]:
         """The inline holds that may queue at each pool member (by index), the members
@@ -1297,29 +1309,6 @@ class _Codegen:
                 elif isinstance(stmt, ir.Grow) and (k := ch.member(stmt.pool)) is not None:
                     grown.add(k)
         return firsts, inline_pools, grown
-
-    def _retriable(self) -> str:
-        """`_waiting`, but for an inline pool whose queued holds all take a constant number
-        of units of it (no reserve, no keys, no growers) only while the least of those
-        fits next to what is allocated: the test before calling `_k_retry`. When it
-        fails, `_k_retry` would try the head of that queue, find it does not fit (its
-        units are at least the least) and change nothing, so it is not called."""
-        firsts, inline_pools, grown = self._inline_queues()
-        served = self.world.served
-        tests = []
-        for pool in self.world.pools:
-            name = self.bind(pool, "_k_pool")
-            if pool.index in served:
-                tests.append(f"{name}.growers")
-                continue
-            queue = ch.waiting(pool, name)
-            least = self._least_units(pool, firsts.get(pool.index))
-            if pool.index in inline_pools and pool.index not in grown and least is not None:
-                queue = f"({queue} and not {name}.allocated + {least!r} > {_number(pool.cap)})"
-            tests.append(self._others(name, queue))
-        if not tests or len(tests) > 8:
-            return "True"
-        return " or ".join(tests)
 
     @staticmethod
     def _least_units(pool: Any, holds: list[ir.Hold] | None) -> float | None:
