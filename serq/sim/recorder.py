@@ -225,22 +225,28 @@ class StatsRecorder:
         """Whether a progress callback listens (the straight path then keeps its clock)."""
         return self._progress is not None
 
-    def gauge_series(self, times: list[float], values: list[float], distinct: bool) -> None:
-        """The one gauge's values (never NaN) at the ends of the increasing instants
-        `times`, recorded as `gauges` at each would have: its change points only.
-        `distinct`: each value differs from the one before it (each is a change)."""
-        if distinct and self._last_gauges is None:
-            # fast path: nothing recorded yet, so `gauges` would record the first value,
+    def gauge_series(
+        self, times: list[float], columns: list[list[float]], distinct: list[bool]
+    ) -> None:
+        """Every gauge's values (`columns`, one list per gauge, never NaN) at the ends of
+        the increasing instants `times`, recorded as `gauges` at each would have: its
+        change points only. `distinct[i]`: each value of gauge i differs from the one
+        before it (each is a change)."""
+        if self._last_gauges is None and all(distinct):
+            # fast path: nothing recorded yet, so `gauges` would record the first values,
             # then each later one: the lists become the change points as they are
-            self._gauge_points[0] = (Series("d", times), Series("d", values))
-            self._last_gauges = (values[-1],)
+            for i, values in enumerate(columns):
+                self._gauge_points[i] = (Series("d", times), Series("d", values))
+            self._last_gauges = tuple(values[-1] for values in columns)
             return
-        self.gauges(times[0], (values[0],))
-        changed = list(map(ne, islice(values, 1, None), values))
-        points, held = self._gauge_points[0]
-        points.extend(compress(islice(times, 1, None), changed))
-        held.extend(compress(islice(values, 1, None), changed))
-        self._last_gauges = (values[-1],)
+        self.gauges(times[0], tuple(values[0] for values in columns))
+        later = times[1:]
+        for i, values in enumerate(columns):
+            changed = list(map(ne, islice(values, 1, None), values))
+            points, held = self._gauge_points[i]
+            points.extend(compress(later, changed))
+            held.extend(compress(islice(values, 1, None), changed))
+        self._last_gauges = tuple(values[-1] for values in columns)
 
     def stage_record(self, stage: int) -> _Stage:
         """What is kept of stage `stage` (`serq.sim.straight` updates it inline)."""

@@ -27,9 +27,10 @@ world's rescheduling inlined, the stale completion events kept (times and sequen
 numbers only) so that they fire, move the clock and count in `events` as before.
 
 A gauge that reads only stage levels (`queue`, `busy`) through operations that keep it
-finite is a function of the stage's `present` (`_level_gauge`): the loops read it once
-per value of `present` and keep what `StatsRecorder.gauges` keeps, inline. A program with
-any other gauge, or several, is left to the generated code, which reads its gauges
+finite is a function of the stage's `present` (`_level_gauge`): the loops read the
+program's gauges, when all are such, once per value of `present` and keep what
+`StatsRecorder.gauges` keeps, inline. A program with any other gauge is left to the
+generated code, which reads its gauges
 inline at every instant where these loops would call `World.end_instant`. With such a
 gauge or none, and no progress callback, a stale ps completion changes nothing anyone
 sees but the count of events and the clock's last value, so `run_ps` only counts it.
@@ -76,10 +77,10 @@ FINITE = 1e300  # a gauge bounded by this never overflows, so is never NaN
 def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | None:
     """`(pre, work, stage, post, gauge, serial, origin, measure)` when `program` may run on
     the straight path: the `set`s and `observe`s before the run, its work, its fifo(1) or
-    ps stage, those after, its one gauge if it is a level gauge (`_level_gauge`; None
-    without one, and no plan with any other gauges), whether anything reads the attribute
-    `serial`, the run's origin, and the stage's `measure` if anything reads its online
-    estimates; else None.
+    ps stage, those after, its gauges read together if they are level gauges
+    (`_level_gauge`; None without any, and no plan with any other gauge), whether
+    anything reads the attribute `serial`, the run's origin, and the stage's `measure`
+    if anything reads its online estimates; else None.
     A `set` is `(slot, value, None)` (value None: `now`, read without a call), an
     `observe` `(TURN_NO, value, samples)` or `(slot, None, samples)` for `now - x` with
     `x` in `slot`, where samples append to the recorder's lists of the statistic's times,
@@ -189,7 +190,7 @@ def run(
     measure: Any,
 ) -> bool:
     """Run `world` to `until` on the straight path (what `world.run` does otherwise), with
-    what `plan` gave: `gauge`, if not None, is the program's one gauge, a level gauge;
+    what `plan` gave: `gauge`, if not None, reads the program's level gauges together;
     a session's attribute `serial` is set only if `serial_read`; `origin` is the run's.
     True when no event is pending at the end (only after an `arrivals` limit: the world
     then checks for a stall, as `World._check_end` does)."""
@@ -782,13 +783,18 @@ def _steps(steps: tuple, a: list, now: float, measured: float, serial: int) -> N
 
 
 def _level_gauge(world: Any, program: ir.Program) -> Any:
-    """The program's gauge, compiled, if it has only one and it is a level gauge: one that
-    reads nothing but numbers and the `queue` and `busy` of stages (so on the straight
-    path it is a function of the stage's `present`), through operations that keep it
-    finite (so it is never NaN, and equal values are `==`); else None."""
-    if len(program.gauges) != 1 or not _bound(program.gauges[0].value) <= FINITE:
+    """The program's gauges read together, compiled (a function of the blank attributes
+    that gives their values as a tuple), if it has any and each is a level gauge: one
+    that reads nothing but numbers and the `queue` and `busy` of stages (so on the
+    straight path it is a function of the stage's `present`), through operations that
+    keep it finite (so it is never NaN, and equal values are `==`); else None."""
+    if not program.gauges or not all(_bound(g.value) <= FINITE for g in program.gauges):
         return None
-    return world.gauges[0]
+    gauges = tuple(world.gauges)
+    if len(gauges) == 1:
+        (gauge,) = gauges
+        return lambda blank: (gauge(blank),)
+    return lambda blank: tuple([gauge(blank) for gauge in gauges])
 
 
 def _bound(e: Any) -> float:
@@ -821,7 +827,7 @@ def _bound(e: Any) -> float:
 
 def _watched(world: Any) -> bool:
     """Whether anything reads the clock between events: a progress callback (a program
-    with gauges other than one level gauge takes the generated code, `plan`)."""
+    with gauges other than level gauges takes the generated code, `plan`)."""
     return world.recorder.has_progress()
 
 
@@ -832,24 +838,30 @@ def _pad_turns(world: Any) -> None:
         turns.extend(repeat(0, len(values) - len(turns)))
 
 
-def _gauge_table(world: Any, gauge: Any) -> tuple[list[float] | None, int]:
-    """The values of the level gauge `gauge` by `present`, read at 0 (the stage is empty
-    when the loop starts), and how many there are; `(None, -1)` without one."""
+def _gauge_table(world: Any, gauge: Any) -> tuple[list[tuple[float, ...]] | None, int]:
+    """The values of the level gauges `gauge` reads by `present`, read at 0 (the stage is
+    empty when the loop starts), and how many there are; `(None, -1)` without any."""
     if gauge is None:
         return None, -1
     return [gauge(world.blank)], 1
 
 
 def _record_gauge(
-    recorder: StatsRecorder, times: list[float], present: list[int], table: list[float]
+    recorder: StatsRecorder,
+    times: list[float],
+    present: list[int],
+    table: list[tuple[float, ...]],
 ) -> None:
-    """Record the one level gauge as `StatsRecorder.gauges` would have at the end of each
+    """Record the level gauges as `StatsRecorder.gauges` would have at the end of each
     instant: `times` are the ends of the instants after which `present` had changed (the
-    gauge cannot have changed at the others), increasing. When no two levels have the
-    same value, each of them is a change point (`present` differs from the one before)."""
+    gauges cannot have changed at the others), increasing. A gauge none of whose levels
+    has the value of another has each of them as a change point (`present` differs from
+    the one before)."""
     if times:
-        values = list(map(table.__getitem__, present))
-        recorder.gauge_series(times, values, len(set(table)) == len(table))
+        rows = list(map(table.__getitem__, present))
+        columns = [list(column) for column in zip(*rows, strict=True)]
+        distinct = [len(set(levels)) == len(levels) for levels in zip(*table, strict=True)]
+        recorder.gauge_series(times, columns, distinct)
 
 
 def _reads(node: Any, func: str) -> bool:

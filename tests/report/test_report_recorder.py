@@ -152,7 +152,7 @@ def _series(warmup: float, times: list, values: list, how: str):
         for t, v in zip(times, values, strict=True):
             rec.gauges(t, (v,))
     else:
-        rec.gauge_series(list(times), list(values), how == "distinct")
+        rec.gauge_series(list(times), [list(values)], [how == "distinct"])
     return rec.finish(outcome(times[-1] + 3.0, 0, 0, 0)).gauge("q")
 
 

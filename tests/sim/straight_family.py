@@ -1,8 +1,8 @@
 """Random programs of the straight loop's shapes and their near variants, written as users
 write them: one fifo(1), ps(constant) or ps(f(present)) stage, an `init` block or none,
 `set`s and `observe`s around one run, a trailing `end;` (or one before dead code), the
-stage's estimates and observables read, a gauge or none, Poisson or renewal arrivals, an
-`arrivals` limit or none;
+stage's estimates and observables read, gauges (none to three, level gauges or others),
+Poisson or renewal arrivals, an `arrivals` limit or none;
 constants drawn from the whole domain the grammar admits (0, negative works, fractions,
 inf capacities). Some fall off the straight loop's shapes (two runs, a capacity that reads
 the clock, a fifo(2)), so that the test also checks where it declines.
@@ -69,7 +69,15 @@ READS = (
     "-inf < now ? 1 : 0",
 )
 
-GAUGES = ("queue(S)", "queue(S) + busy(S)", "busy(S) > 0 ? 1 : 0", "queue(S) / 2", "now")
+GAUGES = (
+    "queue(S)",
+    "queue(S) + busy(S)",
+    "busy(S) > 0 ? 1 : 0",
+    "busy(S)",
+    "-min(queue(S), 3) * 0.5",
+    "queue(S) / 2",
+    "now",
+)
 
 
 def program(seed: int) -> str:
@@ -118,8 +126,8 @@ def program(seed: int) -> str:
     elif ending < 0.5:
         body += ["end;", "run S (1);", "observe never = now;"]
     lines += [f"  {s}" for s in body] + ["}", ""]
-    if rng.random() < 0.4:
-        lines.append(f"gauge g = {pick(GAUGES)};")
+    for i in range(pick((0, 0, 0, 1, 1, 2, 3))):  # level gauges or others, several
+        lines.append(f"gauge g{i} = {pick(GAUGES)};")
     horizon = pick(("300", "800", "1500.5"))
     warmup = pick(("0", "10", "100", "0.5"))
     limit = ""

@@ -223,6 +223,31 @@ gauge n = queue(server);
 gauge b = busy(server);
 run { horizon 2000; warmup 100; seed 1; }
 """,
+    "ps_three_level_gauges": """
+stage cpu : ps(min(present, 2));
+workload { arrive poisson(1.5); }
+session {
+  set arrived = now;
+  run cpu (~exp(1));
+  observe sojourn = now - arrived;
+}
+gauge q = queue(cpu);
+gauge b = busy(cpu) > 0 ? 1 : 0;
+gauge flat = min(queue(cpu), 2) - 0.5;
+run { horizon 3000; warmup 50; seed 1; }
+""",
+    "fifo_level_and_other_gauge": """
+stage server : fifo(1);
+workload { arrive poisson(0.8); }
+session {
+  set arrived = now;
+  run server (~exp(1));
+  observe sojourn = now - arrived;
+}
+gauge n = queue(server);
+gauge half = queue(server) / 2;
+run { horizon 2000; warmup 100; seed 1; }
+""",
 }
 
 
@@ -254,7 +279,17 @@ def test_straight_path_equals_event_path(name, seed, monkeypatch):
     _same(_report(text, seed, True, monkeypatch), _report(text, seed, False, monkeypatch))
 
 
-@pytest.mark.parametrize("name", ["ps", "ps_flat_level_gauge", "mg1_gauge", "dd_ps_ties"])
+@pytest.mark.parametrize(
+    "name",
+    [
+        "ps",
+        "ps_flat_level_gauge",
+        "mg1_gauge",
+        "dd_ps_ties",
+        "fifo_two_gauges",
+        "ps_three_level_gauges",
+    ],
+)
 @pytest.mark.parametrize("warmup", [0, 37.5])
 def test_gauge_points_and_dump_equal_the_event_paths(name, warmup, tmp_path, monkeypatch):
     # a level gauge's change points come from the loop's trace (taken as they are when
@@ -302,8 +337,8 @@ def test_level_gauges_are_told_apart():
     assert gauge("queue(cpu) * 1e300") > straight.FINITE  # could overflow: inf - inf
 
 
-# programs with gauges other than one level gauge: the generated code reads them
-OTHER_GAUGES = ("ps_gauge_divides", "ps_gauge_can_be_nan", "fifo_two_gauges")
+# programs with a gauge other than a level gauge: the generated code reads them
+OTHER_GAUGES = ("ps_gauge_divides", "ps_gauge_can_be_nan", "fifo_level_and_other_gauge")
 
 
 @pytest.mark.parametrize("name", sorted(set(PROGRAMS) - set(OTHER_GAUGES)))
