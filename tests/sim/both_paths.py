@@ -44,3 +44,12 @@ def failure_on_both_paths(text: str, path: str = "t.sq") -> list[tuple]:
         said.append([(d.code, d.span, d.message) for d in ran])
     assert said[0] == said[1]
     return said[0]
+
+
+def generated_source(text: str) -> str:
+    """The Python source the compiled path runs `text` as (`serq run --emit-python`)."""
+    compiled, diagnostics = sim_api.compile_program(text, "t.sq")
+    assert compiled is not None, diagnostics
+    source, _ = sim_api.python_source(compiled)
+    assert source is not None
+    return source

@@ -16,8 +16,7 @@ import random
 
 import pytest
 
-from serq.sim import api as sim_api
-from tests.sim.both_paths import report_json
+from tests.sim.both_paths import generated_source, report_json
 
 COUNTS = ("queue(s[j])", "busy(s[j])", "holders(p[j])", "queued(p[j])")
 NUMBERS = ("0", "0.5", "2", "inf", "3")
@@ -67,14 +66,6 @@ def test_generated_code_and_interpreter_agree(seed: int) -> None:
     assert report_json(text, codegen=True) == report_json(text, codegen=False), text
 
 
-def _source(text: str) -> str:
-    program, diagnostics = sim_api.compile_program(text, "t.sq")
-    assert program is not None, diagnostics
-    source, _ = sim_api.python_source(program)
-    assert source is not None
-    return source
-
-
 def test_counts_are_compared_as_ints_and_a_key_alone() -> None:
     text = """
 stage s[3] : fifo(1);
@@ -87,7 +78,7 @@ session {
 }
 run { horizon 300; warmup 0; seed 4; }
 """
-    lines = _source(text).splitlines()
+    lines = generated_source(text).splitlines()
     keys = [line.strip() for line in lines if line.strip().startswith(("key2 =", "key3 ="))]
     assert len(keys) == 2 and all(".present) - (0.5 * (" in key for key in keys), keys
     assert all("float(" not in key and "," not in key for key in keys), keys
@@ -105,5 +96,5 @@ session {
 }
 run { horizon 300; warmup 0; seed 4; }
 """
-    assert "float(_m" in _source(text)
+    assert "float(_m" in generated_source(text)
     assert report_json(text, codegen=True) == report_json(text, codegen=False)

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import pytest
 
-from serq.sim import api as sim_api
-from tests.sim.both_paths import report_json
+from tests.sim.both_paths import generated_source, report_json
 
 BASE = """
 pool p {{ cap 3; evict by ({evict}); }}
@@ -54,18 +53,10 @@ def _text(reading: str | None, kind: str) -> str:
     return BASE.format(kind=kind, **values)
 
 
-def _source(text: str) -> str:
-    program, diagnostics = sim_api.compile_program(text, "t.sq")
-    assert program is not None, diagnostics
-    source, _ = sim_api.python_source(program)
-    assert source is not None
-    return source
-
-
 @pytest.mark.parametrize("kind", ["fifo(1)", "ps(2)", "delay"])
 @pytest.mark.parametrize("reading", [None, *READS])
 def test_both_paths_agree(reading: str | None, kind: str) -> None:
     text = _text(reading, kind)
     assert report_json(text, codegen=True) == report_json(text, codegen=False)
-    assert ("float(serial)" in _source(text)) == (reading is not None)
-    assert ("if pending:" in _source(text)) == (kind == "ps(2)")
+    assert ("float(serial)" in generated_source(text)) == (reading is not None)
+    assert ("if pending:" in generated_source(text)) == (kind == "ps(2)")

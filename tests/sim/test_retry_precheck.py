@@ -17,8 +17,7 @@ import random
 
 import pytest
 
-from serq.sim import api as sim_api
-from tests.sim.both_paths import report_json
+from tests.sim.both_paths import generated_source, report_json
 
 SIZES = ("0", "0.5", "1", "1.5", "2", "3", "0.25")
 CAPS = ("1", "2", "2.5", "3", "4", "inf")
@@ -64,15 +63,6 @@ def program(seed: int) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _source(text: str) -> str:
-    """The generated Python source of `text`'s run."""
-    program, diagnostics = sim_api.compile_program(text, "t.sq")
-    assert program is not None, diagnostics
-    source, _ = sim_api.python_source(program)
-    assert source is not None
-    return source
-
-
 def _prechecked(source: str) -> bool:
     """Whether the settle of `source` tests a pool's allocation before `_k_retry`."""
     return any("not _k_retry()" in line and ".allocated + " in line for line in source.splitlines())
@@ -92,7 +82,7 @@ def test_the_family_draws_the_precheck() -> None:
         text = program(seed)
         if "pool q" in text:
             continue
-        tested = _prechecked(_source(text))
+        tested = _prechecked(generated_source(text))
         assert tested == ("hold p (u)" not in text), text
         drawn[tested] += 1
     assert drawn[True] >= 5 and drawn[False] >= 1
@@ -114,7 +104,7 @@ session {
 }
 run { horizon 500; warmup 0; seed 5; }
 """
-    assert _prechecked(_source(text)) and "allocated + 1.0 > 2.0" in _source(text)
+    assert _prechecked(generated_source(text)) and "allocated + 1.0 > 2.0" in generated_source(text)
     assert report_json(text, codegen=True) == report_json(text, codegen=False)
 
 
@@ -127,7 +117,7 @@ workload { arrive poisson(2); }
 session { set t0 = now; hold p (3) { run s (~exp(0.5)); } observe w = now - t0; }
 run { horizon 300; warmup 0; seed 2; }
 """
-    assert "allocated + 4.0 > 8.0" in _source(text)
+    assert "allocated + 4.0 > 8.0" in generated_source(text)
     assert report_json(text, codegen=True) == report_json(text, codegen=False)
 
 
@@ -139,5 +129,5 @@ workload { arrive poisson(3); }
 session { set u = 1; hold p (u) { run s (~exp(1)); } }
 run { horizon 100; warmup 0; seed 2; }
 """
-    assert not _prechecked(_source(text))
+    assert not _prechecked(generated_source(text))
     assert report_json(text, codegen=True) == report_json(text, codegen=False)
