@@ -40,6 +40,8 @@ STEPPED_BLOCKS = 10_000_000
 
 
 _WHOLE = float(2**53)  # whole floats below this add and subtract exactly
+_new = object.__new__
+_floor, _isfinite = math.floor, math.isfinite
 
 
 def _blocks(units: float, total: float, bound: float, block: float, taken: float) -> int:
@@ -127,12 +129,20 @@ class Cache:
 
     def put(self, session: Any, units: float) -> None:
         """Cache `units` as `session`'s live entry, replacing the one it had."""
-        self.drop(session)
+        live = self.live
+        entry = live.pop(session, None)  # fast path: `drop`, inline
+        if entry is not None:
+            del self.entries[entry.order]
+            self.total -= entry.units
         if units <= 0:
             return
-        entry = Entry(session, units, self.engine.now, self._order())
-        self.entries[entry.order] = entry
-        self.live[session] = entry
+        entry = _new(Entry)  # fast path: `Entry(...)` without a call of its `__init__`
+        entry.owner = session
+        entry.units = units
+        entry.released = self.engine.now
+        entry.order = order = self._order()
+        self.entries[order] = entry
+        live[session] = entry
         self.total += units
 
     def put_dead(self, units: float) -> None:
@@ -155,14 +165,16 @@ class Cache:
         entry = self.live.pop(session, None)
         if entry is None:
             return 0.0
-        taken = entry.units if reuse >= entry.units else max(reuse, 0.0)
+        units = entry.units
+        # `max(reuse, 0.0)`, as max takes it (the first unless the second is greater)
+        taken = units if reuse >= units else (0.0 if 0.0 > reuse else reuse)
         b = self.block
-        if b is not None and taken < entry.units and math.isfinite(taken / b):
-            taken = math.floor(taken / b) * b  # a hit is whole blocks
+        if b is not None and taken < units and _isfinite(taken / b):
+            taken = _floor(taken / b) * b  # a hit is whole blocks
         self.total -= taken
-        entry.units -= taken
+        entry.units = units = units - taken
         entry.owner = None
-        if entry.units <= 0:
+        if units <= 0:
             del self.entries[entry.order]
         return taken
 

@@ -6,6 +6,7 @@ beyond, blocks tiny against the units go at once by a rule of their own)."""
 
 from __future__ import annotations
 
+import math
 import random
 
 import pytest
@@ -80,3 +81,33 @@ def test_a_large_eviction_takes_whole_blocks_from_the_oldest():
     """4112 units out of entries of 4000, 3000 and 40 with blocks of 16: the first entry
     goes whole (its last block as its rest), then 7 blocks of the second."""
     assert evicted([4000.0, 3000.0, 40.0], 2928.0, 16.0) == (1, 4112.0, [2888.0, 40.0], 2928.0)
+
+
+def consumed_by_hand(units: float, reuse: float, block: float | None) -> tuple[float, float]:
+    """What `Cache.consume` takes of an entry of `units` for a `reuse`, and what stays:
+    all of it when the reuse covers it, else `max(reuse, 0.0)` (the sign of a zero kept)
+    rounded down to whole blocks."""
+    taken = units if reuse >= units else max(reuse, 0.0)
+    if block is not None and taken < units and math.isfinite(taken / block):
+        taken = math.floor(taken / block) * block
+    return taken, units - taken
+
+
+@pytest.mark.parametrize("block", [None, 16.0, 0.5])
+@pytest.mark.parametrize("units", [0.5, 40.0, 48.0, math.inf])
+@pytest.mark.parametrize("reuse", [-math.inf, -1.0, -0.0, 0.0, 0.25, 17.0, 48.0, 1e300, math.inf])
+def test_consume_takes_the_reuse_in_whole_blocks(block, units, reuse):
+    """An entry put, then consumed: the units taken (a zero's sign too), those left, the
+    total, and a second `put` replacing what stays."""
+    cache = Cache(Engine(), None, block)
+    owner = object()
+    cache.put(owner, units)
+    taken = cache.consume(owner, reuse)
+    expected, left = consumed_by_hand(units, reuse, block)
+    assert (taken, math.copysign(1.0, taken)) == (expected, math.copysign(1.0, expected))
+    kept = [e.units for e in cache.entries.values()]  # inf - inf leaves NaN, kept
+    assert repr(kept) == repr([] if left <= 0 else [left])
+    assert repr(cache.total) == repr(units - expected)
+    assert all(e.owner is None for e in cache.entries.values()) and owner not in cache.live
+    cache.put(owner, 3.0)
+    assert cache.live[owner].units == 3.0 and repr(cache.total) == repr(units - expected + 3.0)
