@@ -65,7 +65,7 @@ from serq.sim.exprs import key_tuple
 from serq.sim.fastforward import RESIDENT, contexts
 from serq.sim.holds import innermost
 from serq.sim.ones import exact_ones, ones_past, plus_ones
-from serq.sim.pools import GrowWait
+from serq.sim.pools import TOKEN_EPS, GrowWait
 from serq.sim.preempt import resident_by_keys
 from serq.sim.ranked_queue import total, unordered
 from serq.sim.session import AT_STAGE, READY
@@ -78,11 +78,6 @@ COMPUTED = SLOT["computed"]
 EXACT = float(2**52)  # integral floats below this add and subtract whole numbers exactly
 SPAN_MOST = 1 << 16  # iterations in one span at most (its lists stay small; the next goes on)
 POSITION_MOST = EXACT - 2 * SPAN_MOST  # a span's positions start below this
-# a run with at most this many tokens left after an iteration is done, and a growing run
-# whose position plus its tokens passes its allocation by at most this grows nothing: the
-# tolerance both references keep on tokens (tests/sim/NOTES.md §26), so that 64 / 3 taken
-# three times finishes a prefill of 64, and a position 1e-14 past a block edge needs no block
-TOKEN_EPS = 1e-9
 
 
 class Resident:

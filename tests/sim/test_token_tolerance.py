@@ -2,10 +2,12 @@
 tokens left after an iteration is done, and a growing run whose position plus its tokens
 passes its allocation by at most 1e-9 grows nothing, as in both references.
 
-Without it, float rounding gave serq iterations and blocks exact arithmetic does not:
+A load that passes its hold's allocation by at most 1e-9 fits as well. Without the
+tolerance, float rounding gave serq iterations and blocks exact arithmetic does not:
 `chunk 64 / 3` took a fourth iteration for the 4e-15 tokens three chunks of
-21.333333333333332 leave of a prefill of 64, and a prefill of 150 in chunks of 16 and
-12.8 reached position 150.00000000000003, so its tenth decode token grew a block at 160.
+21.333333333333332 leave of a prefill of 64, a prefill of 150 in chunks of 16 and 12.8
+reached position 150.00000000000003, so its tenth decode token grew a block at 160, and
+loads of 0.1 and 0.2 stopped the run in a hold of 0.3.
 Each program here is worked by hand, checked against pyserq 0.1.2 when it is installed,
 and run on both event paths, fast-forwarded and one iteration at a time; a seeded family
 of programs drawn to land near the tolerance checks the four runs are identical.
@@ -21,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from serq.sim.api import compile_program, execute
+from tests.sim.both_paths import failure_on_both_paths
 
 # three chunks of 64 / 3 leave 4e-15 of a prefill of 64
 THIRDS = """\
@@ -77,6 +80,19 @@ session {
 run { horizon 100; warmup 0; seed 1; }
 """
 
+# loads of 0.1 and 0.2 reach 0.30000000000000004 in a hold of 0.3: it fits (serq stopped
+# the run with E-run, "a load must fit the allocation"), and the position stays as reached
+LOADS = """\
+pool kv { cap 100; }
+stage d : delay;
+workload { arrive batch(1); }
+session {
+  hold kv (0.3) { load kv (0.1); load kv (0.2); run d (1); } cache (1);
+  observe x = cachedin(kv);
+}
+run { horizon 10; warmup 0; seed 1; }
+"""
+
 BY_HAND = {
     "thirds": (THIRDS, {"p": [3.0]}),
     "tenths": (TENTHS, {"p": [10.0]}),
@@ -84,6 +100,7 @@ BY_HAND = {
     "chunks": (CHUNKS_PAST_THE_EDGE, {"u": [2.0, 2.0, 4.0, 4.0, 5.0, 0.0, 0.0]}),
     # 12 prefill iterations at 1, ten decodes at 1.16, the 11th at 1.176
     "position": (POSITION_PAST_THE_EDGE, {"p": [12.0], "d": [12 + 10 * 1.16 + 1.176]}),
+    "loads": (LOADS, {"x": [0.1 + 0.2]}),
 }
 
 
@@ -123,6 +140,12 @@ def test_the_tolerance_is_the_references(name, tmp_path):
     path = tmp_path / f"{name}.sq"
     path.write_text(BY_HAND[name][0])
     assert differential.compare(str(path), full=True) == ("same", "")
+
+
+def test_a_load_past_the_tolerance_does_not_fit():
+    text = LOADS.replace("load kv (0.2);", "load kv (0.2 + 2e-9);")
+    (said,) = failure_on_both_paths(text)
+    assert said[0] == "E-run" and "a load must fit the allocation" in said[2]
 
 
 def _program(k: int) -> str:
