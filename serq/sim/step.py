@@ -756,6 +756,8 @@ class StepStage(StageBase):
         if b is not None and -INF < target < INF:
             target = math.ceil(target / b) * b
         need = target - part.alloc
+        if need <= 0:  # a target within a block's rounding of the allocation
+            return True
         reserve_held = pool.reserve_held
         # fast path: `Pool.growth` is `need` where no reservation is held
         while (
@@ -1084,8 +1086,9 @@ class StepStage(StageBase):
                         if b is not None and -INF < target < INF:
                             target = ceil(target / b) * b
                         need = target - alloc
-                        found.append((k, rank, r, need))
-                        alloc += need
+                        if need > 0:
+                            found.append((k, rank, r, need))
+                            alloc += need
                 kv += alloc
             tokens += t
             if t != 1.0:
