@@ -4,13 +4,14 @@ An expression definition (`def f(x) = e;`, or `def f(x) { e }` in the `fn main`
 dialect) is called in an expression, a statement definition (`def g(x) { ... }`)
 as a statement. Names in a body other than the parameters are the program's:
 the body is substituted, not closed over. A parameter may also stand for a pool
-or stage (`def serve(s, w) { run s (w); }`): a reference through it takes the
+or stage (`def serve_on(s, w) { run s (w); }`): a reference through it takes the
 argument's name.
 """
 
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import lru_cache
 from typing import Any
 
 from serq.diagnostics import Label, codes
@@ -18,6 +19,8 @@ from serq.expand.context import Context
 from serq.expand.walk import map_fields, measure, walk
 from serq.syntax import ast
 from serq.syntax.depth import MAX_DEPTH
+from serq.syntax.parser import grammar
+from serq.vocabulary import CLAIM_AGGREGATES, DISTRIBUTIONS, MATH_FUNCS, OBSERVABLES
 
 Defs = dict[str, "ast.DefExpr | ast.DefBlock"]
 
@@ -34,11 +37,27 @@ MAX_INLINED_DEPTH = 150
 _GUARD_LEVEL = MAX_INLINED_DEPTH + MAX_DEPTH
 
 
+@lru_cache(maxsize=1)
+def words() -> frozenset[str]:
+    """The words of the language a definition may not take as its name: the grammar's
+    keywords, the functions of numbers, the observables, the laws and a claim's
+    aggregates (both references refuse `def min(x) = ...;`, "a word of the language")."""
+    keywords = frozenset(grammar().keywords)
+    return keywords | MATH_FUNCS | OBSERVABLES | DISTRIBUTIONS | CLAIM_AGGREGATES
+
+
 def expand_defs(items: list[ast.Item], ctx: Context) -> list[ast.Item]:
     """Drop the definitions and inline every call of one, in every other item."""
     defs: Defs = {}
     for item in items:
         if isinstance(item, (ast.DefExpr, ast.DefBlock)):
+            if item.name.name in words():
+                ctx.error(
+                    codes.DEF,
+                    item.name.span,
+                    f"`{item.name.name}` is a word of the language: a definition needs a "
+                    "name of its own",
+                )  # still defined: its calls are not errors of their own
             first = defs.get(item.name.name)
             if first is not None:
                 ctx.error(

@@ -20,7 +20,7 @@ from serq.diagnostics import Span
 from serq.ir import SLOT
 from serq.sim.errors import SimError, out_of_domain
 from serq.sim.exprs import arith_repr
-from serq.sim.pools import GrowWait, HoldPart, Pool
+from serq.sim.pools import TOKEN_EPS, GrowWait, HoldPart, Pool
 from serq.sim.session import GROWING, HOLD, QUEUED, READY, Frame, Session
 
 INF = math.inf
@@ -354,7 +354,9 @@ class Holds:
         if not amount >= 0:
             raise out_of_domain(origin, f"the units of `load {pool.name}`", amount, "at least 0")
         position = part.consumed if part.position is None else part.position
-        if position + amount > part.alloc:
+        # within TOKEN_EPS past the allocation fits (0.1 + 0.2 in a hold of 0.3), as in
+        # both references, which keep the position so reached
+        if position + amount > part.alloc + TOKEN_EPS:
             raise SimError(
                 origin,
                 f"`{text}`: the hold has {arith_repr(part.alloc)} allocated and "

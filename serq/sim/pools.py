@@ -22,6 +22,13 @@ from serq.sim.exprs import key_tuple
 from serq.sim.ranked_queue import RankedQueue, least
 
 INF = math.inf
+# a run with at most this many tokens left after an iteration is done, a growing run
+# whose position plus its tokens passes its allocation by at most this grows nothing, and
+# a load that passes the allocation by at most this fills it: the tolerance both
+# references keep on tokens (tests/sim/NOTES.md §26), so that 64 / 3 taken three times
+# finishes a prefill of 64, a position 1e-14 past a block edge needs no block, and loads
+# of 0.1 and 0.2 fit a hold of 0.3
+TOKEN_EPS = 1e-9
 
 
 class HoldPart:

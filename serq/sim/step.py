@@ -65,7 +65,7 @@ from serq.sim.exprs import key_tuple
 from serq.sim.fastforward import RESIDENT, contexts
 from serq.sim.holds import innermost
 from serq.sim.ones import exact_ones, ones_past, plus_ones
-from serq.sim.pools import GrowWait
+from serq.sim.pools import TOKEN_EPS, GrowWait
 from serq.sim.preempt import resident_by_keys
 from serq.sim.ranked_queue import total, unordered
 from serq.sim.session import AT_STAGE, READY
@@ -655,12 +655,12 @@ class StepStage(StageBase):
             if r.grows:
                 # fast path: `_grow` when the target is inside the allocation (no call)
                 part = r.part
-                b = part.pool.block
                 target = part.position + t  # a growing run's part has one (`arrive_run`)
-                if b is not None and target - target == 0.0:  # finite
-                    target = ceil(target / b) * b
-                if target > part.alloc or r.stall is not None:
+                if target - part.alloc > TOKEN_EPS or r.stall is not None:
                     pool = part.pool
+                    b = pool.block
+                    if b is not None and target - target == 0.0:  # finite
+                        target = ceil(target / b) * b
                     need = target - part.alloc
                     if (
                         r.stall is None
@@ -750,11 +750,13 @@ class StepStage(StageBase):
             return False  # a grower of its pool: a settle grows it, in stall order
         # fast path: `Resident.position` and `Pool.round_up` inlined
         target = (part.consumed if part.position is None else part.position) + t
+        if not target - part.alloc > TOKEN_EPS:
+            return True  # within the allocation, or past it by at most TOKEN_EPS
         b = pool.block
         if b is not None and -INF < target < INF:
             target = math.ceil(target / b) * b
         need = target - part.alloc
-        if need <= 0:
+        if need <= 0:  # a target within a block's rounding of the allocation
             return True
         reserve_held = pool.reserve_held
         # fast path: `Pool.growth` is `need` where no reservation is held
@@ -1000,7 +1002,7 @@ class StepStage(StageBase):
         # one more (`_tail`), when nobody waits and the budget is the same
         # (not under claims: its tokens and demand are not the span's)
         tail = (
-            most < limit < most + 1
+            most + TOKEN_EPS < limit < most + 1  # within TOKEN_EPS of `most`: done at it
             and not waiting
             and not verdict.budget_varies
             and self.claims is None
@@ -1079,13 +1081,14 @@ class StepStage(StageBase):
                 if r.grows:
                     position = part.consumed if part.position is None else part.position
                     target = plus_ones(position, k) + t
-                    b = part.pool.block
-                    if b is not None and -INF < target < INF:
-                        target = ceil(target / b) * b
-                    need = target - alloc
-                    if need > 0:
-                        found.append((k, rank, r, need))
-                        alloc += need
+                    if target - alloc > TOKEN_EPS:  # as `_grow`
+                        b = part.pool.block
+                        if b is not None and -INF < target < INF:
+                            target = ceil(target / b) * b
+                        need = target - alloc
+                        if need > 0:
+                            found.append((k, rank, r, need))
+                            alloc += need
                 kv += alloc
             tokens += t
             if t != 1.0:
@@ -1322,6 +1325,7 @@ class StepStage(StageBase):
                 and math.frexp(b)[0] == 0.5
                 and alloc % b == 0
                 and alloc < EXACT
+                and p - math.floor(p) > TOKEN_EPS  # an edge is never passed by that little
                 and ones_past(p, alloc) >= 2
             ):
                 # fast path: whole blocks of a power of two, a fractional position: the
@@ -1340,7 +1344,7 @@ class StepStage(StageBase):
             blocks = False
             j = 1
             while j < m:
-                j = _crossing(p, alloc, b, j, m)
+                j = _crossing(p, alloc, j, m)
                 if j >= m:
                     break
                 need = _target(p, j, b) - alloc
@@ -1428,6 +1432,7 @@ class StepStage(StageBase):
                     or math.frexp(b)[0] != 0.5
                     or not alloc < EXACT
                     or exact_ones(p) < m  # position p + m, the last compared, is exact
+                    or not p - floor(p) > TOKEN_EPS  # an edge passed by that little: no growth
                 ):
                     return None
                 # the additions are exact, so the first that passes alloc is
@@ -1677,7 +1682,7 @@ class StepStage(StageBase):
                 r.part.position += t
             remaining = r.remaining
             r.remaining = left = remaining - t
-            if left <= 0:
+            if left <= TOKEN_EPS:
                 finished.append(r)
             elif left == remaining and remaining != math.inf:  # inf: runs to the horizon
                 raise SimError(self.origin, _no_progress(self, r, t))
@@ -1728,25 +1733,32 @@ def _target(p: float, j: int, b: float | None) -> float:
     return target
 
 
-def _crossing(p: float, alloc: float, b: float | None, j: int, m: int) -> int:
-    """The first iteration from j on, below m, whose growth target passes `alloc` (the
-    one `_grow` then grows at), or m when none does. The target never decreases from
-    one iteration to the next, so the first is found by bisection, from a first guess at
-    the iteration whose position passes `alloc` (`ones_past`)."""
-    if _target(p, m - 1, b) <= alloc:
+def _passes(p: float, j: int, alloc: float) -> bool:
+    """Whether iteration j of a span grows a resident's hold of `alloc` units, from
+    position p before iteration 0: its position then plus its token passes `alloc` by
+    more than TOKEN_EPS (`_grow`)."""
+    return plus_ones(p, j + 1) - alloc > TOKEN_EPS
+
+
+def _crossing(p: float, alloc: float, j: int, m: int) -> int:
+    """The first iteration from j on, below m, that grows the hold past `alloc`
+    (`_passes`: the one `_grow` then grows at), or m when none does. The position never
+    decreases from one iteration to the next, so the first is found by bisection, from a
+    first guess at the iteration whose position passes `alloc` (`ones_past`)."""
+    if not _passes(p, m - 1, alloc):
         return m
     guess = ones_past(p, alloc) - 1  # its position plus one passes alloc
-    if j <= guess < m and _target(p, guess, b) > alloc:
-        if guess == j or _target(p, guess - 1, b) <= alloc:
+    if j <= guess < m and _passes(p, guess, alloc):
+        if guess == j or not _passes(p, guess - 1, alloc):
             return guess
         high = guess
     else:
         high = m - 1
         if j <= guess < m:
             j = guess + 1
-    while j < high:  # the target passes alloc at high, and not before j
+    while j < high:  # the hold grows at high, and not before j
         mid = (j + high) // 2
-        if _target(p, mid, b) > alloc:
+        if _passes(p, mid, alloc):
             high = mid
         else:
             j = mid + 1

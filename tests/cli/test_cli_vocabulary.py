@@ -19,10 +19,10 @@ HORIZON = re.compile(r"^// horizon: (\S+)$", re.M)
 PROGRAM = """use "std/args";
 fn main() {
   let n = args.number("sessions", 2);
-  def work(k) { 1 + k }
+  def service(k) { 1 + k }
   stage svc : delay;
   workload { arrive batch(n); }
-  server { run svc (cost(svc, work(serial))); observe t = now; }
+  server { run svc (cost(svc, service(serial))); observe t = now; }
   claim few: at end (count(t) <= 2);
 }
 """
@@ -59,7 +59,7 @@ def test_claims_fail_exits_non_zero(capsys, program):
 
 
 def test_def_gives_a_body(capsys, program):
-    status, out, _ = _run(capsys, "run", program, "--horizon", "50", "--json", "--def", "work=5")
+    status, out, _ = _run(capsys, "run", program, "--horizon", "50", "--json", "--def", "service=5")
     assert status == EXIT_OK and json.loads(out)["observes"]["t"]["mean"] == 5
 
 
@@ -68,12 +68,12 @@ def test_unknown_names_are_usage_errors(capsys, program, command):
     extra = ["--horizon", "50"] if command == "run" else []
     status, _, err = _run(capsys, command, program, *extra, "--set", "session=3")
     assert status == EXIT_USAGE and "did you mean `sessions`?" in err
-    status, _, err = _run(capsys, command, program, *extra, "--def", "wrk=1")
-    assert status == EXIT_USAGE and "did you mean `work`?" in err
+    status, _, err = _run(capsys, command, program, *extra, "--def", "servce=1")
+    assert status == EXIT_USAGE and "did you mean `service`?" in err
 
 
 def test_check_and_ir_take_the_overrides(capsys, program):
-    assert _run(capsys, "check", program, "--set", "sessions=4", "--def", "work=k")[0] == EXIT_OK
+    assert _run(capsys, "check", program, "--set", "sessions=4", "--def", "service=k")[0] == EXIT_OK
     status, out, _ = _run(capsys, "ir", program, "--set", "sessions=4", "--compact")
     assert status == EXIT_OK and json.loads(out)["arrival"]["Batch"]["size"] == 4
     assert _run(capsys, "check", program, "--set", "sessions=1 +")[0] == EXIT_USAGE

@@ -291,6 +291,33 @@ class TestDef:
         assert only(e) == ("E-def", 2, 5)
         assert reference_error(e.path) == (2, 5)
 
+    @pytest.mark.parametrize("name", ["min", "work", "end", "cost", "uniform", "exclusive"])
+    def test_a_definition_named_with_a_word_of_the_language(
+        self, name, expand_program, reference_error
+    ):
+        # Both references refuse it ("a word of the language"); serq let it shadow the
+        # function (`def min(x)` and `min(serial)` read the definition) or the keyword.
+        e = expand_program(
+            lines(f"def {name}(x) = x;", *STAGE_SVC, "session {", "  run svc (1);", "}")
+        )
+        assert only(e) == ("E-def", 1, 5)
+        assert reference_error(e.path) == (1, 5)
+
+    @pytest.mark.parametrize("name", ["total", "claim", "given"])
+    def test_a_definition_named_with_a_word_of_the_claims(self, name, expand_program):
+        # 0.1.4's words (pyserq 0.1.4 refuses them too; 0.1.2 has no claims)
+        e = expand_program(
+            lines(f"def {name}(x) = x;", *STAGE_SVC, "session {", "  run svc (1);", "}")
+        )
+        assert only(e) == ("E-def", 1, 5)
+
+    @pytest.mark.parametrize("name", ["now", "serial", "size", "main", "arrived"])
+    def test_a_definition_may_take_a_name_the_language_reads(self, name, expand_program):
+        e = expand_program(
+            lines(f"def {name}(x) = x;", *STAGE_SVC, "session {", "  run svc (1);", "}")
+        )
+        assert e.diagnostics == []
+
     def test_a_library_definition_and_a_program_definition_of_one_name(self, expand_program):
         libs = {"lib.sq": lines("def f(x) = x;")}
         e = expand_program(
@@ -838,12 +865,12 @@ class TestServingVocabulary:
     def test_a_form_in_a_definition_is_reported_in_the_definition(self, expand_program):
         e = expand_program(
             lines(
-                "def serve(w) {",
+                "def serve_one(w) {",
                 "  decode (w);",
                 "}",
                 *STAGE_SVC,
                 "session {",
-                "  serve(1);",
+                "  serve_one(1);",
                 "}",
             )
         )

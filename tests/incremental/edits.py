@@ -25,7 +25,7 @@ NEW_ITEMS = [
     "def f(a, b) = a * b + q;",
     "def g(x) = f(x, x) + z;",
     "def long_prefill(r, c) = c;",
-    "def serve(w) { run engine (w); }",
+    "def serve_on(w) { run engine (w); }",
     "stage engine : fifo;",
     "stage tool : delay;",
     "pool kv { cap 100; }",

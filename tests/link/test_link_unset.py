@@ -204,10 +204,10 @@ def test_no_program_of_the_examples_or_the_corpus_reads_an_unset_attribute():
 
 
 def test_a_step_in_another_file_than_the_read_names_its_file(tmp_path):
-    (tmp_path / "lib.sq").write_text("def serve() {\n  run s (x);\n}\n", encoding="utf-8")
+    (tmp_path / "lib.sq").write_text("def serve_x() {\n  run s (x);\n}\n", encoding="utf-8")
     main = tmp_path / "main.sq"
     text = 'use "lib.sq";\n' + program(
-        ARRIVE, "  branch (serial > 0) {\n    set x = 1;\n  }\n  serve();\n"
+        ARRIVE, "  branch (serial > 0) {\n    set x = 1;\n  }\n  serve_x();\n"
     )
     _, diagnostics = api.link_source(text, str(main))
     (d,) = diagnostics

@@ -349,10 +349,10 @@ def test_largest_of_no_samples_is_zero():
 ARGS = """use "std/args";
 fn main() {
   let n = args.number("sessions", 2);
-  def work(k) { 1 + k }
+  def service(k) { 1 + k }
   stage svc : delay;
   workload { arrive batch(n); }
-  server { run svc (cost(svc, work(serial))); observe t = now; }
+  server { run svc (cost(svc, service(serial))); observe t = now; }
 }
 """
 
@@ -364,7 +364,7 @@ def test_arguments_and_defs():
     assert list(r.observe("t").samples) == [1.0, 2.0, 3.0]
     r = serq.run(
         serq.compile(
-            source=ARGS, horizon=50, sets={"sessions": "1 + 1"}, defs={"work": "2 * k + 0.5"}
+            source=ARGS, horizon=50, sets={"sessions": "1 + 1"}, defs={"service": "2 * k + 0.5"}
         )
     )
     assert list(r.observe("t").samples) == [0.5, 2.5]
@@ -375,8 +375,8 @@ def test_arguments_and_defs():
     [
         ({"session": 3}, {}, "did you mean `sessions`?"),
         ({"nope": 1}, {}, "unknown --set argument or constant `nope`"),
-        ({}, {"wrk": "1"}, "did you mean `work`?"),
-        ({}, {"work": "k +"}, "expected"),
+        ({}, {"servce": "1"}, "did you mean `service`?"),
+        ({}, {"service": "k +"}, "expected"),
     ],
 )
 def test_bad_overrides_are_reported(sets, defs, message):
