@@ -60,7 +60,7 @@ def format_source(
         p.start for d in parsed.diagnostics for p in (d.span, *(label.span for label in d.labels))
     ]
     chunks = list(parsed.chunks)
-    ends = [c.start - 1 for c in chunks[1:]] + [len(text)]  # up to the next chunk
+    ends = [c.start - 1 for c in chunks[1:]] + [len(text)] * bool(chunks)  # to the next chunk
     broken = [
         (c.start, c.end)
         for c, end in zip(chunks, ends, strict=True)
@@ -135,7 +135,10 @@ class _Formatter(_Printer):
                 self._placed(end)
             elif chunk.kind == FN_HEAD:
                 body = [f"fn {main}() {{"]
-                self._skip(chunk.end)
+                inner = self._take(chunk.end)  # `fn /* … */ main() /* … */ {`: kept after it
+                if inner:
+                    body = [_trail(body[0], inner)]
+                self._placed(chunk.end)
             else:
                 body, end = [], chunk.start
                 for node in nodes:
