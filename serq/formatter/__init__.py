@@ -31,6 +31,7 @@ __all__ = ["Formatted", "format_source"]
 
 _TRAIL = "\x00"  # code \0 column \0 comment: a line with a trailing comment, aligned at the end
 _HEAD = "\x01"  # \1 comment: a trailing comment that belongs to the line above (`{ // …`)
+_NEXT = "\x02"  # between two trailing comments of one line
 
 
 @dataclass(frozen=True, slots=True)
@@ -312,8 +313,16 @@ def _trail(line: str, comments: list) -> str:
     texts = [c if isinstance(c, str) else c.text for c in comments]
     column = comments[0].column if isinstance(comments[0], Comment) else -1
     if _TRAIL in line:  # a line that has one already
-        return line + " " + " ".join(texts)
-    return f"{line}{_TRAIL}{column}{_TRAIL}{' '.join(texts)}"
+        return line + _NEXT + _NEXT.join(texts)
+    return f"{line}{_TRAIL}{column}{_TRAIL}{_NEXT.join(texts)}"
+
+
+def _joined(comments: str) -> str:
+    """The trailing comments of one line (`_NEXT` between them) as they are written: a `//`
+    comment runs to the end of the line, so the `/* */` ones go before the `//` ones (one
+    after a `//` would be inside it, and its lines after the first would be code)."""
+    texts = comments.split(_NEXT)
+    return " ".join(sorted(texts, key=lambda t: t.startswith("//")))
 
 
 def _assemble(lines: list[str]) -> str:
@@ -351,7 +360,7 @@ def _align(run: list[list[str]]) -> list[str]:
         width = max(len(code.rsplit("\n", 1)[-1]) for code, _, _ in run[i:j]) if j - i > 1 else 0
         for code, _, comment in run[i:j]:
             last = len(code.rsplit("\n", 1)[-1])
-            lines.append(code + " " * (max(width - last, 0) + 1) + comment)
+            lines.append(code + " " * (max(width - last, 0) + 1) + _joined(comment))
         i = j
     return lines
 

@@ -42,3 +42,14 @@ def test_a_comment_in_the_fn_main_head_is_kept(head, comment):
     assert formatted.ok
     assert formatted.text == f"fn main() {{ {comment}\n  stage s : delay;\n}}\n"
     assert format_source(formatted.text, "main.sq").text == formatted.text
+
+
+def test_a_block_comment_of_several_lines_is_not_put_after_a_line_comment():
+    """Both end up trailing one line; the `/* */` one after the `//` one would be inside
+    it, and its second line would be code."""
+    text = "session {\n  run s (1 // one\n  ); /* two\nthree */\n}\nstage s : delay;\n"
+    formatted = format_source(text, "c.sq")
+    assert formatted.ok
+    assert "  run s (1); /* two\nthree */ // one\n" in formatted.text
+    again = format_source(formatted.text, "c.sq")
+    assert again.ok and again.text == formatted.text
