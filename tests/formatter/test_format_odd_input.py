@@ -53,3 +53,45 @@ def test_a_block_comment_of_several_lines_is_not_put_after_a_line_comment():
     assert "  run s (1); /* two\nthree */ // one\n" in formatted.text
     again = format_source(formatted.text, "c.sq")
     assert again.ok and again.text == formatted.text
+
+
+def test_a_file_with_an_invalid_byte_is_rewritten_with_that_byte(tmp_path, capsys):
+    """The text escapes the byte; writing it as strict UTF-8 raised after the file was
+    opened for writing: a traceback, and the file left empty."""
+    path = tmp_path / "bad.sq"
+    path.write_bytes(b"let  a = 1;\nlet b = 2;\xff\n")
+    assert fmt([str(path)]) == 1
+    data = path.read_bytes()
+    assert data.startswith(b"let a = 1;\nlet b = 2;") and data.count(b"\xff") == 1
+    assert "E-utf8" in capsys.readouterr().err
+
+
+def test_a_byte_order_mark_is_kept(tmp_path):
+    path = tmp_path / "bom.sq"
+    path.write_bytes(b"\xef\xbb\xbflet  a = 1;\n")
+    assert fmt([str(path)]) == 0
+    assert path.read_bytes() == b"\xef\xbb\xbflet a = 1;\n"
+    assert fmt([str(path)], check=True) == 0
+
+
+@pytest.mark.parametrize("check", [False, True])
+def test_stdin_is_read_as_utf8_bytes_whatever_the_locale(check):
+    """`serq fmt -` read stdin in the locale's encoding, strict: an invalid byte, or any
+    non-ASCII one under an ASCII locale, was a UnicodeDecodeError traceback."""
+    import os
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    for encoding, data in [
+        ("utf-8", b"let  a = 1; // \xc3\xa9\n\xff\n"),
+        ("ascii", b"let a=1; // \xc3\xa9\n"),
+    ]:
+        env = {**os.environ, "PYTHONPATH": str(root), "PYTHONIOENCODING": encoding}
+        argv = [sys.executable, "-m", "serq.cli", "fmt", *(["--check"] if check else []), "-"]
+        done = subprocess.run(argv, input=data, capture_output=True, env=env, timeout=60)
+        assert b"Traceback" not in done.stderr, done.stderr.decode(errors="replace")
+        assert done.returncode in (0, 1)
+        if not check:
+            assert done.stdout.startswith(b"let a = 1; // \xc3\xa9")
