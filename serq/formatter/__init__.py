@@ -62,10 +62,13 @@ def format_source(
     ]
     chunks = list(parsed.chunks)
     ends = [c.start - 1 for c in chunks[1:]] + [len(text)] * bool(chunks)  # to the next chunk
+    # a place where one chunk ends and the next begins at once is the next one's: else the
+    # first is kept as written here, and formatted once the formatter has put a line
+    # break between them (formatting twice would not give the same text)
     broken = [
         (c.start, c.end)
         for c, end in zip(chunks, ends, strict=True)
-        if any(c.start <= p <= max(end, c.end) for p in places)
+        if any(c.start <= p <= max(end, c.end) and p != end + 1 for p in places)
     ]
     if only is not None:
         outside = [

@@ -95,3 +95,21 @@ def test_stdin_is_read_as_utf8_bytes_whatever_the_locale(check):
         assert done.returncode in (0, 1)
         if not check:
             assert done.stdout.startswith(b"let a = 1; // \xc3\xa9")
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "session {\n  end;\n}\u2080\nrun { horizon 10; }\n",
+        "let  a = 1;\u2080\nrun { horizon 10; }\n",
+        "let a = 1;let b = ;\n",
+    ],
+)
+def test_an_error_where_one_item_ends_and_the_next_begins_formats_once(text):
+    """The error at the boundary counted for both items, so the first was kept as written;
+    once formatted (a line break put between them) it counted for the second alone, and
+    the first was formatted on the second run."""
+    formatted = format_source(text, "b.sq")
+    assert len(formatted.diagnostics) == 1
+    assert format_source(formatted.text, "b.sq").text == formatted.text
+    assert formatted.text.startswith(("session {\n  end;\n}\n", "let a = 1;\n"))
