@@ -13,7 +13,7 @@ from lsprotocol import types
 
 from serq.formatter import format_source
 from serq_lsp.guard import guarded
-from serq_lsp.state import SerqServer
+from serq_lsp.state import SerqServer, _source
 
 
 def lines_of(text: str) -> list[str]:
@@ -59,14 +59,16 @@ def register(server: SerqServer) -> None:
     @guarded
     def formatting(ls: SerqServer, params: types.DocumentFormattingParams):
         document = ls.workspace.get_text_document(params.text_document.uri)
-        text = document.source
+        text = _source(document)  # a document not open whose file is gone: empty, as elsewhere
         return text_edits(text, format_source(text, document.path or document.uri).text)
 
     @server.feature(types.TEXT_DOCUMENT_RANGE_FORMATTING)
     @guarded
     def range_formatting(ls: SerqServer, params: types.DocumentRangeFormattingParams):
         document = ls.workspace.get_text_document(params.text_document.uri)
-        text = document.source
+        text = _source(document)
+        if not text:  # nothing to format (and no lines to find the range on)
+            return []
         r = params.range
         start = document.offset_at_position(r.start)
         end = document.offset_at_position(r.end)

@@ -1,7 +1,8 @@
 """Lines end where LSP says, at `\\n`, `\\r\\n` or `\\r` only: a form feed, `U+0085` or `U+2028`
 in a comment is no line break, for the changes the client sends (pygls cut the document at
 every `str.splitlines` break, so a change below such a comment landed on another line) and
-for the formatting edits the server sends back. Found by tests/fuzz/lsp_search.py."""
+for the formatting edits the server sends back. Found by tests/fuzz/lsp_search.py, with
+formatting a document that is not there."""
 
 from __future__ import annotations
 
@@ -92,3 +93,16 @@ def _apply(text: str, edits: list[types.TextEdit]) -> str:
     for e in sorted(edits, key=lambda e: at(e.range.start), reverse=True):
         text = text[: at(e.range.start)] + e.new_text + text[at(e.range.end) :]
     return text
+
+
+async def test_formatting_a_document_neither_open_nor_on_disk_is_no_edit(client, tmp_path):
+    """Every other feature answers such a document as an empty one; formatting read its
+    file and answered an internal error (FileNotFoundError). Found by the LSP search."""
+    doc = types.TextDocumentIdentifier(uri=(tmp_path / "gone.sq").as_uri())
+    assert not await client.text_document_formatting_async(
+        types.DocumentFormattingParams(text_document=doc, options=OPTIONS)
+    )
+    whole = types.Range(types.Position(0, 0), types.Position(3, 0))
+    assert not await client.text_document_range_formatting_async(
+        types.DocumentRangeFormattingParams(text_document=doc, range=whole, options=OPTIONS)
+    )
