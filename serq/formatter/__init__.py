@@ -70,6 +70,12 @@ def format_source(
         for c, end in zip(chunks, ends, strict=True)
         if any(c.start <= p <= max(end, c.end) and p != end + 1 for p in places)
     ]
+    module = parsed.module
+    nodes = list(module.items)
+    if module.main is not None:
+        nodes.extend(module.main.items)
+    if parsed.diagnostics:
+        broken += _uncovered(text, chunks, nodes, set(broken))
     if only is not None:
         outside = [
             (c.start, c.end)
@@ -78,16 +84,34 @@ def format_source(
         ]
     else:
         outside = []
-    module = parsed.module
-    nodes = list(module.items)
-    if module.main is not None:
-        nodes.extend(module.main.items)
     if parsed.diagnostics and _fn_main_broken(parsed, broken):
         return Formatted(written, parsed.diagnostics, len(broken))
     main = module.main.name.name if module.main is not None else "main"
     printer = _Formatter(text, main_dialect=module.main is not None)
     out = printer.file(chunks, nodes, set(broken) | set(outside), main)
     return Formatted(out, parsed.diagnostics, len(broken))
+
+
+def _uncovered(text: str, chunks, nodes, broken: set[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The item chunks, not `broken` yet, that hold text no node of theirs and no comment
+    covers: text the printer would drop (`out` typed on a line of its own before an item
+    is an error reported at the next item's first token, not in its own chunk)."""
+    notes = [(c.start, c.end) for c in comments(text)]
+    found = []
+    for c in chunks:
+        if c.kind != "item" or (c.start, c.end) in broken:
+            continue
+        spans = sorted(
+            [(n.span.start, n.span.end) for n in nodes if c.start <= n.span.start < c.end]
+            + [(a, b) for a, b in notes if c.start <= a < c.end]
+        )
+        at = c.start
+        for a, b in [*spans, (c.end, c.end)]:
+            if text[at : max(at, a)].strip():
+                found.append((c.start, c.end))
+                break
+            at = max(at, b)
+    return found
 
 
 def _fn_main_broken(parsed, broken) -> bool:

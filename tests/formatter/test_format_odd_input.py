@@ -113,3 +113,20 @@ def test_an_error_where_one_item_ends_and_the_next_begins_formats_once(text):
     assert len(formatted.diagnostics) == 1
     assert format_source(formatted.text, "b.sq").text == formatted.text
     assert formatted.text.startswith(("session {\n  end;\n}\n", "let a = 1;\n"))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "out\nlet a = 1;\n",
+        "// a\nout\n// c\nlet a = 1;\n",
+        "let b = 2;\nfoo bar\nlet a = 1;\n",
+        "let b = \udc80;\nout\nlet a = 1;\n",
+    ],
+)
+def test_a_word_typed_before_an_item_is_kept(text):
+    """The error is reported at the next item's first token, outside the word's own chunk,
+    which was then printed from its nodes (none): the word was dropped."""
+    formatted = format_source(text, "w.sq")
+    assert formatted.diagnostics
+    assert formatted.text == text
