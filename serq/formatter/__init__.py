@@ -18,6 +18,7 @@ itself.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from serq.diagnostics import Diagnostic
@@ -32,6 +33,7 @@ __all__ = ["Formatted", "format_source"]
 _TRAIL = "\x00"  # code \0 column \0 comment: a line with a trailing comment, aligned at the end
 _HEAD = "\x01"  # \1 comment: a trailing comment that belongs to the line above (`{ // …`)
 _NEXT = "\x02"  # between two trailing comments of one line
+_BAD_BYTE = re.compile("[\udc80-\udcff]")  # an invalid byte, as `source_text.decode` escapes it
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,6 +62,9 @@ def format_source(
     places = [
         p.start for d in parsed.diagnostics for p in (d.span, *(label.span for label in d.labels))
     ]
+    # every invalid byte: the parser reports the first alone (`E-utf8 ... and 2 more`), and
+    # an item printed from its nodes would drop the others
+    places += [m.start() for m in _BAD_BYTE.finditer(text)]
     chunks = list(parsed.chunks)
     ends = [c.start - 1 for c in chunks[1:]] + [len(text)] * bool(chunks)  # to the next chunk
     # a place where one chunk ends and the next begins at once is the next one's: else the

@@ -130,3 +130,17 @@ def test_a_word_typed_before_an_item_is_kept(text):
     formatted = format_source(text, "w.sq")
     assert formatted.diagnostics
     assert formatted.text == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "// a \udcff\nworkload\udcff\udc80 { arrive poisson(1); }\n",
+        "let  b = \udcc3;\nlet  a = 1\udcff;\n",
+    ],
+)
+def test_every_invalid_byte_is_kept(text):
+    """The parser reports the first invalid byte alone (`E-utf8 ... and 2 more`), so the
+    items holding the others were printed from their nodes, without those bytes."""
+    formatted = format_source(text, "u.sq")
+    assert formatted.text == text
