@@ -93,7 +93,15 @@ def format_source(
         return Formatted(written, parsed.diagnostics, len(broken))
     main = module.main.name.name if module.main is not None else "main"
     printer = _Formatter(text, main_dialect=module.main is not None)
-    out = printer.file(chunks, nodes, set(broken) | set(outside), main)
+    # an item outside the range is kept up to its end: the comments after it stand before
+    # the next item, as when the whole file is formatted
+    stops = {
+        (c.start, c.end): max(n.span.end for n in nodes if c.start <= n.span.start < c.end)
+        for c in chunks
+        if (c.start, c.end) in set(outside) - set(broken)
+        and any(c.start <= n.span.start < c.end for n in nodes)
+    }
+    out = printer.file(chunks, nodes, set(broken) | set(outside), main, stops)
     return Formatted(out, parsed.diagnostics, len(broken))
 
 
@@ -140,8 +148,17 @@ class _Formatter(_Printer):
 
     # -------------------------------------------------------------- the file
 
-    def file(self, chunks, nodes, broken: set[tuple[int, int]], main: str) -> str:
-        """The whole file, chunk by chunk in source order; `broken` chunks as written."""
+    def file(
+        self,
+        chunks,
+        nodes,
+        broken: set[tuple[int, int]],
+        main: str,
+        stops: dict[tuple[int, int], int] | None = None,
+    ) -> str:
+        """The whole file, chunk by chunk in source order; `broken` chunks as written (up to
+        their offset in `stops`, when they have one)."""
+        stops = stops or {}
         lines: list[str] = []
         depth = 0
         previous_multi = previous_kept = False
@@ -160,9 +177,9 @@ class _Formatter(_Printer):
             blank = self._blank_before(chunk.start) or (previous_multi and not previous_kept)
             printed = self._leading(chunk.start)
             if (chunk.start, chunk.end) in broken:
-                self._skip(chunk.end)
-                end = chunk.end
-                for c in self._trailing(chunk.end):  # kept as written too
+                end = stops.get((chunk.start, chunk.end), chunk.end)
+                self._skip(end)
+                for c in self._trailing(end):  # kept as written too
                     end = c.end
                 body = [self.text[chunk.start : end]]
                 self._placed(end)

@@ -144,3 +144,16 @@ def test_every_invalid_byte_is_kept(text):
     items holding the others were printed from their nodes, without those bytes."""
     formatted = format_source(text, "u.sq")
     assert formatted.text == text
+
+
+def test_a_range_leaves_the_comment_before_the_next_item_with_that_item():
+    """An item outside the range was kept with the comment lines after it (they are in its
+    chunk), so the next item, formatted onto several lines, got its blank line between
+    that comment and itself; the whole file puts it before the comment."""
+    text = "stage e : step { budget 64; cost 0.01; }\n// a comment.\npool kv { cap 1000; }\n"
+    at = text.index("pool")
+    ranged = format_source(text, "r.sq", only=(at, at + 4)).text
+    assert ranged == (
+        "stage e : step { budget 64; cost 0.01; }\n\n// a comment.\npool kv {\n  cap 1000;\n}\n"
+    )
+    assert format_source(ranged, "r.sq").text == format_source(text, "r.sq").text

@@ -55,7 +55,7 @@ FOLDERS = (
     "tests/oracle/main_programs",
     "tests/expand/programs",
 )
-SCRATCH = ".tools-search-"  # the prefix of the mutant files written beside their source
+SCRATCH = ".tools-search-"  # the prefix of the mutant files (in `mirror()`)
 LIMIT = 20.0  # seconds one check of one text may take
 RUN_HORIZON = "30"
 
@@ -419,9 +419,23 @@ def check_fmt(item: Text) -> list[str]:
     after = parse(first.text, path).module
     if _stripped(after) != _stripped(before):
         out.append("fmt: the formatted text parses to another tree")
-    if ir_of(first.text, path) != ir_of(text, path):
+    original = ir_of(text, path)
+    if ir_of(first.text, path) != original:
         out.append("fmt: the formatted text links to another IR")
+    rng = random.Random(item.seed)
+    a, b = sorted(rng.randrange(len(text) + 1) for _ in range(2))
+    ranged = format_source(text, path, only=(a, b))
+    if ranged.diagnostics or ir_of(ranged.text, path) != original:
+        out.append(f"fmt: formatting the range {a}..{b} changed the program")
+    elif _unaligned(format_source(ranged.text, path).text) != _unaligned(first.text):
+        out.append(f"fmt: the range {a}..{b} formatted, then the whole, is not the whole formatted")
     return out
+
+
+def _unaligned(text: str) -> str:
+    """`text` without the spaces that align trailing comments: a range aligns the comments
+    of its own lines only (a known difference with the whole file, left as it is)."""
+    return re.sub(r" {2,}(?=//|/\*)", " ", text)
 
 
 def check_meaning(item: Text) -> list[str]:
@@ -530,10 +544,31 @@ def cli(argv: list[str], stdin: str | None = None) -> tuple[int, str, str]:
     return status, out.getvalue(), err.getvalue()
 
 
+_MIRROR: list[Path] = []
+
+
+def mirror() -> Path:
+    """A copy of the source folders in a temporary directory, made once: the mutants are
+    written there, beside copies of the files a `use` or a `trace` of theirs reads, and
+    never into the repository (whose tests glob its folders)."""
+    if not _MIRROR:
+        import atexit
+        import shutil
+        import tempfile
+
+        top = Path(tempfile.mkdtemp(prefix="serq-tools-search-"))
+        atexit.register(shutil.rmtree, top, ignore_errors=True)
+        skip = shutil.ignore_patterns("__pycache__", "*.py", "*.pyc", SCRATCH + "*")
+        for folder in FOLDERS:
+            shutil.copytree(ROOT / folder, top / folder, ignore=skip, dirs_exist_ok=True)
+        _MIRROR.append(top)
+    return _MIRROR[0]
+
+
 def check_cli(item: Text, run: bool) -> list[str]:
-    """`serq check/expand/ir/fmt (/run)` on the mutant, written beside its source."""
+    """`serq check/expand/ir/fmt (/run)` on the mutant, written beside a copy of its source."""
     source = item.source.path
-    folder = source.parent if source.parent.is_dir() else ROOT / "examples"
+    folder = mirror() / source.parent.relative_to(ROOT)
     scratch = folder / f"{SCRATCH}{item.seed}-{source.name}"
     scratch.write_bytes(item.text.encode("utf-8", "surrogateescape"))
     out = []
