@@ -45,7 +45,7 @@ def text_edits(old: str, new: str) -> list[types.TextEdit]:
     for first, end, replacement in line_edits(old, new):
         if end >= count and not old.endswith(("\n", "\r")) and count:  # no final line break
             tail = lines[-1]
-            stop = types.Position(count - 1, len(tail.encode("utf-16-le")) // 2)
+            stop = types.Position(count - 1, len(tail.encode("utf-16-le", "surrogatepass")) // 2)
         else:
             stop = types.Position(end, 0)
         edits.append(types.TextEdit(types.Range(types.Position(first, 0), stop), replacement))

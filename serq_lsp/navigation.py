@@ -10,6 +10,7 @@ from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import from_fs_path
 
 from serq.link.index import Occurrence
+from serq.syntax import ast
 from serq.vocabulary import BUILTIN_ATTRS, CONTEXT_VARS
 from serq_lsp import crossfile
 from serq_lsp.analysis import Analysis
@@ -19,7 +20,9 @@ from serq_lsp.stale import View
 from serq_lsp.state import SerqServer
 
 # Names the user declared, which a rename may change; the language's own may not be renamed.
-RENAMEABLE = frozenset({"value", "def", "res", "entry", "mark", "stat", "local"})
+# Not "entry": a queue's entries are named by its roles (`route`, `prefill`, `decode`,
+# `transfer`), and one renamed is no entry of its role any more.
+RENAMEABLE = frozenset({"value", "def", "res", "mark", "stat", "local"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -139,6 +142,10 @@ def refusal(ls: SerqServer, uri: str, analysis: Analysis, occ: Occurrence) -> st
     """Why the name at `occ` may not be renamed, or None when it may: a name of the language
     is no one's to rename, and a program's name read in a library cannot be renamed from
     one program (the library's other users read it too)."""
+    if occ.key[0] == "entry":
+        return f"`{occ.key[1].rsplit('.', 1)[-1]}` is an entry, named by its queue's role"
+    if any(isinstance(d.node, ast.QueueNic) for d in analysis.index.declarations(occ.key)):
+        return f"`{occ.key[1]}` is a queue's NIC, named by the language"
     if occ.key[0] not in RENAMEABLE or not analysis.index.declarations(occ.key):
         return f"`{occ.key[1]}` is a name of the language, or declared nowhere"
     if occ.key[0] == "def":
