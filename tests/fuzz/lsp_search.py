@@ -382,7 +382,12 @@ def _edit_and_compare(
     if json.dumps(mine, sort_keys=True) != json.dumps(fresh, sort_keys=True).replace(
         fresh_uri, uri
     ):
-        out.append("lsp didChange: the edited document's diagnostics differ from a fresh one's")
+        a = [(d["range"]["start"], d.get("code"), d["message"][:80]) for d in mine]
+        b = [(d["range"]["start"], d.get("code"), d["message"][:80]) for d in fresh]
+        diff = [x for x in a if x not in b][:2], [x for x in b if x not in a][:2]
+        out.append(
+            f"lsp didChange: the edited document's diagnostics differ from a fresh one's: {diff}"
+        )
     options = {"tabSize": 2, "insertSpaces": True}
     a = server.request(
         "textDocument/formatting", {"textDocument": {"uri": uri}, "options": options}
