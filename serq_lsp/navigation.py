@@ -9,6 +9,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 from pygls.uris import from_fs_path
 
+from serq.expand.serving import FORM_STAGES
 from serq.link.index import Occurrence
 from serq.syntax import ast
 from serq.vocabulary import BUILTIN_ATTRS, CONTEXT_VARS
@@ -144,8 +145,14 @@ def refusal(ls: SerqServer, uri: str, analysis: Analysis, occ: Occurrence) -> st
     one program (the library's other users read it too)."""
     if occ.key[0] == "entry":
         return f"`{occ.key[1].rsplit('.', 1)[-1]}` is an entry, named by its queue's role"
-    if any(isinstance(d.node, ast.QueueNic) for d in analysis.index.declarations(occ.key)):
+    declarations = analysis.index.declarations(occ.key)
+    if any(isinstance(d.node, ast.QueueNic) for d in declarations):
         return f"`{occ.key[1]}` is a queue's NIC, named by the language"
+    if occ.key[1] in FORM_STAGES and any(isinstance(d.node, ast.Stage) for d in declarations):
+        return (
+            f"the serving form `{occ.key[1]}` finds the stage `{occ.key[1]}` by its name; "
+            f"rename it by hand, with `on STAGE` in the forms that use it"
+        )
     if occ.key[0] not in RENAMEABLE or not analysis.index.declarations(occ.key):
         return f"`{occ.key[1]}` is a name of the language, or declared nowhere"
     if occ.key[0] == "def":

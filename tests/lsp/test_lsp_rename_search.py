@@ -1,6 +1,7 @@
 """Renames that left a broken program, found by tests/fuzz/lsp_search.py (a rename must
 leave the program's diagnostics as they were): a queue's entry (`route`, `prefill`,
-`decode`: named by the queue's role) and its NIC (`nic`) were offered for rename; a hold's
+`decode`: named by the queue's role), its NIC (`nic`) and a stage a serving form finds by
+its name (`prefill`, `tool`, ...) were offered for rename; a hold's
 binding read by a later binding of the same `at admission` was renamed where declared
 and not where that binding read it. And formatting a document that holds a lone
 surrogate (JSON may carry one) failed on its UTF-16 length."""
@@ -76,4 +77,23 @@ async def test_formatting_a_document_with_a_lone_surrogate(client, docs):
     )
     assert any(e.new_text.startswith("let a = 1;") for e in edits)
     assert format_source(text).text.startswith("let a = 1;")
+    docs.close(uri)
+
+
+SERVING = ROOT / "tests" / "corpus" / "valid" / "serving_forms.sq"
+
+
+@pytest.mark.parametrize("needle", ["prefill[2] : fifo", "link : ps", "tool : delay"])
+async def test_a_stage_a_serving_form_finds_by_name_is_not_renamed(client, docs, needle):
+    """`prefill (n);` runs on the stage named `prefill`: renaming the stage alone left the
+    form without a stage (E-serving-stage, E-index)."""
+    text = SERVING.read_text()
+    uri = uri_of(SERVING.parent / "rename_serving.sq")
+    assert await docs.open(uri, text) == []
+    doc = types.TextDocumentIdentifier(uri=uri)
+    at = position_of(text, needle)
+    prepared = await client.text_document_prepare_rename_async(
+        types.PrepareRenameParams(text_document=doc, position=at)
+    )
+    assert prepared is None
     docs.close(uri)
