@@ -480,6 +480,11 @@ _ALPHABET = (
 def random_edit(rng: random.Random, text: str) -> str:
     """An editor's change: a range of `text` replaced by a few characters, a piece of the
     text itself (a paste), or nothing (a deletion)."""
+    names = [m for m in _tokens(text) if m.group()[0].isalpha() and len(m.group()) > 2]
+    if names and rng.random() < 0.2:  # a typo in a name: a letter dropped or doubled
+        m = rng.choice(names)
+        k = m.start() + rng.randrange(1, len(m.group()))
+        return text[:k] + (text[k - 1] if rng.random() < 0.5 else "") + text[k + 1 :]
     a = rng.randrange(len(text) + 1)
     b = min(len(text), a + rng.choice((0, 0, 1, 1, 2, 5, 30, 200)))
     kind = rng.random()
