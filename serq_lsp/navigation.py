@@ -7,7 +7,6 @@ import re
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
-from pygls.uris import from_fs_path
 
 from serq.expand.serving import FORM_STAGES
 from serq.link.index import Occurrence
@@ -15,7 +14,7 @@ from serq.syntax import ast
 from serq.vocabulary import BUILTIN_ATTRS, CONTEXT_VARS
 from serq_lsp import crossfile
 from serq_lsp.analysis import Analysis
-from serq_lsp.convert import lsp_range
+from serq_lsp.convert import fs_uri, lsp_range
 from serq_lsp.guard import guarded
 from serq_lsp.stale import View
 from serq_lsp.state import SerqServer
@@ -45,7 +44,7 @@ def register(server: SerqServer) -> None:
             start = types.Position(line=0, character=0)
             return [
                 types.Location(
-                    uri=from_fs_path(occ.key[1]) or occ.key[1],
+                    uri=fs_uri(occ.key[1]) or occ.key[1],
                     range=types.Range(start=start, end=start),
                 )
             ]

@@ -4,7 +4,8 @@ leave the program's diagnostics as they were): a queue's entry (`route`, `prefil
 its name (`prefill`, `tool`, ...) were offered for rename; a hold's
 binding read by a later binding of the same `at admission` was renamed where declared
 and not where that binding read it. And formatting a document that holds a lone
-surrogate (JSON may carry one) failed on its UTF-16 length."""
+surrogate (JSON may carry one) failed on its UTF-16 length, and a `use` of a path with one
+was never analysed.
 
 from __future__ import annotations
 
@@ -96,4 +97,21 @@ async def test_a_stage_a_serving_form_finds_by_name_is_not_renamed(client, docs,
         types.PrepareRenameParams(text_document=doc, position=at)
     )
     assert prepared is None
+    docs.close(uri)
+
+
+async def test_a_use_of_a_path_with_an_invalid_byte(client, docs):
+    """The server made the library's URI to look for it among the open documents, and
+    quoting the path's escaped byte raised: no diagnostics were ever published, and every
+    request on the document was an internal error."""
+    uri = uri_of(EXAMPLES / "use_bad_byte.sq")
+    text = 'use "\udcff.sq";\nlet f = 1;\n'
+    found = await docs.open(uri, text)
+    assert [d.code for d in found] == ["E-utf8"]
+    hover = await client.text_document_hover_async(
+        types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri=uri), position=types.Position(1, 4)
+        )
+    )
+    assert hover is not None
     docs.close(uri)
