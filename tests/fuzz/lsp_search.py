@@ -168,12 +168,14 @@ class Server:
         return self.answers.pop(msg_id)
 
     def notify(self, method: str, params: Any) -> None:
+        if method in ("textDocument/didOpen", "textDocument/didChange"):
+            self.published.pop(params["textDocument"]["uri"], None)  # wait for the new ones
         self._send({"jsonrpc": "2.0", "method": method, "params": params})
 
     def diagnostics(self, uri: str, version: int) -> list[dict]:
         def arrived() -> bool:
             got = self.published.get(uri)
-            return got is not None and got.get("version", version) == version
+            return got is not None and got.get("version") == version  # not a close's clearing
 
         self._pump(arrived)
         return self.published[uri]["diagnostics"]
