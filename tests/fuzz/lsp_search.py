@@ -10,7 +10,8 @@ For each text the search opens a document and checks, with LSP's own rules (line
   position it holds in the document lies inside it (a semantic token inside its line);
 - the published diagnostics' ranges lie inside the document;
 - the formatting edits, applied, give `serq fmt`'s text;
-- random edits sent as `didChange` ranges, the way an editor sends them, leave the server
+- random edits sent as `didChange` ranges, the way an editor sends them (one a
+  notification, or several in one), leave the server
   with the document a fresh `didOpen` of the final text gives: the same diagnostics and
   the same formatting answer.
 
@@ -348,6 +349,8 @@ def _edit_and_compare(
 ) -> list[str]:
     """Send `edits` random range changes, then compare with a fresh document of the text."""
     version = 1
+    batch = rng.random() < 0.3  # the changes in one notification, each on the one before
+    changes = []
     for _ in range(edits):
         edited = tools_search.random_edit(rng, text)
         # the one change that turns `text` into `edited`: the common prefix and suffix out
@@ -365,12 +368,21 @@ def _edit_and_compare(
             "range": {"start": position_of(text, start), "end": position_of(text, end_old)},
             "text": edited[start:end_new],
         }
+        changes.append(change)
+        if not batch:
+            version += 1
+            server.notify(
+                "textDocument/didChange",
+                {"textDocument": {"uri": uri, "version": version}, "contentChanges": changes},
+            )
+            changes = []
+        text = edited
+    if changes:
         version += 1
         server.notify(
             "textDocument/didChange",
-            {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]},
+            {"textDocument": {"uri": uri, "version": version}, "contentChanges": changes},
         )
-        text = edited
     if edits == 0:
         return []
     mine = server.diagnostics(uri, version)
