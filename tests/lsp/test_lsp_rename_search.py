@@ -5,7 +5,8 @@ its name (`prefill`, `tool`, ...) were offered for rename; a hold's
 binding read by a later binding of the same `at admission` was renamed where declared
 and not where that binding read it. And formatting a document that holds a lone
 surrogate (JSON may carry one) failed on its UTF-16 length, and a `use` of a path with one
-was never analysed.
+was never analysed; the commands answered an internal error for a document that is not
+there."""
 
 from __future__ import annotations
 
@@ -115,3 +116,22 @@ async def test_a_use_of_a_path_with_an_invalid_byte(client, docs):
     )
     assert hover is not None
     docs.close(uri)
+
+
+@pytest.mark.parametrize("command", ["serq.showIR", "serq.showKernel", "serq.run"])
+@pytest.mark.parametrize("arguments", [None, ["file:///nowhere/gone.sq"]])
+async def test_a_command_on_a_document_that_is_not_there(client, command, arguments):
+    """Invalid params, not an internal error: the commands read a document neither open
+    nor on disk (FileNotFoundError), or were called without one (TypeError)."""
+    with pytest.raises(JsonRpcInvalidParams):
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=command, arguments=arguments)
+        )
+
+
+async def test_a_run_s_timeout_that_is_not_a_number(client):
+    uri = uri_of(EXAMPLES / "mm1.sq")
+    with pytest.raises(JsonRpcInvalidParams):
+        await client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command="serq.run", arguments=[uri, "soon"])
+        )
