@@ -433,9 +433,11 @@ def check_fmt(item: Text) -> list[str]:
 
 
 def _unaligned(text: str) -> str:
-    """`text` without the spaces that align trailing comments: a range aligns the comments
-    of its own lines only (a known difference with the whole file, left as it is)."""
-    return re.sub(r" {2,}(?=//|/\*)", " ", text)
+    """`text` without the spaces that align trailing comments and without blank lines: a
+    range aligns the comments of its own lines only, and puts a blank line next to an
+    item outside it that spans several lines as written (known differences with the whole
+    file, left as they are)."""
+    return re.sub(r"\n\s*\n", "\n", re.sub(r" {2,}(?=//|/\*)", " ", text))
 
 
 def check_meaning(item: Text) -> list[str]:
