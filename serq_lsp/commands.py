@@ -14,7 +14,7 @@ import sys
 import tempfile
 
 from lsprotocol import types
-from pygls.exceptions import JsonRpcInternalError
+from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
 from serq import api
 from serq.diagnostics import Diagnostic
@@ -26,6 +26,18 @@ RUN, SHOW_IR, SHOW_KERNEL, CANCEL = "serq.run", "serq.showIR", "serq.showKernel"
 TIMEOUT = 120.0  # seconds a run may take; the command's second argument overrides it
 # The worker: `{file}` is replaced by the program's path; `initializationOptions.runCommand`.
 RUN_COMMAND = [sys.executable, "-m", "serq.cli", "run", "{file}", "--json"]
+
+
+def _document(ls: SerqServer, uri: object) -> tuple[str, str | None]:
+    """The text and path of the document a command names; a bad argument, or a document
+    neither open nor on disk, is an invalid-params error (not a failure of the server)."""
+    if not isinstance(uri, str):
+        raise JsonRpcInvalidParams(f"the command takes a document's URI, not {uri!r}")
+    document = ls.workspace.get_text_document(uri)
+    try:
+        return document.source, document.path
+    except (OSError, ValueError) as error:
+        raise JsonRpcInvalidParams(f"cannot read `{uri}`: {error}") from error
 
 
 def register(server: SerqServer) -> None:
@@ -47,33 +59,37 @@ def register(server: SerqServer) -> None:
 
     @server.command(SHOW_KERNEL)
     @guarded
-    def show_kernel(ls: SerqServer, uri: str) -> str:
-        document = ls.workspace.get_text_document(uri)
-        kernel, diagnostics = api.expand_source(document.source, document.path or uri, ls.items)
+    def show_kernel(ls: SerqServer, uri: str | None = None) -> str:
+        source, path = _document(ls, uri)
+        kernel, diagnostics = api.expand_source(source, path or uri, ls.items)
         if kernel is None:
             return _failed("the kernel", diagnostics)
-        text = api.format_kernel(kernel, document.path or uri)
+        text = api.format_kernel(kernel, path or uri)
         if isinstance(text, Diagnostic):
             return _failed("the kernel", [text])
         return f"```serq\n{text}\n```"
 
     @server.command(SHOW_IR)
     @guarded
-    def show_ir(ls: SerqServer, uri: str) -> str:
-        document = ls.workspace.get_text_document(uri)
-        program, diagnostics = api.link_source(document.source, document.path or uri, ls.items)
+    def show_ir(ls: SerqServer, uri: str | None = None) -> str:
+        source, path = _document(ls, uri)
+        program, diagnostics = api.link_source(source, path or uri, ls.items)
         if program is None:
             return _failed("the IR", diagnostics)
-        text = api.format_ir(program, document.path or uri)
+        text = api.format_ir(program, path or uri)
         if isinstance(text, Diagnostic):
             return _failed("the IR", [text])
         return f"```json\n{text}\n```"
 
     @server.command(RUN)
-    async def run(ls: SerqServer, uri: str, *options) -> str:
-        timeout = float(options[0]) if options else TIMEOUT
-        document = ls.workspace.get_text_document(uri)
-        return await run_program(ls, uri, document.source, document.path, timeout)
+    async def run(ls: SerqServer, uri: str | None = None, *options) -> str:
+        try:
+            timeout = float(options[0]) if options else TIMEOUT
+        except (TypeError, ValueError) as error:
+            message = f"a timeout is a number of seconds, not {options[0]!r}"
+            raise JsonRpcInvalidParams(message) from error
+        source, path = _document(ls, uri)
+        return await run_program(ls, uri, source, path, timeout)
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: SerqServer, *args) -> None:
@@ -90,7 +106,7 @@ def register(server: SerqServer) -> None:
                 future.cancel()
 
     @server.command(CANCEL)
-    def cancel(ls: SerqServer, uri: str) -> bool:
+    def cancel(ls: SerqServer, uri: str | None = None) -> bool:
         worker = ls.runs.get(uri)
         if worker is None:
             return False

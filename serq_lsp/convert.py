@@ -7,6 +7,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from pygls.uris import from_fs_path
 
 from serq.diagnostics import Diagnostic, LineIndex, Severity, Span
 
@@ -18,6 +19,15 @@ _SEVERITY = {
     Severity.WARNING: types.DiagnosticSeverity.Warning,
     Severity.NOTE: types.DiagnosticSeverity.Information,
 }
+
+
+def fs_uri(path: str) -> str | None:
+    """The file URI of `path`, or None when it has none: a path with an invalid byte (a
+    `use` of a name that is not UTF-8) cannot be quoted."""
+    try:
+        return from_fs_path(path)
+    except UnicodeEncodeError:
+        return None
 
 
 def lsp_range(span: Span, lines: LineIndex) -> types.Range:

@@ -13,13 +13,12 @@ import os
 import re
 
 from lsprotocol import types
-from pygls.uris import from_fs_path
 
 from serq.diagnostics import LineIndex
 from serq.link.index import Index, Occurrence, build_index
 from serq.syntax import parse
 from serq_lsp.analysis import Analysis
-from serq_lsp.convert import lsp_range
+from serq_lsp.convert import fs_uri, lsp_range
 from serq_lsp.state import SerqServer
 from serq_lsp.workspace import WorkspaceSymbols, roots_of
 
@@ -37,7 +36,7 @@ def location(ls: SerqServer, analysis: Analysis, occ: Occurrence) -> types.Locat
     if text is None:
         return None
     return types.Location(
-        uri=from_fs_path(file) or file, range=lsp_range(occ.span, LineIndex(text))
+        uri=fs_uri(file) or file, range=lsp_range(occ.span, LineIndex(text))
     )
 
 
@@ -45,7 +44,7 @@ def _uri(analysis: Analysis, file: str, ls: SerqServer) -> str:
     for uri, other in ls.open_analyses():
         if other is analysis:
             return uri
-    return from_fs_path(file) or file
+    return fs_uri(file) or file
 
 
 def users(ls: SerqServer, path: str, skip: str) -> list[Index]:

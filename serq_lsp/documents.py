@@ -1,12 +1,18 @@
-"""Open documents whose incremental changes cost the lines they touch.
+"""Open documents whose incremental changes cost the lines they touch, cut into lines as
+the protocol cuts them.
 
 pygls applies an incremental change by splitting the whole text into lines and writing
 every line out again: on a 2 MB document, 40 to 50 ms of the event loop per keystroke,
-before any request behind it is read. `Document` applies it the same way (the same line
-cut, `str.splitlines`'s, and the same conversion of the client's columns) from a list of
-line starts that it keeps and moves with each change, so a change costs a slice of the
-text and the shift of that list. `use_documents(workspace)` makes a workspace open
-documents of this kind.
+before any request behind it is read. `Document` applies it the same way (the same
+conversion of the client's columns) from a list of line starts that it keeps and moves
+with each change, so a change costs a slice of the text and the shift of that list.
+
+Its lines end where LSP says they end, at `\n`, `\r\n` or `\r`, as the client and serq's
+own `LineIndex` count them; pygls cuts at every break of `str.splitlines`, form feed,
+`U+0085` and `U+2028` among them, so a change after a line holding one of those (in a
+comment, say) landed on another line than the one the client meant. `lines` is the same
+cut, so every pygls helper (`offset_at_position`, ...) counts the same lines too.
+`use_documents(workspace)` makes a workspace open documents of this kind.
 """
 
 from __future__ import annotations
@@ -18,18 +24,18 @@ from collections.abc import Sequence
 from lsprotocol import types
 from pygls.workspace import TextDocument, Workspace
 
-# The line breaks of `str.splitlines`, which pygls cuts a document's lines at.
-_BREAK = re.compile("\r\n|[\n\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029]")
+# The line breaks of the protocol (and of serq's LineIndex).
+_BREAK = re.compile("\r\n|\r|\n")
 
 
 class Document(TextDocument):
-    """A text document that keeps the starts of its lines (pygls' lines)."""
+    """A text document that keeps the starts of its lines (the protocol's lines)."""
 
     _starts: list[int] | None = None
     _for: str | None = None  # the source `_starts` is of
 
     def line_starts(self) -> list[int]:
-        """Where each of the document's lines begins (as pygls cuts them)."""
+        """Where each of the document's lines begins."""
         source = self.source
         if self._starts is None or self._for is not source:
             starts = [0, *(m.end() for m in _BREAK.finditer(source))] if source else []
@@ -38,26 +44,35 @@ class Document(TextDocument):
             self._starts, self._for = starts, source
         return self._starts
 
+    @property
+    def lines(self) -> Sequence[str]:  # type: ignore[override]
+        """The document's lines, each with its line break, cut as LSP cuts them."""
+        return _Lines(self.source, self.line_starts())
+
     def _apply_incremental_change(self, change: types.TextDocumentContentChangePartial) -> None:
-        """Apply `change` as pygls does, rewriting only the text it touches."""
+        """Apply `change`, rewriting only the text it touches. A position past the last line
+        is the end of the text, a column past the end of its line the end of the line
+        (LSP's rule; pygls' codec put the first before the last line break, and the second
+        before a last line's last character); a range that ends before it starts removes
+        nothing."""
         source = self.source
-        starts = self.line_starts()
-        lines = _Lines(source, starts)
-        r = self._position_codec.range_from_client_units(lines, change.range)
-        start_line, start_col = r.start.line, r.start.character
-        end_line, end_col = r.end.line, r.end.character
-        if start_line == len(lines):  # at the very end of the file
-            self._set(source, source + change.text, len(source), len(source))
-            return
-        if end_line < start_line:  # pygls' own loop decides this odd case
-            super()._apply_incremental_change(change)
-            return
-        begin = starts[start_line] + min(start_col, len(lines[start_line]))
-        if end_line < len(lines):
-            end = starts[end_line] + min(end_col, len(lines[end_line]))
-        else:
-            end = len(source)
+        begin = self.offset_at_position(change.range.start)
+        end = max(begin, self.offset_at_position(change.range.end))
         self._set(source, source[:begin] + change.text + source[end:], begin, end)
+
+    def offset_at_position(self, position: types.Position) -> int:  # type: ignore[override]
+        """The offset in the source of the client's `position` (LSP's rules, as for a change)."""
+        starts = self.line_starts()
+        if position.line >= len(starts):
+            return len(self.source)
+        line = _Lines(self.source, starts)[position.line]
+        units_of = self._position_codec.impl.code_units_for_char
+        units = k = 0
+        content = _content(line)
+        while k < content and units < position.character:
+            units += units_of(line[k])
+            k += 1
+        return starts[position.line] + k
 
     def _set(self, old: str, new: str, start: int, old_end: int) -> None:
         """Take `new` (`old` with `[start, old_end)` replaced) as the source, moving the line
@@ -78,6 +93,13 @@ class Document(TextDocument):
             moved.pop()
         self._source = new
         self._starts, self._for = moved, new
+
+
+def _content(line: str) -> int:
+    """The length of `line` without its line break: a column past it is the line's end."""
+    if line.endswith("\r\n"):
+        return len(line) - 2
+    return len(line) - 1 if line.endswith(("\n", "\r")) else len(line)
 
 
 class _Lines(Sequence[str]):

@@ -7,18 +7,28 @@ the others as written; the answer is the changed runs of lines only.
 from __future__ import annotations
 
 import difflib
+import re
 
 from lsprotocol import types
 
 from serq.formatter import format_source
 from serq_lsp.guard import guarded
-from serq_lsp.state import SerqServer
+from serq_lsp.state import SerqServer, _source
+
+
+def lines_of(text: str) -> list[str]:
+    """`text`'s lines, each with its line break, cut where LSP cuts them (`\n`, `\r\n`,
+    `\r`; not at a form feed or `U+2028`, which `str.splitlines` cuts at too)."""
+    return _LINE.findall(text)
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
 
 
 def line_edits(old: str, new: str) -> list[tuple[int, int, str]]:
     """The edits that turn `old` into `new`, as (first line, end line, replacement) over lines."""
-    a = old.splitlines(keepends=True)
-    b = new.splitlines(keepends=True)
+    a = lines_of(old)
+    b = lines_of(new)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     return [
         (i1, i2, "".join(b[j1:j2]))
@@ -29,12 +39,13 @@ def line_edits(old: str, new: str) -> list[tuple[int, int, str]]:
 
 def text_edits(old: str, new: str) -> list[types.TextEdit]:
     """LSP edits from `old` to `new`, one for each run of changed lines."""
-    count = len(old.splitlines(keepends=True))
+    lines = lines_of(old)
+    count = len(lines)
     edits = []
     for first, end, replacement in line_edits(old, new):
-        if end >= count and not old.endswith("\n") and count:  # the last line has no newline
-            tail = old.splitlines(keepends=True)[-1]
-            stop = types.Position(count - 1, len(tail.encode("utf-16-le")) // 2)
+        if end >= count and not old.endswith(("\n", "\r")) and count:  # no final line break
+            tail = lines[-1]
+            stop = types.Position(count - 1, len(tail.encode("utf-16-le", "surrogatepass")) // 2)
         else:
             stop = types.Position(end, 0)
         edits.append(types.TextEdit(types.Range(types.Position(first, 0), stop), replacement))
@@ -48,14 +59,16 @@ def register(server: SerqServer) -> None:
     @guarded
     def formatting(ls: SerqServer, params: types.DocumentFormattingParams):
         document = ls.workspace.get_text_document(params.text_document.uri)
-        text = document.source
+        text = _source(document)  # a document not open whose file is gone: empty, as elsewhere
         return text_edits(text, format_source(text, document.path or document.uri).text)
 
     @server.feature(types.TEXT_DOCUMENT_RANGE_FORMATTING)
     @guarded
     def range_formatting(ls: SerqServer, params: types.DocumentRangeFormattingParams):
         document = ls.workspace.get_text_document(params.text_document.uri)
-        text = document.source
+        text = _source(document)
+        if not text:  # nothing to format (and no lines to find the range on)
+            return []
         r = params.range
         start = document.offset_at_position(r.start)
         end = document.offset_at_position(r.end)

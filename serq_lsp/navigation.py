@@ -7,19 +7,22 @@ import re
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
-from pygls.uris import from_fs_path
 
+from serq.expand.serving import FORM_STAGES
 from serq.link.index import Occurrence
+from serq.syntax import ast
 from serq.vocabulary import BUILTIN_ATTRS, CONTEXT_VARS
 from serq_lsp import crossfile
 from serq_lsp.analysis import Analysis
-from serq_lsp.convert import lsp_range
+from serq_lsp.convert import fs_uri, lsp_range
 from serq_lsp.guard import guarded
 from serq_lsp.stale import View
 from serq_lsp.state import SerqServer
 
 # Names the user declared, which a rename may change; the language's own may not be renamed.
-RENAMEABLE = frozenset({"value", "def", "res", "entry", "mark", "stat", "local"})
+# Not "entry": a queue's entries are named by its roles (`route`, `prefill`, `decode`,
+# `transfer`), and one renamed is no entry of its role any more.
+RENAMEABLE = frozenset({"value", "def", "res", "mark", "stat", "local"})
 _NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
 
 
@@ -41,7 +44,7 @@ def register(server: SerqServer) -> None:
             start = types.Position(line=0, character=0)
             return [
                 types.Location(
-                    uri=from_fs_path(occ.key[1]) or occ.key[1],
+                    uri=fs_uri(occ.key[1]) or occ.key[1],
                     range=types.Range(start=start, end=start),
                 )
             ]
@@ -139,6 +142,16 @@ def refusal(ls: SerqServer, uri: str, analysis: Analysis, occ: Occurrence) -> st
     """Why the name at `occ` may not be renamed, or None when it may: a name of the language
     is no one's to rename, and a program's name read in a library cannot be renamed from
     one program (the library's other users read it too)."""
+    if occ.key[0] == "entry":
+        return f"`{occ.key[1].rsplit('.', 1)[-1]}` is an entry, named by its queue's role"
+    declarations = analysis.index.declarations(occ.key)
+    if any(isinstance(d.node, ast.QueueNic) for d in declarations):
+        return f"`{occ.key[1]}` is a queue's NIC, named by the language"
+    if occ.key[1] in FORM_STAGES and any(isinstance(d.node, ast.Stage) for d in declarations):
+        return (
+            f"the serving form `{occ.key[1]}` finds the stage `{occ.key[1]}` by its name; "
+            f"rename it by hand, with `on STAGE` in the forms that use it"
+        )
     if occ.key[0] not in RENAMEABLE or not analysis.index.declarations(occ.key):
         return f"`{occ.key[1]}` is a name of the language, or declared nowhere"
     if occ.key[0] == "def":

@@ -29,14 +29,13 @@ from concurrent.futures import Future
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
-from pygls.uris import from_fs_path
 
 from serq import __version__
 from serq.incremental import Cache
 from serq.syntax import ItemCache, ParseResult, parse
 from serq.syntax.source_text import decode
 from serq_lsp.analysis import Analysis, Stopped, analyze
-from serq_lsp.convert import lsp_diagnostics
+from serq_lsp.convert import fs_uri, lsp_diagnostics
 from serq_lsp.framing import SerqProtocol
 from serq_lsp.stale import View
 
@@ -182,7 +181,7 @@ class SerqServer(LanguageServer):
     def source(self, path: str) -> str | None:
         """The text of the file at `path`: the editor's buffer when it is open, else the
         disk's; None when it cannot be read."""
-        document = self.workspace.text_documents.get(from_fs_path(os.path.abspath(path)) or "")
+        document = self.workspace.text_documents.get(fs_uri(os.path.abspath(path)) or "")
         if document is not None:
             return document.source
         try:  # read as the loader reads a library, so that its spans fall on the same lines
@@ -194,7 +193,7 @@ class SerqServer(LanguageServer):
     def _load(self, path: str) -> ParseResult | str:
         """Read a `use`d file: the editor's buffer when it is open, else the disk (parsed with
         the item cache: a library read again at every version costs what changed in it)."""
-        document = self.workspace.text_documents.get(from_fs_path(os.path.abspath(path)) or "")
+        document = self.workspace.text_documents.get(fs_uri(os.path.abspath(path)) or "")
         if document is not None:
             return parse(document.source, path, self.items)
         try:

@@ -18,12 +18,12 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
-from pygls.uris import from_fs_path, to_fs_path
+from pygls.uris import to_fs_path
 
 from serq.diagnostics import LineIndex
 from serq.link.index import Index, build_index
 from serq.syntax import ast, parse
-from serq_lsp.convert import lsp_range
+from serq_lsp.convert import fs_uri, lsp_range
 
 if TYPE_CHECKING:
     from pygls.workspace import Workspace
@@ -236,7 +236,7 @@ class WorkspaceSymbols:
         except OSError:
             return []
         self.parses += 1
-        uri = from_fs_path(path) or path
+        uri = fs_uri(path) or path
         try:
             module = parse(text, path).module
         except Exception:  # the parser recovers from any text; this would be a bug in it

@@ -27,6 +27,8 @@ _ROLE_NAMES = {
     "tool": ("tool",),
     "transfer": ("link", "transfer"),
 }
+# The stage names a serving form finds its stage by, when it has no `on STAGE`.
+FORM_STAGES = frozenset(name for names in _ROLE_NAMES.values() for name in names)
 
 
 def expand_serving(items: list[ast.Item], ctx: Context) -> list[ast.Item]:

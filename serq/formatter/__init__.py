@@ -18,6 +18,7 @@ itself.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 from serq.diagnostics import Diagnostic
@@ -31,6 +32,8 @@ __all__ = ["Formatted", "format_source"]
 
 _TRAIL = "\x00"  # code \0 column \0 comment: a line with a trailing comment, aligned at the end
 _HEAD = "\x01"  # \1 comment: a trailing comment that belongs to the line above (`{ // …`)
+_NEXT = "\x02"  # between two trailing comments of one line
+_BAD_BYTE = re.compile("[\udc80-\udcff]")  # an invalid byte, as `source_text.decode` escapes it
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,13 +62,25 @@ def format_source(
     places = [
         p.start for d in parsed.diagnostics for p in (d.span, *(label.span for label in d.labels))
     ]
+    # every invalid byte: the parser reports the first alone (`E-utf8 ... and 2 more`), and
+    # an item printed from its nodes would drop the others
+    places += [m.start() for m in _BAD_BYTE.finditer(text)]
     chunks = list(parsed.chunks)
-    ends = [c.start - 1 for c in chunks[1:]] + [len(text)]  # up to the next chunk
+    ends = [c.start - 1 for c in chunks[1:]] + [len(text)] * bool(chunks)  # to the next chunk
+    # a place where one chunk ends and the next begins at once is the next one's: else the
+    # first is kept as written here, and formatted once the formatter has put a line
+    # break between them (formatting twice would not give the same text)
     broken = [
         (c.start, c.end)
         for c, end in zip(chunks, ends, strict=True)
-        if any(c.start <= p <= max(end, c.end) for p in places)
+        if any(c.start <= p <= max(end, c.end) and p != end + 1 for p in places)
     ]
+    module = parsed.module
+    nodes = list(module.items)
+    if module.main is not None:
+        nodes.extend(module.main.items)
+    if parsed.diagnostics:
+        broken += _uncovered(text, chunks, nodes, set(broken))
     if only is not None:
         outside = [
             (c.start, c.end)
@@ -74,16 +89,42 @@ def format_source(
         ]
     else:
         outside = []
-    module = parsed.module
-    nodes = list(module.items)
-    if module.main is not None:
-        nodes.extend(module.main.items)
     if parsed.diagnostics and _fn_main_broken(parsed, broken):
         return Formatted(written, parsed.diagnostics, len(broken))
     main = module.main.name.name if module.main is not None else "main"
     printer = _Formatter(text, main_dialect=module.main is not None)
-    out = printer.file(chunks, nodes, set(broken) | set(outside), main)
+    # an item outside the range is kept up to its end: the comments after it stand before
+    # the next item, as when the whole file is formatted
+    stops = {
+        (c.start, c.end): max(n.span.end for n in nodes if c.start <= n.span.start < c.end)
+        for c in chunks
+        if (c.start, c.end) in set(outside) - set(broken)
+        and any(c.start <= n.span.start < c.end for n in nodes)
+    }
+    out = printer.file(chunks, nodes, set(broken) | set(outside), main, stops)
     return Formatted(out, parsed.diagnostics, len(broken))
+
+
+def _uncovered(text: str, chunks, nodes, broken: set[tuple[int, int]]) -> list[tuple[int, int]]:
+    """The item chunks, not `broken` yet, that hold text no node of theirs and no comment
+    covers: text the printer would drop (`out` typed on a line of its own before an item
+    is an error reported at the next item's first token, not in its own chunk)."""
+    notes = [(c.start, c.end) for c in comments(text)]
+    found = []
+    for c in chunks:
+        if c.kind != "item" or (c.start, c.end) in broken:
+            continue
+        spans = sorted(
+            [(n.span.start, n.span.end) for n in nodes if c.start <= n.span.start < c.end]
+            + [(a, b) for a, b in notes if c.start <= a < c.end]
+        )
+        at = c.start
+        for a, b in [*spans, (c.end, c.end)]:
+            if text[at : max(at, a)].strip():
+                found.append((c.start, c.end))
+                break
+            at = max(at, b)
+    return found
 
 
 def _fn_main_broken(parsed, broken) -> bool:
@@ -107,8 +148,17 @@ class _Formatter(_Printer):
 
     # -------------------------------------------------------------- the file
 
-    def file(self, chunks, nodes, broken: set[tuple[int, int]], main: str) -> str:
-        """The whole file, chunk by chunk in source order; `broken` chunks as written."""
+    def file(
+        self,
+        chunks,
+        nodes,
+        broken: set[tuple[int, int]],
+        main: str,
+        stops: dict[tuple[int, int], int] | None = None,
+    ) -> str:
+        """The whole file, chunk by chunk in source order; `broken` chunks as written (up to
+        their offset in `stops`, when they have one)."""
+        stops = stops or {}
         lines: list[str] = []
         depth = 0
         previous_multi = previous_kept = False
@@ -127,15 +177,18 @@ class _Formatter(_Printer):
             blank = self._blank_before(chunk.start) or (previous_multi and not previous_kept)
             printed = self._leading(chunk.start)
             if (chunk.start, chunk.end) in broken:
-                self._skip(chunk.end)
-                end = chunk.end
-                for c in self._trailing(chunk.end):  # kept as written too
+                end = stops.get((chunk.start, chunk.end), chunk.end)
+                self._skip(end)
+                for c in self._trailing(end):  # kept as written too
                     end = c.end
                 body = [self.text[chunk.start : end]]
                 self._placed(end)
             elif chunk.kind == FN_HEAD:
                 body = [f"fn {main}() {{"]
-                self._skip(chunk.end)
+                inner = self._take(chunk.end)  # `fn /* … */ main() /* … */ {`: kept after it
+                if inner:
+                    body = [_trail(body[0], inner)]
+                self._placed(chunk.end)
             else:
                 body, end = [], chunk.start
                 for node in nodes:
@@ -309,8 +362,16 @@ def _trail(line: str, comments: list) -> str:
     texts = [c if isinstance(c, str) else c.text for c in comments]
     column = comments[0].column if isinstance(comments[0], Comment) else -1
     if _TRAIL in line:  # a line that has one already
-        return line + " " + " ".join(texts)
-    return f"{line}{_TRAIL}{column}{_TRAIL}{' '.join(texts)}"
+        return line + _NEXT + _NEXT.join(texts)
+    return f"{line}{_TRAIL}{column}{_TRAIL}{_NEXT.join(texts)}"
+
+
+def _joined(comments: str) -> str:
+    """The trailing comments of one line (`_NEXT` between them) as they are written: a `//`
+    comment runs to the end of the line, so the `/* */` ones go before the `//` ones (one
+    after a `//` would be inside it, and its lines after the first would be code)."""
+    texts = comments.split(_NEXT)
+    return " ".join(sorted(texts, key=lambda t: t.startswith("//")))
 
 
 def _assemble(lines: list[str]) -> str:
@@ -348,7 +409,7 @@ def _align(run: list[list[str]]) -> list[str]:
         width = max(len(code.rsplit("\n", 1)[-1]) for code, _, _ in run[i:j]) if j - i > 1 else 0
         for code, _, comment in run[i:j]:
             last = len(code.rsplit("\n", 1)[-1])
-            lines.append(code + " " * (max(width - last, 0) + 1) + comment)
+            lines.append(code + " " * (max(width - last, 0) + 1) + _joined(comment))
         i = j
     return lines
 

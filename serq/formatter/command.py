@@ -3,6 +3,11 @@
 Exit status: 0 when every file is formatted (or, with `--check`, already was), 1
 when `--check` found a file that would change or a file has syntax errors (its
 broken items are left as written and reported), 2 when a file cannot be read.
+
+Files and stdin are read as bytes and written back as bytes: UTF-8 whatever the locale,
+an invalid byte (which the parser reports as `E-utf8`) written back as it was, and a
+byte-order mark kept where the file had one. The new text is encoded before the file is
+opened for writing, so nothing can fail between emptying a file and filling it.
 """
 
 from __future__ import annotations
@@ -15,6 +20,7 @@ from pathlib import Path
 from serq import api
 from serq.diagnostics import Diagnostic, print_diagnostics
 from serq.formatter import format_source
+from serq.syntax.source_text import decode
 
 EXIT_OK, EXIT_CHANGED, EXIT_USAGE = 0, 1, 2
 STDIN = "-"
@@ -26,14 +32,15 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
     status = EXIT_OK
     for path in files:
         if path == STDIN:
-            text, name = sys.stdin.read(), "<stdin>"
+            data, name = _read_stdin(), "<stdin>"
         else:
-            loaded = api.read_source(path)
+            loaded = _read(path)
             if isinstance(loaded, Diagnostic):
                 print_diagnostics([loaded], {}, file=sys.stderr, color=color)
                 status = EXIT_USAGE
                 continue
-            text, name = loaded, path
+            data, name = loaded, path
+        text, mark = decode(data), _BOM if data.startswith(_BOM) else b""
         formatted = format_source(text, name)
         if formatted.diagnostics:
             print_diagnostics(
@@ -47,23 +54,58 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
         changed = formatted.text != text
         if check:
             if changed:
-                sys.stdout.writelines(
-                    difflib.unified_diff(
-                        text.splitlines(keepends=True),
-                        formatted.text.splitlines(keepends=True),
-                        fromfile=name,
-                        tofile=f"{name} (formatted)",
-                    )
+                diff = difflib.unified_diff(
+                    text.splitlines(keepends=True),
+                    formatted.text.splitlines(keepends=True),
+                    fromfile=name,
+                    tofile=f"{name} (formatted)",
                 )
+                _write_stdout(_encode("".join(diff)))
                 status = max(status, EXIT_CHANGED)
         elif path == STDIN:
-            sys.stdout.write(formatted.text)
+            _write_stdout(mark + _encode(formatted.text))
         elif changed:
             try:
-                Path(path).write_text(formatted.text, encoding="utf-8")
+                Path(path).write_bytes(mark + _encode(formatted.text))
             except OSError as error:
                 print(
                     f"serq fmt: cannot write `{path}`: {error.strerror or error}", file=sys.stderr
                 )
                 status = EXIT_USAGE
     return status
+
+
+_BOM = b"\xef\xbb\xbf"
+
+
+def _read(path: str) -> bytes | Diagnostic:
+    """The bytes of the file at `path`, or `serq.api.read_source`'s `E-io` diagnostic."""
+    try:
+        return Path(path).read_bytes()
+    except OSError:
+        pass
+    loaded = api.read_source(path)
+    return loaded if isinstance(loaded, Diagnostic) else _encode(loaded)
+
+
+def _read_stdin() -> bytes:
+    """Standard input's bytes (its text as UTF-8 when it has no byte stream, in tests)."""
+    stream = getattr(sys.stdin, "buffer", None)
+    if stream is not None:
+        return stream.read()
+    return _encode(sys.stdin.read())
+
+
+def _write_stdout(data: bytes) -> None:
+    stream = getattr(sys.stdout, "buffer", None)
+    if stream is None:  # a text stream without bytes (a test's capture)
+        sys.stdout.write(("\ufeff" if data.startswith(_BOM) else "") + decode(data))
+        return
+    sys.stdout.flush()
+    stream.write(data)
+    stream.flush()
+
+
+def _encode(text: str) -> bytes:
+    """`text` as UTF-8, each escaped invalid byte (`serq.syntax.source_text.decode`) as it was."""
+    return text.encode("utf-8", "surrogateescape")

@@ -17,6 +17,11 @@ Two closures, after `serq.incremental.program`'s argument:
   declarations of the names they read, and those declarations' own), closed under the
   same ties as above, so that analysing those units alone gives each of them what the
   whole program would.
+
+An unknown name reads more than its own name: its `did you mean` weighs every declared
+name close to it (`near`). Both closures count those as read: the context of a unit that
+reads a name nothing declares takes the declarations of the close names, and a unit that
+declares a name invalidates the readers of the unknown names close to it.
 """
 
 from __future__ import annotations
@@ -92,7 +97,7 @@ _DELETED = object()
 class Names:
     """One version's names: who declares, reads and binds each, and the core units."""
 
-    __slots__ = ("declarers", "readers", "binders", "core", "summaries")
+    __slots__ = ("declarers", "readers", "binders", "core", "summaries", "_unresolved", "_names")
 
     def __init__(self) -> None:
         self.declarers: Overlay[str, frozenset[Unit]] = Overlay()
@@ -100,6 +105,8 @@ class Names:
         self.binders: Overlay[str, frozenset[Unit]] = Overlay()
         self.core: frozenset[Unit] = frozenset()
         self.summaries: Overlay[int, Summary] = Overlay()  # by id(unit)
+        self._unresolved: tuple[str, ...] | None = None  # made when first asked for
+        self._names: dict[int, list[str]] | None = None
 
     @classmethod
     def of(cls, units: Iterable[tuple[Unit, Summary]]) -> Names:
@@ -165,6 +172,86 @@ class Names:
     def bound(self, name: str) -> frozenset[Unit]:
         return self.binders.get(name, _NONE)  # type: ignore[return-value]
 
+    def unresolved(self) -> tuple[str, ...]:
+        """The names read that no unit declares (each an unknown name, or a name of the
+        language)."""
+        if self._unresolved is None:
+            read = self.readers.flat()
+            self._unresolved = tuple(
+                n
+                for n, units in read.items()
+                if units and n not in _LANGUAGE and not self.declared(n)
+            )
+        return self._unresolved
+
+    def _by_length(self) -> dict[int, list[str]]:
+        """The declared names by their length."""
+        if self._names is None:
+            self._names = {}
+            for name, units in self.declarers.flat().items():
+                if units:
+                    self._names.setdefault(len(name), []).append(name)
+        return self._names
+
+    def near_declared(self, unknown: str) -> Iterator[Unit]:
+        """The units declaring a name that a `did you mean` for the unknown name weighs."""
+        slack = _slack(unknown)
+        by_length = self._by_length()
+        for length in range(len(unknown) - slack, len(unknown) + slack + 1):
+            for name in by_length.get(length, ()):
+                if near(unknown, name):
+                    yield from self.declared(name)
+
+    def near_readers(self, name: str) -> Iterator[Unit]:
+        """The units reading an unknown name whose `did you mean` weighs `name`."""
+        for unknown in self.unresolved():
+            if near(unknown, name):
+                yield from self.read(unknown)
+
+
+def near(unknown: str, name: str) -> bool:
+    """Whether `serq.diagnostics.suggest.close_names(unknown, ...)` weighs `name` for a
+    `did you mean` (its bar, a little lower: a unit too many costs time, one too few a
+    wrong help). A diagnostic of an unknown name reads every such name, declared where
+    it may be, not only the names its unit reads: the closures count them as read."""
+    if name == unknown or abs(len(name) - len(unknown)) > _slack(unknown):
+        return False
+    import difflib
+
+    cutoff = (0.75 if len(unknown) > 3 else 0.5) - 0.05
+    matcher = difflib.SequenceMatcher(None, name, unknown)
+    return (
+        matcher.real_quick_ratio() >= cutoff
+        and matcher.quick_ratio() >= cutoff
+        and matcher.ratio() >= cutoff
+    )
+
+
+def _slack(unknown: str) -> int:
+    """How much longer or shorter than `unknown` a close name may be (`close_names`')."""
+    return max(1, len(unknown) // 3)
+
+
+def _language() -> frozenset[str]:
+    """The names of the language that a program reads and never declares: never unknown."""
+    from serq import vocabulary
+    from serq.builtins import ARRIVALS, DRAWS, FUNCTIONS
+
+    return frozenset(
+        {"inf"}
+        | vocabulary.CONTEXT_VARS
+        | vocabulary.BUILTIN_ATTRS
+        | vocabulary.MATH_FUNCS
+        | vocabulary.OBSERVABLES
+        | vocabulary.DISTRIBUTIONS
+        | set(FUNCTIONS)
+        | set(DRAWS)
+        | set(ARRIVALS)
+    )
+
+
+_LANGUAGE = _language()
+
 
 def _drop(table: Overlay, names: frozenset[str], unit: Unit) -> None:
     for name in names:
@@ -196,9 +283,13 @@ def _closure(names: Names, seed: Iterable[Unit], dependents: bool) -> set[Unit]:
         if dependents:
             for name in summary.declares:
                 stack.extend(u for u in names.read(name) if u not in found)
+                stack.extend(u for u in names.near_readers(name) if u not in found)
         else:
             for name in summary.reads:
-                stack.extend(u for u in names.declared(name) if u not in found)
+                declared = names.declared(name)
+                stack.extend(u for u in declared if u not in found)
+                if not declared and name not in _LANGUAGE:
+                    stack.extend(u for u in names.near_declared(name) if u not in found)
         for name in summary.declares:
             stack.extend(u for u in names.declared(name) if u not in found)
         for name in summary.binds:
@@ -218,6 +309,7 @@ def related(names: Names, summaries: Iterable[Summary]) -> set[Unit]:
     for summary in summaries:
         for name in summary.declares:
             out.update(names.read(name))
+            out.update(names.near_readers(name))
             out.update(names.declared(name))
         for name in summary.binds:
             out.update(names.read(name))

@@ -405,10 +405,10 @@ class _Builder:
             key = ("mark", f"{env.queue}.{node.name.name}" if env.queue else node.name.name)
             self.declare(key, node.name, "mark", node, env)
         elif isinstance(node, ast.Hold):
-            for binding in node.bindings:
-                self.expr(binding.value, env)
-            inner = env.bind([b.name for b in node.bindings], node.span)
-            for binding in node.bindings:
+            inner = env
+            for binding in node.bindings:  # each reads the ones before it
+                self.expr(binding.value, inner)
+                inner = inner.bind([binding.name], node.span)
                 self.declare(inner.local(binding.name.name), binding.name, "binding", binding, env)  # type: ignore[arg-type]
             self.children(node, inner, skip=("bindings",))
         elif isinstance(node, ast.Aggregate):
