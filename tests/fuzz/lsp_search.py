@@ -36,6 +36,7 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tools_search  # noqa: E402
+from lsp_wire import read_frames  # noqa: E402
 
 _LINE = re.compile(r"\r\n|\r|\n")
 TIMEOUT = 30.0
@@ -125,19 +126,7 @@ class Server:
         self.notify("initialized", {})
 
     def _read(self) -> None:
-        out = self.process.stdout
-        while True:
-            length = None
-            while True:
-                line = out.readline()
-                if not line:
-                    return
-                if not line.strip():
-                    break
-                name, _, value = line.decode().partition(":")
-                if name.lower() == "content-length":
-                    length = int(value)
-            self.frames.put(json.loads(out.read(length)))
+        read_frames(self.process.stdout, self.frames)
 
     def _send(self, message: dict) -> None:
         body = json.dumps(message).encode("utf-8", "surrogatepass")

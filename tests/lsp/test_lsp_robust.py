@@ -22,6 +22,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 MM1 = (ROOT / "examples" / "mm1.sq").read_text()
 sys.path.insert(0, str(ROOT / "tests" / "fuzz"))
+from lsp_wire import read_frames  # noqa: E402
 from test_deep_input import DEEP, NESTING, nested  # noqa: E402
 
 
@@ -42,19 +43,7 @@ class Wire:
         threading.Thread(target=self._read, daemon=True).start()
 
     def _read(self) -> None:
-        out = self.process.stdout
-        while True:
-            length = None
-            while True:
-                line = out.readline()
-                if not line:
-                    return
-                if not line.strip():
-                    break
-                name, _, value = line.decode().partition(":")
-                if name.lower() == "content-length":
-                    length = int(value)
-            self.frames.put(json.loads(out.read(length)))
+        read_frames(self.process.stdout, self.frames)
 
     def raw(self, data: bytes) -> None:
         self.process.stdin.write(data)
