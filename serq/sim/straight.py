@@ -30,10 +30,10 @@ A gauge that reads only stage levels (`queue`, `busy`) through operations that k
 finite is a function of the stage's `present` (`_level_gauge`): the loops read the
 program's gauges, when all are such, once per value of `present` and keep what
 `StatsRecorder.gauges` keeps, inline. A program with any other gauge is left to the
-generated code, which reads its gauges
-inline at every instant where these loops would call `World.end_instant`. With such a
-gauge or none, and no progress callback, a stale ps completion changes nothing anyone
-sees but the count of events and the clock's last value, so `run_ps` only counts it.
+generated code, which reads its gauges inline at every instant where these loops would
+call `World.end_instant`. With such gauges or none, and no progress callback, a stale ps
+completion changes nothing anyone sees but the count of events and the clock's last
+value, so `run_ps` only counts it.
 
 Both loops skip work whose result they can tell otherwise, with the same numbers: until a
 run of no work ends a session at once, the live sessions are the jobs at the stage, so
