@@ -22,21 +22,19 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import queue
 import random
 import re
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import lsp_wire  # noqa: E402
 import tools_search  # noqa: E402
-from lsp_wire import read_frames  # noqa: E402
 
 _LINE = re.compile(r"\r\n|\r|\n")
 TIMEOUT = 30.0
@@ -107,26 +105,14 @@ class Server:
     """A serq-lsp process, spoken to frame by frame."""
 
     def __init__(self) -> None:
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "serq_lsp.server"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            env=env,
-        )
-        self.frames: queue.Queue[dict] = queue.Queue()
+        self.process, self.frames = lsp_wire.start(subprocess.DEVNULL)
         self.published: dict[str, dict] = {}
         self.answers: dict[int, dict] = {}
         self.next_id = 1
-        threading.Thread(target=self._read, daemon=True).start()
         params = {"processId": None, "rootUri": ROOT.as_uri(), "capabilities": {}}
         params["initializationOptions"] = {"debounce": 0.0}
         self.request("initialize", params)
         self.notify("initialized", {})
-
-    def _read(self) -> None:
-        read_frames(self.process.stdout, self.frames)
 
     def _send(self, message: dict) -> None:
         body = json.dumps(message).encode("utf-8", "surrogatepass")

@@ -8,11 +8,9 @@ well-behaved client library cannot produce.
 from __future__ import annotations
 
 import json
-import os
 import queue
 import subprocess
 import sys
-import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -22,7 +20,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 MM1 = (ROOT / "examples" / "mm1.sq").read_text()
 sys.path.insert(0, str(ROOT / "tests" / "fuzz"))
-from lsp_wire import read_frames  # noqa: E402
+import lsp_wire  # noqa: E402
 from test_deep_input import DEEP, NESTING, nested  # noqa: E402
 
 
@@ -30,20 +28,8 @@ class Wire:
     """A serq-lsp process and the frames it writes, read on a thread."""
 
     def __init__(self) -> None:
-        env = {**os.environ, "PYTHONPATH": str(ROOT)}
-        self.process = subprocess.Popen(
-            [sys.executable, "-m", "serq_lsp.server"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-        )
-        self.frames: queue.Queue[dict] = queue.Queue()
+        self.process, self.frames = lsp_wire.start(subprocess.PIPE)
         self.seen: list[dict] = []
-        threading.Thread(target=self._read, daemon=True).start()
-
-    def _read(self) -> None:
-        read_frames(self.process.stdout, self.frames)
 
     def raw(self, data: bytes) -> None:
         self.process.stdin.write(data)
