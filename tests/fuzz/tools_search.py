@@ -220,31 +220,32 @@ def bom(rng: random.Random, text: str) -> str:
     return text if text.startswith("\ufeff") else "\ufeff" + text
 
 
-def comments(rng: random.Random, text: str) -> str:
-    """Comments between tokens and at the ends of lines (the meaning kept)."""
+def _after_tokens(rng: random.Random, text: str, most: int, fillers: tuple[str, ...]) -> str:
+    """`text` with one to `most` of `fillers` put after random tokens that are not
+    comments (each with a space first when it is a comment)."""
     found = _tokens(text)
-    for _ in range(rng.randint(1, 4)):
+    for _ in range(rng.randint(1, most)):
         if not found:
             break
         m = rng.choice(found)
         if m.group().startswith(("//", "/*")):
             continue
-        note = rng.choice(("/* c */", "/**/", "/* a\nb */", "// c\n", "// é 😀\n"))
-        text = text[: m.end()] + " " + note + text[m.end() :]
+        filler = rng.choice(fillers)
+        if filler.startswith(("//", "/*")):
+            filler = " " + filler
+        text = text[: m.end()] + filler + text[m.end() :]
         found = _tokens(text)
     return text
+
+
+def comments(rng: random.Random, text: str) -> str:
+    """Comments between tokens and at the ends of lines (the meaning kept)."""
+    return _after_tokens(rng, text, 4, ("/* c */", "/**/", "/* a\nb */", "// c\n", "// é 😀\n"))
 
 
 def spaces(rng: random.Random, text: str) -> str:
     """White space (spaces, new lines, tabs) added between tokens: the meaning kept."""
-    found = _tokens(text)
-    for _ in range(rng.randint(1, 6)):
-        if not found:
-            break
-        m = rng.choice(found)
-        text = text[: m.end()] + rng.choice(("  ", "\n", "\n\n\n", "\t", " \n  ")) + text[m.end() :]
-        found = _tokens(text)
-    return text
+    return _after_tokens(rng, text, 6, ("  ", "\n", "\n\n\n", "\t", " \n  "))
 
 
 def bad_bytes(rng: random.Random, text: str) -> str:
