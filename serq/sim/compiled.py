@@ -1059,7 +1059,7 @@ class _Codegen:
         self._held.pop()
         self.emit_all(indent, ch.release(shape, units, released))  # `Holds.close`
         self.emit(indent, f"a[{ch.COMPUTED}] = 0.0")
-        self.emit(indent, f"if {self._retriable()}:")
+        self.emit(indent, f"if {self._waiting(fitting=True)}:")
         self.emit(indent + 1, "_k_retry()")
 
     def _join(self, shape: ch.Shape, run: str, spec: str, indent: int) -> None:
@@ -1167,7 +1167,7 @@ class _Codegen:
                 self.emit(indent, f"if not {flag}:")
                 self.emit(indent + 1, f"{flag} = True")
                 self.emit_all(indent + 1, ch.release(shape, units, only=i))
-                self.emit(indent, f"if {self._retriable()}:")
+                self.emit(indent, f"if {self._waiting(fitting=True)}:")
                 self.emit(indent + 1, "_k_retry()")
                 return True
         return False
@@ -1288,10 +1288,6 @@ class _Codegen:
         if not tests or len(tests) > 8:
             return "True"
         return " or ".join(tests)
-
-    def _retriable(self) -> str:
-        """The test before calling `_k_retry`: `_waiting` of the pools whose head may fit."""
-        return self._waiting(fitting=True)
 
     def _inline_queues(self) -> tuple[dict[int, list[ir.Hold]], set[int], set[int]]:
         """The inline holds that may queue at each pool member (by index), the members
@@ -1489,7 +1485,7 @@ class _Codegen:
             self.emit(indent + 1, "while ready:")
             self.emit(indent + 2, "s = popleft()")
             self._resume(indent + 2, "s")
-            self.emit(indent + 1, f"if not ({self._retriable()}) or not _k_retry():")
+            self.emit(indent + 1, f"if not ({self._waiting(fitting=True)}) or not _k_retry():")
             self.emit(indent + 2, "break")
             self.emit(indent + 1, "rounds += 1")  # `World.settle`'s count
             self.emit(indent + 1, f"if rounds > {SPIN_LIMIT}:")
