@@ -3,8 +3,8 @@
 A pool whose queued holds are all written inline and each take a constant number of
 units of it (no reserve, no keys, no growers) is retried only while the least of those
 numbers, rounded up to the pool's blocks, fits next to what the pool has allocated
-(`_Codegen._waiting` with `fitting`): otherwise the retry would find the head of its queue too large
-and change nothing. These programs draw the cases where that test could go wrong (holds
+(`_Codegen._waiting` with `fitting`): otherwise the retry would find the head of its
+queue too large and change nothing. These programs draw the cases where that test could go wrong (holds
 of different sizes on one pool, so that the least decides; units of 0, fractions, sizes
 that blocks round up, a size above the cap, a cap of inf, holds over two pools, a size
 read from an attribute, which keeps the retry) and run each on the generated code and
