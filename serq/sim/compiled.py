@@ -398,9 +398,7 @@ class _Codegen:
         # is outside inline holds: a hold not written inline is never inside one)
         self.nested_inline = False
         self.caching = ch.caching_pools(program)  # pools whose cache can hold anything
-        self.serial_read = ir.expr.contains(
-            program, lambda n: isinstance(n, ir.Attr) and n.slot == SERIAL
-        )
+        self.serial_read = SERIAL in cs.slots_read(program)
         # whether a pool may queue a hold at its front (only a preemption requeues one
         # there) and may have growers waiting (a `grow`, a run `growing`, an engine)
         self.preempts = _preemptible(world)
@@ -432,6 +430,13 @@ class _Codegen:
             or ch.caching_pools(program)  # a cache keys its entries by the session
             or any(type(s) not in (FifoStage, DelayStage, PsStage) and not cs.is_compiled(s)
                    for s in world.stages)
+        )
+        # the slot of a session's attributes that holds the session, for `cachedin`; None
+        # when nothing reads it (a session is then in no cycle and freed as it ends);
+        # `owners_read_self`: an eviction key may read it of an ended session's entry
+        self.self_slot = world.n_attrs if "cachedin" in cs.observed(program) else None
+        self.owners_read_self = any(
+            "cachedin" in cs.observed(p.evict) for p in program.pools
         )
         # a program with nothing of the rest of the simulator: plain sessions, plain settle
         self.plain = not (world.pools or self.objects)
@@ -637,9 +642,11 @@ class _Codegen:
         self.emit(indent, "s = _k_object_new(_k_Session)")
         self.emit(indent, "s.serial = serial")
         self.emit(indent, f"s.attrs = a = [0.0] * {n + 1}")
-        if self.objects:  # `cachedin` reads the session there (a cycle, when it is kept)
+        if self.self_slot is not None:
+            # `cachedin` reads the session there: a cycle, broken where the session ends
+            # unless an eviction key may read it later (`_end`)
             self.emit(indent, f"a[{n}] = s")
-        else:  # no cache: `cachedin` reads 0 for None
+        else:  # nothing reads it: no cycle, so an ended session is freed at once
             self.emit(indent, f"a[{n}] = None")
         for slot in Session.__slots__:
             if slot in ("serial", "attrs", "frames"):
@@ -815,6 +822,8 @@ class _Codegen:
             if self.leases:
                 indent -= 1
         self.emit(indent, "s.frames.clear()")
+        if self.self_slot is not None and not self.owners_read_self:
+            self.emit(indent, f"s.attrs[{self.self_slot}] = None")  # no cycle left to collect
         if self.objects:
             self.emit(indent, f"s.state = {ENDED}")
         self.emit(indent, "W = _k_world")

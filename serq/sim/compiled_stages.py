@@ -56,27 +56,30 @@ def reads_work(node: Any) -> bool:
     return "work" in observed(node)
 
 
-# the observables of the IR nodes walked lately, by id (the node kept: its id stays its
-# own): every run of a program asks again, and the walk is most of a short run's set-up
-_OBSERVED: dict[int, tuple[Any, frozenset[str]]] = {}
-_OBSERVED_KEPT = 64
+# what the IR nodes walked lately read, by id (the node kept: its id stays its own):
+# every run of a program asks again, and the walk is most of a short run's set-up
+_READS: dict[int, tuple[Any, frozenset[str], frozenset[int]]] = {}
+_READS_KEPT = 64
 
 
 def observed(node: Any) -> frozenset[str]:
     """The functions of the observables (`work`, `est_rho`, ...) read anywhere in the IR
     `node`, in one walk (remembered for the nodes walked lately)."""
-    found = _OBSERVED.get(id(node))
+    return _reads(node)[1]
+
+
+def slots_read(node: Any) -> frozenset[int]:
+    """The slots of the session attributes read anywhere in the IR `node` (remembered as
+    `observed` is)."""
+    return _reads(node)[2]
+
+
+def _reads(node: Any) -> tuple[Any, frozenset[str], frozenset[int]]:
+    found = _READS.get(id(node))
     if found is not None and found[0] is node:
-        return found[1]
-    names = frozenset(_observed(node))
-    if len(_OBSERVED) >= _OBSERVED_KEPT:
-        _OBSERVED.clear()
-    _OBSERVED[id(node)] = (node, names)
-    return names
-
-
-def _observed(node: Any) -> set[str]:
+        return found
     names: set[str] = set()
+    slots: set[int] = set()
     stack = [node]
     while stack:
         item = stack.pop()
@@ -89,13 +92,18 @@ def _observed(node: Any) -> set[str]:
         elif walk:
             if walk[0] is _OBSERVABLE:
                 names.add(item.func)
+            elif walk[0] is _ATTR:
+                slots.add(item.slot)
             stack.extend(getattr(item, name) for name in walk[1:])
-    return names
+    if len(_READS) >= _READS_KEPT:
+        _READS.clear()
+    found = _READS[id(node)] = (node, frozenset(names), frozenset(slots))
+    return found
 
 
-# how `_observed` walks a node of a type: its items (a tuple or list), its fields (a
-# dataclass; an observable's first), or not at all
-_SEQUENCE, _OBSERVABLE = object(), object()
+# how `_reads` walks a node of a type: its items (a tuple or list), its fields (a
+# dataclass; an observable's or an attribute's first), or not at all
+_SEQUENCE, _OBSERVABLE, _ATTR = object(), object(), object()
 _WALKS: dict[type, Any] = {}
 
 
@@ -103,7 +111,10 @@ def _walk_of(kind: type) -> Any:
     if issubclass(kind, tuple | list):
         return _SEQUENCE
     if is_dataclass(kind) and not issubclass(kind, type):
-        head = (_OBSERVABLE,) if issubclass(kind, ir.expr.Observable) else (None,)
+        if issubclass(kind, ir.expr.Observable):
+            head: tuple[Any, ...] = (_OBSERVABLE,)
+        else:
+            head = (_ATTR,) if issubclass(kind, ir.Attr) else (None,)
         return head + tuple(f.name for f in fields(kind))
     return ()
 

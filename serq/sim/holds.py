@@ -270,6 +270,8 @@ class Holds:
                 part.pool.remove_holder(part)
             else:
                 self.release_part(s, part)
+        if lease_pool is None:  # nothing reads the parts again: no cycle with them
+            run.parts = []
         s.attrs[COMPUTED] = 0.0
         if s.preempted is None or run.spec is s.preempted:
             # the preempted hold completed: a later preemption starts afresh (an inner
