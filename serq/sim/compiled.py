@@ -96,6 +96,7 @@ _CODES: OrderedDict[str, CodeType] = OrderedDict()
 _CODES_KEPT = 32
 # the slots a plain program's session is made with (the rest it never reads)
 _PLAIN_SLOTS = ("frames", "state")
+_TRACE_SLOTS = ("trace_rows", "trace_pos", "trace_end")  # where its trace session is
 
 
 class CFrame(tuple):
@@ -420,11 +421,11 @@ class _Codegen:
         holds = [s for b in program.blocks for s in b if isinstance(s, ir.Hold)]
         self.complex_holds = any(id(h) not in self.inline for h in holds)
         self.leases = any(h.lease is not None for h in holds)
+        self.traced = world.workload.trace is not None
         # what the rest of the simulator may read of a session: its whole `Session`
         self.objects = bool(
             world.steps
             or world.claims is not None
-            or world.workload.trace is not None
             or self.complex_holds
             or ch.steps_read_frames(program, self.inline)  # `innermost` reads the frames
             or ch.caching_pools(program)  # a cache keys its entries by the session
@@ -441,7 +442,8 @@ class _Codegen:
         # a program with nothing of the rest of the simulator: plain sessions, plain settle
         self.plain = not (world.pools or self.objects)
         # the slots a session is made with: all, or those the generated code reads
-        self.slots = None if self.objects else _PLAIN_SLOTS
+        # (a trace's, which `Workload.assign` sets and the generated `turn` reads, too)
+        self.slots = None if self.objects else _PLAIN_SLOTS + _TRACE_SLOTS * self.traced
         # the compiled ps stages: their completions are written into the event loop
         self.ps_stages = [
             s for s in world.stages if cs.is_compiled(s) and type(s).__mro__[1] is PsStage
@@ -616,7 +618,7 @@ class _Codegen:
         self._construct_session(indent)
         if self.serial_read:  # else nothing reads the attribute
             self.emit(indent, f"a[{SERIAL}] = float(serial)")
-        if world.workload.trace is not None:
+        if self.traced:
             self.emit(indent, "_k_workload.assign(s)")
         # `StatsRecorder.arrival`, inline
         self.emit(indent, "if now > live_since:")
@@ -646,8 +648,7 @@ class _Codegen:
             # `cachedin` reads the session there: a cycle, broken where the session ends
             # unless an eviction key may read it later (`_end`)
             self.emit(indent, f"a[{n}] = s")
-        else:  # nothing reads it: no cycle, so an ended session is freed at once
-            self.emit(indent, f"a[{n}] = None")
+        # else nothing reads the slot (it stays 0.0), and an ended session is in no cycle
         for slot in Session.__slots__:
             if slot in ("serial", "attrs", "frames"):
                 continue

@@ -8,6 +8,9 @@ where `cachedin` reads it there, drops it there as the session ends (unless an e
 key may read it of the session's cached entry later), and a closed hold no longer keeps
 its parts, which point back at it. With the collector off, what a run leaves behind is
 then only the sessions still live at the horizon and those the run's structures name.
+
+A trace replay without pools is a plain program now: its sessions get only the slots
+the generated code and the trace read.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import pytest
 from serq.sim.api import compile_program, execute
 from serq.sim.session import Session
 
-from .both_paths import report_json
+from .both_paths import generated_source, report_json
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -110,4 +113,17 @@ def test_a_key_that_reads_an_owners_cachedin_keeps_it():
 
 def test_both_paths_agree_where_the_session_is_kept_or_dropped():
     for text in (_trace_program(), CACHED, KEYED):
+        assert report_json(text, True) == report_json(text, False)
+
+
+def test_a_trace_replay_without_pools_makes_plain_sessions():
+    """A trace needs only the slots where a session's trace rows are: its sessions are
+    made as a plain program's are (not every slot of `Session`), on both paths alike, and
+    whether the trace is replayed in order or sampled (which draws)."""
+    ordered = _trace_program()
+    source = generated_source(ordered)
+    assert "s.trace_rows = None" in source and "_k_workload.assign(s)" in source
+    assert "s.leases" not in source and "s.waiter" not in source
+    sampled = ordered.replace(" ordered;", ";")
+    for text in (ordered, sampled):
         assert report_json(text, True) == report_json(text, False)
