@@ -858,9 +858,10 @@ def _record_gauge(
     has the value of another has each of them as a change point (`present` differs from
     the one before)."""
     if times:
-        rows = list(map(table.__getitem__, present))
-        columns = [list(column) for column in zip(*rows, strict=True)]
-        distinct = [len(set(levels)) == len(levels) for levels in zip(*table, strict=True)]
+        # each gauge's column looked up by `present` on its own (no row tuples to transpose)
+        levels = list(zip(*table, strict=True))
+        columns = [list(map(column.__getitem__, present)) for column in levels]
+        distinct = [len(set(column)) == len(column) for column in levels]
         recorder.gauge_series(times, columns, distinct)
 
 
