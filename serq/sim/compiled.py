@@ -428,7 +428,10 @@ class _Codegen:
             or world.claims is not None
             or self.complex_holds
             or ch.steps_read_frames(program, self.inline)  # `innermost` reads the frames
-            or ch.caching_pools(program)  # a cache keys its entries by the session
+            # an eviction key's or a spill's context reads the state of an entry's owner
+            # (`waiting`); an LRU cache without a spill only keys its entries by the session
+            or any(not isinstance(program.pools[i].evict, ir.Lru) for i in self.caching)
+            or any(p.spill is not None for p in program.pools)
             or any(type(s) not in (FifoStage, DelayStage, PsStage) and not cs.is_compiled(s)
                    for s in world.stages)
         )
