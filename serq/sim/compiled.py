@@ -622,7 +622,7 @@ class _Codegen:
         if self.serial_read:  # else nothing reads the attribute
             self.emit(indent, f"a[{SERIAL}] = float(serial)")
         if self.traced:
-            self.emit(indent, "_k_workload.assign(s)")
+            self._assign_trace(indent)
         # `StatsRecorder.arrival`, inline
         self.emit(indent, "if now > live_since:")
         self.emit(indent + 1, "live_area += live_value * (now - live_since)")
@@ -636,6 +636,24 @@ class _Codegen:
         else:
             frame = f"_k_tuple_new(_k_CFrame, (_k_main(s, a), {PLAIN}, None))"
             self.emit(indent, f"s.frames = [{frame}]")
+
+    def _assign_trace(self, indent: int) -> None:
+        """`Workload.assign(s)`, inline: the trace session of the new session `s` (the
+        one of its serial, cycling, when `ordered`, else one drawn from the workload's
+        stream)."""
+        workload = self.world.workload
+        trace = workload.trace
+        n = len(trace)
+        i = self.temp("row")
+        if workload.ordered:
+            self.emit(indent, f"{i} = serial % {n}")
+        else:
+            draw = self.bind(workload.stream.random, "_k_pick")
+            self.emit(indent, f"{i} = int({draw}() * {n})")
+        starts = self.bind(trace.starts, "_k_starts")
+        self.emit(indent, f"s.trace_rows = {self.bind(trace.columns, '_k_rows')}")
+        self.emit(indent, f"s.trace_pos = {starts}[{i}]")
+        self.emit(indent, f"s.trace_end = {starts}[{i} + 1]")
 
     def _construct_session(self, indent: int) -> None:
         """`s = Session(serial, n_attrs)` and `a = s.attrs`, inline: the object made with
@@ -653,8 +671,8 @@ class _Codegen:
             self.emit(indent, f"a[{n}] = s")
         # else nothing reads the slot (it stays 0.0), and an ended session is in no cycle
         for slot in Session.__slots__:
-            if slot in ("serial", "attrs", "frames"):
-                continue
+            if slot in ("serial", "attrs", "frames") or (self.traced and slot in _TRACE_SLOTS):
+                continue  # (a trace's are set next, `_assign_trace`)
             if self.slots is not None and slot not in self.slots:
                 continue
             value = getattr(model, slot)

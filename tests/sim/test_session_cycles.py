@@ -122,7 +122,7 @@ def test_a_trace_replay_without_pools_makes_plain_sessions():
     whether the trace is replayed in order or sampled (which draws)."""
     ordered = _trace_program()
     source = generated_source(ordered)
-    assert "s.trace_rows = None" in source and "_k_workload.assign(s)" in source
+    assert "s.trace_rows = _k_rows" in source  # `Workload.assign`, inline
     assert "s.leases" not in source and "s.waiter" not in source
     sampled = ordered.replace(" ordered;", ";")
     for text in (ordered, sampled):
