@@ -437,10 +437,13 @@ class _Codegen:
         )
         # the slot of a session's attributes that holds the session, for `cachedin`; None
         # when nothing reads it (a session is then in no cycle and freed as it ends);
-        # `owners_read_self`: an eviction key may read it of an ended session's entry
+        # `owners_read_self`: an eviction key or a spill may read it of an ended
+        # session's entry (they read the attributes of an entry's owner)
         self.self_slot = world.n_attrs if "cachedin" in cs.observed(program) else None
         self.owners_read_self = any(
-            "cachedin" in cs.observed(p.evict) for p in program.pools
+            "cachedin" in cs.observed(p.evict)
+            or (p.spill is not None and "cachedin" in cs.observed(p.spill))
+            for p in program.pools
         )
         # a program with nothing of the rest of the simulator: plain sessions, plain settle
         self.plain = not (world.pools or self.objects)

@@ -73,6 +73,22 @@ run { horizon 3000; warmup 0; seed 3; }
 """
 
 
+# a spill whose condition reads `cachedin` of the evicted entry's owner, which may have
+# ended: the same (the owner keeps itself in its attributes)
+SPILLED = """\
+pool host { cap 300; evict lru; }
+pool kv { cap 150; evict lru; spill host via link (1) when (cachedin(kv) > 40); }
+stage link : delay;
+stage engine : fifo(1);
+workload { arrive poisson(0.6); }
+session {
+  hold kv (~uniform(10, 100)) { run engine (~exp(1)); } cache (~uniform(0, 120));
+  observe host = cachedin(host);
+}
+run { horizon 2000; warmup 0; seed 4; }
+"""
+
+
 def _left_behind(text: str, codegen: bool) -> tuple[int, int, int]:
     """The sessions a run of `text` leaves in memory with the collector off, with the
     sessions that arrived and those that ended (warm-up 0: all of them)."""
@@ -106,13 +122,14 @@ def test_ended_sessions_are_freed_on_the_generated_code(name):
     assert left < 20 + (arrived - ended), (left, arrived, ended)
 
 
-def test_a_key_that_reads_an_owners_cachedin_keeps_it():
-    left, arrived, ended = _left_behind(KEYED, codegen=True)
+@pytest.mark.parametrize("name", ["keyed", "spilled"])
+def test_a_key_or_spill_that_reads_an_owners_cachedin_keeps_it(name):
+    left, arrived, ended = _left_behind(KEYED if name == "keyed" else SPILLED, codegen=True)
     assert left > arrived // 2, (left, arrived, ended)  # the ended ones, kept as they were
 
 
 def test_both_paths_agree_where_the_session_is_kept_or_dropped():
-    for text in (_trace_program(), CACHED, KEYED):
+    for text in (_trace_program(), CACHED, KEYED, SPILLED):
         assert report_json(text, True) == report_json(text, False)
 
 
