@@ -33,6 +33,8 @@ def read_source(path: str) -> str | Diagnostic:
         reason = "no such file"
     except OSError as e:
         reason = e.strerror or str(e)
+    except ValueError as e:  # a path the system cannot name: "embedded null byte"
+        reason = str(e)
     return Diagnostic.error(codes.IO, Span.point(path, 0, 1, 1), f"cannot read `{path}`: {reason}")
 
 

@@ -187,7 +187,7 @@ class SerqServer(LanguageServer):
         try:  # read as the loader reads a library, so that its spans fall on the same lines
             with open(path, encoding="utf-8", errors="replace") as f:
                 return f.read()
-        except OSError:
+        except (OSError, ValueError):  # ValueError: a path with a NUL byte
             return None
 
     def _load(self, path: str) -> ParseResult | str:
@@ -201,6 +201,8 @@ class SerqServer(LanguageServer):
                 text = decode(f.read())
         except OSError as e:
             return e.strerror or str(e)
+        except ValueError as e:  # a path the system cannot name: "embedded null byte"
+            return str(e)
         return parse(text, path, self.items)
 
     # ---------------------------------------------------------- publishing

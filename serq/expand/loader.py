@@ -31,6 +31,8 @@ def read_file(path: str) -> ParseResult | str:
             text = decode(f.read())
     except OSError as e:
         return e.strerror or str(e)
+    except ValueError as e:  # a path the system cannot name: "embedded null byte"
+        return str(e)
     return parse(text, path)
 
 

@@ -65,6 +65,7 @@ from serq.sim import compiled_stages as cs
 from serq.sim import deadlock
 from serq.sim.core import INSTANT_LIMIT, PROGRESS_EVERY, clock_stops
 from serq.sim.errors import SimError, bad_work
+from serq.sim.exprs import keys_less
 from serq.sim.flows import FlowStage
 from serq.sim.holds import (
     HoldRun,
@@ -987,8 +988,12 @@ class _Codegen:
         which compares as its 1-tuple would), the first of the least kept. Up to `UNROLL`
         candidates are written one by one, each with its keys' `j` a constant (so
         `queue(s[j])` names its member directly). A key of whole counts (`_counted`)
-        compares them as ints."""
+        compares them as ints. Several keys that a tuple's `<` finds less are asked again
+        of `keys_less`, which takes no NaN for equal to itself."""
         n = int(stmt.count.value)  # type: ignore[attr-defined]
+        less = ""
+        if len(stmt.keys) > 1:
+            less = f" and {self.bind(keys_less, '_k_keys_less')}({{0}}, {{1}})"
 
         def keys_of(j: int | None) -> str:
             codes = []
@@ -1007,7 +1012,7 @@ class _Codegen:
                     continue
                 key = self.temp("key")
                 self.emit(indent, f"{key} = {keys}")
-                self.emit(indent, f"if {key} < {best_key}:")
+                self.emit(indent, f"if {key} < {best_key}{less.format(key, best_key)}:")
                 self.emit(indent + 1, f"{best}, {best_key} = {float(j)!r}, {key}")
             self.emit(indent, f"a[{stmt.slot}] = {best}")
             return
@@ -1018,7 +1023,8 @@ class _Codegen:
         self.emit(indent, f"for j, jf in {candidates}:")
         self.emit(indent + 1, f"a[{stmt.slot}] = jf")
         self.emit(indent + 1, f"{key} = {keys_of(None)}")
-        self.emit(indent + 1, f"if {best_key} is None or {key} < {best_key}:")
+        test = f"{key} < {best_key}{less.format(key, best_key)}"
+        self.emit(indent + 1, f"if {best_key} is None or ({test}):")
         self.emit(indent + 2, f"{best}, {best_key} = jf, {key}")
         self.emit(indent, f"a[{stmt.slot}] = {best}")
 

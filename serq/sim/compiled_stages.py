@@ -356,10 +356,11 @@ def ps_done(
         f"tag, _, job = _k_pop({st}.heap)",
         "if tag > vt:",
         f"    {st}.vtime = tag",
+        f"{st}.rush = {st}.rate == _k_INF",  # it ended at infinite speed (`reschedule`)
         f"{st}.present = present - 1",
         "if present == 1:",
         f"    {st}.rate = 0.0",
-        "    if vt == _k_INF:",  # the end of an instant of infinite speed (`reschedule`)
+        f"    if {st}.vtime == _k_INF:",  # a job of infinite work ended (`reschedule`)
         f"        {st}.vtime = 0.0",
         "else:",
         *("    " + line for line in _ps_rate(st, "(present - 1)", const)),
@@ -393,11 +394,15 @@ def ps_reschedule(st: str, now: str) -> list[str]:
         f"{st}.dirty = False",
         f"tags = {st}.heap",
         f"ps_rate = {st}.rate",
+        f"rush = {st}.rush",
+        f"{st}.rush = False",
         "if tags and ps_rate > 0:",
-        "    if ps_rate == _k_INF:",  # infinite speed: every job present ends now
-        f"        {st}.vtime = _k_INF",
         f"    vt = {st}.vtime",
-        "    dt = 0.0 if vt == _k_INF else (tags[0][0] - vt) / ps_rate",
+        # infinite speed, the job after one that ended at it, or a virtual time of inf
+        "    if ps_rate == _k_INF or rush or vt == _k_INF:",
+        "        dt = 0.0",
+        "    else:",
+        "        dt = (tags[0][0] - vt) / ps_rate",
         "    if dt < 0.0:",
         "        dt = 0.0",
         "    if dt < _k_INF:",

@@ -68,6 +68,21 @@ def key_tuple(keys: Sequence[Fn]) -> Callable[[Any], tuple]:
     return eval(_tuple_code(len(names)), names)  # noqa: S307  # our own text, no input
 
 
+def keys_less(key: tuple, best: tuple) -> bool:
+    """Whether the `choose` keys `key` come before `best`: compared in order, the first
+    pair that is not equal deciding, and a NaN equal to nothing (so a NaN met before the
+    keys differ is not less), as the reference's scan with `<` has it. Python's tuple `<`
+    takes an element for equal to itself when it is the same object, a NaN too (an
+    attribute read for each candidate, `arith.DEFAULT_NAN`), and goes on to the next key:
+    ask it first, and this only where it says yes."""
+    for x, y in zip(key, best, strict=True):
+        if x < y:
+            return True
+        if not x == y:  # greater, or a NaN
+            return False
+    return False
+
+
 _COMPARE = {"==", "!=", "<", "<=", ">", ">="}
 _PLAIN = {"+", "-", "*"}
 _CONTEXT = {"now", "present", "size", "age", "last", "waiting", "waited"}

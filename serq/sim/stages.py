@@ -285,10 +285,12 @@ class PsStage(StageBase):
     """ps(φ): every job at once, each at φ(present)/present, kept exact with virtual time:
     a job's finish tag is the virtual time at its start plus its work, the virtual time
     grows at the per-job rate, and the smallest tag finishes first (ties in start order).
-    At a rate of inf (a capacity of inf) the virtual time becomes inf: every job present,
-    one of infinite work too, has its work done and ends at that instant, smallest tag
-    first, as the reference has it; the virtual time starts again from 0 when the stage
-    empties.
+    At a rate of inf (a capacity of inf) the job with the smallest tag ends at that
+    instant, its work done (the virtual time becomes its tag), and so does the next one
+    after it, whatever the capacity with one job fewer (`rush`), as the reference has it:
+    at `ps(present > 2 ? inf : 1)`, three jobs end two of them there, four three. A job
+    of infinite work that ends so leaves the virtual time inf, and every job present ends
+    then too; it starts again from 0 when the stage empties.
 
     A change (an arrival, a completion, a cancel) does not schedule the next completion at
     once: the stage joins `pending`, and the world reschedules every pending ps stage after
@@ -299,6 +301,7 @@ class PsStage(StageBase):
         "phi",
         "phi_const",
         "vtime",
+        "rush",
         "t_last",
         "rate",
         "heap",
@@ -319,6 +322,7 @@ class PsStage(StageBase):
         self.phi = phi
         self.phi_const: float | None = None
         self.vtime = 0.0
+        self.rush = False  # a job ended at a rate of inf: the next ends at that instant too
         self.t_last = 0.0
         self.rate = 0.0
         self.heap: list[tuple[float, int, Any]] = []
@@ -354,12 +358,12 @@ class PsStage(StageBase):
         self.version += 1
         heap = self.heap
         rate = self.rate
+        rush, self.rush = self.rush, False
         if heap and rate > 0:
-            if rate == INF:  # infinite speed: every job present is served in full now
-                self.vtime = INF
             v = self.vtime
-            # while the virtual time is inf (until the stage empties), every job ends now
-            dt = 0.0 if v == INF else (heap[0][0] - v) / rate
+            # infinite speed, the job after one that ended at it, or a virtual time of inf
+            # (until the stage empties): the next job ends now
+            dt = 0.0 if rate == INF or rush or v == INF else (heap[0][0] - v) / rate
             if dt < 0.0:
                 dt = 0.0
             if dt < INF:
@@ -406,6 +410,7 @@ class PsStage(StageBase):
         tag, _, job = heappop(self.heap)
         if tag > self.vtime:
             self.vtime = tag  # the finished job's work is done, whatever the rounding
+        self.rush = self.rate == INF  # it ended at infinite speed (`reschedule`)
         self.present = present = self.present - 1
         c = self.phi_const
         if not present:

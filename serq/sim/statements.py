@@ -15,7 +15,7 @@ from typing import Any
 from serq import ir
 from serq.ir import SLOT
 from serq.sim.errors import SimError, bad_work
-from serq.sim.exprs import ExprCompiler, arith_repr, key_tuple
+from serq.sim.exprs import ExprCompiler, arith_repr, key_tuple, keys_less
 from serq.sim.flows import compile_flow_run
 from serq.sim.holds import HoldSpec
 from serq.sim.session import AT_STAGE, LOOP, Frame, Session
@@ -237,7 +237,7 @@ def _choose(
         for j in range(int(n)):
             a[slot] = float(j)
             key = key_of(a)
-            if best_key is None or key < best_key:
+            if best_key is None or (key < best_key and keys_less(key, best_key)):
                 best, best_key = j, key
         a[slot] = float(best)
         return True

@@ -490,6 +490,7 @@ def run_ps(
     # the rate φ(n) / n at each number of jobs n so far, for a capacity that reads `present`
     rates = [0.0]
     vtime, t_last, rate = stage.vtime, stage.t_last, stage.rate
+    rush = stage.rush  # `PsStage.rush`
     present = 0
     # `PsStage.heap`: (tag, serial, attributes, arrived); serials are in arrival order,
     # as the stage's order of arrival, which breaks ties between equal tags
@@ -659,6 +660,7 @@ def run_ps(
                 tag, serial, a, arrived = heappop(jobs)
                 if tag > vtime:
                     vtime = tag
+                rush = rate == INF  # it ended at infinite speed: so does the next (below)
                 stage.present = present = present - 1
                 if now > present_since:
                     dt = now - present_since
@@ -668,7 +670,7 @@ def run_ps(
                 present_value -= 1.0
                 if not present:
                     busy_value = rate = 0.0
-                    if vtime == INF:  # an instant of infinite speed is over (below)
+                    if vtime == INF:  # a job of infinite work ended (below)
                         vtime = 0.0
                 elif c is not None:
                     busy_value = 1.0
@@ -700,10 +702,11 @@ def run_ps(
                     until = _drained(world, now)  # the next event is past it
             # `PsStage.reschedule` (the stage changed); a positive `rate` means jobs present
             t_done = INF
+            rushed, rush = rush, False
             if rate > 0:
-                if rate == INF:  # infinite speed: every job present ends now
-                    vtime = INF
-                dt = 0.0 if vtime == INF else (jobs[0][0] - vtime) / rate
+                # infinite speed, the job after one that ended at it, or a virtual time of
+                # inf (a job of infinite work ended): the next job ends now
+                dt = 0.0 if rate == INF or rushed or vtime == INF else (jobs[0][0] - vtime) / rate
                 if dt < 0.0:
                     dt = 0.0
                 if dt < INF:

@@ -1,14 +1,17 @@
-"""A ps stage at a rate of inf: every job present ends at that instant, a job of infinite
-work too (NOTES.md §24, at its end).
+"""A ps stage at a rate of inf: the jobs there end at that instant, a job of infinite
+work too (NOTES.md §24 at its end, and §27).
 
 The spec gives each job φ(present)/present; when that is inf, how much work a job gets
-in an instant of no length is inf · 0, which the spec leaves open. pyserq 0.1.2 ends
-every job present at once, smallest finish tag first, even when the capacity falls to a
-finite one after the first of them leaves, and serq now does the same. Before, serq ended
-only the jobs whose tags the stage reached before its rate fell (a job of work 5 beside
-one of 3 at `ps(present >= 2 ? inf : 1)` ended at 2), never ended a job of infinite work
-there, and, once such a job had sat at `ps(inf)` while time passed, gave every later job
-an infinite finish tag, so that no job ever ended again.
+in an instant of no length is inf · 0, which the spec leaves open. pyserq 0.1.2 ends the
+job with the smallest finish tag, and after a job that ended so the next one too, at that
+instant, whatever the capacity with one job fewer; serq now does the same. With two jobs
+that is every job present, which is all §24's programs had, and serq ended every job
+present whatever their number; with more, the capacity decides again from the job after
+the next: at `ps(present > 3 ? inf : 1)` four jobs end two of them at once, five three.
+Before §24, serq ended only the jobs whose tags the stage reached before its rate fell (a
+job of work 5 beside one of 3 at `ps(present >= 2 ? inf : 1)` ended at 2), never ended a
+job of infinite work there, and, once such a job had sat at `ps(inf)` while time passed,
+gave every later job an infinite finish tag, so that no job ever ended again.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from serq.sim import api as sim_api
 from serq.sim import straight
 
 
-def _program(stage: str, arrive: str, body: str, horizon: int = 50) -> str:
+def _program(stage: str, arrive: str, body: str, horizon: float = 50) -> str:
     if "run d " in body:
         stage += "\nstage d : delay;"
     return f"""
@@ -78,6 +81,29 @@ SHARED_FIRST = _program(
     "batch(2)",
     "  set t = now;\n  run up (serial == 0 ? inf : 3);\n  observe rt = now - t;",
 )
+# Four jobs of 1 to 4 at a capacity of inf while more than three are there: the first
+# ends at 0, and so does the next (a job that ended at infinite speed is followed at that
+# instant, whatever the capacity with one fewer), then capacity 1 shares out the rest.
+FALLS_AFTER_TWO = _program(
+    "stage up : ps(present > 3 ? inf : 1);",
+    "batch(4)",
+    "  set t = now;\n  run up (serial + 1);\n  observe rt = now - t;",
+)
+# Five such jobs: three end at 0 (the capacity is inf with five and four), then 2 and 3.
+FALLS_AFTER_THREE = _program(
+    "stage up : ps(present > 3 ? inf : 1);",
+    "batch(5)",
+    "  set t = now;\n  run up (serial + 1);\n  observe rt = now - t;",
+)
+# The straight loop's shape: jobs of 0.5 every 0.25 from t = 0.25 at a capacity of inf
+# with three; at 0.75 the first two end (0.125 and 0.375 left), the third is alone then
+# and takes the 0.125 it has left past them.
+FALLS_IN_STREAM = _program(
+    "stage up : ps(present > 2 ? inf : 1);",
+    "renewal(0.25)",
+    "  set t = now;\n  run up (0.5);\n  observe rt = now - t;",
+    horizon=0.95,
+)
 # A flow over two ps(inf) stages has a rate of inf, and ends at once whatever its work.
 FLOW = """
 stage a : ps(inf);
@@ -100,6 +126,14 @@ CASES = {
     "after": (AFTER, "rt", [0.0, 0.0, 13.0], [0.0, 0.0, 3.0]),
     "shared_first": (SHARED_FIRST, "rt", [6.0, 6.0], [6.0, 6.0]),
     "flow": (FLOW, "rt", [0.0] * 3, [0.0] * 3),
+    "falls_after_two": (FALLS_AFTER_TWO, "rt", [0.0, 0.0, 2.0, 3.0], [0.0, 0.0, 2.0, 3.0]),
+    "falls_after_three": (
+        FALLS_AFTER_THREE,
+        "rt",
+        [0.0, 0.0, 0.0, 2.0, 3.0],
+        [0.0, 0.0, 0.0, 2.0, 3.0],
+    ),
+    "falls_in_stream": (FALLS_IN_STREAM, "rt", [0.75, 0.75, 0.875], [0.5, 0.25, 0.125]),
 }
 
 
@@ -160,7 +194,7 @@ def test_a_job_of_infinite_work_at_a_finite_rate_still_never_ends(monkeypatch):
         assert sorted(d.code for d in ran) == ["E-run", "W-stall"]
 
 
-@pytest.mark.parametrize("case", ["alone", "falls_in_turn"])
+@pytest.mark.parametrize("case", ["alone", "falls_in_turn", "falls_in_stream"])
 def test_the_straight_loop_takes_them(case, monkeypatch):
     """These shapes are the straight loop's, so its own copy of the rule is the one the
     first test checks there."""

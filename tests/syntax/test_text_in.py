@@ -68,6 +68,29 @@ def test_invalid_utf8_in_a_used_library(tmp_path):
     ]
 
 
+def test_a_path_with_a_nul_byte_is_a_diagnostic():
+    """A `use` path or a file name with a NUL byte, which no system can open (Python
+    raises ValueError, not OSError): E-use at the `use`, E-io for the file, and the
+    language server's loader says why too (found by the fuzz harness at seed 10606)."""
+    text = 'use "lib\x00.sq";\n' + MM1.decode()
+    (d,) = api.check_source(text, "main.sq")
+    assert (d.code, d.span.line, "embedded null byte" in d.message) == ("E-use", 1, True)
+    read = api.read_source("main\x00.sq")
+    assert (read.code, "embedded null byte" in read.message) == ("E-io", True)
+    from serq_lsp.state import SerqServer
+
+    assert "null byte" in SerqServer._load(_NoDocuments(), "lib\x00.sq")
+
+
+class _NoDocuments:
+    """What `SerqServer._load` reads of its server when no editor buffer is open."""
+
+    class workspace:  # noqa: N801 - the attribute's name
+        text_documents: dict = {}
+
+    items = None
+
+
 def test_control_characters_stay_parse_errors():
     (d,) = parse("let x = 1;\x00\n", "c.sq").diagnostics
     assert (d.code, d.span.line, d.span.column) == ("E-parse", 1, 11)
