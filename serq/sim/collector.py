@@ -7,10 +7,11 @@ arrivals, a replica past its cliff) keeps every waiting session alive: its sessi
 object, attributes, frames and generator. The collector then walks that growing backlog
 over and over and finds nothing to free: an overloaded M/M/1 spent half its time there,
 and `arrive batch(100000)` at a step engine two thirds. Most of what a session leaves is
-freed by reference counting when it ends (its generator's frames are cleared); what
-forms cycles (a session its own attributes refer to, an engine's resident) waits for the
-next young collection, which comes after 50,000 net allocations instead of 700: a few
-megabytes at most, found as before.
+freed by reference counting when it ends (its generator's frames are cleared, and the
+generated code keeps a session in its own attributes only where `cachedin` reads it
+there, dropping it as the session ends); what still forms cycles (an engine's resident,
+a lease, the interpreter's sessions) waits for the next young collection, which comes
+after 50,000 net allocations instead of 700: a few megabytes at most, found as before.
 
 `for_runs` raises the thresholds for as long as a run lasts, and puts back the caller's
 own when the last of the runs that overlap (threads of a language server or a sweep)
