@@ -293,11 +293,15 @@ class SerqServer(LanguageServer):
     def _recheck_users(self, uri: str) -> None:
         """Check again every open document that `use`s the file at `uri`."""
         path = self.workspace.get_text_document(uri).path
-        if not path:
-            return
-        changed = os.path.abspath(path)
+        if path:
+            self.recheck_users([path], but=uri)
+
+    def recheck_users(self, paths: list[str], but: str | None = None) -> None:
+        """Check again every open document (but the one at `but`) that `use`s one of the
+        files at `paths`, or tried to: a library edited, made or deleted."""
+        changed = {os.path.abspath(p) for p in paths}
         for other, analysis in self.open_analyses():
-            if other != uri and changed in analysis.uses:
+            if other != but and changed & analysis.uses:
                 self._analyses.pop(other, None)
                 self.schedule(other, 0)
 
