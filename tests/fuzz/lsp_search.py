@@ -20,7 +20,11 @@ For each text the search opens a document and checks, with LSP's own rules (line
   signature help or semantic tokens asked between them), or a whole other program
   pasted into the document, leaves it as a fresh `didOpen` of the text.
 
-By hand: `python tests/fuzz/lsp_search.py --seed 1 --mutants 2 --edits 5 --limit 40`.
+A document of 10,000 lines (`--large`): once its diagnostics are out, every request is
+answered within a second, before and while typing in its middle.
+
+By hand: `python tests/fuzz/lsp_search.py --seed 1 --mutants 2 --edits 5 --limit 40`,
+`python tests/fuzz/lsp_search.py --large --seed 1`.
 """
 
 from __future__ import annotations
@@ -485,6 +489,77 @@ def _typed(
     return out + _compare_fresh(server, text, uri, version), text, version
 
 
+LARGE_LINES = 10_000
+REQUEST_LIMIT = 1.0  # seconds any request on a large document may take
+
+
+def check_large(server: Server, seed: int, lines: int = LARGE_LINES) -> list[str]:
+    """A document of `lines` lines (bench/lsp.py's program): once its diagnostics are out,
+    every request is answered within `REQUEST_LIMIT` seconds, before and while typing."""
+    sys.path.insert(0, str(ROOT))
+    from bench.lsp import program
+
+    rng = random.Random(seed)
+    text = program(lines)
+    uri = (ROOT / "examples" / f"{tools_search.SCRATCH}large.sq").as_uri()
+    doc = {"uri": uri}
+    server.notify(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": uri, "languageId": "serq", "version": 1, "text": text}},
+    )
+    server.diagnostics(uri, 1)
+    out: list[str] = []
+
+    def timed(method: str, params: dict) -> None:
+        start = time.monotonic()
+        answer = server.request(f"textDocument/{method}", params)
+        took = time.monotonic() - start
+        if "error" in answer:
+            out.append(f"lsp large {method}: error {answer['error'].get('message', '')[:200]}")
+        if took > REQUEST_LIMIT:
+            out.append(f"lsp large {method}: {took:.2f} s")
+
+    def everything(text: str, count: int) -> None:
+        whole = {"start": {"line": 0, "character": 0}, "end": position_of(text, len(text))}
+        options = {"tabSize": 2, "insertSpaces": True}
+        for method in ("semanticTokens/full", "documentSymbol", "foldingRange", "codeLens"):
+            timed(method, {"textDocument": doc})
+        timed("formatting", {"textDocument": doc, "options": options})
+        timed("inlayHint", {"textDocument": doc, "range": whole})
+        context = {"diagnostics": []}
+        timed("codeAction", {"textDocument": doc, "range": whole, "context": context})
+        for position in _positions(rng, text, count):
+            at = {"textDocument": doc, "position": position}
+            for method in ("hover", "completion", "signatureHelp", "definition"):
+                timed(method, at)
+            timed("references", {**at, "context": {"includeDeclaration": True}})
+            timed(
+                "rangeFormatting",
+                {
+                    "textDocument": doc,
+                    "options": options,
+                    "range": {"start": position, "end": position},
+                },
+            )
+
+    everything(text, 3)
+    version, at = 1, rng.randrange(len(text))
+    at = text.rfind("\n", 0, at) + 1
+    for char in "let typed = max(1, 2);\n":  # typed in the middle, asked between keys
+        edited = text[:at] + char + text[at:]
+        version += 1
+        _send(server, uri, version, [_change_of(text, edited)])
+        text, at = edited, at + 1
+        where = {"textDocument": doc, "position": position_of(text, at)}
+        timed(rng.choice(("completion", "hover", "signatureHelp")), where)
+        if rng.random() < 0.3:
+            timed("semanticTokens/full", {"textDocument": doc})
+    server.diagnostics(uri, version)
+    everything(text, 2)
+    server.notify("textDocument/didClose", {"textDocument": doc})
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
@@ -492,7 +567,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--edits", type=int, default=5)
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--match", default="")
+    parser.add_argument("--large", action="store_true", help="the 10,000-line document only")
     args = parser.parse_args(argv)
+    if args.large:
+        server = Server()
+        try:
+            found = check_large(server, args.seed)
+        finally:
+            server.close()
+        print("\n".join([*found, f"large document, seed {args.seed}: {len(found)} failures"]))
+        return 1 if found else 0
     items = [s for s in tools_search.sources() if args.match in s.name]
     if args.limit:
         items = items[: args.limit]
