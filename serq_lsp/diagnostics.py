@@ -64,6 +64,9 @@ def register(server: SerqServer) -> None:
         ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
         )
+        path = to_fs_path(uri)
+        if path:  # its users read the disk's text now, not the closed buffer's
+            ls.recheck_users([path])
 
     @server.feature(
         types.TEXT_DOCUMENT_DIAGNOSTIC,

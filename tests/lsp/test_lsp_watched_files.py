@@ -53,6 +53,21 @@ async def test_a_library_changed_on_disk_is_read_again(client, docs, tmp_path):
     docs.close(uri)
 
 
+@pytest.mark.asyncio(loop_scope="module")
+async def test_a_library_closed_unsaved_is_read_from_disk_again(client, docs, tmp_path):
+    library = tmp_path / "lib.sq"
+    library.write_text("def twice(x) { x * 2 }\n")
+    program = tmp_path / "main.sq"
+    program.write_text(PROGRAM)
+    uri, lib_uri = uri_of(program), uri_of(library)
+    await docs.open(lib_uri, "def thrice(x) { x * 3 }\n")  # edited, never saved
+    assert [d.code for d in await docs.open(uri, PROGRAM)] == ["E-unknown-name"]
+    client.diagnostics.pop(uri, None)
+    docs.close(lib_uri)  # the buffer is dropped: the disk has `twice`
+    assert await docs.published(uri) == []
+    docs.close(uri)
+
+
 def test_a_client_that_can_watch_files_is_asked_to():
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "fuzz"))
     import lsp_wire
