@@ -780,8 +780,7 @@ def check_tools(item: Text, run: bool) -> list[str]:
             if got[0] != 0:
                 out.append(f"cli explain {code}: status {got[0]} for a code check reported")
         out += _overrides(item, scratch, rng, run)
-        if run and item.seed % 4 == 0:
-            out += _sweep_and_plot(item, scratch, rng)
+        out += _sweep_and_plot(item, scratch, rng)
         return out
     finally:
         scratch.unlink(missing_ok=True)
@@ -813,10 +812,7 @@ def _sweep_and_plot(item: Text, scratch: Path, rng: random.Random) -> list[str]:
     `serq plot` of its results, and of a column it does not have."""
     import tempfile
 
-    lets = sorted(set(_LET.findall(item.text)))
-    if not lets:
-        return []
-    name = rng.choice(lets)
+    name = rng.choice(sorted(set(_LET.findall(item.text))) or ["not_declared"])
     spec = rng.choice(("1,2", "0.5:1:0.5", "2", f"1,{rng.choice(SET_VALUES)}", "1:0:1"))
     out = []
     with tempfile.TemporaryDirectory(prefix="serq-tools-search-sweep-") as where:
