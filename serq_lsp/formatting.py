@@ -12,6 +12,7 @@ import re
 from lsprotocol import types
 
 from serq.formatter import format_source
+from serq_lsp.documents import open_document
 from serq_lsp.guard import guarded
 from serq_lsp.state import SerqServer, _source
 
@@ -83,7 +84,7 @@ def register(server: SerqServer) -> None:
 def _parsed(ls: SerqServer, uri: str, text: str):
     """The parse of `text` that the open document's analysis holds (a 10,000-line document
     is not parsed again for each formatting), or None."""
-    if uri not in ls.workspace.text_documents:
+    if open_document(ls.workspace, uri) is None:
         return None
     analysis = ls.analysis(uri)
     return analysis.parsed if analysis.text == text else None

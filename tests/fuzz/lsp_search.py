@@ -257,7 +257,8 @@ def check_document(server: Server, item: tools_search.Text, edits: int, k: int) 
     rng = random.Random(item.seed ^ 0x15D)
     text = item.text
     folder = item.source.path.parent
-    uri = (folder / f"{tools_search.SCRATCH}{k}.sq").as_uri()
+    name = f"{tools_search.SCRATCH}{k}" + ("", " é", "%")[k % 3]  # a URI quoted or not
+    uri = (folder / f"{name}.sq").as_uri()
     doc = {"uri": uri}
     out: list[str] = []
     server.notify(
