@@ -11,7 +11,7 @@ For each text the search opens a document and checks, with LSP's own rules (line
 - the published diagnostics' ranges lie inside the document;
 - the formatting edits, applied, give `serq fmt`'s text;
 - random edits sent as `didChange` ranges, the way an editor sends them (one a
-  notification, or several in one), leave the server
+  notification, or several in one; now and then the whole text), leave the server
   with the document a fresh `didOpen` of the final text gives: the same diagnostics and
   the same formatting answer;
 - an edit and its inverse (an undo) give back the diagnostics, semantic tokens, symbols
@@ -368,7 +368,8 @@ def _edit_and_compare(
     changes = []
     for _ in range(edits):
         edited = tools_search.random_edit(rng, text)
-        changes.append(_change_of(text, edited))
+        whole = rng.random() < 0.1  # the whole text, as some editors send it
+        changes.append({"text": edited} if whole else _change_of(text, edited))
         if not batch:
             version += 1
             _send(server, uri, version, changes)
