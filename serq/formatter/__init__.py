@@ -233,7 +233,12 @@ class _Formatter(_Printer):
             if not first and (blank or (multi and not (kept and previous_kept))):
                 lines.append("")
             previous_kept = kept
-            lines.extend(indent + line if line else line for line in printed + body)
+            lines.extend(indent + line if line else line for line in printed)
+            # text kept as written is not indented past where it began: its later lines
+            # keep their columns, and a line no more indented than its first that begins
+            # with an item's keyword would start an item of its own (the scanner's rule)
+            lead = indent[: chunk.column - 1] if kept else indent
+            lines.extend(lead + line if line else line for line in body)
             previous_multi = multi
             self.first = chunk.kind == FN_HEAD
             if chunk.kind == FN_HEAD:
