@@ -1,8 +1,11 @@
-"""Diagnostics: pushed after open, change (debounced) and save, and pulled on request."""
+"""Diagnostics: pushed after open, change (debounced) and save, and pulled on request; a
+library changed on disk (`workspace/didChangeWatchedFiles`, the watcher registered when the
+client can) checks again the open documents that `use` it."""
 
 from __future__ import annotations
 
 from lsprotocol import types
+from pygls.uris import to_fs_path
 
 from serq_lsp.convert import lsp_diagnostics
 from serq_lsp.documents import Document, use_documents
@@ -21,6 +24,23 @@ def register(server: SerqServer) -> None:
             ls.debounce = max(0.0, float(options["debounce"]))
         if isinstance(options, dict) and isinstance(options.get("runCommand"), list):
             ls.run_command = [str(part) for part in options["runCommand"]]
+
+    @server.feature(types.INITIALIZED)
+    def initialized(ls: SerqServer, params: types.InitializedParams) -> None:
+        if _can_watch(ls.client_capabilities):
+            watcher = types.FileSystemWatcher(glob_pattern="**/*.sq")
+            options = types.DidChangeWatchedFilesRegistrationOptions(watchers=[watcher])
+            registration = types.Registration(
+                id="serq-watch-sq",
+                method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+                register_options=options,
+            )
+            ls.client_register_capability(types.RegistrationParams(registrations=[registration]))
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    def watched_files(ls: SerqServer, params: types.DidChangeWatchedFilesParams) -> None:
+        paths = [to_fs_path(change.uri) for change in params.changes]
+        ls.recheck_users([p for p in paths if p])
 
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: SerqServer, params: types.DidOpenTextDocumentParams) -> None:
@@ -44,6 +64,9 @@ def register(server: SerqServer) -> None:
         ls.text_document_publish_diagnostics(
             types.PublishDiagnosticsParams(uri=uri, diagnostics=[])
         )
+        path = to_fs_path(uri)
+        if path:  # its users read the disk's text now, not the closed buffer's
+            ls.recheck_users([path])
 
     @server.feature(
         types.TEXT_DOCUMENT_DIAGNOSTIC,
@@ -62,3 +85,10 @@ def register(server: SerqServer) -> None:
         return types.FullDocumentDiagnosticReport(
             items=lsp_diagnostics(analysis, uri), result_id=result_id
         )
+
+
+def _can_watch(capabilities: types.ClientCapabilities) -> bool:
+    """Whether the client takes a file watcher registered by the server."""
+    workspace = capabilities.workspace
+    watched = workspace.did_change_watched_files if workspace is not None else None
+    return bool(watched is not None and watched.dynamic_registration)

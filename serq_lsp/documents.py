@@ -20,6 +20,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections.abc import Sequence
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.workspace import TextDocument, Workspace
@@ -131,6 +132,13 @@ class _Workspace(Workspace):
             sync_kind=self._sync_kind,
             position_codec=self._position_codec,
         )
+
+
+def open_document(workspace: Workspace, uri: str) -> TextDocument | None:
+    """The open document at `uri`, or None. pygls keys its documents by the URI unquoted
+    (`file:///a b.sq` for `file:///a%20b.sq`): a lookup by the URI as sent, or as
+    `from_fs_path` makes it, found nothing for a path with a space or a non-ASCII name."""
+    return workspace.text_documents.get(unquote(uri))
 
 
 def use_documents(workspace: Workspace) -> None:

@@ -12,6 +12,7 @@ import re
 from lsprotocol import types
 
 from serq.formatter import format_source
+from serq_lsp.documents import open_document
 from serq_lsp.guard import guarded
 from serq_lsp.state import SerqServer, _source
 
@@ -60,7 +61,10 @@ def register(server: SerqServer) -> None:
     def formatting(ls: SerqServer, params: types.DocumentFormattingParams):
         document = ls.workspace.get_text_document(params.text_document.uri)
         text = _source(document)  # a document not open whose file is gone: empty, as elsewhere
-        return text_edits(text, format_source(text, document.path or document.uri).text)
+        parsed = _parsed(ls, params.text_document.uri, text)
+        return text_edits(
+            text, format_source(text, document.path or document.uri, None, parsed).text
+        )
 
     @server.feature(types.TEXT_DOCUMENT_RANGE_FORMATTING)
     @guarded
@@ -72,5 +76,15 @@ def register(server: SerqServer) -> None:
         r = params.range
         start = document.offset_at_position(r.start)
         end = document.offset_at_position(r.end)
-        new = format_source(text, document.path or document.uri, only=(start, end)).text
+        parsed = _parsed(ls, params.text_document.uri, text)
+        new = format_source(text, document.path or document.uri, (start, end), parsed).text
         return text_edits(text, new)
+
+
+def _parsed(ls: SerqServer, uri: str, text: str):
+    """The parse of `text` that the open document's analysis holds (a 10,000-line document
+    is not parsed again for each formatting), or None."""
+    if open_document(ls.workspace, uri) is None:
+        return None
+    analysis = ls.analysis(uri)
+    return analysis.parsed if analysis.text == text else None

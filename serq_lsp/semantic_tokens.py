@@ -31,6 +31,7 @@ TOKEN_TYPES = [
     "enumMember",
 ]
 TOKEN_MODIFIERS = ["declaration", "readonly", "defaultLibrary"]
+_TYPE_INDEX = {name: k for k, name in enumerate(TOKEN_TYPES)}
 LEGEND = types.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=TOKEN_MODIFIERS)
 
 _LEXEME = re.compile(
@@ -89,6 +90,7 @@ def encode(analysis: Analysis) -> list[int]:
             kinds.setdefault(occ.key, occ.kind)
     data: list[int] = []
     last_line = last_col = 0
+    ascii_lines: dict[int, bool] = {}  # line -> whether it is ASCII: columns are UTF-16's
     for match in _LEXEME.finditer(lines_ended(text)):  # a lone `\r` ends a `//` comment
         group = match.lastgroup
         modifiers = 0
@@ -105,13 +107,16 @@ def encode(analysis: Analysis) -> list[int]:
                 continue
         else:
             name = group or "comment"
-        kind_index = TOKEN_TYPES.index(name)
+        kind_index = _TYPE_INDEX[name]
         start = match.start()
         for piece in match.group().split("\n"):  # a token spans one line at most
             line, column = lines.position(start)
-            col16 = lines.utf16_column(line, column)
+            plain = ascii_lines.get(line)
+            if plain is None:
+                plain = ascii_lines[line] = lines.line_text(line).isascii()
+            col16 = column - 1 if plain else lines.utf16_column(line, column)
             shown = piece[:-1] if piece.endswith("\r") else piece  # `\r\n` ends the line
-            length = len(shown.encode("utf-16-le", "surrogatepass")) // 2
+            length = len(shown) if plain else _utf16_length(shown)
             if length:
                 delta_line = line - 1 - last_line
                 delta_col = col16 - last_col if delta_line == 0 else col16
@@ -119,3 +124,7 @@ def encode(analysis: Analysis) -> list[int]:
                 last_line, last_col = line - 1, col16
             start += len(piece) + 1
     return data
+
+
+def _utf16_length(text: str) -> int:
+    return len(text.encode("utf-16-le", "surrogatepass")) // 2

@@ -36,6 +36,7 @@ from serq.syntax import ItemCache, ParseResult, parse
 from serq.syntax.source_text import decode
 from serq_lsp.analysis import Analysis, Stopped, analyze
 from serq_lsp.convert import fs_uri, lsp_diagnostics
+from serq_lsp.documents import open_document
 from serq_lsp.framing import SerqProtocol
 from serq_lsp.stale import View
 
@@ -181,7 +182,7 @@ class SerqServer(LanguageServer):
     def source(self, path: str) -> str | None:
         """The text of the file at `path`: the editor's buffer when it is open, else the
         disk's; None when it cannot be read."""
-        document = self.workspace.text_documents.get(fs_uri(os.path.abspath(path)) or "")
+        document = open_document(self.workspace, fs_uri(os.path.abspath(path)) or "")
         if document is not None:
             return document.source
         try:  # read as the loader reads a library, so that its spans fall on the same lines
@@ -193,7 +194,7 @@ class SerqServer(LanguageServer):
     def _load(self, path: str) -> ParseResult | str:
         """Read a `use`d file: the editor's buffer when it is open, else the disk (parsed with
         the item cache: a library read again at every version costs what changed in it)."""
-        document = self.workspace.text_documents.get(fs_uri(os.path.abspath(path)) or "")
+        document = open_document(self.workspace, fs_uri(os.path.abspath(path)) or "")
         if document is not None:
             return parse(document.source, path, self.items)
         try:
@@ -222,7 +223,7 @@ class SerqServer(LanguageServer):
     def _start(self, uri: str, generation: int) -> None:
         """Hand the current version of `uri` to the checker thread."""
         self._pending.pop(uri, None)
-        if self._generation.get(uri) != generation or uri not in self.workspace.text_documents:
+        if self._generation.get(uri) != generation or open_document(self.workspace, uri) is None:
             return
         document = self.workspace.get_text_document(uri)
         cached = self._analyses.get(uri)
@@ -265,7 +266,7 @@ class SerqServer(LanguageServer):
                 )
             )
             return
-        if job.uri not in self.workspace.text_documents:
+        if open_document(self.workspace, job.uri) is None:
             return
         self._install(job.uri, job.version, result)
         # what the analyses keep lives long: out of the collector's sight, so that its full
@@ -282,7 +283,7 @@ class SerqServer(LanguageServer):
 
     def publish(self, uri: str) -> None:
         """Check the document at `uri` now and push its diagnostics."""
-        if uri not in self.workspace.text_documents:
+        if open_document(self.workspace, uri) is None:
             return
         analysis = self.analysis(uri)
         version = self.workspace.get_text_document(uri).version
@@ -295,11 +296,15 @@ class SerqServer(LanguageServer):
     def _recheck_users(self, uri: str) -> None:
         """Check again every open document that `use`s the file at `uri`."""
         path = self.workspace.get_text_document(uri).path
-        if not path:
-            return
-        changed = os.path.abspath(path)
+        if path:
+            self.recheck_users([path], but=uri)
+
+    def recheck_users(self, paths: list[str], but: str | None = None) -> None:
+        """Check again every open document (but the one at `but`) that `use`s one of the
+        files at `paths`, or tried to: a library edited, made or deleted."""
+        changed = {os.path.abspath(p) for p in paths}
         for other, analysis in self.open_analyses():
-            if other != uri and changed in analysis.uses:
+            if other != but and changed & analysis.uses:
                 self._analyses.pop(other, None)
                 self.schedule(other, 0)
 

@@ -24,6 +24,7 @@ from serq.diagnostics import LineIndex
 from serq.link.index import Index, build_index
 from serq.syntax import ast, parse
 from serq_lsp.convert import fs_uri, lsp_range
+from serq_lsp.documents import open_document
 
 if TYPE_CHECKING:
     from pygls.workspace import Workspace
@@ -152,7 +153,8 @@ class WorkspaceSymbols:
         """The symbols matching `query` in the open documents and the workspace's files."""
         found: list[Symbol] = []
         open_paths: set[str] = set()
-        for uri, document in list(ls.workspace.text_documents.items()):
+        for document in list(ls.workspace.text_documents.values()):
+            uri = document.uri  # as the client sent it (the key is unquoted)
             if getattr(document, "language_id", None) != "serq" and not uri.endswith(".sq"):
                 continue
             if document.path:
@@ -161,7 +163,9 @@ class WorkspaceSymbols:
                 found += self.of_open(uri, ls.analysis(uri))
             except Exception:  # one broken document must not hide the others
                 log.exception("symbols of %s failed", uri)
-        self._open = {u: v for u, v in self._open.items() if u in ls.workspace.text_documents}
+        self._open = {
+            u: v for u, v in self._open.items() if open_document(ls.workspace, u) is not None
+        }
         found += self.on_disk(roots_of(ls.workspace), open_paths)
         return matching(found, query)
 

@@ -19,12 +19,13 @@ itself.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from dataclasses import dataclass
 
 from serq.diagnostics import Diagnostic
 from serq.expand.printer import INDENT, _Printer
 from serq.formatter.comments import Comment, comments, has_blank_line
-from serq.syntax import ast, parse
+from serq.syntax import ParseResult, ast, parse
 from serq.syntax.scanner import FN_CLOSE, FN_HEAD
 from serq.syntax.source_text import lines_ended
 
@@ -51,14 +52,20 @@ class Formatted:
 
 
 def format_source(
-    text: str, path: str = "<input>", only: tuple[int, int] | None = None
+    text: str,
+    path: str = "<input>",
+    only: tuple[int, int] | None = None,
+    parsed: ParseResult | None = None,
 ) -> Formatted:
     """The text of `path` (whose contents are `text`) in the canonical layout; with `only`
     (offsets `start`, `end`), only the items that touch that range are formatted. A lone
-    `\r` is a line end, written as `\n` (as the parser reads it)."""
+    `\r` is a line end, written as `\n` (as the parser reads it). `parsed` is `text`'s
+    parse when the caller has it (the language server's analysis), used when `text` has
+    no lone `\r`."""
     written = text
     text = lines_ended(text)
-    parsed = parse(text, path)
+    if parsed is None or text is not written:
+        parsed = parse(text, path)
     places = [
         p.start for d in parsed.diagnostics for p in (d.span, *(label.span for label in d.labels))
     ]
@@ -70,17 +77,19 @@ def format_source(
     # a place where one chunk ends and the next begins at once is the next one's: else the
     # first is kept as written here, and formatted once the formatter has put a line
     # break between them (formatting twice would not give the same text)
+    places.sort()
     broken = [
         (c.start, c.end)
         for c, end in zip(chunks, ends, strict=True)
-        if any(c.start <= p <= max(end, c.end) and p != end + 1 for p in places)
+        if any(p != end + 1 for p in _between(places, c.start, max(end, c.end) + 1))
     ]
     module = parsed.module
     nodes = list(module.items)
     if module.main is not None:
         nodes.extend(module.main.items)
+    at = _Starts(nodes)
     if parsed.diagnostics:
-        broken += _uncovered(text, chunks, nodes, set(broken))
+        broken += _uncovered(text, chunks, at, set(broken))
     if only is not None:
         outside = [
             (c.start, c.end)
@@ -95,28 +104,51 @@ def format_source(
     printer = _Formatter(text, main_dialect=module.main is not None)
     # an item outside the range is kept up to its end: the comments after it stand before
     # the next item, as when the whole file is formatted
+    kept = set(outside) - set(broken)
     stops = {
-        (c.start, c.end): max(n.span.end for n in nodes if c.start <= n.span.start < c.end)
+        (c.start, c.end): max(n.span.end for n in inside)
         for c in chunks
-        if (c.start, c.end) in set(outside) - set(broken)
-        and any(c.start <= n.span.start < c.end for n in nodes)
+        if (c.start, c.end) in kept and (inside := at.between(c.start, c.end))
     }
-    out = printer.file(chunks, nodes, set(broken) | set(outside), main, stops)
+    out = printer.file(chunks, at, set(broken) | set(outside), main, stops)
     return Formatted(out, parsed.diagnostics, len(broken))
 
 
-def _uncovered(text: str, chunks, nodes, broken: set[tuple[int, int]]) -> list[tuple[int, int]]:
+def _between(values: list[int], start: int, end: int) -> list[int]:
+    """The values of the sorted `values` from `start` up to before `end`."""
+    return values[bisect_left(values, start) : bisect_left(values, end)]
+
+
+class _Starts:
+    """Nodes found by where they start: those starting in a range of offsets, in their
+    order, by a bisection (a chunk's nodes, without a pass over every node of the file)."""
+
+    def __init__(self, nodes: list) -> None:
+        self.nodes = nodes
+        self.order = sorted(range(len(nodes)), key=lambda k: nodes[k].span.start)
+        self.starts = [nodes[k].span.start for k in self.order]
+
+    def between(self, start: int, end: int) -> list:
+        """The nodes that start from `start` up to before `end`."""
+        a, b = bisect_left(self.starts, start), bisect_left(self.starts, end)
+        return [self.nodes[k] for k in sorted(self.order[a:b])]
+
+
+def _uncovered(
+    text: str, chunks, nodes: _Starts, broken: set[tuple[int, int]]
+) -> list[tuple[int, int]]:
     """The item chunks, not `broken` yet, that hold text no node of theirs and no comment
     covers: text the printer would drop (`out` typed on a line of its own before an item
     is an error reported at the next item's first token, not in its own chunk)."""
-    notes = [(c.start, c.end) for c in comments(text)]
+    notes = sorted((c.start, c.end) for c in comments(text))
+    note_starts = [a for a, _ in notes]
     found = []
     for c in chunks:
         if c.kind != "item" or (c.start, c.end) in broken:
             continue
+        first, stop = bisect_left(note_starts, c.start), bisect_left(note_starts, c.end)
         spans = sorted(
-            [(n.span.start, n.span.end) for n in nodes if c.start <= n.span.start < c.end]
-            + [(a, b) for a, b in notes if c.start <= a < c.end]
+            [(n.span.start, n.span.end) for n in nodes.between(c.start, c.end)] + notes[first:stop]
         )
         at = c.start
         for a, b in [*spans, (c.end, c.end)]:
@@ -151,7 +183,7 @@ class _Formatter(_Printer):
     def file(
         self,
         chunks,
-        nodes,
+        nodes: _Starts,
         broken: set[tuple[int, int]],
         main: str,
         stops: dict[tuple[int, int], int] | None = None,
@@ -191,10 +223,9 @@ class _Formatter(_Printer):
                 self._placed(chunk.end)
             else:
                 body, end = [], chunk.start
-                for node in nodes:
-                    if chunk.start <= node.span.start < max(chunk.end, chunk.start + 1):
-                        body.extend(self._element(node, leading=bool(body)))
-                        end = max(end, node.span.end)
+                for node in nodes.between(chunk.start, max(chunk.end, chunk.start + 1)):
+                    body.extend(self._element(node, leading=bool(body)))
+                    end = max(end, node.span.end)
                 self._skip(end)  # a chunk that ends the file holds the comments after it
             body = self._with_trailing(body, end if chunk.kind == "item" else chunk.end)
             multi = len(body) > 1 or any("\n" in line for line in body)
@@ -202,7 +233,12 @@ class _Formatter(_Printer):
             if not first and (blank or (multi and not (kept and previous_kept))):
                 lines.append("")
             previous_kept = kept
-            lines.extend(indent + line if line else line for line in printed + body)
+            lines.extend(indent + line if line else line for line in printed)
+            # text kept as written is not indented past where it began: its later lines
+            # keep their columns, and a line no more indented than its first that begins
+            # with an item's keyword would start an item of its own (the scanner's rule)
+            lead = indent[: chunk.column - 1] if kept else indent
+            lines.extend(lead + line if line else line for line in body)
             previous_multi = multi
             self.first = chunk.kind == FN_HEAD
             if chunk.kind == FN_HEAD:
@@ -267,10 +303,17 @@ class _Formatter(_Printer):
         return super()._operand(e, minimum)
 
     def _parenthesized(self, e: ast.Expr) -> bool:
-        """Whether the author wrote `e` in parentheses of its own: `(` before, `)` after."""
-        before = self.text[: e.span.start].rstrip()
-        after = self.text[e.span.end :].lstrip()
-        return before.endswith("(") and after.startswith(")")
+        """Whether the author wrote `e` in parentheses of its own: `(` before, `)` after
+        (white space between; the text is not copied: that made a file's formatting
+        quadratic)."""
+        text = self.text
+        before = e.span.start - 1
+        while before >= 0 and text[before].isspace():
+            before -= 1
+        after = e.span.end
+        while after < len(text) and text[after].isspace():
+            after += 1
+        return before >= 0 and text[before] == "(" and after < len(text) and text[after] == ")"
 
     # -------------------------------------------------------------- comments
 

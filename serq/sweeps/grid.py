@@ -16,13 +16,15 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation, localcontext
 
 from serq.diagnostics import Diagnostic, Span, codes
 
 MAX_RANGE_VALUES = 100_000  # a range with more values than this is a typo, not a sweep
+_LARGEST = Decimal(sys.float_info.max)  # a range's numbers are finite as floats too
 
 Value = int | float | str
 
@@ -161,7 +163,7 @@ def _range(name: str, spec: str, part: str, offset: int) -> list[str] | Diagnost
             number = Decimal(field.strip())
         except InvalidOperation:
             number = Decimal("nan")
-        if not number.is_finite():
+        if not number.is_finite() or number.copy_abs() > _LARGEST:
             message = f"`{field.strip()}` is not a finite number"
             return _error(name, spec, at, at + len(field), codes.PARSE, message)
         numbers.append(number)
@@ -172,15 +174,19 @@ def _range(name: str, spec: str, part: str, offset: int) -> list[str] | Diagnost
     if (stop - start) * step < 0:
         message = f"a STEP of {step} never goes from {start} to {stop}"
         return _error(name, spec, offset, end, codes.CONSTANT, message)
-    count = int((stop - start) / step) + 1
-    if count > MAX_RANGE_VALUES:
-        message = f"the range has {count} values (at most {MAX_RANGE_VALUES})"
+    with localcontext(Context(Emax=MAX_EMAX, Emin=MIN_EMIN)):  # a STEP of 1e-999999 too
+        steps = (stop - start) / step
+    if steps >= MAX_RANGE_VALUES:
+        message = f"the range has more than {MAX_RANGE_VALUES} values"
         return _error(name, spec, offset, end, codes.CONSTANT, message)
-    return [_decimal_text(start + k * step) for k in range(count)]
+    return [_decimal_text(start + k * step) for k in range(int(steps) + 1)]
 
 
 def _decimal_text(number: Decimal) -> str:
-    """`number` in plain notation without trailing zeros (`0.70` → `0.7`, `2.0` → `2`)."""
+    """`number` in plain notation without trailing zeros (`0.70` → `0.7`, `2.0` → `2`);
+    one of more than 30 digits before or after the point as `1E+40` or `1E-400`."""
+    if number and not -30 <= number.adjusted() <= 30:
+        return str(number.normalize())
     if number == number.to_integral_value():
         return str(int(number))
     text = format(number.normalize(), "f")

@@ -227,25 +227,33 @@ def _point_row(point: Point, runs: list[Row], measures: list[str]) -> Row:
 
 def read_points(path: str | Path) -> list[Row]:
     """The point rows of a results file (`.csv`, `.json` or `.parquet`). Raises `OSError`
-    when it cannot be read and `ValueError` when it is not a results file."""
+    when it cannot be read and `ValueError` (saying why, without the path) when it is not
+    a results file."""
     path = Path(path)
     suffix = path.suffix.lower()
     if suffix == ".csv":
+        rows = []
         with path.open(encoding="utf-8", newline="") as f:
-            rows = list(csv.DictReader(f))
+            reader = csv.DictReader(f)
+            for row in reader:
+                if None in row:  # more cells than the header has names: csv keys them None
+                    raise ValueError(f"line {reader.line_num} has more cells than the header")
+                rows.append(row)
         return [{k: _read_cell(v) for k, v in row.items()} for row in rows]
     if suffix == ".json":
         try:
             document = json.loads(path.read_text(encoding="utf-8"))
             rows = document["points"]
         except (json.JSONDecodeError, KeyError, TypeError) as error:
-            raise ValueError(f"`{path}` is not a sweep's JSON: {error}") from None
+            raise ValueError(f"not a sweep's JSON: {error}") from None
+        if not isinstance(rows, list) or not all(isinstance(row, dict) for row in rows):
+            raise ValueError("not a sweep's JSON: `points` is not a list of objects")
         return [{k: math.nan if v is None else v for k, v in row.items()} for row in rows]
     if suffix == ".parquet":
         import pyarrow.parquet as pq
 
         return pq.read_table(path).to_pylist()
-    raise ValueError(f"cannot read `{path}`: the suffix is none of {', '.join(SUFFIXES)}")
+    raise ValueError(f"the suffix is none of {', '.join(SUFFIXES)}")
 
 
 def _csv_cell(value: Any) -> str:

@@ -157,3 +157,18 @@ def test_a_range_leaves_the_comment_before_the_next_item_with_that_item():
         "stage e : step { budget 64; cost 0.01; }\n\n// a comment.\npool kv {\n  cap 1000;\n}\n"
     )
     assert format_source(ranged, "r.sq").text == format_source(text, "r.sq").text
+
+
+def test_an_item_kept_as_written_is_not_indented_past_where_it_began():
+    # a second `fn main() {` pasted at column 0 inside main is kept as written; indented
+    # by two, its line `  stage other ...` was no longer more indented than its first, so
+    # the scanner cut an item there: 1 syntax error became 4 (found with a paste mutant)
+    text = (
+        "fn main() {\n  stage svc : fifo(1);\nfn main() {\n  stage other : fifo(1);\n}\n"
+        "  workload { arrive poisson(1); }\n}\n"
+    )
+    first = format_source(text, "pasted.sq")
+    assert len(first.diagnostics) == 1
+    again = format_source(first.text, "pasted.sq")
+    assert len(again.diagnostics) == 1 and again.text == first.text
+    assert "\nfn main() {\n  stage other" in first.text

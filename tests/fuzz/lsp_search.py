@@ -11,11 +11,20 @@ For each text the search opens a document and checks, with LSP's own rules (line
 - the published diagnostics' ranges lie inside the document;
 - the formatting edits, applied, give `serq fmt`'s text;
 - random edits sent as `didChange` ranges, the way an editor sends them (one a
-  notification, or several in one), leave the server
+  notification, or several in one; now and then the whole text), leave the server
   with the document a fresh `didOpen` of the final text gives: the same diagnostics and
-  the same formatting answer.
+  the same formatting answer;
+- an edit and its inverse (an undo) give back the diagnostics, semantic tokens, symbols
+  and folding ranges of before;
+- text typed a character at a time (a `didChange` per keystroke, completion, hover,
+  signature help or semantic tokens asked between them), or a whole other program
+  pasted into the document, leaves it as a fresh `didOpen` of the text.
 
-By hand: `python tests/fuzz/lsp_search.py --seed 1 --mutants 2 --edits 5 --limit 40`.
+A document of 10,000 lines (`--large`): once its diagnostics are out, every request is
+answered within a second, before and while typing in its middle.
+
+By hand: `python tests/fuzz/lsp_search.py --seed 1 --mutants 2 --edits 5 --limit 40`,
+`python tests/fuzz/lsp_search.py --large --seed 1`.
 """
 
 from __future__ import annotations
@@ -248,7 +257,8 @@ def check_document(server: Server, item: tools_search.Text, edits: int, k: int) 
     rng = random.Random(item.seed ^ 0x15D)
     text = item.text
     folder = item.source.path.parent
-    uri = (folder / f"{tools_search.SCRATCH}{k}.sq").as_uri()
+    name = f"{tools_search.SCRATCH}{k}" + ("", " é", "%")[k % 3]  # a URI quoted or not
+    uri = (folder / f"{name}.sq").as_uri()
     doc = {"uri": uri}
     out: list[str] = []
     server.notify(
@@ -299,7 +309,11 @@ def check_document(server: Server, item: tools_search.Text, edits: int, k: int) 
     some = {"start": position_of(text, a), "end": position_of(text, b)}
     ranged = {"textDocument": doc, "range": some, "options": options}
     out += _ask(server, text, uri, "textDocument/rangeFormatting", ranged)
-    out += _edit_and_compare(server, text, uri, rng, edits)
+    found, version = _undo(server, text, uri, rng, 1, _snapshot(server, uri, 1))
+    out += found
+    found, text, version = _typed(server, text, uri, rng, version)
+    out += found
+    out += _edit_and_compare(server, text, uri, rng, edits, version)[0]
     server.notify("textDocument/didClose", {"textDocument": doc})
     return out
 
@@ -319,47 +333,59 @@ def _rename_keeps_meaning(item: tools_search.Text, text: str, uri: str, edit: An
     return []
 
 
+def _change_of(text: str, edited: str) -> dict:
+    """The one LSP change that turns `text` into `edited`: the common prefix and suffix
+    out (no position lies inside a `\r\n`: a change that cuts one takes all of it)."""
+    start = 0
+    while start < min(len(text), len(edited)) and text[start] == edited[start]:
+        start += 1
+    end_old, end_new = len(text), len(edited)
+    while end_old > start and end_new > start and text[end_old - 1] == edited[end_new - 1]:
+        end_old, end_new = end_old - 1, end_new - 1
+    if 0 < start < len(text) and text[start - 1 : start + 1] == "\r\n":
+        start -= 1
+    if 0 < end_old < len(text) and text[end_old - 1 : end_old + 1] == "\r\n":
+        end_old, end_new = end_old + 1, end_new + 1
+    return {
+        "range": {"start": position_of(text, start), "end": position_of(text, end_old)},
+        "text": edited[start:end_new],
+    }
+
+
+def _send(server: Server, uri: str, version: int, changes: list[dict]) -> None:
+    server.notify(
+        "textDocument/didChange",
+        {"textDocument": {"uri": uri, "version": version}, "contentChanges": changes},
+    )
+
+
 def _edit_and_compare(
-    server: Server, text: str, uri: str, rng: random.Random, edits: int
-) -> list[str]:
-    """Send `edits` random range changes, then compare with a fresh document of the text."""
-    version = 1
+    server: Server, text: str, uri: str, rng: random.Random, edits: int, version: int = 1
+) -> tuple[list[str], str, int]:
+    """Send `edits` random range changes, then compare with a fresh document of the text;
+    what failed, the text and its version."""
     batch = rng.random() < 0.3  # the changes in one notification, each on the one before
     changes = []
     for _ in range(edits):
         edited = tools_search.random_edit(rng, text)
-        # the one change that turns `text` into `edited`: the common prefix and suffix out
-        start = 0
-        while start < min(len(text), len(edited)) and text[start] == edited[start]:
-            start += 1
-        end_old, end_new = len(text), len(edited)
-        while end_old > start and end_new > start and text[end_old - 1] == edited[end_new - 1]:
-            end_old, end_new = end_old - 1, end_new - 1
-        if 0 < start < len(text) and text[start - 1 : start + 1] == "\r\n":
-            start -= 1  # no position lies inside a `\r\n`: the change takes all of it
-        if 0 < end_old < len(text) and text[end_old - 1 : end_old + 1] == "\r\n":
-            end_old, end_new = end_old + 1, end_new + 1
-        change = {
-            "range": {"start": position_of(text, start), "end": position_of(text, end_old)},
-            "text": edited[start:end_new],
-        }
-        changes.append(change)
+        whole = rng.random() < 0.1  # the whole text, as some editors send it
+        changes.append({"text": edited} if whole else _change_of(text, edited))
         if not batch:
             version += 1
-            server.notify(
-                "textDocument/didChange",
-                {"textDocument": {"uri": uri, "version": version}, "contentChanges": changes},
-            )
+            _send(server, uri, version, changes)
             changes = []
         text = edited
     if changes:
         version += 1
-        server.notify(
-            "textDocument/didChange",
-            {"textDocument": {"uri": uri, "version": version}, "contentChanges": changes},
-        )
+        _send(server, uri, version, changes)
     if edits == 0:
-        return []
+        return [], text, version
+    return _compare_fresh(server, text, uri, version), text, version
+
+
+def _compare_fresh(server: Server, text: str, uri: str, version: int) -> list[str]:
+    """The edited document at `version` has the diagnostics and the formatting of a fresh
+    document of its `text`."""
     mine = server.diagnostics(uri, version)
     fresh_uri = uri.replace(".sq", "-fresh.sq")
     server.notify(
@@ -390,6 +416,152 @@ def _edit_and_compare(
     return out
 
 
+def _snapshot(server: Server, uri: str, version: int) -> tuple:
+    """What a document at `version` shows: its diagnostics, semantic tokens, symbols and
+    folding ranges."""
+    doc = {"textDocument": {"uri": uri}}
+    return (
+        server.diagnostics(uri, version),
+        server.request("textDocument/semanticTokens/full", doc).get("result"),
+        server.request("textDocument/documentSymbol", doc).get("result"),
+        server.request("textDocument/foldingRange", doc).get("result"),
+    )
+
+
+def _undo(
+    server: Server, text: str, uri: str, rng: random.Random, version: int, before: tuple
+) -> tuple[list[str], int]:
+    """An edit, then its inverse (an editor's undo): the document shows again what it
+    showed before (`before`, a `_snapshot`)."""
+    edited = tools_search.random_edit(rng, text)
+    for old, new in ((text, edited), (edited, text)):
+        version += 1
+        _send(server, uri, version, [_change_of(old, new)])
+    after = _snapshot(server, uri, version)
+    names = ("diagnostics", "semantic tokens", "symbols", "folding ranges")
+    return [
+        f"lsp undo: the {name} differ from those before the edit"
+        for name, x, y in zip(names, before, after, strict=True)
+        if json.dumps(x, sort_keys=True) != json.dumps(y, sort_keys=True)
+    ], version
+
+
+_OTHERS: list[str] = []
+
+
+def _typed(
+    server: Server, text: str, uri: str, rng: random.Random, version: int
+) -> tuple[list[str], str, int]:
+    """A piece typed a character at a time at one place, a `didChange` for each keystroke,
+    with completion, hover, signature help or semantic tokens asked between keystrokes;
+    or a whole other program pasted at a line start or anywhere, as one change."""
+    if not _OTHERS:
+        _OTHERS.extend(s.text for s in tools_search.sources())
+    out: list[str] = []
+    at = rng.randrange(len(text) + 1)
+    if 0 < at < len(text) and text[at - 1 : at + 1] == "\r\n":
+        at -= 1
+    if rng.random() < 0.3:  # a paste of another program
+        if rng.random() < 0.6:
+            at = text.rfind("\n", 0, at) + 1
+        edited = text[:at] + rng.choice(_OTHERS) + text[at:]
+        version += 1
+        _send(server, uri, version, [_change_of(text, edited)])
+        return _compare_fresh(server, edited, uri, version), edited, version
+    lines = [x for x in lsp_lines(text) if x.strip()] or ["let typed = 1;"]
+    piece = rng.choice((rng.choice(lines), *tools_search._ALPHABET))
+    doc = {"uri": uri}
+    for char in piece:
+        edited = text[:at] + char + text[at:]
+        version += 1
+        _send(server, uri, version, [_change_of(text, edited)])
+        text, at = edited, at + 1
+        if rng.random() < 0.4:
+            where = {"textDocument": doc, "position": position_of(text, at)}
+            method = rng.choice(("completion", "hover", "signatureHelp", "semanticTokens/full"))
+            if method == "semanticTokens/full":
+                answer = server.request("textDocument/semanticTokens/full", {"textDocument": doc})
+                if "error" in answer:
+                    out.append(f"lsp typing: semanticTokens: error {answer['error']}"[:300])
+                elif answer.get("result"):
+                    out += _tokens_outside(text, answer["result"]["data"])
+            else:
+                answer = server.request(f"textDocument/{method}", where)
+                out += _ask_answered(text, uri, f"textDocument/{method} (typing)", answer)
+    return out + _compare_fresh(server, text, uri, version), text, version
+
+
+LARGE_LINES = 10_000
+REQUEST_LIMIT = 1.0  # seconds any request on a large document may take
+
+
+def check_large(server: Server, seed: int, lines: int = LARGE_LINES) -> list[str]:
+    """A document of `lines` lines (bench/lsp.py's program): once its diagnostics are out,
+    every request is answered within `REQUEST_LIMIT` seconds, before and while typing."""
+    sys.path.insert(0, str(ROOT))
+    from bench.lsp import program
+
+    rng = random.Random(seed)
+    text = program(lines)
+    uri = (ROOT / "examples" / f"{tools_search.SCRATCH}large.sq").as_uri()
+    doc = {"uri": uri}
+    server.notify(
+        "textDocument/didOpen",
+        {"textDocument": {"uri": uri, "languageId": "serq", "version": 1, "text": text}},
+    )
+    server.diagnostics(uri, 1)
+    out: list[str] = []
+
+    def timed(method: str, params: dict) -> None:
+        start = time.monotonic()
+        answer = server.request(f"textDocument/{method}", params)
+        took = time.monotonic() - start
+        if "error" in answer:
+            out.append(f"lsp large {method}: error {answer['error'].get('message', '')[:200]}")
+        if took > REQUEST_LIMIT:
+            out.append(f"lsp large {method}: {took:.2f} s")
+
+    def everything(text: str, count: int) -> None:
+        whole = {"start": {"line": 0, "character": 0}, "end": position_of(text, len(text))}
+        options = {"tabSize": 2, "insertSpaces": True}
+        for method in ("semanticTokens/full", "documentSymbol", "foldingRange", "codeLens"):
+            timed(method, {"textDocument": doc})
+        timed("formatting", {"textDocument": doc, "options": options})
+        timed("inlayHint", {"textDocument": doc, "range": whole})
+        context = {"diagnostics": []}
+        timed("codeAction", {"textDocument": doc, "range": whole, "context": context})
+        for position in _positions(rng, text, count):
+            at = {"textDocument": doc, "position": position}
+            for method in ("hover", "completion", "signatureHelp", "definition"):
+                timed(method, at)
+            timed("references", {**at, "context": {"includeDeclaration": True}})
+            timed(
+                "rangeFormatting",
+                {
+                    "textDocument": doc,
+                    "options": options,
+                    "range": {"start": position, "end": position},
+                },
+            )
+
+    everything(text, 3)
+    version, at = 1, rng.randrange(len(text))
+    at = text.rfind("\n", 0, at) + 1
+    for char in "let typed = max(1, 2);\n":  # typed in the middle, asked between keys
+        edited = text[:at] + char + text[at:]
+        version += 1
+        _send(server, uri, version, [_change_of(text, edited)])
+        text, at = edited, at + 1
+        where = {"textDocument": doc, "position": position_of(text, at)}
+        timed(rng.choice(("completion", "hover", "signatureHelp")), where)
+        if rng.random() < 0.3:
+            timed("semanticTokens/full", {"textDocument": doc})
+    server.diagnostics(uri, version)
+    everything(text, 2)
+    server.notify("textDocument/didClose", {"textDocument": doc})
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
@@ -397,7 +569,16 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--edits", type=int, default=5)
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--match", default="")
+    parser.add_argument("--large", action="store_true", help="the 10,000-line document only")
     args = parser.parse_args(argv)
+    if args.large:
+        server = Server()
+        try:
+            found = check_large(server, args.seed)
+        finally:
+            server.close()
+        print("\n".join([*found, f"large document, seed {args.seed}: {len(found)} failures"]))
+        return 1 if found else 0
     items = [s for s in tools_search.sources() if args.match in s.name]
     if args.limit:
         items = items[: args.limit]

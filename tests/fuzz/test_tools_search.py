@@ -1,7 +1,8 @@
 """The tools search in CI, kept to a few seconds: a fixed sample of the repository's and
 the spec's programs and one mutant of each, through the formatter's promises, the
-incremental parser and the CLI (tests/fuzz/tools_search.py), and a few documents through
-the language server (tests/fuzz/lsp_search.py). A larger run by hand:
+incremental parser and the CLI (tests/fuzz/tools_search.py), a third of them through the
+other commands (`run --emit-python`, `explain`, `--set`/`--def`, `sweep`, `plot`), and a
+few documents through the language server (tests/fuzz/lsp_search.py). A larger run by hand:
 `python tests/fuzz/tools_search.py --seed N --mutants 6` and
 `python tests/fuzz/lsp_search.py --seed N --mutants 2`."""
 
@@ -42,6 +43,11 @@ def test_the_mutants_are_reproducible_and_cover_every_mutation():
 def test_sample(item):
     only = {"fmt", "meaning", "incremental", "cli"}
     assert search.check(item, only, edits=3) == []
+
+
+@pytest.mark.parametrize("item", list(search.texts(SAMPLE[::3], 1, SEED)), ids=lambda t: t.label)
+def test_sample_of_the_other_commands(item):
+    assert search.check(item, {"tools"}, edits=0) == []
 
 
 def test_language_server_sample():

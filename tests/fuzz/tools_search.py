@@ -10,8 +10,8 @@ and every code-looking block, the fragments as inputs that need not be valid).
 Mutants (`MUTATIONS`): a deleted token, a truncation, two lines swapped, a non-ASCII
 character (accents, CJK, an emoji outside the BMP, zero-width and bidi marks), CRLF or
 lone CR line ends, tabs for indentation, a very long line, deep nesting, the empty file,
-a byte-order mark, comments and white space added between tokens. Some of them keep the
-program's meaning (`KEEPS_MEANING`): for those, the mutant links to the original's IR.
+a byte-order mark, comments and white space added between tokens, another program pasted
+in. Some of them keep the program's meaning (`KEEPS_MEANING`): for those, the mutant links to the original's IR.
 
 Checks, for each text (a failure is a line saying what and where):
 - `cli`: `serq check`, `expand`, `ir`, `fmt --check` (and `run --horizon 30` on texts
@@ -20,10 +20,17 @@ Checks, for each text (a failure is a line saying what and where):
   `-->` position lies inside the file;
 - `fmt`: formatting is idempotent, keeps every comment and the syntax diagnostics' count,
   and a text that parsed formats to text that parses to the same tree and links to the
-  same IR (origins aside);
-- `incremental`: random editor edits (a range deleted, text inserted), each parsed through
-  one `ItemCache` and through `serq.incremental.analyze` with one `Cache`, give the tree
-  and diagnostics of a fresh parse and of a whole analysis.
+  same IR (origins aside); a range formatted (one that cuts a token or a comment too)
+  keeps the program and its comments;
+- `incremental`: random editor edits (a range deleted, text inserted, an undo of the
+  edit before), each parsed through one `ItemCache` and through
+  `serq.incremental.analyze` with one `Cache`, give the tree and diagnostics of a fresh
+  parse and of a whole analysis, and a text seen before gives what it gave then;
+- `tools`: `serq run --emit-python` (its source compiles), `serq explain` of every code
+  `check` reports, `--set`/`--def` of every kind (numbers, inf, -0, NaN, strings, names
+  not declared, bad expressions) on `check`, `ir` and `run`, and `serq sweep` then
+  `serq plot` on its results: no traceback, a documented exit status, an error status
+  with something on stderr.
 
 By hand: `python tests/fuzz/tools_search.py --seed 1 --mutants 4 --edits 6`
 (`--only fmt,incremental` to pick checks, `--limit N` for the first N sources).
@@ -257,6 +264,19 @@ def bad_bytes(rng: random.Random, text: str) -> str:
     return text[:at] + junk + text[at:]
 
 
+_PASTED: list[str] = []
+
+
+def paste(rng: random.Random, text: str) -> str:
+    """A whole other program pasted into this one, at a line start or anywhere."""
+    if not _PASTED:
+        _PASTED.extend(s.text for s in sources())
+    at = rng.randrange(len(text) + 1)
+    if rng.random() < 0.6:
+        at = text.rfind("\n", 0, at) + 1
+    return text[:at] + rng.choice(_PASTED) + text[at:]
+
+
 MUTATIONS: tuple[Callable[[random.Random, str], str], ...] = (
     bad_bytes,
     delete_token,
@@ -271,6 +291,7 @@ MUTATIONS: tuple[Callable[[random.Random, str], str], ...] = (
     bom,
     comments,
     spaces,
+    paste,
 )
 KEEPS_MEANING = {"crlf", "tabs", "bom", "comments", "spaces"}
 
@@ -424,13 +445,32 @@ def check_fmt(item: Text) -> list[str]:
     if ir_of(first.text, path) != original:
         out.append("fmt: the formatted text links to another IR")
     rng = random.Random(item.seed)
-    a, b = sorted(rng.randrange(len(text) + 1) for _ in range(2))
-    ranged = format_source(text, path, only=(a, b))
-    if ranged.diagnostics or ir_of(ranged.text, path) != original:
-        out.append(f"fmt: formatting the range {a}..{b} changed the program")
-    elif _unaligned(format_source(ranged.text, path).text) != _unaligned(first.text):
-        out.append(f"fmt: the range {a}..{b} formatted, then the whole, is not the whole formatted")
+    for a, b in (sorted(rng.randrange(len(text) + 1) for _ in range(2)), _cut(rng, text)):
+        ranged = format_source(text, path, only=(a, b))
+        if ranged.diagnostics or ir_of(ranged.text, path) != original:
+            out.append(f"fmt: formatting the range {a}..{b} changed the program")
+        elif _comment_bodies(lines_ended(ranged.text)) != _comment_bodies(lines_ended(text)):
+            out.append(f"fmt: formatting the range {a}..{b} changed the comments")
+        elif _unaligned(format_source(ranged.text, path).text) != _unaligned(first.text):
+            out.append(
+                f"fmt: the range {a}..{b} formatted, then the whole, is not the whole formatted"
+            )
     return out
+
+
+def _cut(rng: random.Random, text: str) -> tuple[int, int]:
+    """A range that starts, ends, or both, inside a token or a comment of `text`."""
+    inner = [m for m in _tokens(text) if len(m.group()) > 1]
+    if not inner:
+        return 0, len(text)
+    ends = []
+    for _ in range(2):
+        m = rng.choice(inner)
+        ends.append(rng.randrange(m.start() + 1, m.end()))
+    if rng.random() < 0.3:
+        ends[rng.randrange(2)] = rng.randrange(len(text) + 1)
+    a, b = sorted(ends)
+    return a, b
 
 
 def _unaligned(text: str) -> str:
@@ -511,18 +551,29 @@ def check_incremental(item: Text, edits: int) -> list[str]:
     path = str(item.source.path)
     rng = random.Random(item.seed ^ 0x5EED)
     items, cache = ItemCache(), Cache()
-    text = item.text
+    text, before = item.text, None
+    seen: dict[str, tuple] = {}  # text -> its tree and diagnostics, parse's and analyze's
     for step in range(edits + 1):
         mine = parse(text, path, items)
         fresh = parse(text, path)
         if mine.module != fresh.module or mine.diagnostics != fresh.diagnostics:
             return [f"incremental: edit {step}: the item cache's parse differs from a fresh one"]
-        if step % 2 == 0 or step == edits:
+        got = None
+        if step % 2 == 0 or step == edits or text in seen:
             got = analyze(text, path, cache, read_file).diagnostics
             whole = analyze_whole(fresh, text, path, read_file).diagnostics
             if got != whole:
                 return [f"incremental: edit {step}: analyze differs from a whole analysis"]
-        text = random_edit(rng, text)
+        was = seen.setdefault(text, (mine.module, mine.diagnostics, got))
+        analysed = got is None or was[2] is None or was[2] == got
+        if was[:2] != (mine.module, mine.diagnostics) or not analysed:
+            return [f"incremental: edit {step}: an undo gives another tree or diagnostics"]
+        if was[2] is None:
+            seen[text] = (*was[:2], got)
+        if before is not None and rng.random() < 0.25:  # an undo: the text of before
+            text, before = before, None
+        else:
+            text, before = random_edit(rng, text), text
     return []
 
 
@@ -661,6 +712,126 @@ def _subprocess(scratch: Path) -> list[str]:
     return out
 
 
+_CODE = re.compile(r"^(?:error|warning|note)\[([A-Z]-[a-z0-9-]+)\]", re.M)
+_LET = re.compile(r"\blet\s+([A-Za-z_][A-Za-z0-9_]*)\s*=")
+_DEF = re.compile(r"\bdef\s+([A-Za-z_][A-Za-z0-9_]*)\s*\(([^)]*)\)\s*\{")
+# values for `--set NAME=VALUE` of every kind: numbers, odd floats, and bad ones
+SET_VALUES = (
+    "2",
+    "0.5",
+    "-1",
+    "0",
+    "-0",
+    "inf",
+    "-inf",
+    "1e999",
+    "1e-400",
+    "nan",
+    "NaN",
+    '"x"',
+    "abc",
+    "(",
+    "1;2",
+    "2*3",
+    "é",
+    "1 // c",
+    "true",
+    "~exp(1)",
+    "now",
+)
+DEF_BODIES = ("1", "0.5 + 1", '"s"', "(", "nope", "now", "~exp(1)", "inf", "{ 1 }")
+
+
+def _well(name: str, status: int, stdout: str, stderr: str) -> list[str]:
+    """The promises every command keeps: no traceback, a documented status, an error
+    status with something said on stderr."""
+    out = []
+    both = stdout + stderr
+    if "Traceback" in both or "E-internal" in both:
+        first = next((x for x in both.splitlines() if "E-internal" in x or "Error" in x), "")
+        out.append(f"cli {name}: a traceback or E-internal: {first[:200]}")
+    if status not in (0, 1, 2):
+        out.append(f"cli {name}: exit status {status}")
+    if status and not stderr.strip():
+        out.append(f"cli {name}: status {status} with nothing on stderr")
+    return out
+
+
+def check_tools(item: Text, run: bool) -> list[str]:
+    """`serq run --emit-python`, `explain` of every code `check` reports, `--set` and
+    `--def` of every kind on `check`, `ir` and `run`, and `sweep` then `plot`."""
+    source = item.source.path
+    folder = mirror() / source.parent.relative_to(ROOT)
+    scratch = folder / f"{SCRATCH}{item.seed}-t-{source.name}"
+    scratch.write_bytes(item.text.encode("utf-8", "surrogateescape"))
+    rng = random.Random(item.seed ^ 0x7001)
+    out: list[str] = []
+    try:
+        status, stdout, stderr = cli(["run", "--emit-python", str(scratch)])
+        out += _well("run --emit-python", status, stdout, stderr)
+        if status == 0:
+            try:
+                compile(stdout, "<emitted>", "exec")
+            except SyntaxError as error:
+                out.append(f"cli run --emit-python: the source does not compile: {error}")
+        status, stdout, stderr = cli(["check", str(scratch)])
+        for code in sorted(set(_CODE.findall(stderr))):
+            got = cli(["explain", code])
+            if got[0] != 0:
+                out.append(f"cli explain {code}: status {got[0]} for a code check reported")
+        out += _overrides(item, scratch, rng, run)
+        out += _sweep_and_plot(item, scratch, rng)
+        return out
+    finally:
+        scratch.unlink(missing_ok=True)
+
+
+def _overrides(item: Text, scratch: Path, rng: random.Random, run: bool) -> list[str]:
+    """`--set` and `--def` values of every kind for the program's lets and defs, and a
+    name it does not declare."""
+    out = []
+    lets = sorted(set(_LET.findall(item.text))) or ["nope"]
+    defs = sorted(set(_DEF.findall(item.text)))
+    trials = [["--set", f"{rng.choice(lets)}={rng.choice(SET_VALUES)}"] for _ in range(3)]
+    trials.append(["--set", f"not_declared_{item.seed % 97}={rng.choice(SET_VALUES)}"])
+    for name, params in defs[:2]:
+        body = rng.choice(DEF_BODIES + tuple(p.strip() for p in params.split(",") if p.strip()))
+        trials.append(["--def", f"{name}={body}"])
+    for option in trials:
+        commands = [["check"], ["ir", "--compact"]]
+        if run:
+            commands.append(["run", "--horizon", RUN_HORIZON, "--warmup", "0"])
+        for command in commands:
+            status, stdout, stderr = cli([*command, str(scratch), *option])
+            out += _well(f"{command[0]} {' '.join(option)}", status, stdout, stderr)
+    return out
+
+
+def _sweep_and_plot(item: Text, scratch: Path, rng: random.Random) -> list[str]:
+    """`serq sweep` over two values of a let (one of them maybe bad) and one seed, then
+    `serq plot` of its results, and of a column it does not have."""
+    import tempfile
+
+    name = rng.choice(sorted(set(_LET.findall(item.text))) or ["not_declared"])
+    spec = rng.choice(("1,2", "0.5:1:0.5", "2", f"1,{rng.choice(SET_VALUES)}", "1:0:1"))
+    out = []
+    with tempfile.TemporaryDirectory(prefix="serq-tools-search-sweep-") as where:
+        table = Path(where) / "points.csv"
+        argv = ["sweep", str(scratch), "--set", f"{name}={spec}", "--seeds", "1", "--jobs", "1"]
+        argv += ["--horizon", RUN_HORIZON, "--warmup", "0", "--out", str(table)]
+        status, stdout, stderr = cli(argv)
+        out += _well(f"sweep --set {name}={spec}", status, stdout, stderr)
+        if not table.exists():
+            return out
+        header = table.read_text(encoding="utf-8").split("\n", 1)[0].split(",")
+        ys = [c for c in header if c not in (name, "runs", "warning", "error")] or ["nothing"]
+        for y in (rng.choice(ys), "no_such_column"):
+            argv = ["plot", str(table), "--x", name, "--y", y, "-o", str(Path(where) / "p.png")]
+            status, stdout, stderr = cli(argv)
+            out += _well(f"plot --y {y}", status, stdout, stderr)
+    return out
+
+
 def check(item: Text, only: set[str], edits: int) -> list[str]:
     """Every check of `only` on `item`: what failed, one line each."""
     found = []
@@ -669,6 +840,7 @@ def check(item: Text, only: set[str], edits: int) -> list[str]:
         ("meaning", lambda: check_meaning(item)),
         ("incremental", lambda: check_incremental(item, edits)),
         ("cli", lambda: check_cli(item, run=_links(item))),
+        ("tools", lambda: check_tools(item, run=_links(item))),
     ]
     for name, step in steps:
         if name not in only:
@@ -701,7 +873,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--mutants", type=int, default=4, help="mutants per source")
     parser.add_argument("--edits", type=int, default=6, help="random edits per text")
-    parser.add_argument("--only", default="fmt,meaning,incremental,cli")
+    parser.add_argument("--only", default="fmt,meaning,incremental,cli,tools")
     parser.add_argument("--limit", type=int, default=0, help="the first N sources only")
     parser.add_argument("--skip", type=int, default=0, help="skip the first N sources")
     parser.add_argument("--match", default="", help="only the sources whose name has this")

@@ -102,3 +102,24 @@ def test_plot_a_runs_dump(capsys, tmp_path):
     status = cli.main(["plot", "--dump", str(dump), "--observe", "nope", "-o", str(out)])
     assert status == 1 and "no observation `nope`" in capsys.readouterr().err
     assert cli.main(["plot", "--dump", str(tmp_path), "-o", str(out)]) == 1
+
+
+@pytest.mark.parametrize(
+    ("name", "content", "reason"),
+    [
+        ("extra.csv", "a,b\n1,2,3\n", "line 2 has more cells than the header"),
+        ("numbers.json", '{"points": [1, 2]}', "`points` is not a list of objects"),
+        ("object.json", '{"points": {"a": 1}}', "`points` is not a list of objects"),
+        ("results.txt", "a,b\n1,2\n", "cannot read `{path}`: the suffix is none of"),
+    ],
+)
+def test_results_that_are_not_a_sweep_s(capsys, tmp_path, name, content, reason):
+    # a row longer than the header and `points` that are not objects raised TypeError and
+    # AttributeError (tracebacks); the suffix's message said `cannot read` twice
+    path = tmp_path / name
+    path.write_text(content)
+    argv = ["plot", str(path), "--x", "a", "--y", "b", "-o", str(tmp_path / "x.png")]
+    assert cli.main(argv) == 2
+    err = capsys.readouterr().err
+    assert reason.format(path=path) in err and "Traceback" not in err
+    assert err.count("cannot read") == 1

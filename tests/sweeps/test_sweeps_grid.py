@@ -52,6 +52,12 @@ def test_python_values():
         ("0:inf:1", codes.PARSE, "inf"),
         ("1,,2", codes.PARSE, ""),
         ("0:1e9:1", codes.CONSTANT, "0:1e9:1"),
+        # numbers past a float's range, and STEPs whose count overflows decimal arithmetic
+        # (they raised decimal.Overflow; 1e999:2e999:1 printed a count of 1000 digits)
+        ("1e999:2e999:1", codes.PARSE, "1e999"),
+        ("0:1e9999999:1", codes.PARSE, "1e9999999"),
+        ("0:1:1e-9999999", codes.CONSTANT, "0:1:1e-9999999"),
+        ("0.1:0.3:1e-300", codes.CONSTANT, "0.1:0.3:1e-300"),
     ],
 )
 def test_bad_specs_point_at_the_fault(spec, code, bad):
@@ -81,3 +87,16 @@ def test_points_are_the_product_last_fastest():
 def test_a_let_given_twice():
     found = parse_axes([("a", "1"), ("a", "2")])
     assert len(found) == 1 and isinstance(found[0], Diagnostic) and "twice" in found[0].message
+
+
+def test_a_range_s_far_numbers_are_short_texts():
+    # 1e40 was written out in 41 digits, and 1e-9999999 in ten million
+    assert parse_axis("x", "1e40:1e40:1").texts == ("1E+40",)
+    assert parse_axis("x", "1e-400:1e-400:1").texts == ("1E-400",)
+    assert parse_axis("x", "1e-30:1e-30:1").texts == ("0." + "0" * 29 + "1",)
+
+
+def test_a_range_s_message_names_the_bound():
+    diagnostic = parse_axis("x", "1e300:1.7e308:1")
+    assert isinstance(diagnostic, Diagnostic)
+    assert diagnostic.message == "--set x: the range has more than 100000 values"
