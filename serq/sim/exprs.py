@@ -338,6 +338,11 @@ class ExprCompiler:
             both = "&" if op == "&&" else "|"  # both operands are evaluated, as in arith
             return f"(1.0 if ({x} != 0) {both} ({y} != 0) else 0.0)", d + 1
         if isinstance(e, Cond):
+            test = arith.fold(e.test)
+            if test is not None:  # a constant test (a `let`, a `--set`): only its branch is
+                # ever evaluated, so only its code is written and its draws checked (a
+                # branch it never takes warns of nothing: `scv == 0 ? ~det(m) : ~h2(m, scv)`)
+                return self._code(e.then if test != 0 else e.otherwise)
             (c, dc), (t, dt), (o, do) = (self._code(x) for x in (e.test, e.then, e.otherwise))
             return f"({t} if {c} != 0 else {o})", max(dc, dt, do) + 1
         if isinstance(e, Call):

@@ -15,6 +15,7 @@ import statistics
 import pytest
 
 from serq.sim import api as sim_api
+from tests.sim.both_paths import warnings_on_both_paths
 
 
 def outcome(text: str):
@@ -209,6 +210,30 @@ def test_a_computed_cv2_below_one_warns_once_at_the_draw():
     report, diagnostics = outcome(text)
     assert report is not None
     assert [(d.code, d.span.line) for d in diagnostics] == [("W-draw", 3)]
+
+
+GUARDED = """let scv = {scv};
+stage s : fifo(1);
+workload {{ arrive poisson(0.5); }}
+session {{
+  set w = scv == 0 ? ~det(1) : scv == 1 ? ~exp(1) : ~h2(1, scv);
+  run s (w);
+  observe w = w;
+}}
+run {{ horizon 400; seed 3; }}
+"""
+
+
+@pytest.mark.parametrize("scv", ["0", "1", "0.5", "4"])
+def test_a_draw_in_a_branch_a_constant_test_never_takes_warns_of_nothing(scv):
+    """`scv == 0 ? ~det(m) : ~h2(m, scv)` is how a program guards a law against a
+    parameter it cannot take: with scv = 0 (a `let`, or `--set`) the `~h2(1, 0)` is never
+    drawn and warns of nothing, on both paths; with 0.5 it is drawn, and warns."""
+    said, ended = warnings_on_both_paths(GUARDED.format(scv=scv))
+    assert ended > 100
+    assert [(code, line) for code, line, _, _ in said] == (
+        [("W-draw", 5)] if scv == "0.5" else []
+    )
 
 
 # ------------------------------------------------------------------ overflowing floats
