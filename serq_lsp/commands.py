@@ -61,7 +61,8 @@ def register(server: SerqServer) -> None:
     @guarded
     def show_kernel(ls: SerqServer, uri: str | None = None) -> str:
         source, path = _document(ls, uri)
-        kernel, diagnostics = api.expand_source(source, path or uri, ls.items)
+        with ls.item_lock:  # the checker thread parses with the same item cache
+            kernel, diagnostics = api.expand_source(source, path or uri, ls.items)
         if kernel is None:
             return _failed("the kernel", diagnostics)
         text = api.format_kernel(kernel, path or uri)
@@ -73,7 +74,8 @@ def register(server: SerqServer) -> None:
     @guarded
     def show_ir(ls: SerqServer, uri: str | None = None) -> str:
         source, path = _document(ls, uri)
-        program, diagnostics = api.link_source(source, path or uri, ls.items)
+        with ls.item_lock:  # the checker thread parses with the same item cache
+            program, diagnostics = api.link_source(source, path or uri, ls.items)
         if program is None:
             return _failed("the IR", diagnostics)
         text = api.format_ir(program, path or uri)
@@ -183,7 +185,8 @@ def _analysis_of(ls: SerqServer, uri: str, text: str):
         return current
     from serq_lsp.analysis import analyze
 
-    return analyze(text, current.path, ls.front, ls._load)  # noqa: SLF001
+    with ls.item_lock:  # the checker thread analyses with the same caches
+        return analyze(text, current.path, ls.front, ls._load)  # noqa: SLF001
 
 
 def _kill_on_cancel(ls: SerqServer, worker: asyncio.subprocess.Process) -> None:

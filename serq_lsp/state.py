@@ -118,6 +118,12 @@ class SerqServer(LanguageServer):
         # called with (uri, analysis) for each new analysis, e.g. to drop stale results
         self.on_analysis: list[Callable[[str, Analysis], None]] = []
 
+    @property
+    def item_lock(self) -> threading.Lock:
+        """Held by whatever parses with the shared item cache (`items`, `front`): one at a
+        time, the checker thread's analyses and the commands that parse on the loop."""
+        return self._lock
+
     # ------------------------------------------------------------ analyses
 
     def analysis(self, uri: str) -> Analysis:
