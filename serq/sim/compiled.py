@@ -1872,14 +1872,18 @@ _COUNT_READ = re.compile(
 
 def _counted(e: ir.Expr) -> bool:
     """Whether `e` is made of numbers and counts of jobs or holds (`queue`, `busy`,
-    `holders`, `queued`) by `+`, `-`, `*` and negation alone: then reading the counts as ints
-    (below 2**53, so exactly as floats) gives the same numbers, or equal ones (0 for
-    -0.0), in the same order, which is all a `choose` key is used for."""
+    `holders`, `queued`) by `+`, `-`, negation and `*` by a number alone: then reading the
+    counts as ints (below 2**53, so exactly as floats) gives the same numbers, or equal
+    ones (0 for -0.0), in the same order, which is all a `choose` key is used for. A
+    product of counts is left to floats: as ints it could pass 2**53 and stay exact
+    where the floats round."""
     if isinstance(e, ir.Num):
         return True
     if isinstance(e, ir.Unary):
         return e.op == "-" and _counted(e.operand)
     if isinstance(e, ir.Binary):
+        if e.op == "*" and not (isinstance(e.left, ir.Num) or isinstance(e.right, ir.Num)):
+            return False
         return e.op in ("+", "-", "*") and _counted(e.left) and _counted(e.right)
     if isinstance(e, ir.Observable):
         return e.func in ("queue", "busy", "holders", "queued") and not e.args

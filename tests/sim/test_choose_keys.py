@@ -2,7 +2,8 @@
 
 The generated code compares a single key as it is, not as a 1-tuple, and reads the
 counts of a key made only of counts and numbers under `+`, `-`, `*` and negation
-(`queue`, `busy`, `holders`, `queued`) as ints (`compiled._counted`). Both must order
+(`queue`, `busy`, `holders`, `queued`), multiplied by numbers only, as ints
+(`compiled._counted`). Both must order
 the candidates as the interpreter's float tuples do, ties (the first of the least)
 included. These programs draw such keys over stage and pool arrays, with negations,
 fractions, 0, inf (a count of 0 times inf is NaN, which never wins), several keys, and
@@ -97,4 +98,22 @@ session {
 run { horizon 300; warmup 0; seed 4; }
 """
     assert "float(_m" in generated_source(text)
+    assert report_json(text, codegen=True) == report_json(text, codegen=False)
+
+
+def test_a_product_of_counts_stays_float() -> None:
+    """As ints a product of counts could pass 2**53 and stay exact where the floats the
+    interpreter compares round: a key with one is read as floats."""
+    text = """
+stage s[3] : fifo(1);
+workload { arrive poisson(2.5); }
+session {
+  choose j in 3 by (queue(s[j]) * busy(s[j]) + 2 * queue(s[j]));
+  run s[j] (~exp(1));
+  observe picked = j;
+}
+run { horizon 300; warmup 0; seed 4; }
+"""
+    keys = [line for line in generated_source(text).splitlines() if "key" in line and "=" in line]
+    assert keys and all("float(_m" in line for line in keys if "_m" in line), keys
     assert report_json(text, codegen=True) == report_json(text, codegen=False)
