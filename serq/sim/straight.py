@@ -54,7 +54,8 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
-from serq.ir.expr import contains, reads_only
+from serq.ir.expr import reads_only
+from serq.sim import compiled_stages as cs
 from serq.sim import draws
 from serq.sim.core import PROGRESS_EVERY
 from serq.sim.endless import Endless
@@ -68,7 +69,6 @@ TURN_NO = SLOT["turn_no"]
 INF = math.inf
 LEVELS = ("queue", "busy")  # the stage observables a level gauge reads
 PRESENT = frozenset({"present"})  # the one context a ps capacity reads
-ESTIMATES = ("price", "est_lambda", "est_rho", "est_wait")  # they read what `measure` keeps
 MAX_TIME = sys.float_info.max  # the latest finite time
 MAX_JOBS = 2.0**53  # a bound on `queue` and `busy`: counts of jobs
 FINITE = 1e300  # a gauge bounded by this never overflows, so is never NaN
@@ -120,7 +120,7 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
             return None
     elif type(stage) is not FifoStage or stage.servers != 1:
         return None
-    if _reads(program, "work"):  # `work(s)` reads the stage's jobs, which are not kept
+    if cs.reads_work(program):  # `work(s)` reads the stage's jobs, which are not kept
         return None
     recorder = world.recorder
 
@@ -145,10 +145,9 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
     gauge = _level_gauge(world, program)
     if program.gauges and gauge is None:
         return None  # the generated code reads other gauges inline, faster than `end_instant`
-    serial = contains(program, lambda n: isinstance(n, ir.Attr) and n.slot == SERIAL)
+    serial = SERIAL in cs.slots_read(program)
     # the online estimates, measured at completions only where something reads them
-    estimates = any(_reads(program, f) for f in ESTIMATES)
-    measure = stage.measure if estimates else None
+    measure = stage.measure if cs.reads_estimates(program) else None
     work = _work(run.work, exprs, stream)
     return pre, work, stage, post, gauge, serial, run.origin, measure
 
@@ -794,9 +793,6 @@ def _level_gauge(world: Any, program: ir.Program) -> Any:
     if not program.gauges or not all(_bound(g.value) <= FINITE for g in program.gauges):
         return None
     gauges = tuple(world.gauges)
-    if len(gauges) == 1:
-        (gauge,) = gauges
-        return lambda blank: (gauge(blank),)
     return lambda blank: tuple([gauge(blank) for gauge in gauges])
 
 
@@ -866,8 +862,3 @@ def _record_gauge(
         columns = [list(map(column.__getitem__, present)) for column in levels]
         distinct = [len(set(column)) == len(column) for column in levels]
         recorder.gauge_series(times, columns, distinct)
-
-
-def _reads(node: Any, func: str) -> bool:
-    """Whether an `Observable` named `func` appears anywhere in the IR value `node`."""
-    return contains(node, lambda n: isinstance(n, ir.expr.Observable) and n.func == func)
