@@ -152,7 +152,7 @@ def refusal(ls: SerqServer, uri: str, analysis: Analysis, occ: Occurrence) -> st
             f"the serving form `{occ.key[1]}` finds the stage `{occ.key[1]}` by its name; "
             f"rename it by hand, with `on STAGE` in the forms that use it"
         )
-    if occ.key[0] not in RENAMEABLE or not analysis.index.declarations(occ.key):
+    if occ.key[0] not in RENAMEABLE or not declarations:
         return f"`{occ.key[1]}` is a name of the language, or declared nowhere"
     if occ.key[0] == "def":
         return None
