@@ -31,9 +31,9 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from serq import __version__
+from serq.expand.loader import read_file
 from serq.incremental import Cache
 from serq.syntax import ItemCache, ParseResult, parse
-from serq.syntax.source_text import decode
 from serq_lsp.analysis import Analysis, Stopped, analyze
 from serq_lsp.convert import fs_uri, lsp_diagnostics
 from serq_lsp.documents import open_document
@@ -203,14 +203,7 @@ class SerqServer(LanguageServer):
         document = open_document(self.workspace, fs_uri(os.path.abspath(path)) or "")
         if document is not None:
             return parse(document.source, path, self.items)
-        try:
-            with open(path, "rb") as f:
-                text = decode(f.read())
-        except OSError as e:
-            return e.strerror or str(e)
-        except ValueError as e:  # a path the system cannot name: "embedded null byte"
-            return str(e)
-        return parse(text, path, self.items)
+        return read_file(path, self.items)
 
     # ---------------------------------------------------------- publishing
 

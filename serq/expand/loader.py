@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from serq.diagnostics import Label, codes
 from serq.expand.context import Context
-from serq.syntax import ParseResult, ast, parse
+from serq.syntax import ItemCache, ParseResult, ast, parse
 from serq.syntax.source_text import decode
 
 # The libraries serq supplies itself: `use "std/args";` makes `args.number` available.
@@ -24,8 +24,9 @@ STD_LIBRARIES = ("std/args",)
 Loader = Callable[[str], "ParseResult | str"]
 
 
-def read_file(path: str) -> ParseResult | str:
-    """Read and parse `path`; the reason as a string when it cannot be read."""
+def read_file(path: str, items: ItemCache | None = None) -> ParseResult | str:
+    """Read and parse `path` (with the item cache `items`, if given); the reason as a
+    string when it cannot be read."""
     try:
         with open(path, "rb") as f:
             text = decode(f.read())
@@ -33,7 +34,7 @@ def read_file(path: str) -> ParseResult | str:
         return e.strerror or str(e)
     except ValueError as e:  # a path the system cannot name: "embedded null byte"
         return str(e)
-    return parse(text, path)
+    return parse(text, path, items)
 
 
 def flatten(module: ast.Module, ctx: Context, load: Loader = read_file) -> list[ast.Item]:
