@@ -46,10 +46,10 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, insort
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 from heapq import heapify, heappop, heapreplace
-from itertools import accumulate, repeat
+from itertools import accumulate, chain, repeat
 from math import floor
 from typing import Any
 
@@ -1187,7 +1187,9 @@ class StepStage(StageBase):
                 kv_cost += alloc[r]
         else:
             kv_cost = kv
-        costs: list[float] = []  # the cost of iterations 1, 2, ... in order
+        # the costs of iterations 1, 2, ... in order, as stretches of one cost each (not
+        # a list of every cost: `accumulate` reads them once)
+        costs: list[Iterable[float]] = []
         spent = 0.0
         i, count = 0, len(crossings)
         if count and crossings[-1][0] < 0:  # the span ends at that iteration at the latest
@@ -1214,14 +1216,14 @@ class StepStage(StageBase):
                         if not 0.0 < c < INF:
                             most = j
                             break
-                        costs += repeat(c, nxt - j)
+                        costs.append(repeat(c, nxt - j))
                         j = nxt
                     kv += crossing[3]
                 if j < most:
                     engine.kv_decode = kv
                     c = cost_fn(blank)
                     if 0.0 < c < INF:
-                        costs += repeat(c, most - j)
+                        costs.append(repeat(c, most - j))
                 most = 1
         while j < most and spent <= room:
             if budget_varies:  # iteration j's budget: grown by the iterations before j
@@ -1251,7 +1253,7 @@ class StepStage(StageBase):
             c = cost_fn(blank)  # iteration j's, and the same for j+1 .. nxt-1
             if not 0.0 < c < INF:
                 break
-            costs.append(c)
+            costs.append((c,))
             spent += c
             j += 1
             nxt = most  # iterations j .. nxt-1 grow nothing
@@ -1267,11 +1269,11 @@ class StepStage(StageBase):
             run = nxt - j
             if room != INF:
                 run = min(run, int((room - spent) / c) + 2)
-            costs += repeat(c, run)
+            costs.append(repeat(c, run))
             spent += c * run
             j += run
         # the clock adds them one at a time, in order, as iteration by iteration would
-        ends = list(accumulate(costs, initial=first_end))
+        ends = list(accumulate(chain.from_iterable(costs), initial=first_end))
         del ends[max(_started(ends, bound, until), 1) :]
         return ends
 
