@@ -1,16 +1,17 @@
-"""The straight path: an exact event loop for sessions that only pass one fifo(1) stage.
+"""The straight path: an exact event loop for sessions that only pass one fifo stage.
 
 It applies when the session block, up to its first `end;` if it has one, is `set`s and
-`observe`s around one plain `run` of a fixed fifo(1) stage, the workload is `poisson` or
+`observe`s around one plain `run` of a fixed fifo(c) stage, the workload is `poisson` or
 `renewal` without trace, its `init` block (if any) has only `set`s and
 `observe`s (run where the session is made, drawing from the workload's stream, as
 `World.new_session` runs them), the program has no pool and no step stage and reads no
 `work(s)`, and the recorder is a `StatsRecorder`. A program that reads the stage's online
 estimates (`price`, `est_*`) has them measured at each completion, before the session
-goes on, as the stage measures them (`FifoStage.measure`). Then at most two events are
-ever pending, the next arrival and the departure of the job in service, so the loop keeps
-them in four locals instead of the heap, and runs a session's statements where `settle`
-would have run them. An `arrivals` limit stops the arrivals at the limit (without
+goes on, as the stage measures them (`FifoStage.measure`). Then the only events pending
+are the next arrival and the departures of the jobs in service, so the loop keeps the
+arrival and the first departure in locals instead of the heap (with c > 1 the other
+departures in a heap of their own, ordered by time and sequence number as the engine
+orders them), and runs a session's statements where `settle` would have run them. An `arrivals` limit stops the arrivals at the limit (without
 drawing the gap after the last) and the run when the last session ends
 (`World.end_session`'s drain).
 A job is its attribute list, serial and times, not a `Session` (without pools nothing
@@ -48,7 +49,7 @@ from __future__ import annotations
 import math
 import sys
 from collections import deque
-from heapq import heappop, heappush
+from heapq import heappop, heappush, heapreplace
 from itertools import repeat
 from typing import Any
 
@@ -76,8 +77,8 @@ FINITE = 1e300  # a gauge bounded by this never overflows, so is never NaN
 
 def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | None:
     """`(pre, work, stage, post, gauge, serial, origin, measure)` when `program` may run on
-    the straight path: the `set`s and `observe`s before the run, its work, its fifo(1) or
-    ps stage, those after, its gauges read together if they are level gauges
+    the straight path: the `set`s and `observe`s before the run, its work, its fifo or ps
+    stage, those after, its gauges read together if they are level gauges
     (`_level_gauge`; None without any, and no plan with any other gauge), whether
     anything reads the attribute `serial`, the run's origin, and the stage's `measure`
     if anything reads its online estimates; else None.
@@ -118,7 +119,7 @@ def plan(world: Any, program: ir.Program, exprs: Any, stream: Any) -> tuple | No
                 return None
         elif not stage.phi_const > 0:  # no capacity: the event path reports it
             return None
-    elif type(stage) is not FifoStage or stage.servers != 1:
+    elif type(stage) is not FifoStage:
         return None
     if cs.reads_work(program):  # `work(s)` reads the stage's jobs, which are not kept
         return None
@@ -237,10 +238,16 @@ def run(
     t_arrive = 0.0 if rate is not None else workload._next_gap()
     s_arrive = scheduled
     scheduled += 1
+    # the jobs in service: the one that completes first in locals, the others (c > 1) in
+    # a heap of (completion, sequence number, attributes, serial, arrived, started), in
+    # the engine's order of events: by time, then sequence number
     t_done = INF
     s_done = 0
     job: tuple | None = None  # (attributes, serial, arrived) in service since `started`
     started = 0.0
+    others: list[tuple] = []
+    servers = stage.servers
+    in_service = 0
     mask = PROGRESS_EVERY - 1
     fired = 0  # the events so far, if `progressing`
     no_work = 0  # the sessions whose run had no work
@@ -326,12 +333,23 @@ def run(
                         live_value += 1
                     present += 1
                     stage.present = present
-                    if job is None:  # the server is free (`in_service` 0)
-                        stage.in_service = 1
-                        job = a, serial, now
-                        started = now
-                        t_done = now + w
-                        s_done = scheduled
+                    if in_service < servers:  # a server is free
+                        in_service += 1
+                        stage.in_service = in_service
+                        t_new = now + w
+                        if job is None:
+                            job = a, serial, now
+                            started = now
+                            t_done = t_new
+                            s_done = scheduled
+                        elif t_new < t_done:  # its sequence number is the latest: no tie
+                            heappush(others, (t_done, s_done, *job, started))
+                            job = a, serial, now
+                            started = now
+                            t_done = t_new
+                            s_done = scheduled
+                        else:
+                            heappush(others, (t_new, scheduled, a, serial, now, now))
                         scheduled += 1
                     else:
                         waiting.append((a, serial, w, now))
@@ -353,15 +371,30 @@ def run(
                 stage.present = present
                 if waiting:
                     next_a, next_serial, next_work, next_arrived = waiting.popleft()
+                    t_new = now + next_work
+                    if others and others[0][0] <= t_new:  # the other's earlier on a tie
+                        t_done, s_done, next_a, next_serial, next_arrived, started = (
+                            heapreplace(
+                                others, (t_new, scheduled, next_a, next_serial, next_arrived, now)
+                            )
+                        )
+                    else:
+                        started = now
+                        t_done = t_new
+                        s_done = scheduled
                     job = next_a, next_serial, next_arrived
-                    started = now
-                    t_done = now + next_work
-                    s_done = scheduled
                     scheduled += 1
                 else:
-                    stage.in_service = 0
-                    job = None
-                    t_done = INF
+                    in_service -= 1
+                    stage.in_service = in_service
+                    if others:
+                        t_done, s_done, next_a, next_serial, next_arrived, started = heappop(
+                            others
+                        )
+                        job = next_a, next_serial, next_arrived
+                    else:
+                        job = None
+                        t_done = INF
                 if now > present_since:  # the two levels change together: one `since`
                     dt = now - present_since
                     present_area += present_value * dt
@@ -416,11 +449,14 @@ def run(
         if table is not None:
             _record_gauge(world.recorder, trace_times, trace_present, table)
         _pad_turns(world)
-    if job is not None and t_done == INF:  # a job of infinite work keeps the server
+    if job is not None and t_done == INF:  # a job of infinite work keeps a server
         world.endless.append(Endless(stage.index, job[1], started, len(waiting)))
+    for t, _, _, other, _, since in others:  # as does each other one (c > 1)
+        if t == INF:
+            world.endless.append(Endless(stage.index, other, since, len(waiting)))
     # the arrivals and the completions (of the sessions that arrived with work and left)
     arrived = arrivals - first
-    left = arrived - no_work - len(waiting) - (job is not None)
+    left = arrived - no_work - len(waiting) - (job is not None) - len(others)
     engine.events += arrived + left
     if end_instant is not None:
         end_instant(engine.now)

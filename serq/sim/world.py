@@ -196,7 +196,7 @@ class World:
     def run(self, horizon: float) -> None:
         """Run until `horizon` (or until an `arrivals` limit drains)."""
         if self.straight is not None and not self.check_invariants:
-            # fast path: one fifo(1) or ps stage, no heap (straight.py)
+            # fast path: one fifo or ps stage, no engine heap (straight.py)
             quiet = straight.run(self, horizon, *self.straight)
             if quiet and self.live and not self.engine.stopped:
                 self._stalled()  # `_check_end`'s stall: nothing else applies there

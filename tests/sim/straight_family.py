@@ -1,11 +1,11 @@
 """Random programs of the straight loop's shapes and their near variants, written as users
-write them: one fifo(1), ps(constant) or ps(f(present)) stage, an `init` block or none,
+write them: one fifo(c), ps(constant) or ps(f(present)) stage, an `init` block or none,
 `set`s and `observe`s around one run, a trailing `end;` (or one before dead code), the
 stage's estimates and observables read, gauges (none to three, level gauges or others),
 Poisson or renewal arrivals, an `arrivals` limit or none;
 constants drawn from the whole domain the grammar admits (0, negative works, fractions,
 inf capacities). Some fall off the straight loop's shapes (two runs, a capacity that reads
-the clock, a fifo(2)), so that the test also checks where it declines.
+the clock), so that the test also checks where it declines.
 
 `program(seed)` gives one program's text; tests/sim/test_straight_family.py runs each on
 the straight loop, with it switched off, and on the interpreter, and compares.
@@ -42,7 +42,14 @@ WORKS = (
     "~uniform(0, 1) < 0.2 ? 0 : ~exp(1)",
     "~uniform(0, 1) < 0.05 ? -0 : ~exp(1) * scale",
     "serial == 3 ? inf : ~exp(1)",  # a job of infinite work: W-stall, on every path
+    "serial == 3 || serial == 6 ? inf : 0.5",  # two of them, at a fifo(c): one server each
+    "serial == 5 ? inf : ~uniform(0, 1) < 0.5 ? 1 : 2",  # and completions that tie
+    "~uniform(0, 1) < 0.5 ? 1 : 2",
 )
+
+# a fifo stage's servers: the straight loop keeps the first completion in locals and the
+# others (c > 1) in a heap of their own
+SERVERS = ("1", "1", "1", "2", "3", "16", "100000000000000000000")
 
 ARRIVALS = (
     "poisson(0.7)",
@@ -85,7 +92,7 @@ def program(seed: int) -> str:
     rng = random.Random(seed)
     pick = rng.choice
     ps = rng.random() < 0.5
-    kind = f"ps({pick(CAPACITIES)})" if ps else pick(("fifo(1)",) * 5 + ("fifo(2)",))
+    kind = f"ps({pick(CAPACITIES)})" if ps else f"fifo({pick(SERVERS)})"
     lines = [f"stage S : {kind};", "", "workload {", f"  arrive {pick(ARRIVALS)};"]
     init = []
     if rng.random() < 0.7:

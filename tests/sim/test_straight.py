@@ -236,6 +236,33 @@ gauge b = busy(cpu) > 0 ? 1 : 0;
 gauge flat = min(queue(cpu), 2) - 0.5;
 run { horizon 3000; warmup 50; seed 1; }
 """,
+    "dd3_ties": """
+stage servers : fifo(3);
+workload { arrive renewal(1); }
+session {
+  set arrived = now;
+  observe busy_before = busy(servers);
+  run servers (3);
+  observe sojourn = now - arrived;
+  observe behind = queue(servers);
+}
+gauge n = queue(servers) + busy(servers);
+gauge free = 3 - busy(servers);
+run { horizon 300; warmup 10; seed 1; }
+""",
+    "mmc_ties_and_zero_work": """
+stage servers : fifo(2);
+workload { arrive renewal(~uniform(0, 1) < 0.5 ? 0.5 : 1); }
+session {
+  set arrived = now;
+  set w = ~uniform(0, 1) < 0.2 ? 0 : ~uniform(0, 1) < 0.5 ? 1 : 2;
+  run servers (w);
+  observe sojourn = now - arrived;
+  observe waited = est_wait(servers);
+}
+gauge b = busy(servers);
+run { horizon 2000; warmup 100; seed 1; }
+""",
     "fifo_level_and_other_gauge": """
 stage server : fifo(1);
 workload { arrive poisson(0.8); }
@@ -365,12 +392,30 @@ def test_other_gauges_take_the_generated_code(name, seed, monkeypatch):
     _same(*reports)
 
 
-def test_two_servers_take_the_event_path(monkeypatch):
-    text = PROGRAMS["mm1"].replace("fifo(1)", "fifo(2)")
+@pytest.mark.parametrize("servers", [2, 3, 16])
+def test_several_servers_take_the_straight_path(servers, monkeypatch):
+    # the first completion in locals, the others in a heap of their own: the same order
+    text = PROGRAMS["mm1"].replace("fifo(1)", f"fifo({servers})")
     taken = []
-    monkeypatch.setattr(straight, "run", lambda *args: taken.append(1))
-    serq.run(serq.compile(source=text, horizon=50, warmup=0))
-    assert not taken
+    real = straight.run
+    monkeypatch.setattr(straight, "run", lambda *args: taken.append(1) or real(*args))
+    fast = _report(text, 5, True, monkeypatch)
+    assert taken
+    _same(fast, _report(text, 5, False, monkeypatch))
+
+
+def test_jobs_of_infinite_work_at_several_servers_are_each_told(monkeypatch):
+    # sessions 3 and 6 keep a server each for ever; the first to complete is another's
+    endless = "run servers (serial == 3 || serial == 6 ? inf : 3);"
+    text = PROGRAMS["dd3_ties"].replace("run servers (3);", endless)
+    said = {}
+    for on in (True, False):
+        monkeypatch.setattr(straight, "ENABLED", on)
+        with pytest.warns(serq.RunWarning) as caught:
+            report = serq.run(serq.compile(source=text, horizon=40))
+        said[on] = ([str(w.message) for w in caught], report.events, report.ended)
+    assert said[True] == said[False]
+    assert "(and 1 more)" in said[True][0][0]
 
 
 def test_ps_capacity_reading_the_clock_or_a_draw_takes_the_event_path(monkeypatch):
