@@ -13,7 +13,8 @@ fast-forwarding (the default) and without it, with the share of iterations the
 fast-forward skipped and the iterations serq still planned one at a time per turn; then
 a cProfile of serq on the loaded case (top 15 by internal time).
 
-Two workloads, each light and loaded:
+The example at its own defaults (Lambda 0.5, 1,000 blocks: issue 18's "example
+defaults"), then two workloads, each light and loaded:
 
 - the example as it is: 10 ms per iteration plus 50 us per token, outputs of about 100
   tokens, so about 50 iterations per simulated second and about 80 per turn; the
@@ -55,6 +56,7 @@ LIGHT = {"Lambda": 0.3, "blocks": 10000}
 LOADED = {"Lambda": 0.5, "blocks": 3000}
 DESIGN_RATE = {"c_it": 0.0008, "c_tok": 0.0002, "out_mean": 1200}
 CASES = {
+    "defaults": {},  # the example as it is: Lambda 0.5, 1,000 blocks
     "light": LIGHT,
     "loaded": LOADED,
     "heavy": {"Lambda": 2.0, "blocks": 250},

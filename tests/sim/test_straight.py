@@ -338,7 +338,7 @@ def test_gauge_points_and_dump_equal_the_event_paths(name, warmup, tmp_path, mon
     assert any(p.parts[0] == "gauge" for p in dumps[True])
 
 
-@pytest.mark.parametrize("name", ["ps", "mm1"])
+@pytest.mark.parametrize("name", ["ps", "mm1", "mmc_ties_and_zero_work"])
 def test_progress_is_called_as_on_the_event_path(name, monkeypatch):
     # stale ps completions count as events: the progress sees them whether kept or not
     calls = {}
