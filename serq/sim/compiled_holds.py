@@ -387,7 +387,9 @@ def admit(
             ]
         if unbounded(shape.caps[i]):  # a part of inf units may come or be held
             lines += [f"if u{i} == _k_INF or {pool}.infinite:", f"    {pool}.infinite_in(u{i})"]
-        lines += [f"{pool}.allocated += u{i}", f"{pool}.n_holders += 1", f"{pool}.dirty = True"]
+        lines += [f"{pool}.allocated += u{i}", f"{pool}.n_holders += 1"]
+        if i or shape.keyed and queued:  # the first pool was marked above, but by `leave`
+            lines.append(f"{pool}.dirty = True")
     for i, pool in enumerate(shape.pools):
         if shape.cached[i]:  # else its cache is empty: nothing to evict
             lines += [
@@ -416,11 +418,16 @@ def admit(
         f"a[{CACHED}] = {'consumed' if caching else '0.0'}",
         f"rec = {shape.records[0]}",
         "rec.admissions += 1",
-        f"waited = now - {'run.joined' if queued else 'now'}",
-        f"if now >= {float(warmup)!r} and waited == waited:",
-        "    rec.waits += 1",
-        "    rec.wait += waited",
     ]
+    if queued:
+        lines += [
+            "waited = now - run.joined",
+            f"if now >= {float(warmup)!r} and waited == waited:",
+            "    rec.waits += 1",
+            "    rec.wait += waited",
+        ]
+    else:  # it waited 0 (now - now), which adds nothing to the sum; NaN at a time of inf
+        lines += [f"if now >= {float(warmup)!r} and now < _k_INF:", "    rec.waits += 1"]
     for record in shape.records[1:]:
         lines.append(f"{record}.admissions += 1")
     if shape.tracked:
