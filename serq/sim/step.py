@@ -1624,7 +1624,8 @@ class StepStage(StageBase):
                         rest = total - block
                         # more than a block in the oldest entry, less than a block more than
                         # the bound (no run of blocks at once), and one block ends the loop
-                        if take > block and not total - bound > block and not rest > bound:
+                        # (and more than float noise left behind: `evict_to` removes it)
+                        if take > block + EPS and not total - bound > block and not rest > bound:
                             oldest.units = take - block
                             total = rest
                             evicted.append(block)
