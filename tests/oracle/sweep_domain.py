@@ -93,9 +93,9 @@ LIFTED_MAX = 4  # lifted literals per program
 
 @dataclass(frozen=True)
 class Parameter:
-    """One thing a user sweeps in a program: `kind` "set" or "def", its `name` as the
-    override gives it, its own value `base`, and for a lifted literal the program `text`
-    with the `let` written in (None: the program as it is)."""
+    """One thing a user sweeps in a program: `kind` "let", "arg" (`args.number`) or "def",
+    its `name` as the override gives it, its own value `base`, and for a lifted literal
+    the program `text` with the `let` written in (None: the program as it is)."""
 
     kind: str
     name: str
@@ -114,9 +114,9 @@ def parameters(text: str, main: bool) -> list[Parameter]:
         expr = text[m.end() : end].strip()
         arg = _ARG.search(expr)
         if arg:
-            found.setdefault(arg.group(1), Parameter("set", arg.group(1), arg.group(2).strip()))
+            found.setdefault(arg.group(1), Parameter("arg", arg.group(1), arg.group(2).strip()))
         else:
-            found.setdefault(m.group(1), Parameter("set", m.group(1), expr))
+            found.setdefault(m.group(1), Parameter("let", m.group(1), expr))
     for m in _DEF0.finditer(blank):
         end = mutants._close(blank, m.end(), ";")
         if end is not None:
@@ -143,8 +143,19 @@ def lifted(text: str, blank: str, main: bool) -> list[Parameter]:
         head = re.search(r"fn main\(\)\s*\{", blank) if main else None
         at = head.end() if head and head.end() <= a else 0
         declared = f"\n  let {name} = {text[a:b]};\n" if head else f"let {name} = {text[a:b]};\n"
-        out.append(Parameter("set", name, text[a:b], body[:at] + declared + body[at:]))
+        out.append(Parameter("let", name, text[a:b], body[:at] + declared + body[at:]))
     return out
+
+
+def written(text: str, name: str, value: str) -> str:
+    """`text` with `let NAME`'s expression replaced by `value`: how the reference of the
+    `fn main` dialect gets a `let`'s value (0.1.4 takes `sets=` for `args.number` only)."""
+    blank = mutants._blanked(text)
+    m = re.search(rf"\blet\s+{re.escape(name)}\s*=\s*", blank)
+    end = mutants._close(blank, m.end(), ";") if m else None
+    if m is None or end is None:
+        return text
+    return text[: m.end()] + f"({value})" + text[end:]
 
 
 def values(base: str) -> list[str]:
@@ -277,8 +288,10 @@ def judge(
     overrides: dict[str, Any],
     settings: dict[str, Any],
     reference: str,
+    reference_text: str | None = None,
 ) -> Outcome:
-    """The verdict of one value (module docstring)."""
+    """The verdict of one value (module docstring); the reference runs `reference_text`
+    without the overrides when it is given (a `let`'s value written in, `written`)."""
     from serq.diagnostics import Severity
 
     kind, detail, report, said = serq_paths(text, path, overrides, settings)
@@ -296,7 +309,15 @@ def judge(
         out.verdict = "ran" if report is not None else kind
         return out
     limit = REFERENCE_LIMIT if report is not None else REFUSED_LIMIT
-    theirs = differential.reference(path, limit, source.main, True, **overrides, **settings)
+    if reference_text is None:
+        theirs = differential.reference(path, limit, source.main, True, **overrides, **settings)
+    else:
+        beside = Path(path).with_name(f"_reference_{Path(path).name}")
+        beside.write_text(reference_text, encoding="utf-8")
+        try:
+            theirs = differential.reference(str(beside), limit, source.main, True, **settings)
+        finally:
+            beside.unlink()
     error = theirs.get("error")
     if error == "timeout":
         out.verdict, out.detail = "reference-timeout", "serq: " + (detail or "ran")
@@ -311,7 +332,12 @@ def judge(
         mine = json.loads(json.dumps(differential.outcome(report, True)))
         if source.random:
             ours, refs = _nan_paths(mine), _nan_paths(theirs["ok"])
-            gone = {p for p in refs ^ ours if not any(k in p for k in differential.ONLY_014)}
+            gone = {
+                p
+                for p in refs ^ ours
+                if not any(k in p for k in differential.ONLY_014)
+                and not p.startswith(".claims")  # a claim's result is a draw's outcome too
+            }
             out.verdict = "nan-differs" if gone else "ran-both"
             out.detail = ", ".join(sorted(gone)[:4])
         else:
@@ -410,12 +436,15 @@ def sweep_program(
             texts = values(parameter.base)
             outcomes = []
             for value in texts:
-                key = "sets" if parameter.kind == "set" else "defs"
+                key = "defs" if parameter.kind == "def" else "sets"
                 overrides = {key: {parameter.name: value}}
-                outcome = judge(source, str(path), body, overrides, settings, reference)
+                theirs = None
+                if source.main and parameter.kind == "let":
+                    theirs = written(body, parameter.name, value)
+                outcome = judge(source, str(path), body, overrides, settings, reference, theirs)
                 outcomes.append(outcome)
                 yield parameter, value, outcome
-            if check_sweep and parameter.kind == "set":
+            if check_sweep and parameter.kind != "def":
                 kept = [k for k, o in enumerate(outcomes) if o.verdict != "serq-timeout"]
                 try:
                     rows = mutants._timed(
