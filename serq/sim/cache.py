@@ -18,7 +18,8 @@ Blocks that are not whole numbers leave float noise: ten blocks of 1.1 cached as
 11.000000000000002 keep 1.8e-15 after ten blocks are evicted. An entry that a block leaves
 with at most `EPS` units is gone, counted in `evicted_entries` and no longer `cachedin`,
 as both references have it; the noise stays in the cache's total (its `mean_cached`), as
-in the references, even when no entry is left (tests/sim/NOTES.md §28).
+in the references, even when no entry is left (but never below 0, which the noise of the
+subtractions may be; tests/sim/NOTES.md §28).
 """
 
 from __future__ import annotations
@@ -229,7 +230,7 @@ class Cache:
                         del live[entry.owner]
                 total -= take
                 units += take
-            self.total = total if entries or noise else 0.0
+            self.total = total if entries or (noise and total > 0.0) else 0.0
             return removed, units
         block = self.block
         if block is not None and (self.total - limit) / block > STEPPED_BLOCKS:
@@ -276,7 +277,7 @@ class Cache:
                     keyed = False
                 else:
                     heapreplace(ranked, (key, entry.order, entry))
-        if not entries and not noise:
+        if not entries and not (noise and self.total > 0.0):
             self.total = 0.0
         return removed, units
 
