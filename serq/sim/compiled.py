@@ -930,8 +930,10 @@ class _Codegen:
             self.emit(indent + 1, f"s.state = {AT_STAGE}")
         members = self._members(ref)
         kinds = {type(m) for m in members}
+        # a family of one named by a computed index is still checked (and its draws made)
+        one = len(members) == 1 and self.exprs.constant(ref) is not None
         if len(kinds) == 1 and cs.is_compiled(members[0]):
-            if len(members) == 1:
+            if one:
                 st = self.bind(members[0], "_k_st")
             else:
                 member, _ = self.exprs._ref(ref, in_statement=True)
@@ -939,7 +941,7 @@ class _Codegen:
                 self.emit(indent + 1, f"{st} = {member}")
             self.emit_all(indent + 1, self._arrival(members, st, "s", w))
         else:
-            if len(members) == 1:
+            if one:
                 member = self.bind(members[0], "_k_st")
             else:
                 member, _ = self.exprs._ref(ref, in_statement=True)

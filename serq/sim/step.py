@@ -542,6 +542,8 @@ class StepStage(StageBase):
         self.busy = True
         self.batch = scheduled
         end = now + c
+        if end == INF:  # it never ends: the engine stops here (a W-stall, or the stall)
+            self.world.stalls.append((self.cost_origin, now, _endless_iteration(self, c)))
         self.recorder.iteration(self.index, now, prefills, decodes, tokens, end)
         seq = engine.schedule(end, self._end, scheduled)
         if (
@@ -1626,7 +1628,8 @@ class StepStage(StageBase):
                         rest = total - block
                         # more than a block in the oldest entry, less than a block more than
                         # the bound (no run of blocks at once), and one block ends the loop
-                        if take > block and not total - bound > block and not rest > bound:
+                        # (and more than float noise left behind: `evict_to` removes it)
+                        if take > block + EPS and not total - bound > block and not rest > bound:
                             oldest.units = take - block
                             total = rest
                             evicted.append(block)
@@ -1782,6 +1785,15 @@ def _no_progress(stage: StepStage, r: Resident, t: float) -> str:
 
 def _count(n: int, word: str) -> str:
     return f"no {word}" if n == 0 else f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def _endless_iteration(stage: StepStage, cost: float) -> str:
+    """Why `stage` stopped at an iteration that ends at time inf (its cost is inf, or the
+    clock plus it passes the float range)."""
+    return (
+        f"an iteration of `{stage.name}` costs {_num(cost)}, so it never ends: the engine "
+        f"serves nothing after it ({_count(len(stage.batch), 'session')} in it)"
+    )
 
 
 def _num(x: float) -> str:

@@ -281,6 +281,8 @@ class World:
         if self.endless:  # the W-stall warnings name them
             n = len(self.endless)
             waits.append(f"{n} in {'a job' if n == 1 else 'jobs'} of infinite work")
+        waits += [why for _, _, why in self.stalls]  # iterations that never end
+        self.stalls.clear()  # said here, not again as warnings
         if self.ready:  # made ready in a step engine's plan, after which no event came
             waits.append(
                 f"{len(self.ready)} made ready in a step engine's plan, which only an event "

@@ -18,21 +18,29 @@ EPS = 1e-9  # cache._EPS: a total within it of the limit is at the limit
 
 
 def one_block_at_a_time(units: list[float], total: float, limit: float, block: float):
-    """The LRU loop as it takes one block (or the rest of an entry) per turn."""
+    """The LRU loop as it takes one block (or the rest of an entry) per turn; an entry a
+    block leaves with at most EPS (float noise) is gone, its noise kept in the total when
+    it is above 0 (tests/sim/NOTES.md §28)."""
     removed, taken = 0, 0.0
     entries = list(units)
     bound = limit + EPS
+    noise = False
     while total > bound and entries:
         take = entries[0]
+        noise = False
         if take > block:
             take = block
             entries[0] -= take
+            if entries[0] <= EPS:
+                entries.pop(0)
+                removed += 1
+                noise = True
         else:
             entries.pop(0)
             removed += 1
         total -= take
         taken += take
-    return removed, taken, entries, total if entries else 0.0
+    return removed, taken, entries, total if entries or (noise and total > 0.0) else 0.0
 
 
 def evicted(units: list[float], limit: float, block: float):
