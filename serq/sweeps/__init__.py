@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from serq.diagnostics import Diagnostic, Severity, Span, codes
-from serq.sweeps.grid import Axis, Point, parse_axes, points, spec_sources
+from serq.sweeps.grid import Axis, Point, parse_axes, points, repeated_sets, spec_sources
 from serq.sweeps.results import SweepResult, collect, read_points
 from serq.sweeps.worker import RunOutcome, RunTask
 
@@ -57,6 +57,9 @@ def plan(
     from serq.sweeps import worker
 
     pairs = list(sets.items()) if isinstance(sets, Mapping) else list(sets)
+    repeated, known = repeated_sets(pairs)
+    if repeated:
+        return None, repeated, known
     axes = parse_axes(pairs)
     if axes and isinstance(axes[0], Diagnostic):
         return None, list(axes), spec_sources(pairs)  # type: ignore[arg-type]
