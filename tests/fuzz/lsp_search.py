@@ -9,6 +9,8 @@ For each text the search opens a document and checks, with LSP's own rules (line
   actions and inlay hints is a result, never an error response, and every range or
   position it holds in the document lies inside it (a semantic token inside its line);
 - the published diagnostics' ranges lie inside the document;
+- semantic tokens, document symbols and folding ranges asked right after `didOpen`,
+  which answer from the parse before the first analysis ends, equal those after it;
 - the formatting edits, applied, give `serq fmt`'s text;
 - random edits sent as `didChange` ranges, the way an editor sends them (one a
   notification, or several in one; now and then the whole text), leave the server
@@ -250,6 +252,13 @@ def _ask_answered(text: str, uri: str, method: str, answer: dict) -> list[str]:
     return _outside(text, answer.get("result"), uri, method)
 
 
+def _outline(server: Server, doc: dict) -> list[dict]:
+    """The answers to semantic tokens, document symbols and folding ranges."""
+    methods = ("semanticTokens/full", "documentSymbol", "foldingRange")
+    params = {"textDocument": doc}
+    return [server.request(f"textDocument/{m}", params).get("result") for m in methods]
+
+
 def check_document(server: Server, item: tools_search.Text, edits: int, k: int) -> list[str]:
     """Open `item` as a document and check every answer on it, then edit it."""
     from serq.formatter import format_source
@@ -265,8 +274,11 @@ def check_document(server: Server, item: tools_search.Text, edits: int, k: int) 
         "textDocument/didOpen",
         {"textDocument": {"uri": uri, "languageId": "serq", "version": 1, "text": text}},
     )
+    early = _outline(server, doc)  # asked at once: answered from the parse
     diagnostics = server.diagnostics(uri, 1)
     out += _outside(text, diagnostics, uri, "diagnostics")
+    if early != _outline(server, doc):
+        out.append("lsp first requests: tokens, symbols or folding from the parse differ")
     for position in _positions(rng, text, 4):
         at = {"textDocument": doc, "position": position}
         out += _ask(server, text, uri, "textDocument/hover", at)
