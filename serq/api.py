@@ -199,6 +199,7 @@ def override_lets(
     values: dict[str, ast.Expr] = {}
     diagnostics: list[Diagnostic] = []
     spans = {item.name.name: item.name.span for item in reversed(lets)}  # the first
+    given: dict[str, tuple[str, Span]] = {}  # a let -> the --set that gave it, where
     for name, value in sets.items():
         file, text = set_source(name, value)
         start = Span(file, 0, len(text), 1, 1, 1, len(text) + 1)
@@ -220,6 +221,10 @@ def override_lets(
             names = [*arguments, *(n for n in declared if n not in arguments.values())]
             diagnostics.append(_unknown_override(name, let.name.span, names))
             continue
+        if target in given:
+            diagnostics.append(_same_target(target, given[target], (name, let.name.span)))
+            continue
+        given[target] = (name, let.name.span)
         values[target] = let.value
 
     def override(item: ast.Item) -> ast.Item:
@@ -228,6 +233,18 @@ def override_lets(
         return item
 
     return _rewrite_items(module, override), diagnostics
+
+
+def _same_target(let: str, first: tuple[str, Span], second: tuple[str, Span]) -> Diagnostic:
+    """A usage error: two `--set`s, a program argument's and its `let`'s, give one `let`."""
+    argument = first[0] if first[0] != let else second[0]
+    return Diagnostic.error(
+        codes.NAME_CLASH,
+        second[1],
+        f"`--set {first[0]}` and `--set {second[0]}` both give `let {let}`",
+        labels=(Label(first[1], "first given here"),),
+        help=f"`{argument}` is the program argument `let {let}` reads: give one of the two",
+    )
 
 
 def _unknown_override(name: str, span: Span, names: list[str]) -> Diagnostic:

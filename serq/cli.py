@@ -67,9 +67,9 @@ EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 SEED_RANGE = f"a whole number from {SEED_MIN} to {SEED_MAX}"
 EXIT_CLAIMS = 3  # `serq run --claims-fail`: a claim failed
 OVERRIDE_ERRORS = (
-    "a --set or --def that cannot be applied (a name given twice, a name the program does "
-    "not declare or a def of statements, a value that does not parse, reads a name it may "
-    "not read or is of the wrong kind)"
+    "a --set or --def that cannot be applied (a name given twice, or a let by its name and "
+    "its program argument, a name the program does not declare or a def of statements, a "
+    "value that does not parse, reads a name it may not read or is of the wrong kind)"
 )
 EXIT_STATUS = (
     "exit status: 0 success; 1 the program has errors{run} (a --set value out of the range "

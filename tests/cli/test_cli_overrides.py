@@ -127,3 +127,24 @@ def test_help_says_the_exit_status_of_a_bad_override(capsys, command):
     text = " ".join(capsys.readouterr().out.split())
     assert "2 a usage error" in text
     assert "a --set or --def that cannot be applied (a name given twice" in text
+
+
+ARGUMENT = """use "std/args";
+let rate = args.number("lam", 0.5);
+stage server : fifo(1);
+workload { arrive poisson(rate); }
+session { set a = now; run server (~exp(1)); observe s = now - a; }
+run { horizon 100; warmup 10; seed 1; }
+"""
+
+
+@pytest.mark.parametrize("command", SET_COMMANDS, ids=" ".join)
+def test_a_let_given_by_its_argument_and_its_name_is_a_usage_error(capsys, tmp_path, command):
+    # `--set lam=0.6 --set rate=0.7` both gave `let rate`: the last one won, silently
+    path = tmp_path / "argument.sq"
+    path.write_text(ARGUMENT, encoding="utf-8")
+    argv = (command[0], str(path), *command[1:], "--set", "lam=0.6", "--set", "rate=0.7")
+    status, out, err = _run(capsys, *argv)
+    assert status == EXIT_USAGE and out == "", err
+    assert "error[E-name-clash]: `--set lam` and `--set rate` both give `let rate`" in err
+    assert "first given here" in err
