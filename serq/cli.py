@@ -224,6 +224,16 @@ def _sweep_parser(commands: Any) -> None:
         help="sweep the `let NAME` over SPEC: V1,V2,... (expressions) or START:STOP:STEP "
         "(numbers, STOP included when on the grid); repeatable, the grid is the product",
     )
+    sweep.add_argument(
+        "--def",
+        dest="defs",
+        type=_assignment,
+        action="append",
+        default=[],
+        metavar="NAME=EXPR",
+        help="replace the body of the expression definition `def NAME(...) { expr }` by "
+        "EXPR at every point, as serq run does (repeatable)",
+    )
     seeds = sweep.add_mutually_exclusive_group()
     seeds.add_argument(
         "--seeds", type=_positive_count, metavar="N", help="N replications per point: seeds 1..N"

@@ -51,6 +51,7 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
         warmup=args.warmup,
         arrivals=args.arrivals,
         fast_forward=args.fast_forward,
+        defs=args.defs,
     )
     print_diagnostics(diagnostics, known, file=sys.stderr, color=color)
     if checked is None:

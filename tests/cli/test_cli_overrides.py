@@ -1,7 +1,7 @@
 """`--set` and `--def` fail the same way in every command that takes them: a name given
 twice is one `E-name-clash` naming both occurrences, and an override that cannot be
 applied is a usage error (status 2) in `check`, `ir`, `run` (with `--emit-python` too)
-and `sweep`; `--help` says so."""
+and `sweep`; `--help` says so. `sweep --def` runs what `run --def` runs."""
 
 from __future__ import annotations
 
@@ -28,7 +28,7 @@ run { horizon 100; warmup 10; seed 1; }
 
 # every command that takes `--set`, with what it needs to stop early and quietly
 SET_COMMANDS = [("check",), ("ir",), ("run",), ("run", "--emit-python"), ("sweep", "--jobs", "1")]
-DEF_COMMANDS = SET_COMMANDS[:4]
+DEF_COMMANDS = SET_COMMANDS  # sweep takes --def too, the same at every point
 
 
 @pytest.fixture
@@ -148,3 +148,16 @@ def test_a_let_given_by_its_argument_and_its_name_is_a_usage_error(capsys, tmp_p
     assert status == EXIT_USAGE and out == "", err
     assert "error[E-name-clash]: `--set lam` and `--set rate` both give `let rate`" in err
     assert "first given here" in err
+
+
+def test_sweep_def_runs_what_run_def_runs(capsys, program, tmp_path):
+    out = tmp_path / "r.json"
+    argv = ("sweep", program, "--set", "lambda=0.3", "--def", "svc=x/4", "--jobs", "1")
+    status, _, err = _run(capsys, *argv, "--out", str(out))
+    assert status == 0, err
+    swept = json.loads(out.read_text())["points"][0]["sojourn"]
+    status, report, err = _run(capsys, "run", program, "--set", "lambda=0.3", "--def", "svc=x/4", "--json")
+    assert status == 0, err
+    assert swept == json.loads(report)["observes"]["sojourn"]["mean"]
+    status, _, _ = _run(capsys, "sweep", program, "--set", "lambda=0.3", "--jobs", "1", "--out", str(out))
+    assert json.loads(out.read_text())["points"][0]["sojourn"] != swept  # the def did something
