@@ -293,7 +293,10 @@ class SerqServer(LanguageServer):
         def parsed(early: Analysis) -> None:
             _settle(job.parsed, early)  # the requests waiting for it answer now
             if first:  # what they read first, before the expander and the linker run
-                early.prepare()
+                try:
+                    early.prepare()
+                except Exception:  # only a head start: the request makes it again
+                    log.exception("preparing a parse failed")
 
         with self._lock:
             if stale():
