@@ -22,8 +22,10 @@ For each text the search opens a document and checks, with LSP's own rules (line
   signature help or semantic tokens asked between them), or a whole other program
   pasted into the document, leaves it as a fresh `didOpen` of the text.
 
-A document of 10,000 lines (`--large`): once its diagnostics are out, every request is
-answered within a second, before and while typing in its middle.
+A document of 10,000 lines (`--large`): the first requests, asked before its first
+analysis ends, are answered (tokens, symbols and folding as after it); once its
+diagnostics are out, every request is answered within a second, before and while typing
+in its middle.
 
 By hand: `python tests/fuzz/lsp_search.py --seed 1 --mutants 2 --edits 5 --limit 40`,
 `python tests/fuzz/lsp_search.py --large --seed 1`.
@@ -521,8 +523,15 @@ def check_large(server: Server, seed: int, lines: int = LARGE_LINES) -> list[str
         "textDocument/didOpen",
         {"textDocument": {"uri": uri, "languageId": "serq", "version": 1, "text": text}},
     )
-    server.diagnostics(uri, 1)
     out: list[str] = []
+    at = {"textDocument": doc, "position": _positions(rng, text, 1)[0]}
+    hover = server.request("textDocument/hover", at)  # before the first analysis ends
+    if "error" in hover:
+        out.append(f"lsp large first hover: error {hover['error'].get('message', '')[:200]}")
+    early = _outline(server, doc)
+    server.diagnostics(uri, 1)
+    if early != _outline(server, doc):
+        out.append("lsp large first requests: tokens, symbols or folding from the parse differ")
 
     def timed(method: str, params: dict) -> None:
         start = time.monotonic()
