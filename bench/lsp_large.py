@@ -1,10 +1,13 @@
 """Language-server latency on a 2 MB document: open, a one-character edit to its
-`publishDiagnostics`, and a hover sent while that edit's check is pending.
+`publishDiagnostics`, and a hover sent while that edit's check is pending; with `--first`,
+the first request after opening a document (hover, completion, semantic tokens, document
+symbols, folding), each on a fresh server, against the time of its first analysis.
 
 Run by hand from the repository root:
 
     PYTHONPATH=. python bench/lsp_large.py [--megabytes 2] [--rounds 5] [--insert]
                                            [--target let|server]
+    PYTHONPATH=. python bench/lsp_large.py --first [--lines 10000] [--rounds 3]
 
 The goals (issue 17, item 7): the edit publishes within 500 ms and the hover answers
 within 100 ms. The server is a real `serq-lsp` subprocess over stdio, debounce 0. The edit
@@ -130,6 +133,79 @@ async def main(megabytes: float, rounds: int, insert: bool, target: str = "let")
         print(f"{'':34s} rounds: " + " ".join(f"{v * 1000:.0f}" for v in values))
 
 
+FIRST = ("hover", "completion", "semanticTokens", "documentSymbol", "foldingRange")
+
+
+async def _start(published: asyncio.Queue) -> LanguageClient:
+    """A `serq-lsp` subprocess, initialized (debounce 0), whose publishes go to `published`."""
+    client = LanguageClient("bench", "1")
+
+    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
+    def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
+        published.put_nowait((time.perf_counter(), params))
+
+    await client.start_io(sys.executable, "-m", "serq_lsp.server")
+    await client.initialize_async(
+        types.InitializeParams(
+            capabilities=types.ClientCapabilities(), initialization_options={"debounce": 0.0}
+        )
+    )
+    client.initialized(types.InitializedParams())
+    return client
+
+
+def _request(client: LanguageClient, kind: str, uri: str, position: types.Position):
+    """The request `kind` (one of `FIRST`) at `position` of the document at `uri`."""
+    doc = types.TextDocumentIdentifier(uri=uri)
+    if kind == "hover":
+        return client.text_document_hover_async(types.HoverParams(doc, position))
+    if kind == "completion":
+        return client.text_document_completion_async(types.CompletionParams(doc, position))
+    if kind == "semanticTokens":
+        return client.text_document_semantic_tokens_full_async(types.SemanticTokensParams(doc))
+    if kind == "documentSymbol":
+        return client.text_document_document_symbol_async(types.DocumentSymbolParams(doc))
+    return client.text_document_folding_range_async(types.FoldingRangeParams(doc))
+
+
+async def first_requests(lines: int, rounds: int) -> None:
+    """Each request of `FIRST` sent right after `didOpen` of a `lines`-line document, on a
+    fresh server each round: its latency, and when the open's diagnostics came."""
+    text = program(lines)
+    rows = text.splitlines()
+    use = next(i for i, line in enumerate(rows) if "min(prompt, hit" in line)
+    position = types.Position(line=use, character=rows[use].index("prompt"))
+    print(f"document: {len(rows)} lines, {len(text) / 1e6:.2f} MB; each figure a fresh server")
+    for kind in FIRST:
+        answers, analyses = [], []
+        for _ in range(rounds):
+            published: asyncio.Queue = asyncio.Queue()
+            client = await _start(published)
+            uri = FILE.as_uri()
+            start = time.perf_counter()
+            client.text_document_did_open(
+                types.DidOpenTextDocumentParams(
+                    text_document=types.TextDocumentItem(
+                        uri=uri, language_id="serq", version=1, text=text
+                    )
+                )
+            )
+            answer = await _request(client, kind, uri, position)
+            answers.append(time.perf_counter() - start)
+            assert answer is not None, kind
+            done, _ = await published.get()
+            analyses.append(done - start)
+            await client.shutdown_async(None)
+            client.exit(None)
+            await client.stop()
+        answer_ms = statistics.median(answers) * 1000
+        analysis_ms = statistics.median(analyses) * 1000
+        print(
+            f"first {kind:15s} answered {answer_ms:7.0f} ms after didOpen; "
+            f"the analysis published at {analysis_ms:7.0f} ms (medians of {rounds})"
+        )
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--megabytes", type=float, default=2.0)
@@ -138,5 +214,12 @@ if __name__ == "__main__":
         "--insert", action="store_true", help="insert and delete a character, not replace one"
     )
     parser.add_argument("--target", choices=sorted(TARGETS), default="let")
+    parser.add_argument(
+        "--first", action="store_true", help="time the first request after opening instead"
+    )
+    parser.add_argument("--lines", type=int, default=10_000, help="with --first: its size")
     args = parser.parse_args()
-    asyncio.run(main(args.megabytes, args.rounds, args.insert, args.target))
+    if args.first:
+        asyncio.run(first_requests(args.lines, args.rounds))
+    else:
+        asyncio.run(main(args.megabytes, args.rounds, args.insert, args.target))

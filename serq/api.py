@@ -7,12 +7,12 @@ diagnostics; none raises on bad input.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from serq.diagnostics import Diagnostic, Severity, Span, codes
+from serq.diagnostics import Diagnostic, Label, Severity, Span, codes
 from serq.syntax import ItemCache, ParseResult, ast, parse
 from serq.syntax.source_text import decode
 
@@ -124,6 +124,63 @@ def def_source(name: str, body: str) -> tuple[str, str]:
     return f"<--def {name}>", f"let {name} = {body};"
 
 
+def is_override_error(diagnostic: Diagnostic) -> bool:
+    """Whether `diagnostic` is about a `--set` or `--def` option rather than the program: it
+    points into the option's own text (a name given twice or not declared, a value that
+    does not parse, reads what it may not, or is of the wrong kind). The commands exit
+    with their usage status for it; a value the program cannot take is reported at its
+    `let` instead, an error of the program."""
+    return diagnostic.span.file.startswith(("<--set ", "<--def "))
+
+
+def repeated_overrides(
+    flag: str, pairs: Iterable[tuple[str, object]], help_: str | None = None
+) -> tuple[list[Diagnostic], dict[str, str]]:
+    """An `E-name-clash` for each name that `pairs` (the `flag` options, `--set` or
+    `--def`, as given, in order) gives more than once, naming every occurrence, and the
+    texts the errors point into: `<FLAG NAME>` holds the occurrences one after another.
+    `help_` replaces the help line (`serq sweep` says how to give several values).
+
+    Every command that takes `--set` or `--def` calls it before anything else: a name
+    given twice is a usage error (`serq.cli.EXIT_USAGE`), never the last one winning."""
+    given: dict[str, list[str]] = {}
+    for name, value in pairs:
+        given.setdefault(name, []).append(f"{name}={_shown(value)}")
+    diagnostics: list[Diagnostic] = []
+    sources: dict[str, str] = {}
+    for name, occurrences in given.items():
+        if len(occurrences) < 2:
+            continue
+        file, text = f"<{flag} {name}>", " ".join(f"{flag} {o}" for o in occurrences)
+        spans, at = [], 0
+        for occurrence in occurrences:
+            at += len(flag) + 1
+            spans.append(Span.of_text(file, text, at, at + len(occurrence)))
+            at += len(occurrence) + 1
+        times = "twice" if len(occurrences) == 2 else f"{len(occurrences)} times"
+        listed = ", ".join(f"`{o}`" for o in occurrences[:-1]) + f" and `{occurrences[-1]}`"
+        labels = [Label(spans[0], "first given here")]
+        labels += [Label(span, "given again here") for span in spans[2:]]
+        diagnostics.append(
+            Diagnostic.error(
+                codes.NAME_CLASH,
+                spans[1],
+                f"`{flag} {name}` is given {times}: {listed}",
+                labels=tuple(labels),
+                help=help_ or f"give `{flag} {name}` once, with the value you mean",
+            )
+        )
+        sources[file] = text
+    return diagnostics, sources
+
+
+def _shown(value: object) -> str:
+    """An override's value as the command line shows it (a number from Python as `repr`)."""
+    if isinstance(value, bool):
+        return str(int(value))
+    return value if isinstance(value, str) else repr(value)
+
+
 def override_lets(
     module: ast.Module, sets: Mapping[str, str | float]
 ) -> tuple[ast.Module, list[Diagnostic]]:
@@ -142,6 +199,7 @@ def override_lets(
     values: dict[str, ast.Expr] = {}
     diagnostics: list[Diagnostic] = []
     spans = {item.name.name: item.name.span for item in reversed(lets)}  # the first
+    given: dict[str, tuple[str, Span]] = {}  # a let -> the --set that gave it, where
     for name, value in sets.items():
         file, text = set_source(name, value)
         start = Span(file, 0, len(text), 1, 1, 1, len(text) + 1)
@@ -163,6 +221,10 @@ def override_lets(
             names = [*arguments, *(n for n in declared if n not in arguments.values())]
             diagnostics.append(_unknown_override(name, let.name.span, names))
             continue
+        if target in given:
+            diagnostics.append(_same_target(target, given[target], (name, let.name.span)))
+            continue
+        given[target] = (name, let.name.span)
         values[target] = let.value
 
     def override(item: ast.Item) -> ast.Item:
@@ -171,6 +233,18 @@ def override_lets(
         return item
 
     return _rewrite_items(module, override), diagnostics
+
+
+def _same_target(let: str, first: tuple[str, Span], second: tuple[str, Span]) -> Diagnostic:
+    """A usage error: two `--set`s, a program argument's and its `let`'s, give one `let`."""
+    argument = first[0] if first[0] != let else second[0]
+    return Diagnostic.error(
+        codes.NAME_CLASH,
+        second[1],
+        f"`--set {first[0]}` and `--set {second[0]}` both give `let {let}`",
+        labels=(Label(first[1], "first given here"),),
+        help=f"`{argument}` is the program argument `let {let}` reads: give one of the two",
+    )
 
 
 def _unknown_override(name: str, span: Span, names: list[str]) -> Diagnostic:
@@ -207,9 +281,10 @@ def override_defs(
             diagnostics.append(
                 Diagnostic.error(
                     codes.WRONG_KIND,
-                    blocks[name].name.span,
+                    start,
                     f"--def {name}: `def {name}` is statements; --def replaces the body of an "
                     "expression definition",
+                    labels=(Label(blocks[name].name.span, "a definition of statements"),),
                 )
             )
             continue

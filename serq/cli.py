@@ -3,9 +3,10 @@
 `serq fmt FILE...`.
 
 Exit status: 0 when every file is clean, 1 when any has an error, 2 on a usage
-error (a `--set` or `--def` name the program does not declare, too) or a file that
-cannot be read, 3 for `serq run --claims-fail` when a claim failed. Whatever the input,
-the command reports diagnostics, never a Python traceback.
+error or a file that cannot be read, 3 for `serq run --claims-fail` when a claim failed.
+A `--set` or `--def` that cannot be applied is a usage error for every command that
+takes it (`OVERRIDE_ERRORS`); a value the program cannot take is the program's error.
+Whatever the input, the command reports diagnostics, never a Python traceback.
 """
 
 from __future__ import annotations
@@ -65,6 +66,16 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT
 EXIT_BROKEN_PIPE = 141  # 128 + SIGPIPE
 SEED_RANGE = f"a whole number from {SEED_MIN} to {SEED_MAX}"
 EXIT_CLAIMS = 3  # `serq run --claims-fail`: a claim failed
+OVERRIDE_ERRORS = (
+    "a --set or --def that cannot be applied (a name given twice, or a let by its name and "
+    "its program argument, a name the program does not declare or a def of statements, a "
+    "value that does not parse, reads a name it may not read or is of the wrong kind)"
+)
+EXIT_STATUS = (
+    "exit status: 0 success; 1 the program has errors{run} (a --set value out of the range "
+    "of the constant it gives is one, at its let); 2 a usage error: a bad option, a file "
+    "that cannot be read, or " + OVERRIDE_ERRORS + "{claims}"
+)
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -78,6 +89,7 @@ def _parser() -> argparse.ArgumentParser:
         "check",
         help="report every syntax error of the given files",
         description="Check serQ files and report every error found, with its position.",
+        epilog=EXIT_STATUS.format(run="", claims=""),
     )
     check.add_argument("files", nargs="+", metavar="FILE", help="a .sq file")
     check.add_argument("--json", action="store_true", help="print the diagnostics as a JSON list")
@@ -100,6 +112,7 @@ def _parser() -> argparse.ArgumentParser:
         help="print the IR a file links to, as JSON",
         description="Parse, expand and link a serQ file and print its IR as JSON on stdout; "
         "diagnostics go to stderr.",
+        epilog=EXIT_STATUS.format(run="", claims=""),
     )
     ir.add_argument("file", metavar="FILE", help="a .sq file")
     ir.add_argument("--horizon", type=_number, metavar="T", help="override the run block's horizon")
@@ -114,6 +127,9 @@ def _parser() -> argparse.ArgumentParser:
         help="simulate a program and print its report",
         description="Parse, expand, link and simulate a serQ file; print the report on "
         "stdout (rich tables, or JSON with --json); diagnostics go to stderr.",
+        epilog=EXIT_STATUS.format(
+            run=" or its run failed", claims="; 3 with --claims-fail, a claim failed"
+        ),
     )
     run.add_argument("file", metavar="FILE", help="a .sq file")
     run.add_argument(
@@ -196,6 +212,7 @@ def _sweep_parser(commands: Any) -> None:
         "product), once per seed, on a local process pool or a Dask cluster; print a table "
         "of the points (mean and Student-t 95 percent interval over the replications) and write "
         "the point and run rows with --out.",
+        epilog=EXIT_STATUS.format(run=" or a run failed", claims="; 130 interrupted"),
     )
     sweep.add_argument("file", metavar="FILE", help="a .sq file")
     sweep.add_argument(
@@ -206,6 +223,16 @@ def _sweep_parser(commands: Any) -> None:
         metavar="NAME=SPEC",
         help="sweep the `let NAME` over SPEC: V1,V2,... (expressions) or START:STOP:STEP "
         "(numbers, STOP included when on the grid); repeatable, the grid is the product",
+    )
+    sweep.add_argument(
+        "--def",
+        dest="defs",
+        type=_assignment,
+        action="append",
+        default=[],
+        metavar="NAME=EXPR",
+        help="replace the body of the expression definition `def NAME(...) { expr }` by "
+        "EXPR at every point, as serq run does (repeatable)",
     )
     seeds = sweep.add_mutually_exclusive_group()
     seeds.add_argument(
@@ -376,8 +403,10 @@ def _explain(args: argparse.Namespace) -> int:
 
 
 def _check(args: argparse.Namespace) -> int:
-    diagnostics: list[Diagnostic] = []
-    sources: dict[str, str] = {}
+    diagnostics, sources = _repeated_overrides(args)
+    if diagnostics:
+        _print_check(diagnostics, sources, args)
+        return EXIT_USAGE
     unreadable = False
     for path in args.files:
         loaded = api.read_source(path)
@@ -389,11 +418,7 @@ def _check(args: argparse.Namespace) -> int:
         sets, defs = dict(args.set), dict(args.defs)
         diagnostics.extend(api.link_source(loaded, path, sets=sets, defs=defs)[1])
         _override_sources(sources, sets, defs)
-    if args.json:
-        print(json.dumps([to_json(d) for d in diagnostics], indent=2))
-    else:
-        color = {"auto": None, "always": True, "never": False}[args.color]
-        print_diagnostics(diagnostics, sources, file=sys.stderr, color=color)
+    _print_check(diagnostics, sources, args)
     if unreadable or _bad_override(diagnostics):
         return EXIT_USAGE
     if any(d.severity >= Severity.ERROR for d in diagnostics):
@@ -401,9 +426,34 @@ def _check(args: argparse.Namespace) -> int:
     return EXIT_OK
 
 
+def _print_check(
+    diagnostics: list[Diagnostic], sources: dict[str, str], args: argparse.Namespace
+) -> None:
+    """`serq check`'s output: the diagnostics as a JSON list on stdout with `--json`, else
+    rendered on stderr."""
+    if args.json:
+        print(json.dumps([to_json(d) for d in diagnostics], indent=2))
+    else:
+        print_diagnostics(diagnostics, sources, file=sys.stderr, color=_color(args))
+
+
+def _repeated_overrides(args: argparse.Namespace) -> tuple[list[Diagnostic], dict[str, str]]:
+    """The usage errors of a `--set` or `--def` name given more than once, and their texts."""
+    diagnostics, sources = api.repeated_overrides("--set", args.set)
+    more, texts = api.repeated_overrides("--def", args.defs)
+    return [*diagnostics, *more], {**sources, **texts}
+
+
+def _refuse_repeated(args: argparse.Namespace) -> bool:
+    """Print the errors of a `--set` or `--def` name given twice; whether there were any."""
+    diagnostics, sources = _repeated_overrides(args)
+    print_diagnostics(diagnostics, sources, file=sys.stderr, color=_color(args))
+    return bool(diagnostics)
+
+
 def _bad_override(diagnostics: list[Diagnostic]) -> bool:
     """Whether a `--set` or `--def` value failed: a usage error, not the program's."""
-    return any(d.span.file.startswith(("<--set ", "<--def ")) for d in diagnostics)
+    return any(api.is_override_error(d) for d in diagnostics)
 
 
 def _expand(args: argparse.Namespace) -> int:
@@ -438,6 +488,8 @@ def _expand(args: argparse.Namespace) -> int:
 
 
 def _ir(args: argparse.Namespace) -> int:
+    if _refuse_repeated(args):
+        return EXIT_USAGE
     path = args.file
     loaded = api.read_source(path)
     if isinstance(loaded, Diagnostic):
@@ -470,6 +522,8 @@ def _ir(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from serq.sim import api as sim_api  # the simulator loads only when a program runs
 
+    if _refuse_repeated(args):
+        return EXIT_USAGE
     path = args.file
     loaded = api.read_source(path)
     if isinstance(loaded, Diagnostic):

@@ -37,9 +37,15 @@ _SERIALS = itertools.count(1)
 class Analysis:
     """What the front end made of one version of one document."""
 
-    def __init__(self, path: str, text: str, analysed: Analysed, load: Loader | None) -> None:
+    def __init__(
+        self, path: str, text: str, analysed: Analysed, load: Loader | None, complete: bool = True
+    ) -> None:
         self.path = path
         self.text = text
+        # False for the parse alone, before the expander and the linker (`analyze`'s
+        # `on_parse`): its tree, names and index are the version's, its diagnostics only
+        # the syntax ones, and it has no outcome (no kernel, no folded constants)
+        self.complete = complete
         self.diagnostics: list[Diagnostic] = analysed.diagnostics
         self.parsed = analysed.parsed
         self.version = analysed.version
@@ -135,6 +141,16 @@ class Analysis:
             for unit in self.version.names.core:
                 index.unit_occurrences(layout.index_of(unit))
         index.listing()
+
+    def adopt(self, early: Analysis) -> None:
+        """Take what `early`, this version's analysis as far as its parse, has built of what
+        does not depend on the expander or the linker (the index, the hidden attributes,
+        the lines), so that requests answered from it leave nothing to build again."""
+        if early.parsed is not self.parsed or early.version is not self.version:
+            return
+        for name in ("lines", "index", "uses", "item_starts", "hidden_attributes"):
+            if name in early.__dict__ and name not in self.__dict__:
+                self.__dict__[name] = early.__dict__[name]
 
     def use_items(self) -> list[ast.Use]:
         """The document's `use` items, in order."""
@@ -285,13 +301,22 @@ def analyze(
     cache: Cache | None = None,
     load: Loader | None = None,
     stop: Callable[[], bool] | None = None,
+    on_parse: Callable[[Analysis], None] | None = None,
 ) -> Analysis:
     """Parse, expand and link `text` (the contents of `path`), reading `use`d files by `load`,
-    from what `cache` kept of the last version of `path` (none: from scratch).
+    from what `cache` kept of the last version of `path` (none: from scratch). `on_parse`
+    is given the analysis as far as the parse (`complete` False) before the rest runs.
 
     Raises `Stopped` between two stages when `stop()` says the result is no longer wanted."""
     from serq.expand.loader import read_file
 
     loader = load or read_file
-    analysed = analyze_incrementally(text, path, cache or Cache(), loader, stop)
+
+    def parsed(early: Analysed) -> None:
+        if on_parse is not None:
+            on_parse(Analysis(path, text, early, load, complete=False))
+
+    analysed = analyze_incrementally(
+        text, path, cache or Cache(), loader, stop, parsed if on_parse is not None else None
+    )
     return Analysis(path, text, analysed, load)

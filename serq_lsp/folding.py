@@ -32,7 +32,7 @@ def register(server: SerqServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_FOLDING_RANGE)
     @guarded
     def folding_ranges(ls: SerqServer, params: types.FoldingRangeParams):
-        return ranges(ls.analysis(params.text_document.uri))
+        return ranges(ls.parsed(params.text_document.uri))
 
 
 def ranges(analysis: Analysis) -> list[types.FoldingRange]:

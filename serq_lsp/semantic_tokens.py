@@ -76,7 +76,7 @@ def register(server: SerqServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_SEMANTIC_TOKENS_FULL, LEGEND)
     @guarded
     def semantic_tokens(ls: SerqServer, params: types.SemanticTokensParams):
-        return types.SemanticTokens(data=encode(ls.analysis(params.text_document.uri)))
+        return types.SemanticTokens(data=encode(ls.parsed(params.text_document.uri)))
 
 
 def encode(analysis: Analysis) -> list[int]:

@@ -24,7 +24,7 @@ def register(server: SerqServer) -> None:
     )
     @guarded
     def signature_help(ls: SerqServer, params: types.SignatureHelpParams):
-        analysis = ls.analysis(params.text_document.uri)
+        analysis = ls.parsed(params.text_document.uri)  # reads the index only
         offset = analysis.offset(params.position.line, params.position.character)
         return help_at(analysis, offset)
 

@@ -7,12 +7,17 @@ stage (parse, expand, link) and is dropped. When it ends, the loop installs the 
 publishes its diagnostics (computed on the thread) and re-checks every open document that
 `use`s it.
 
-Two ways to read a document's analysis:
+Three ways to read a document's analysis:
 - `analysis(uri)`: the analysis of the current version, waiting for the check in flight or
-  running one (features that need the exact program: semantic tokens, symbols, runs);
+  running one (features that need the exact program: diagnostics, code actions, runs);
+- `parsed(uri)`: the current version as far as its parse (tree, names, index), which a
+  check hands over before it expands and links (`Analysis.complete` False), or the whole
+  analysis when it is in (features that read only the tree and the names: semantic
+  tokens, symbols, folding); it waits for the parse of the check in flight, not the rest;
 - `view(uri)`: at once, the last complete analysis seen through the edits since
-  (`serq_lsp.stale.View`), for hover, definition and completion; only a document never
-  analysed yet waits.
+  (`serq_lsp.stale.View`), for hover, definition and completion; a document never
+  analysed yet is seen through `parsed(uri)` until its first check ends (a 10,000-line
+  document's first hover waits for the parse, not the seconds of expanding and linking).
 `use`d files are read from the editor's buffers when open.
 """
 
@@ -48,7 +53,7 @@ DEBOUNCE = 0.02  # seconds between the last edit and its check; `initializationO
 class _Job:
     """One check: a document's version and text, and the future of its analysis."""
 
-    __slots__ = ("uri", "generation", "version", "text", "path", "future")
+    __slots__ = ("uri", "generation", "version", "text", "path", "future", "parsed")
 
     def __init__(self, uri: str, generation: int, version, text: str, path: str) -> None:
         self.uri = uri
@@ -57,6 +62,7 @@ class _Job:
         self.text = text
         self.path = path
         self.future: Future = Future()
+        self.parsed: Future = Future()  # the analysis as far as the parse, or None
 
 
 class _Checker:
@@ -86,14 +92,22 @@ class _Checker:
             try:
                 result = self._run(job)
             except BaseException as error:  # Stopped, or a bug: the loop reports it
+                _settle(job.parsed, None)
                 job.future.set_exception(error)
                 continue
+            _settle(job.parsed, None)  # it stopped before its parse was out: none
             job.future.set_result(result)
             if self._after is not None and self._jobs.empty():
                 try:
                     self._after(result)
                 except Exception:  # only a head start: the request makes it again
                     log.exception("preparing an analysis failed")
+
+
+def _settle(future: Future, result: object) -> None:
+    """Give `future` the `result` unless it has one."""
+    if not future.done():
+        future.set_result(result)
 
 
 class SerqServer(LanguageServer):
@@ -148,12 +162,43 @@ class SerqServer(LanguageServer):
         self._install(uri, document.version, result)
         return result
 
+    def parsed(self, uri: str) -> Analysis:
+        """The current version of the document at `uri` as far as its parse: the whole
+        analysis when it is in, else what the check in flight hands over once it parsed
+        (started now if it waits for its debounce), else `analysis(uri)`."""
+        document = self.workspace.get_text_document(uri)
+        source = _source(document)
+        cached = self._analyses.get(uri)
+        if cached is not None and cached[0] == document.version and cached[1].text == source:
+            return cached[1]
+        job = self._job_of(uri, document.version, source)
+        if job is not None:
+            try:
+                early = job.parsed.result()
+            except Exception:  # the check failed: check here
+                early = None
+            if early is not None:
+                return early
+        return self.analysis(uri)
+
+    def _job_of(self, uri: str, version, source: str) -> _Job | None:
+        """The check in flight of the document at `uri` at `version` with text `source`;
+        one waiting for its debounce starts now."""
+        handle = self._pending.get(uri)
+        if handle is not None and self._jobs.get(uri) is None:
+            handle.cancel()
+            self._start(uri, self._generation.get(uri, 0))
+        job = self._jobs.get(uri)
+        if job is not None and job.version == version and job.text == source:
+            return job
+        return None
+
     def view(self, uri: str) -> View:
         """The last complete analysis of the document at `uri`, seen from its current text;
-        it waits only when the document has none yet."""
+        a document with none yet is seen as far as its parse (`parsed`)."""
         cached = self._analyses.get(uri)
         if cached is None:
-            analysis = self.analysis(uri)
+            analysis = self.parsed(uri)
             return View(analysis, analysis.text)
         return View(cached[1], _source(self.workspace.get_text_document(uri)))
 
@@ -243,10 +288,23 @@ class SerqServer(LanguageServer):
         def stale() -> bool:
             return self._generation.get(job.uri) != job.generation
 
+        first = job.uri not in self._analyses  # no older analysis answers in the meantime
+
+        def parsed(early: Analysis) -> None:
+            _settle(job.parsed, early)  # the requests waiting for it answer now
+            if first:  # what they read first, before the expander and the linker run
+                try:
+                    early.prepare()
+                except Exception:  # only a head start: the request makes it again
+                    log.exception("preparing a parse failed")
+
         with self._lock:
             if stale():
                 raise Stopped
-            result = analyze(job.text, job.path, self.front, self._load, stop=stale)
+            result = analyze(job.text, job.path, self.front, self._load, stale, parsed)
+            early = job.parsed.result() if job.parsed.done() else None
+            if early is not None:
+                result.adopt(early)
             return result, lsp_diagnostics(result, job.uri)
 
     def _finish(self, job: _Job) -> None:

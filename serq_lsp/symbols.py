@@ -50,7 +50,7 @@ def register(server: SerqServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DOCUMENT_SYMBOL)
     @guarded
     def document_symbols(ls: SerqServer, params: types.DocumentSymbolParams):
-        return outline(ls.analysis(params.text_document.uri))
+        return outline(ls.parsed(params.text_document.uri))
 
     workspace = WorkspaceSymbols()
 

@@ -95,14 +95,19 @@ def analyze(
     cache: Cache,
     load: Loader,
     stop: Callable[[], bool] | None = None,
+    on_parse: Callable[[Analysed], None] | None = None,
 ) -> Analysed:
     """The diagnostics of `text` (the contents of `path`), `use`d files read by `load`,
     from what `cache` kept of the last version of `path`. Raises `Stopped` before a run
-    when `stop()` says the result is no longer wanted."""
+    when `stop()` says the result is no longer wanted. `on_parse` is given the version as
+    far as its parse, before the expander and the linker run: its syntax diagnostics and
+    no outcome (what needs only the tree and the names may answer from it)."""
     parsed = parse(text, path, cache.items)
     version = track(cache.versions.get(path), parsed.layout, load)
     cache.versions[path] = version
     diagnostics = list(parsed.diagnostics)
+    if on_parse is not None:
+        on_parse(Analysed(parsed, version, list(diagnostics), None))
     if has_error(diagnostics):
         return Analysed(parsed, version, diagnostics, None)
     if stop is not None and stop():

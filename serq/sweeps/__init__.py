@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from serq.diagnostics import Diagnostic, Severity, Span, codes
-from serq.sweeps.grid import Axis, Point, parse_axes, points, spec_sources
+from serq.sweeps.grid import Axis, Point, parse_axes, points, repeated_sets, spec_sources
 from serq.sweeps.results import SweepResult, collect, read_points
 from serq.sweeps.worker import RunOutcome, RunTask
 
@@ -48,15 +48,23 @@ def plan(
     warmup: float | None = None,
     arrivals: int | None = None,
     fast_forward: bool = True,
+    defs: Mapping[str, str] | Iterable[tuple[str, str]] = (),
 ) -> tuple[Plan | None, list[Diagnostic], dict[str, str]]:
     """The sweep of the program `text` (from `path`) over `sets` (a let's name to its
     values: list or range text, a number, or a sequence), with `seeds` (N: seeds 1..N; a
-    sequence: those; None: the program's own seed) and the run settings given; its
+    sequence: those; None: the program's own seed), the expression definitions' bodies
+    `defs` (`--def`, the same at every point) and the run settings given; its
     diagnostics; and the texts they point into. The plan is None when there is an error."""
+    from serq import api
     from serq.sim import api as sim_api
     from serq.sweeps import worker
 
     pairs = list(sets.items()) if isinstance(sets, Mapping) else list(sets)
+    bodies = list(defs.items()) if isinstance(defs, Mapping) else list(defs)
+    repeated, known = repeated_sets(pairs)
+    more, texts = api.repeated_overrides("--def", bodies)
+    if repeated or more:
+        return None, [*repeated, *more], {**known, **texts}
     axes = parse_axes(pairs)
     if axes and isinstance(axes[0], Diagnostic):
         return None, list(axes), spec_sources(pairs)  # type: ignore[arg-type]
@@ -66,9 +74,15 @@ def plan(
         return None, problems, known
     first = dict(grid[0].sets)
     compiled, diagnostics = sim_api.compile_program(
-        text, path, horizon=horizon, warmup=warmup, arrivals=arrivals, sets=first
+        text,
+        path,
+        horizon=horizon,
+        warmup=warmup,
+        arrivals=arrivals,
+        sets=first,
+        defs=dict(bodies),
     )
-    known = sim_api.sources(path, text, first, diagnostics)
+    known = sim_api.sources(path, text, first, diagnostics, dict(bodies))
     if compiled is None:
         return None, diagnostics, known
     if seeds is None:
@@ -93,6 +107,7 @@ def plan(
             warmup,
             arrivals,
             fast_forward,
+            tuple(bodies),
         )
         for p in grid
         for k, seed in enumerate(seed_list)
@@ -140,11 +155,13 @@ def sweep(
     warmup: float | None = None,
     arrivals: int | None = None,
     fast_forward: bool = True,
+    defs: Mapping[str, str] | None = None,
     on_outcome: Callable[[RunOutcome], None] | None = None,
 ) -> SweepResult:
     """Run the program file `path` (or the text `source`) at every point of `sets` (a
     let's name to its values: `"0.5:0.9:0.1"`, `"1,2,4"`, `[1, 2, 4]`) with `seeds`
-    replications (N: seeds 1..N; a list: those seeds; None: the program's seed).
+    replications (N: seeds 1..N; a list: those seeds; None: the program's seed), and
+    `defs` giving expression definitions other bodies (`--def`) at every point.
 
     `executor` is None (a local process pool of `jobs` workers, default the CPU count; 1
     runs here), a `concurrent.futures.Executor`, a `distributed.Client` or a Dask scheduler
@@ -175,6 +192,7 @@ def sweep(
         warmup=warmup,
         arrivals=arrivals,
         fast_forward=fast_forward,
+        defs=defs or {},
     )
     if checked is None:
         raise ValueError(sim_api.render(diagnostics, known))

@@ -1,6 +1,7 @@
 """`serq sweep FILE --set NAME=SPEC ... [--seeds N] [--out FILE]`: the command's body.
 
-The grid and the program are checked first (diagnostics in full, exit 1, nothing runs),
+The grid and the program are checked first (diagnostics in full, nothing runs; exit 2
+for a `--set` that cannot be applied, as in every command, 1 for the program's errors),
 the output file's suffix and the optional packages it needs next (exit 2). Then every run
 executes on the local pool (`--jobs`, default the CPU count) or the Dask scheduler
 (`--dask ADDRESS`, default `$SERQ_DASK_SCHEDULER`), with a progress bar and an ETA on
@@ -50,10 +51,11 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
         warmup=args.warmup,
         arrivals=args.arrivals,
         fast_forward=args.fast_forward,
+        defs=args.defs,
     )
     print_diagnostics(diagnostics, known, file=sys.stderr, color=color)
     if checked is None:
-        return EXIT_ERRORS
+        return EXIT_USAGE if any(api.is_override_error(d) for d in diagnostics) else EXIT_ERRORS
     jobs = args.jobs or default_jobs()
     where = describe(dask, jobs)
     bar = _SweepBar(len(checked.tasks), where)

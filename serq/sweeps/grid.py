@@ -24,6 +24,7 @@ from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation, loca
 from serq.diagnostics import Diagnostic, Span, codes
 
 MAX_RANGE_VALUES = 100_000  # a range with more values than this is a typo, not a sweep
+REPEATED_HELP = "give all its values in one --set: NAME=V1,V2 or NAME=START:STOP:STEP"
 _LARGEST = Decimal(sys.float_info.max)  # a range's numbers are finite as floats too
 
 Value = int | float | str
@@ -90,24 +91,26 @@ def parse_axes(
     """The axes of the `--set` pairs `sets` (a let given twice is an error), or the
     diagnostics of the ones that cannot be read."""
     pairs = list(sets.items()) if isinstance(sets, Mapping) else list(sets)
+    repeated = repeated_sets(pairs)[0]
+    if repeated:
+        return repeated
     axes: list[Axis] = []
     errors: list[Diagnostic] = []
-    seen: set[str] = set()
     for name, spec in pairs:
-        if name in seen:
-            file, text, _ = spec_source(name, str(spec))
-            span = Span(file, 0, len(name), 1, 1, 1, len(name) + 1)
-            message = f"--set {name} is given twice"
-            help_ = "give all its values in one --set: NAME=V1,V2 or NAME=START:STOP:STEP"
-            errors.append(Diagnostic.error(codes.PARSE, span, message, help=help_))
-            continue
-        seen.add(name)
         axis = parse_axis(name, spec)  # type: ignore[arg-type]
         if isinstance(axis, Diagnostic):
             errors.append(axis)
         else:
             axes.append(axis)
     return errors if errors else axes
+
+
+def repeated_sets(pairs: Sequence[tuple[str, object]]) -> tuple[list[Diagnostic], dict[str, str]]:
+    """The errors of a let swept by more than one `--set` (as for every command that takes
+    `--set`, with a help that says how to sweep several values) and their texts."""
+    from serq.api import repeated_overrides
+
+    return repeated_overrides("--set", pairs, help_=REPEATED_HELP)
 
 
 def points(axes: Sequence[Axis]) -> list[Point]:

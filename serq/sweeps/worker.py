@@ -2,9 +2,10 @@
 
 A `RunTask` is everything a worker needs, in plain data that pickles: the program's text
 and path (a `use`d library or a trace is read from that path on the worker, so a cluster's
-workers must see the same files), the point's `--set` values, the run settings and the
-seed. `run_task` compiles the program once per point in each worker process (a small cache
-keyed by the text, the values and the settings) and runs it with the task's seed; what
+workers must see the same files), the point's `--set` values, the `--def` bodies, the run
+settings and the seed. `run_task` compiles the program once per point in each worker
+process (a small cache keyed by the text, the values and the settings) and runs it with
+the task's seed; what
 comes back is a `RunOutcome`: the run's mean of every observation and gauge, or the
 error that stopped it, as one line.
 """
@@ -37,6 +38,7 @@ class RunTask:
     warmup: float | None = None
     arrivals: int | None = None
     fast_forward: bool = True
+    defs: tuple[tuple[str, str], ...] = ()  # `--def NAME=EXPR`, the same at every point
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,7 +93,7 @@ def remember(task: RunTask, compiled: Compiled) -> None:
 
 
 def _key(task: RunTask) -> tuple:
-    return (task.text, task.path, task.sets, task.horizon, task.warmup, task.arrivals)
+    return (task.text, task.path, task.sets, task.defs, task.horizon, task.warmup, task.arrivals)
 
 
 def _compile(task: RunTask) -> Compiled | str:
@@ -109,6 +111,7 @@ def _compile(task: RunTask) -> Compiled | str:
         warmup=task.warmup,
         arrivals=task.arrivals,
         sets=dict(task.sets),
+        defs=dict(task.defs),
     )
     result: Compiled | str = compiled if compiled is not None else _one_line(diagnostics)
     _compiled[key] = result

@@ -9,6 +9,8 @@ For each text the search opens a document and checks, with LSP's own rules (line
   actions and inlay hints is a result, never an error response, and every range or
   position it holds in the document lies inside it (a semantic token inside its line);
 - the published diagnostics' ranges lie inside the document;
+- semantic tokens, document symbols and folding ranges asked right after `didOpen`,
+  which answer from the parse before the first analysis ends, equal those after it;
 - the formatting edits, applied, give `serq fmt`'s text;
 - random edits sent as `didChange` ranges, the way an editor sends them (one a
   notification, or several in one; now and then the whole text), leave the server
@@ -20,8 +22,10 @@ For each text the search opens a document and checks, with LSP's own rules (line
   signature help or semantic tokens asked between them), or a whole other program
   pasted into the document, leaves it as a fresh `didOpen` of the text.
 
-A document of 10,000 lines (`--large`): once its diagnostics are out, every request is
-answered within a second, before and while typing in its middle.
+A document of 10,000 lines (`--large`): the first requests, asked before its first
+analysis ends, are answered (tokens, symbols and folding as after it); once its
+diagnostics are out, every request is answered within a second, before and while typing
+in its middle.
 
 By hand: `python tests/fuzz/lsp_search.py --seed 1 --mutants 2 --edits 5 --limit 40`,
 `python tests/fuzz/lsp_search.py --large --seed 1`.
@@ -250,6 +254,13 @@ def _ask_answered(text: str, uri: str, method: str, answer: dict) -> list[str]:
     return _outside(text, answer.get("result"), uri, method)
 
 
+def _outline(server: Server, doc: dict) -> list[dict]:
+    """The answers to semantic tokens, document symbols and folding ranges."""
+    methods = ("semanticTokens/full", "documentSymbol", "foldingRange")
+    params = {"textDocument": doc}
+    return [server.request(f"textDocument/{m}", params).get("result") for m in methods]
+
+
 def check_document(server: Server, item: tools_search.Text, edits: int, k: int) -> list[str]:
     """Open `item` as a document and check every answer on it, then edit it."""
     from serq.formatter import format_source
@@ -265,8 +276,11 @@ def check_document(server: Server, item: tools_search.Text, edits: int, k: int) 
         "textDocument/didOpen",
         {"textDocument": {"uri": uri, "languageId": "serq", "version": 1, "text": text}},
     )
+    early = _outline(server, doc)  # asked at once: answered from the parse
     diagnostics = server.diagnostics(uri, 1)
     out += _outside(text, diagnostics, uri, "diagnostics")
+    if early != _outline(server, doc):
+        out.append("lsp first requests: tokens, symbols or folding from the parse differ")
     for position in _positions(rng, text, 4):
         at = {"textDocument": doc, "position": position}
         out += _ask(server, text, uri, "textDocument/hover", at)
@@ -509,8 +523,15 @@ def check_large(server: Server, seed: int, lines: int = LARGE_LINES) -> list[str
         "textDocument/didOpen",
         {"textDocument": {"uri": uri, "languageId": "serq", "version": 1, "text": text}},
     )
-    server.diagnostics(uri, 1)
     out: list[str] = []
+    at = {"textDocument": doc, "position": _positions(rng, text, 1)[0]}
+    hover = server.request("textDocument/hover", at)  # before the first analysis ends
+    if "error" in hover:
+        out.append(f"lsp large first hover: error {hover['error'].get('message', '')[:200]}")
+    early = _outline(server, doc)
+    server.diagnostics(uri, 1)
+    if early != _outline(server, doc):
+        out.append("lsp large first requests: tokens, symbols or folding from the parse differ")
 
     def timed(method: str, params: dict) -> None:
         start = time.monotonic()

@@ -28,7 +28,8 @@ Checks, for each text (a failure is a line saying what and where):
   parse and of a whole analysis, and a text seen before gives what it gave then;
 - `tools`: `serq run --emit-python` (its source compiles), `serq explain` of every code
   `check` reports, `--set`/`--def` of every kind (numbers, inf, -0, NaN, strings, names
-  not declared, bad expressions) on `check`, `ir` and `run`, and `serq sweep` then
+  not declared, bad expressions, one name twice) on `check`, `ir` and `run` (a usage
+  error for all three or for none), and `serq sweep` then
   `serq plot` on its results: no traceback, a documented exit status, an error status
   with something on stderr.
 
@@ -797,13 +798,21 @@ def _overrides(item: Text, scratch: Path, rng: random.Random, run: bool) -> list
     for name, params in defs[:2]:
         body = rng.choice(DEF_BODIES + tuple(p.strip() for p in params.split(",") if p.strip()))
         trials.append(["--def", f"{name}={body}"])
+    repeated = rng.choice(trials)
+    trials.append([*repeated, *repeated])  # one name twice: a usage error everywhere
     for option in trials:
         commands = [["check"], ["ir", "--compact"]]
         if run:
             commands.append(["run", "--horizon", RUN_HORIZON, "--warmup", "0"])
+        usage = set()
         for command in commands:
             status, stdout, stderr = cli([*command, str(scratch), *option])
             out += _well(f"{command[0]} {' '.join(option)}", status, stdout, stderr)
+            usage.add(status == 2)
+        if len(usage) > 1:
+            out.append(f"cli {' '.join(option)}: a usage error for some commands, not all")
+        if len(option) > 2 and usage != {True}:
+            out.append(f"cli {' '.join(option)}: a name given twice is not a usage error")
     return out
 
 

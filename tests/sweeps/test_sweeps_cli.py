@@ -66,10 +66,10 @@ def test_usage_errors(capsys, tmp_path):
     status, _, err = run(capsys, "sweep", MM1, "--set", "lambda=1", "--out", str(tmp_path / "r.txt"))
     assert status == 2 and "suffix" in err
     status, _, err = run(capsys, "sweep", MM1, "--set", "lambda=0.5:x:0.1", "--color", "never")
-    assert status == 1 and "error[E-parse]" in err and "<--set lambda>:1:12" in err
+    assert status == 2 and "error[E-parse]" in err and "<--set lambda>:1:12" in err
     assert "lambda=0.5:x:0.1" in err  # the value, with a caret under the fault
     status, _, err = run(capsys, "sweep", MM1, "--set", "mu=1,2", "--color", "never")
-    assert status == 1 and "unknown --set argument or constant `mu`" in err
+    assert status == 2 and "unknown --set argument or constant `mu`" in err
     status, _, err = run(capsys, "sweep", str(tmp_path / "none.sq"))
     assert status == 2 and "no such file" in err
     assert run(capsys, "sweep", MM1, "--seeds", "0")[0] == 2
