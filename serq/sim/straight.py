@@ -11,9 +11,9 @@ goes on, as the stage measures them (`FifoStage.measure`). Then the only events 
 are the next arrival and the departures of the jobs in service, so the loop keeps the
 arrival and the first departure in locals instead of the heap (with c > 1 the other
 departures in a heap of their own, ordered by time and sequence number as the engine
-orders them), and runs a session's statements where `settle` would have run them. An `arrivals` limit stops the arrivals at the limit (without
-drawing the gap after the last) and the run when the last session ends
-(`World.end_session`'s drain).
+orders them), and runs a session's statements where `settle` would have run them. An
+`arrivals` limit stops the arrivals at the limit (without drawing the gap after the last)
+and the run when the last session ends (`World.end_session`'s drain).
 A job is its attribute list, serial and times, not a `Session` (without pools nothing
 reads the session itself; `work(s)` would read the stage's jobs). Everything else is as
 the event path does it, in the same order: the same sequence numbers break ties, the
