@@ -51,20 +51,8 @@ TARGETS = {"let": ("let c3 ", "= "), "server": ("  set hitmax", "- ")}
 
 
 async def main(megabytes: float, rounds: int, insert: bool, target: str = "let") -> None:
-    client = LanguageClient("bench", "1")
     published: asyncio.Queue = asyncio.Queue()
-
-    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
-        published.put_nowait((time.perf_counter(), params))
-
-    await client.start_io(sys.executable, "-m", "serq_lsp.server")
-    await client.initialize_async(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(), initialization_options={"debounce": 0.0}
-        )
-    )
-    client.initialized(types.InitializedParams())
+    client = await _start(published)
     text = large_program(megabytes)
     uri = FILE.as_uri()
     doc = types.TextDocumentIdentifier(uri=uri)

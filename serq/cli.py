@@ -224,16 +224,7 @@ def _sweep_parser(commands: Any) -> None:
         help="sweep the `let NAME` over SPEC: V1,V2,... (expressions) or START:STOP:STEP "
         "(numbers, STOP included when on the grid); repeatable, the grid is the product",
     )
-    sweep.add_argument(
-        "--def",
-        dest="defs",
-        type=_assignment,
-        action="append",
-        default=[],
-        metavar="NAME=EXPR",
-        help="replace the body of the expression definition `def NAME(...) { expr }` by "
-        "EXPR at every point, as serq run does (repeatable)",
-    )
+    _add_defs(sweep, "at every point, as serq run does")
     seeds = sweep.add_mutually_exclusive_group()
     seeds.add_argument(
         "--seeds", type=_positive_count, metavar="N", help="N replications per point: seeds 1..N"
@@ -302,16 +293,7 @@ def _override_options(command: argparse.ArgumentParser) -> None:
         help='give the program argument NAME (declared `args.number("NAME", default)`) or '
         "else the `let NAME` the value VALUE, an expression (repeatable)",
     )
-    command.add_argument(
-        "--def",
-        dest="defs",
-        type=_assignment,
-        action="append",
-        default=[],
-        metavar="NAME=EXPR",
-        help="replace the body of the expression definition `def NAME(...) { expr }` by "
-        "EXPR, which may read its parameters (repeatable)",
-    )
+    _add_defs(command, "which may read its parameters")
 
 
 def _color_option(command: argparse.ArgumentParser) -> None:
@@ -693,6 +675,20 @@ def _time(text: str) -> float:
     if value != value or value < 0 or value == float("inf"):
         raise argparse.ArgumentTypeError(f"not a time ≥ 0: {text!r}")
     return value
+
+
+def _add_defs(parser: argparse.ArgumentParser, says: str) -> None:
+    """`--def NAME=EXPR` (repeatable) on `parser`, its help ending with `says`."""
+    parser.add_argument(
+        "--def",
+        dest="defs",
+        type=_assignment,
+        action="append",
+        default=[],
+        metavar="NAME=EXPR",
+        help="replace the body of the expression definition `def NAME(...) { expr }` by "
+        f"EXPR, {says} (repeatable)",
+    )
 
 
 def _assignment(text: str) -> tuple[str, str]:
