@@ -38,9 +38,10 @@ def program(lines: int = 1000) -> str:
     return "\n".join(head[: lines - len(tail)] + tail) + "\n"
 
 
-async def main(debounce: float, rounds: int) -> None:
+async def start_server(published: asyncio.Queue, debounce: float) -> LanguageClient:
+    """A `serq-lsp` subprocess, initialized with `debounce`, whose publishes go to
+    `published` as (time, params)."""
     client = LanguageClient("bench", "1")
-    published: asyncio.Queue = asyncio.Queue()
 
     @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
     def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
@@ -53,6 +54,12 @@ async def main(debounce: float, rounds: int) -> None:
         )
     )
     client.initialized(types.InitializedParams())
+    return client
+
+
+async def main(debounce: float, rounds: int) -> None:
+    published: asyncio.Queue = asyncio.Queue()
+    client = await start_server(published, debounce)
     text = program()
     uri = FILE.as_uri()
     doc = types.TextDocumentIdentifier(uri=uri)

@@ -21,14 +21,13 @@ from __future__ import annotations
 import argparse
 import asyncio
 import statistics
-import sys
 import time
 from pathlib import Path
 
 from lsprotocol import types
 from pygls.lsp.client import LanguageClient
 
-from bench.lsp import program
+from bench.lsp import program, start_server
 
 ROOT = Path(__file__).resolve().parents[1]
 # never written (the document lives in the editor only); next to examples/lib so that its
@@ -52,7 +51,7 @@ TARGETS = {"let": ("let c3 ", "= "), "server": ("  set hitmax", "- ")}
 
 async def main(megabytes: float, rounds: int, insert: bool, target: str = "let") -> None:
     published: asyncio.Queue = asyncio.Queue()
-    client = await _start(published)
+    client = await start_server(published, 0.0)
     text = large_program(megabytes)
     uri = FILE.as_uri()
     doc = types.TextDocumentIdentifier(uri=uri)
@@ -124,24 +123,6 @@ async def main(megabytes: float, rounds: int, insert: bool, target: str = "let")
 FIRST = ("hover", "completion", "semanticTokens", "documentSymbol", "foldingRange")
 
 
-async def _start(published: asyncio.Queue) -> LanguageClient:
-    """A `serq-lsp` subprocess, initialized (debounce 0), whose publishes go to `published`."""
-    client = LanguageClient("bench", "1")
-
-    @client.feature(types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS)
-    def on_diagnostics(params: types.PublishDiagnosticsParams) -> None:
-        published.put_nowait((time.perf_counter(), params))
-
-    await client.start_io(sys.executable, "-m", "serq_lsp.server")
-    await client.initialize_async(
-        types.InitializeParams(
-            capabilities=types.ClientCapabilities(), initialization_options={"debounce": 0.0}
-        )
-    )
-    client.initialized(types.InitializedParams())
-    return client
-
-
 def _request(client: LanguageClient, kind: str, uri: str, position: types.Position):
     """The request `kind` (one of `FIRST`) at `position` of the document at `uri`."""
     doc = types.TextDocumentIdentifier(uri=uri)
@@ -168,7 +149,7 @@ async def first_requests(lines: int, rounds: int) -> None:
         answers, analyses = [], []
         for _ in range(rounds):
             published: asyncio.Queue = asyncio.Queue()
-            client = await _start(published)
+            client = await start_server(published, 0.0)
             uri = FILE.as_uri()
             start = time.perf_counter()
             client.text_document_did_open(
