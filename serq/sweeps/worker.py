@@ -5,9 +5,8 @@ and path (a `use`d library or a trace is read from that path on the worker, so a
 workers must see the same files), the point's `--set` values, the `--def` bodies, the run
 settings and the seed. `run_task` compiles the program once per point in each worker
 process (a small cache keyed by the text, the values and the settings) and runs it with
-the task's seed; what
-comes back is a `RunOutcome`: the run's mean of every observation and gauge, or the
-error that stopped it, as one line.
+the task's seed; what comes back is a `RunOutcome`: the run's mean of every observation
+and gauge, or the error that stopped it, as one line.
 """
 
 from __future__ import annotations
