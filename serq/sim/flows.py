@@ -13,8 +13,9 @@ whole run, so a single-stage run (or a spill) there is a flow of one stage. One
 `FlowNetwork` holds every flow of the program. Like a ps stage, it does not schedule its
 next completion at each change: it joins the world's pending ps stages and reschedules
 after the settle, with the rates of the state the instant left (then it reports each
-stage's utilisation, Σ rate / φ). One flow completes per event, the earliest to finish,
-ties in start order; it completes at every one of its stages.
+stage's utilisation, Σ rate / φ). One flow completes per event, the one with the earliest
+end time (now plus its work left over its rate, rounded to the clock), ties in start order;
+it completes at every one of its stages.
 """
 
 from __future__ import annotations
@@ -29,7 +30,6 @@ from serq.sim.session import AT_STAGE
 from serq.sim.stages import INF, PsStage, StageBase
 
 _SATURATED = 1e-12  # relative slack under which a stage counts as full (maxmin)
-_DONE = 1e-12  # relative work left under which a flow counts as finished
 
 
 class Flow:
@@ -200,19 +200,20 @@ class FlowNetwork:
                 record(st.index, now, *state)
         self.version += 1
         best = None
-        best_dt = INF
+        best_end = INF
         for f in flows:
             # a flow of work inf never finishes, but at a rate of inf (every stage of it
             # `ps(inf)`), where any work is done at once, as at a ps stage
             if f.rate > 0 and (f.job.work < INF or f.rate == INF):
-                # a flow whose work is gone but for rounding finishes now
-                dt = f.left / f.rate if f.left > _DONE * f.job.work else 0.0
-                if dt < best_dt:  # ties: the earlier start, first in `flows`
-                    best, best_dt = f, dt
+                # its end time, as the reference compares them: two flows whose times to
+                # go differ by less than the clock can tell end together, and the earlier
+                # start goes first; work left by rounding (below 0, or inf / inf) is none
+                dt = f.left / f.rate
+                end = now + dt if dt > 0.0 else now
+                if end < best_end:  # ties: the earlier start, first in `flows`
+                    best, best_end = f, end
         if best is not None:
-            if best_dt < 0.0:
-                best_dt = 0.0
-            self.engine.schedule(now + best_dt, self._done, (self.version, best))
+            self.engine.schedule(best_end, self._done, (self.version, best))
 
     def _done(self, arg: tuple[int, Flow]) -> None:
         version, f = arg
