@@ -1249,17 +1249,19 @@ class _Codegen:
         world = self.world
         recorder = world.recorder
         stream = self.session_stream
-        names, caps, blocks, cached, records = [], [], [], [], []
+        names, caps, limits, blocks, cached, records = [], [], [], [], [], []
         for part, k in zip(stmt.pools, members, strict=True):
             family = [world.pools[i] for i in ch.members(part.pool)]
             if isinstance(k, int):
                 pool = world.pools[k]
                 names.append(self.bind(pool, "_k_pool"))
                 caps.append(_number(pool.cap))
+                limits.append(_number(pool.limit))
                 records.append(self.bind(recorder._pools[pool.index], "_k_prec"))
             else:
                 names.append(k)
                 caps.append(f"{k}.cap")
+                limits.append(f"{k}.limit")
                 records.append(f"{self.bind(recorder._pools, '_k_precs')}[{k}.index]")
             blocks.append(family[0].block)
             cached.append(any(p.index in self.caching for p in family))
@@ -1267,6 +1269,7 @@ class _Codegen:
         return ch.Shape(
             pools=names,
             caps=caps,
+            limits=limits,
             blocks=blocks,
             cached=cached,
             records=records,
@@ -1318,8 +1321,8 @@ class _Codegen:
             if pool.index in inline_pools and pool.index not in grown:
                 least = self._least_units(pool, firsts.get(pool.index))
                 if least is not None:
-                    cap = _number(pool.cap)
-                    queue = f"({queue} and not {name}.allocated + {least!r} > {cap})"
+                    limit = _number(pool.limit)
+                    queue = f"({queue} and not {name}.allocated + {least!r} > {limit})"
             tests.append(
                 " or ".join(
                     [queue]

@@ -268,12 +268,14 @@ def bad_reuse(spec: Any, s: Any, reuse: float) -> SimError:
 @dataclass
 class Shape:
     """What the templates write of one inline hold: per pool its name in the generated
-    code, its cap (source), its block (None without), whether its cache can hold
-    anything, the recorder's record of it; whether the first pool's queue has keys; the
-    code of the hold's `cache` and `reuse` expressions (None without)."""
+    code, its cap and what an admission or a growth may take there (`Pool.limit`, both
+    source), its block (None without), whether its cache can hold anything, the
+    recorder's record of it; whether the first pool's queue has keys; the code of the
+    hold's `cache` and `reuse` expressions (None without)."""
 
     pools: list[str]
     caps: list[str]
+    limits: list[str]
     blocks: list[float | None]
     cached: list[bool]
     records: list[str]
@@ -297,7 +299,7 @@ def fits(shape: Shape, units: list[str]) -> list[str]:
     into `u{i}` in order, and its reserve when it has one, what it needs being the larger;
     the lines `break` out of the caller's loop at one that does not fit."""
     lines = []
-    for i, (pool, code, cap) in enumerate(zip(shape.pools, units, shape.caps, strict=True)):
+    for i, (pool, code, limit) in enumerate(zip(shape.pools, units, shape.limits, strict=True)):
         lines.append(f"u{i} = {code}")
         if not non_negative(code):
             lines += [
@@ -309,7 +311,7 @@ def fits(shape: Shape, units: list[str]) -> list[str]:
         if shape.reserves[i] is not None:
             need = f"need{i}"
             lines += reserved(shape, i, f"u{i}", need)
-        lines += [f"if {pool}.allocated + {need} > {cap}:", "    break"]
+        lines += [f"if {pool}.allocated + {need} > {limit}:", "    break"]
     return lines
 
 
@@ -502,7 +504,7 @@ def grow(
     `GrowWait` of the new part `part` holding `alloc`), unless it could never fit. The
     caller writes the wait (a `yield` under the last line, `else:`) and takes the part's
     allocation back when it is resumed (`Holds.try_growers` grew it)."""
-    pool, cap = shape.pools[i], shape.caps[i]
+    pool, cap, limit = shape.pools[i], shape.caps[i], shape.limits[i]
     lines = []
     if released is not None:  # `innermost` skips a released part (no other hold around)
         lines += [f"if {released}:", f"    raise _k_grow_outside({origin}, {pool})"]
@@ -518,7 +520,7 @@ def grow(
     if infinite:  # `Pool.grow_delta`: an infinite part stays what it is
         lines += ["if delta != delta:", "    delta = 0.0"]
     lines += [
-        f"if {pool}.allocated + delta <= {cap}:",  # `committed() + growth()`: nothing held
+        f"if {pool}.allocated + delta <= {limit}:",  # `committed() + growth()`: nothing held
     ]
     if infinite:
         lines += [
@@ -537,7 +539,7 @@ def grow(
         ]
     lines += [
         "else:",
-        f"    if {alloc} + delta > {cap}:",
+        f"    if {alloc} + delta > {limit}:",
         f"        raise _k_never_grows({origin}, {pool}, {amount}, {alloc} + delta)",
         f"    {part} = _k_HoldPart({pool}, None)",
         f"    {part}.alloc = {alloc}",

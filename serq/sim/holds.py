@@ -183,7 +183,7 @@ class Holds:
                     if -INF < q < INF:
                         r = math.ceil(q) * b
                 need = max(u, r)
-            if (need if alone else pool.allocated + pool.held + need) > pool.cap:
+            if (need > pool.cap) if alone else (pool.allocated + pool.held + need > pool.limit):
                 run.units_now = units
                 return False
             units.append(u)
@@ -375,16 +375,16 @@ class Holds:
         if not amount >= 0:
             raise bad_growth(origin, pool, amount)
         delta = pool.grow_delta(part.alloc, amount)
-        if pool.committed() + pool.growth(part, delta) <= pool.cap:  # stalled growers do not
+        if pool.committed() + pool.growth(part, delta) <= pool.limit:  # stalled growers do not
             self._apply_grow(pool, part, delta)  # stop one that fits
             return True
         if not pool.lifo:
-            if part.alloc + delta > pool.cap:
+            if part.alloc + delta > pool.limit:
                 raise never_grows(origin, pool, amount, part.alloc + delta)
             self._stall(s, pool, part, amount)
             return False
         preempted = False
-        while pool.committed() + pool.growth(part, delta) > pool.cap:
+        while pool.committed() + pool.growth(part, delta) > pool.limit:
             victim = pool.victim(innermost)
             if victim is None:
                 break
@@ -393,7 +393,7 @@ class Holds:
             if victim.run.session is s:
                 self.world.retry_pools()
                 return False
-        if pool.committed() + pool.growth(part, delta) > pool.cap:
+        if pool.committed() + pool.growth(part, delta) > pool.limit:
             self._stall(s, pool, part, amount)
             return False
         self._apply_grow(pool, part, delta)
@@ -425,7 +425,7 @@ class Holds:
             wait = growers[0]
             part = wait.part
             delta = pool.grow_delta(part.alloc, wait.amount)
-            if pool.committed() + pool.growth(part, delta) > pool.cap:
+            if pool.committed() + pool.growth(part, delta) > pool.limit:
                 break
             growers.popleft()
             self._apply_grow(pool, part, delta)

@@ -29,6 +29,13 @@ INF = math.inf
 # finishes a prefill of 64, a position 1e-14 past a block edge needs no block, and loads
 # of 0.1 and 0.2 fit a hold of 0.3
 TOKEN_EPS = 1e-9
+# an admission or a growth fits when what the pool then holds passes its cap by no more
+# than the rounding of a few additions (this share of the cap, sixteen units in its last
+# place): three holds of 0.1 fit a pool of 0.3, whose sum is 0.30000000000000004, as in
+# exact arithmetic. Not the references' 1e-9 units: a growth of 1e-9 past a full cap
+# would break the invariant allocated + cached <= cap (spec §3; tests/sim/NOTES.md §22,
+# §29). A hold that alone needs more than the cap is rejected (`Pool.limit`)
+FIT_ROUNDING = 2.0**-48
 
 
 class HoldPart:
@@ -75,6 +82,7 @@ class Pool:
         "index",
         "name",
         "cap",
+        "limit",
         "block",
         "lifo",
         "keys",
@@ -113,6 +121,8 @@ class Pool:
         self.index = index
         self.name = pool.name if pool.index is None else f"{pool.name}[{pool.index}]"
         self.cap = pool.cap
+        # what admissions and growths may fill it to: the cap, up to rounding
+        self.limit = pool.cap + pool.cap * FIT_ROUNDING
         self.block = pool.block if pool.block else None
         self.lifo = pool.preempt in ("lifo", "by")  # a growth that does not fit preempts
         self.keys = tuple(queue_keys)

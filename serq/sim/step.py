@@ -667,7 +667,7 @@ class StepStage(StageBase):
                     if (
                         r.stall is None
                         and not pool.reserve_held
-                        and pool.allocated + pool.held + need <= pool.cap
+                        and pool.allocated + pool.held + need <= pool.limit
                     ):  # fast path: `_grow` of a growth that fits at once
                         if pool.infinite:  # beside a part of inf units (`Pool.infinite`)
                             pool.infinite_grow(part.alloc, need)
@@ -764,7 +764,7 @@ class StepStage(StageBase):
         # fast path: `Pool.growth` is `need` where no reservation is held
         while (
             pool.allocated + pool.held + (pool.growth(part, need) if reserve_held else need)
-            > pool.cap
+            > pool.limit  # the cap, up to rounding (`Pool.limit`)
         ):
             if not pool.lifo:
                 # preempt none: it waits, growing nothing (the reference grows no part of
