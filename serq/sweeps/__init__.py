@@ -165,7 +165,8 @@ def sweep(
 
     Raises:
         ValueError: the file cannot be read, a value is not one, or the program does not
-        compile at the first point; the message is the rendered diagnostics."""
+        compile at some point of the grid (nothing ran); the message is the rendered
+        diagnostics, naming the points."""
     from serq import api
     from serq.sim import api as sim_api
     from serq.sweeps.executors import default_jobs
