@@ -56,18 +56,16 @@ def check_points(
 ) -> PointChecks:
     """Compile the program `text` (from `path`) with the run `settings` (`horizon`,
     `warmup`, `arrivals`) and the `--def` bodies `defs` at each point of `grid`, keeping
-    the compiled program of the first `keep` points; stop after the first point when
-    the program itself does not parse (every point would say the same)."""
-    from serq import api
+    the compiled program of the first `keep` points. A program that does not parse is
+    checked at every point too: a value that cannot be applied is reported with its
+    syntax errors, as `serq check --set` reports it."""
     from serq.sim import api as sim_api
 
     compiled: dict[int, Compiled] = {}
     failed: list[tuple[Point, list[Diagnostic], dict[str, str]]] = []
     first: tuple[list[Diagnostic], dict[str, str]] = ([], {path: text})
     seen: dict[tuple[tuple[str, str], ...], Compiled | None] = {}
-    parsed = api.parse_source(text, path)
-    broken = any(d.severity >= Severity.ERROR for d in parsed.diagnostics)
-    for point in grid[:1] if broken else grid:
+    for point in grid:
         if point.sets not in seen:  # once per distinct set of values (`--set c=1,1`)
             sets = dict(point.sets)
             program, diagnostics = sim_api.compile_program(

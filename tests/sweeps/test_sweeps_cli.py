@@ -164,3 +164,16 @@ def test_a_def_that_does_not_check_at_a_later_point_runs_nothing(capsys, tmp_pat
     assert (status, table) == (1, "")
     assert "the poisson rate must be positive and finite, not -1" in err
     assert "let r = x-rate;" in err and "note: at the grid point (rate=2)" in err
+
+
+def test_a_bad_value_of_a_program_with_syntax_errors_is_a_usage_error_as_for_check(capsys, tmp_path):
+    """`serq check --set c='1;2'` of a program with a syntax error reports both and exits 2:
+    so does a sweep with that value anywhere in its grid (it reported the syntax error
+    alone, status 1: found by tests/fuzz/tools_search.py, seed 40, a pasted mutant)."""
+    path = tmp_path / "broken.sq"
+    path.write_text("let c = 1;\nstage server : fifo(c)\nworkload { arrive poisson(0.5); }\n", encoding="utf-8")
+    status, table, err = run(capsys, "sweep", str(path), "--set", "c=1,1;2", "--jobs", "1", "--color", "never")
+    assert (status, table) == (2, "")
+    assert "expected `;`, found `workload`" in err and "<--set c>:1:11" in err
+    assert "note: at the grid point (c=1;2)" in err
+    assert run(capsys, "check", str(path), "--set", "c=1;2")[0] == 2
