@@ -105,11 +105,11 @@ def _named(
 
 
 def _with_points(diagnostic: Diagnostic, points: Sequence[Point], size: int) -> Diagnostic:
-    """`diagnostic` with a note naming the grid `points` it is found at (none when the
-    grid has one distinct point, or when it is found at all `size` distinct points: the
-    program's own)."""
-    if size <= 1 or len(points) == size:
-        return diagnostic
+    """`diagnostic` with a note naming the grid `points` it is found at (none for a
+    warning, when the grid has one distinct point, or when it is found at all `size`
+    distinct points: the program's own)."""
+    if size <= 1 or len(points) == size or diagnostic.severity < Severity.ERROR:
+        return diagnostic  # a warning is the program's: the points that passed have it too
     named = ", ".join(f"({describe(p)})" for p in points[:SHOWN_POINTS])
     more = len(points) - SHOWN_POINTS
     if more > 0:
