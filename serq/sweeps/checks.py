@@ -64,25 +64,27 @@ def check_points(
     compiled: dict[int, Compiled] = {}
     failed: list[tuple[Point, list[Diagnostic], dict[str, str]]] = []
     first: tuple[list[Diagnostic], dict[str, str]] = ([], {path: text})
-    seen: dict[tuple[tuple[str, str], ...], Compiled | None] = {}
+    checked: set[tuple[tuple[str, str], ...]] = set()
+    kept: dict[tuple[tuple[str, str], ...], Compiled] = {}  # the first `keep` points' only
     for point in grid:
-        if point.sets not in seen:  # once per distinct set of values (`--set c=1,1`)
+        if point.sets not in checked:  # once per distinct set of values (`--set c=1,1`)
+            checked.add(point.sets)
             sets = dict(point.sets)
             program, diagnostics = sim_api.compile_program(
                 text, path, sets=sets, defs=dict(defs), **settings
             )
-            seen[point.sets] = program
             if program is None or point.index == 0:
                 known = sim_api.sources(path, text, sets, diagnostics, dict(defs))
                 first = (diagnostics, known) if point.index == 0 else first
             if program is None:
                 failed.append((point, diagnostics, known))
-        program = seen[point.sets]
-        if program is not None and point.index < keep:
-            compiled[point.index] = program
+            elif point.index < keep:
+                kept[point.sets] = program
+        if point.index < keep and point.sets in kept:
+            compiled[point.index] = kept[point.sets]
     if not failed:
         return PointChecks(compiled, *first)
-    diagnostics, known = _named(failed, len(seen))
+    diagnostics, known = _named(failed, len(checked))
     return PointChecks(compiled, diagnostics, known)
 
 
