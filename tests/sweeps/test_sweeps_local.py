@@ -170,3 +170,21 @@ def test_a_run_that_stopped_moving_says_so_in_its_row(tmp_path):
     assert json.loads(result.to_json())["points"][1]["warning"] == stuck["warning"]
     assert "warning" in [c.header for c in result.table().columns]
     assert "job of infinite work" in result._repr_html_()
+
+
+def test_only_an_error_names_the_grid_points_it_is_found_at():
+    """A note names the points of an error found at some of them; a warning (the program's,
+    found at the points that passed too) and an error found at every point name none."""
+    from serq.diagnostics import Diagnostic, Span, codes
+    from serq.sweeps.checks import _with_points
+    from serq.sweeps.grid import Point
+
+    where = Span.point("p.sq", 0, 1, 1)
+    grid = [Point(k, (("c", str(k)),), (("c", k),)) for k in range(3)]
+    error = Diagnostic.error(codes.CONSTANT, where, "bad")
+    warning = Diagnostic.warning(codes.STALL, where, "stuck")
+    assert _with_points(error, grid[2:], 3).notes == (
+        "at the grid point (c=2); the sweep checks every point before it runs any",
+    )
+    assert "at 2 of the 3 grid points: (c=0), (c=2)" in _with_points(error, grid[::2], 3).notes[0]
+    assert _with_points(error, grid, 3) is error and _with_points(warning, grid[2:], 3) is warning
