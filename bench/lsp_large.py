@@ -1,7 +1,8 @@
 """Language-server latency on a 2 MB document: open, a one-character edit to its
 `publishDiagnostics`, and a hover sent while that edit's check is pending; with `--first`,
 the first request after opening a document (hover, completion, semantic tokens, document
-symbols, folding), each on a fresh server, against the time of its first analysis.
+symbols, folding, and a hover on a `prefill` form, which waits for the expander to show
+its kernel), each on a fresh server, against the time of its first analysis.
 
 Run by hand from the repository root:
 
@@ -120,13 +121,13 @@ async def main(megabytes: float, rounds: int, insert: bool, target: str = "let")
         print(f"{'':34s} rounds: " + " ".join(f"{v * 1000:.0f}" for v in values))
 
 
-FIRST = ("hover", "completion", "semanticTokens", "documentSymbol", "foldingRange")
+FIRST = ("hover", "completion", "semanticTokens", "documentSymbol", "foldingRange", "hoverForm")
 
 
 def _request(client: LanguageClient, kind: str, uri: str, position: types.Position):
     """The request `kind` (one of `FIRST`) at `position` of the document at `uri`."""
     doc = types.TextDocumentIdentifier(uri=uri)
-    if kind == "hover":
+    if kind in ("hover", "hoverForm"):
         return client.text_document_hover_async(types.HoverParams(doc, position))
     if kind == "completion":
         return client.text_document_completion_async(types.CompletionParams(doc, position))
@@ -144,6 +145,8 @@ async def first_requests(lines: int, rounds: int) -> None:
     rows = text.splitlines()
     use = next(i for i, line in enumerate(rows) if "min(prompt, hit" in line)
     position = types.Position(line=use, character=rows[use].index("prompt"))
+    form = next(i for i, line in enumerate(rows) if line.lstrip().startswith("prefill ("))
+    on_form = types.Position(line=form, character=rows[form].index("prefill"))
     print(f"document: {len(rows)} lines, {len(text) / 1e6:.2f} MB; each figure a fresh server")
     for kind in FIRST:
         answers, analyses = [], []
@@ -159,7 +162,8 @@ async def first_requests(lines: int, rounds: int) -> None:
                     )
                 )
             )
-            answer = await _request(client, kind, uri, position)
+            at = on_form if kind == "hoverForm" else position
+            answer = await _request(client, kind, uri, at)
             answers.append(time.perf_counter() - start)
             assert answer is not None, kind
             done, _ = await published.get()

@@ -113,14 +113,14 @@ class Analysis:
     def hidden_attributes(self) -> frozenset[str]:
         """The attributes a `workload`'s `hidden` clause hides from the scheduler."""
         names: set[str] = set()
-        for item in self._items_of_core():
+        for item in self.core_items():
             if isinstance(item, ast.Workload):
                 for clause in item.clauses:
                     if isinstance(clause, ast.Hidden):
                         names.update(i.name for i in clause.names)
         return frozenset(names)
 
-    def _items_of_core(self) -> list:
+    def core_items(self) -> list:
         """The items of the core units (every item but `let`, `def` and `use`), or of the
         whole module when there is no version."""
         if self.version is None:

@@ -8,6 +8,8 @@ import re
 from lsprotocol import types
 
 from serq import builtins
+from serq.expand.walk import walk_children
+from serq.syntax import ast
 from serq_lsp import crossfile, results, words
 from serq_lsp.analysis import Analysis
 from serq_lsp.convert import lsp_range
@@ -35,6 +37,20 @@ SUGAR = frozenset(
     }
 )
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# The surface nodes of those forms, as the parse shows them before the expander runs
+_ANYWHERE = (
+    ast.Serving,
+    ast.Transfer,
+    ast.Request,
+    ast.Turn,
+    ast.EntryCall,
+    ast.BranchWith,
+    ast.Aggregate,
+    ast.DefCall,
+)
+_FIRST_WORD = (ast.Queue, ast.Pull, ast.WorkloadSession, ast.Server)
+# said in a hover on such a form when the check it waited for was superseded by an edit
+PENDING = "*expansion: shown once the document is analysed*"
 
 
 def register(server: SerqServer) -> None:
@@ -42,15 +58,75 @@ def register(server: SerqServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     @guarded
-    def hover(ls: SerqServer, params: types.HoverParams) -> types.Hover | None:
-        view = ls.view(params.text_document.uri)  # never waits for a check in flight
+    async def hover(ls: SerqServer, params: types.HoverParams) -> types.Hover | None:
+        uri = params.text_document.uri
+        view = ls.view(uri)  # never waits for a check in flight past its parse
+        if not view.analysis.complete and _expands(view, params.position):
+            await ls.settled(uri)  # the kernel is the expander's: wait, the loop goes on
+            view = ls.view(uri)
         analysis = view.analysis
         offset = view.offset(params.position)
         if offset is None or not _clear(view, offset):
             return None  # on text edited since the last analysis: nothing known yet
         found = hover_at(analysis, offset) or _read_by_users(ls, analysis, offset)
-        rows = results.hover_rows(analysis, ls.results.get(params.text_document.uri, []), offset)
+        if not analysis.complete and expands_at(analysis, offset):  # the check was superseded
+            found = with_rows(found, PENDING)
+        rows = results.hover_rows(analysis, ls.results.get(uri, []), offset)
         return moved(view, with_rows(found, rows))
+
+
+def _expands(view: View, position: types.Position) -> bool:
+    offset = view.offset(position)
+    return offset is not None and expands_at(view.analysis, offset)
+
+
+def expands_at(analysis: Analysis, offset: int) -> bool:
+    """Whether the parse of `analysis` shows a form at `offset` whose hover shows its kernel
+    (`kernel_at`, once the expander has run): a sugar form anywhere in it (a call of a
+    `def` among them), or the first word of a queue, a pull, a workload's session or a
+    server."""
+    word = word_at(analysis.text, offset)
+    first_word = word[1] if word is not None else -1
+    stack = [i for i in analysis.items_at(offset) if _holds(i, offset)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, _ANYWHERE) or _admits_at(node, offset):
+            return True
+        if isinstance(node, _FIRST_WORD) and node.span.start == first_word:
+            return True
+        if isinstance(node, ast.Server) and _turn_runs(analysis):
+            return True
+        if isinstance(node, ast.Call) and _calls_def(analysis, node):
+            return True
+        stack.extend(c for c in walk_children(node) if _holds(c, offset))
+    return False
+
+
+def _admits_at(node: object, offset: int) -> bool:
+    """Whether `node` is a hold whose `at admission` clause holds `offset`."""
+    if not isinstance(node, ast.Hold) or not node.bindings:
+        return False
+    span = node.at_admission or node.span
+    return span.start <= offset <= span.end
+
+
+def _turn_runs(analysis: Analysis) -> bool:
+    """Whether the document is in `fn main` with no workload session: the server then is
+    what the `turn;` the expander writes runs, and its kernel is shown anywhere in it."""
+    if not analysis.has_main:
+        return False
+    workloads = [i for i in analysis.core_items() if isinstance(i, ast.Workload)]
+    return not any(isinstance(c, ast.WorkloadSession) for w in workloads for c in w.clauses)
+
+
+def _holds(node: object, offset: int) -> bool:
+    span = getattr(node, "span", None)
+    return span is not None and span.start <= offset <= span.end
+
+
+def _calls_def(analysis: Analysis, call: ast.Call) -> bool:
+    occurrence = analysis.index.at(call.func.span.start)
+    return occurrence is not None and occurrence.key[0] == "def"
 
 
 def _clear(view: View, offset: int) -> bool:

@@ -17,7 +17,9 @@ Three ways to read a document's analysis:
 - `view(uri)`: at once, the last complete analysis seen through the edits since
   (`serq_lsp.stale.View`), for hover, definition and completion; a document never
   analysed yet is seen through `parsed(uri)` until its first check ends (a 10,000-line
-  document's first hover waits for the parse, not the seconds of expanding and linking).
+  document's first hover waits for the parse, not the seconds of expanding and linking);
+- `await settled(uri)`: the end of the check in flight, awaited without holding the loop
+  (a first hover on a form whose expansion it shows, which only the expander gives).
 `use`d files are read from the editor's buffers when open.
 """
 
@@ -102,6 +104,12 @@ class _Checker:
                     self._after(result)
                 except Exception:  # only a head start: the request makes it again
                     log.exception("preparing an analysis failed")
+
+
+def _resolve(waiter: asyncio.Future) -> None:
+    """End `waiter` unless it is done (a request that waited on it was cancelled)."""
+    if not waiter.done():
+        waiter.set_result(None)
 
 
 def _settle(future: Future, result: object) -> None:
@@ -192,6 +200,20 @@ class SerqServer(LanguageServer):
         if job is not None and job.version == version and job.text == source:
             return job
         return None
+
+    async def settled(self, uri: str) -> None:
+        """Wait, without holding the loop, until the check in flight of the current version
+        of the document at `uri` has ended (at once when there is none); its analysis is
+        installed by then. A request that waits and is cancelled leaves the check running."""
+        document = self.workspace.get_text_document(uri)
+        job = self._job_of(uri, document.version, _source(document))
+        if job is None:
+            return
+        loop = asyncio.get_running_loop()
+        ended = loop.create_future()
+        # after the callback that installs the analysis (`_start` added it first)
+        job.future.add_done_callback(lambda _: loop.call_soon_threadsafe(_resolve, ended))
+        await ended
 
     def view(self, uri: str) -> View:
         """The last complete analysis of the document at `uri`, seen from its current text;

@@ -1,8 +1,9 @@
 """Sweeps: one program run at every point of a grid of `let` values, with replications.
 
 `plan` reads the program and the grid (`serq sweep --set NAME=SPEC`, see `grid`) and checks
-both: the values parse as the `let`s they override, and the program compiles at the first
-point (its diagnostics are shown in full before anything runs). `execute` runs every
+both: the values parse as the `let`s they override, and the program compiles at every
+point of the grid (`checks`: a bad value anywhere stops the sweep with its diagnostics,
+naming the point, before anything runs). `execute` runs every
 (point, seed) on an executor (`executors`: this process, a local process pool or a Dask
 cluster) and collects the outcomes into a `SweepResult` in grid order (`results`), so the
 result is the same whatever ran it. A run that fails is a row with its error. Ctrl-C
@@ -18,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from serq.diagnostics import Diagnostic, Severity, Span, codes
+from serq.sweeps.checks import check_points
 from serq.sweeps.grid import Axis, Point, parse_axes, points, repeated_sets, spec_sources
 from serq.sweeps.results import SweepResult, collect, read_points
 from serq.sweeps.worker import RunOutcome, RunTask
@@ -54,9 +56,9 @@ def plan(
     values: list or range text, a number, or a sequence), with `seeds` (N: seeds 1..N; a
     sequence: those; None: the program's own seed), the expression definitions' bodies
     `defs` (`--def`, the same at every point) and the run settings given; its
-    diagnostics; and the texts they point into. The plan is None when there is an error."""
+    diagnostics; and the texts they point into. The plan is None when there is an error,
+    at any point of the grid (see `checks`)."""
     from serq import api
-    from serq.sim import api as sim_api
     from serq.sweeps import worker
 
     pairs = list(sets.items()) if isinstance(sets, Mapping) else list(sets)
@@ -72,19 +74,12 @@ def plan(
     problems, known = _value_problems(text, path, axes)  # type: ignore[arg-type]
     if problems:
         return None, problems, known
-    first = dict(grid[0].sets)
-    compiled, diagnostics = sim_api.compile_program(
-        text,
-        path,
-        horizon=horizon,
-        warmup=warmup,
-        arrivals=arrivals,
-        sets=first,
-        defs=dict(bodies),
-    )
-    known = sim_api.sources(path, text, first, diagnostics, dict(bodies))
-    if compiled is None:
-        return None, diagnostics, known
+    settings = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
+    checks = check_points(text, path, grid, settings, dict(bodies), worker.CACHE_SIZE)
+    if not checks.ok:
+        return None, checks.diagnostics, checks.known
+    diagnostics, known = checks.diagnostics, checks.known
+    compiled = checks.compiled[0]
     if seeds is None:
         seed_list: tuple[int, ...] = (compiled.program.seed,)
     elif isinstance(seeds, int):
@@ -112,8 +107,9 @@ def plan(
         for p in grid
         for k, seed in enumerate(seed_list)
     )
-    if tasks:
-        worker.remember(tasks[0], compiled)  # the first point is compiled already
+    for task in tasks[:: len(seed_list)]:  # the points checked are compiled already
+        if task.point in checks.compiled:
+            worker.remember(task, checks.compiled[task.point])
     return Plan(path, text, tuple(axes), tuple(grid), seed_list, tasks), diagnostics, known  # type: ignore[arg-type]
 
 
@@ -169,7 +165,8 @@ def sweep(
 
     Raises:
         ValueError: the file cannot be read, a value is not one, or the program does not
-        compile at the first point; the message is the rendered diagnostics."""
+        compile at some point of the grid (nothing ran); the message is the rendered
+        diagnostics, naming the points."""
     from serq import api
     from serq.sim import api as sim_api
     from serq.sweeps.executors import default_jobs

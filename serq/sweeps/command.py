@@ -1,8 +1,9 @@
 """`serq sweep FILE --set NAME=SPEC ... [--seeds N] [--out FILE]`: the command's body.
 
-The grid and the program are checked first (diagnostics in full, nothing runs; exit 2
-for a `--set` that cannot be applied, as in every command, 1 for the program's errors),
-the output file's suffix and the optional packages it needs next (exit 2). Then every run
+The output file's suffix and the optional packages it needs are checked first (exit 2),
+then the grid and the program, at every point of the grid (diagnostics in full naming
+the points, nothing runs; exit 2 for a `--set` that cannot be applied, as in every
+command, 1 for the program's errors and values it cannot take). Then every run
 executes on the local pool (`--jobs`, default the CPU count) or the Dask scheduler
 (`--dask ADDRESS`, default `$SERQ_DASK_SCHEDULER`), with a progress bar and an ETA on
 stderr when it is a terminal. Stdout gets a table of the points; `--out` the files.

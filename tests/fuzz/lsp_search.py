@@ -10,7 +10,8 @@ For each text the search opens a document and checks, with LSP's own rules (line
   position it holds in the document lies inside it (a semantic token inside its line);
 - the published diagnostics' ranges lie inside the document;
 - semantic tokens, document symbols and folding ranges asked right after `didOpen`,
-  which answer from the parse before the first analysis ends, equal those after it;
+  which answer from the parse before the first analysis ends, equal those after it, and
+  a hover asked then shows the kernel it shows after it;
 - the formatting edits, applied, give `serq fmt`'s text;
 - random edits sent as `didChange` ranges, the way an editor sends them (one a
   notification, or several in one; now and then the whole text), leave the server
@@ -254,6 +255,30 @@ def _ask_answered(text: str, uri: str, method: str, answer: dict) -> list[str]:
     return _outside(text, answer.get("result"), uri, method)
 
 
+def _hovers(server: Server, doc: dict, positions: list[dict]) -> list[tuple[dict, dict]]:
+    """The hover at each of `positions`, with the position."""
+    asked = [{"textDocument": doc, "position": p} for p in positions]
+    return [(at, server.request("textDocument/hover", at)) for at in asked]
+
+
+def _kernel(answer: dict) -> str:
+    """The kernel a hover answer shows (after "expands to:"), or ""."""
+    value = ((answer.get("result") or {}).get("contents") or {}).get("value", "")
+    return value.split("expands to:", 1)[1] if "expands to:" in value else ""
+
+
+def _kernels_kept(server: Server, doc: dict, first: list[tuple[dict, dict]]) -> list[str]:
+    """A hover asked right after `didOpen` shows the kernel the same hover shows once the
+    analysis is in (it waits for the expander on such a form)."""
+    out = []
+    for at, early in first:
+        late = server.request("textDocument/hover", at)
+        if _kernel(late) and _kernel(early) != _kernel(late):
+            where = f"{at['position']['line'] + 1}:{at['position']['character'] + 1}"
+            out.append(f"lsp first hover at {where}: not the kernel shown after the analysis")
+    return out
+
+
 def _outline(server: Server, doc: dict) -> list[dict]:
     """The answers to semantic tokens, document symbols and folding ranges."""
     methods = ("semanticTokens/full", "documentSymbol", "foldingRange")
@@ -276,11 +301,13 @@ def check_document(server: Server, item: tools_search.Text, edits: int, k: int) 
         "textDocument/didOpen",
         {"textDocument": {"uri": uri, "languageId": "serq", "version": 1, "text": text}},
     )
+    first_hovers = _hovers(server, doc, _positions(random.Random(item.seed ^ 0xE4), text, 3))
     early = _outline(server, doc)  # asked at once: answered from the parse
     diagnostics = server.diagnostics(uri, 1)
     out += _outside(text, diagnostics, uri, "diagnostics")
     if early != _outline(server, doc):
         out.append("lsp first requests: tokens, symbols or folding from the parse differ")
+    out += _kernels_kept(server, doc, first_hovers)
     for position in _positions(rng, text, 4):
         at = {"textDocument": doc, "position": position}
         out += _ask(server, text, uri, "textDocument/hover", at)
@@ -463,6 +490,11 @@ def _undo(
 _OTHERS: list[str] = []
 
 
+# the most characters typed one keystroke at a time: a line of a long-line mutant is the
+# whole program (12,458 characters at seed 42, 10 minutes of keystrokes)
+TYPED_MAX = 200
+
+
 def _typed(
     server: Server, text: str, uri: str, rng: random.Random, version: int
 ) -> tuple[list[str], str, int]:
@@ -483,7 +515,7 @@ def _typed(
         _send(server, uri, version, [_change_of(text, edited)])
         return _compare_fresh(server, edited, uri, version), edited, version
     lines = [x for x in lsp_lines(text) if x.strip()] or ["let typed = 1;"]
-    piece = rng.choice((rng.choice(lines), *tools_search._ALPHABET))
+    piece = rng.choice((rng.choice(lines), *tools_search._ALPHABET))[:TYPED_MAX]
     doc = {"uri": uri}
     for char in piece:
         edited = text[:at] + char + text[at:]
@@ -524,14 +556,17 @@ def check_large(server: Server, seed: int, lines: int = LARGE_LINES) -> list[str
         {"textDocument": {"uri": uri, "languageId": "serq", "version": 1, "text": text}},
     )
     out: list[str] = []
-    at = {"textDocument": doc, "position": _positions(rng, text, 1)[0]}
-    hover = server.request("textDocument/hover", at)  # before the first analysis ends
-    if "error" in hover:
-        out.append(f"lsp large first hover: error {hover['error'].get('message', '')[:200]}")
+    form = position_of(text, text.index("prefill (prompt"))  # its hover waits for the kernel
+    first = _hovers(server, doc, [_positions(rng, text, 1)[0], form])  # before the analysis
+    for _, hover in first:
+        if "error" in hover:
+            message = hover["error"].get("message", "")[:200]
+            out.append(f"lsp large first hover: error {message}")
     early = _outline(server, doc)
     server.diagnostics(uri, 1)
     if early != _outline(server, doc):
         out.append("lsp large first requests: tokens, symbols or folding from the parse differ")
+    out += _kernels_kept(server, doc, first)
 
     def timed(method: str, params: dict) -> None:
         start = time.monotonic()

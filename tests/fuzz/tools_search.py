@@ -31,7 +31,8 @@ Checks, for each text (a failure is a line saying what and where):
   not declared, bad expressions, one name twice) on `check`, `ir` and `run` (a usage
   error for all three or for none), and `serq sweep` then
   `serq plot` on its results: no traceback, a documented exit status, an error status
-  with something on stderr.
+  with something on stderr; a sweep over values one of which `serq check --set` rejects
+  runs nothing and exits with that check's status.
 
 By hand: `python tests/fuzz/tools_search.py --seed 1 --mutants 4 --edits 6`
 (`--only fmt,incremental` to pick checks, `--limit N` for the first N sources).
@@ -830,6 +831,7 @@ def _sweep_and_plot(item: Text, scratch: Path, rng: random.Random) -> list[str]:
         argv += ["--horizon", RUN_HORIZON, "--warmup", "0", "--out", str(table)]
         status, stdout, stderr = cli(argv)
         out += _well(f"sweep --set {name}={spec}", status, stdout, stderr)
+        out += _grid_checked(scratch, name, spec, status, stdout)
         if not table.exists():
             return out
         header = table.read_text(encoding="utf-8").split("\n", 1)[0].split(",")
@@ -839,6 +841,23 @@ def _sweep_and_plot(item: Text, scratch: Path, rng: random.Random) -> list[str]:
             status, stdout, stderr = cli(argv)
             out += _well(f"plot --y {y}", status, stdout, stderr)
     return out
+
+
+def _grid_checked(scratch: Path, name: str, spec: str, status: int, stdout: str) -> list[str]:
+    """A sweep over a list of values runs nothing when `serq check --set` fails for one of
+    them, and exits with the status that check gives (2 if one value's is 2, else 1)."""
+    if ":" in spec:
+        return []
+    values = dict.fromkeys(spec.split(","))
+    statuses = [cli(["check", str(scratch), "--set", f"{name}={v}"])[0] for v in values]
+    failing = [s for s in statuses if s]
+    if not failing:
+        return []
+    expected = 2 if 2 in failing else 1
+    if status == expected and not stdout.strip():
+        return []
+    ran = "ran" if stdout.strip() else "ran nothing"
+    return [f"sweep --set {name}={spec}: status {status}, {ran}; check per value: {statuses}"]
 
 
 def check(item: Text, only: set[str], edits: int) -> list[str]:

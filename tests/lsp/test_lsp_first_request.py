@@ -88,3 +88,84 @@ async def test_what_the_parse_gives_is_what_the_analysis_gives(client):
     tokens, symbols, _ = early
     assert len(symbols) > 2_000 and tokens.data
     client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=doc))
+
+
+async def test_a_first_hover_on_a_def_call_shows_its_expansion(client):
+    """The kernel of a `def` call comes from the expander: the first hover on one waits for
+    the analysis (and shows what the call expands to, as every later hover does), without
+    holding up the requests sent after it, which answer from the parse."""
+    uri = uri_of(EXAMPLES / "lsp_first_request_def.sq")  # never written
+    doc = types.TextDocumentIdentifier(uri=uri)
+    text = _document(10_000).replace("sq(", "sqd(").replace("let v", "let u")
+    call = position_of(text, "sqd(7)", delta=1)
+    plain = position_of(text, "min(prompt, hit", delta=5)
+    client.diagnostics.pop(uri, None)
+    start = time.monotonic()
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="serq", version=1, text=text)
+        )
+    )
+    answered: dict[str, float] = {}
+
+    async def timed(name: str, request):
+        found = await request
+        answered[name] = time.monotonic() - start
+        return found
+
+    on_call = asyncio.ensure_future(
+        timed("call", client.text_document_hover_async(types.HoverParams(doc, call)))
+    )
+    others = [
+        timed("plain", client.text_document_hover_async(types.HoverParams(doc, plain))),
+        timed("tokens", client.text_document_semantic_tokens_full_async(types.SemanticTokensParams(doc))),
+    ]
+    early_plain, _ = await asyncio.gather(*others)
+    pending = uri not in client.diagnostics
+    early_call = await on_call
+    while uri not in client.diagnostics:
+        await asyncio.sleep(0.005)
+    assert not client.diagnostics[uri]
+    times = ", ".join(f"{k} at {v:.2f} s" for k, v in sorted(answered.items()))
+    assert pending and max(answered["plain"], answered["tokens"]) < answered["call"], times
+    assert early_plain is not None and "prompt" in early_plain.contents.value
+    assert early_call is not None and "def call expands to" in early_call.contents.value
+    assert "7 * 7 + 1" in early_call.contents.value, early_call.contents.value
+    after = await client.text_document_hover_async(types.HoverParams(doc, call))
+    assert after == early_call
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=doc))
+
+
+async def test_a_waiting_hover_whose_check_is_superseded_says_so(client):
+    """An edit while the first hover on a `def` call waits for the analysis supersedes the
+    check it waited for: the hover answers from the new version's parse and says that the
+    expansion comes once the document is analysed; the next analysis shows it."""
+    uri = uri_of(EXAMPLES / "lsp_first_request_edit.sq")  # never written
+    doc = types.TextDocumentIdentifier(uri=uri)
+    text = _document(10_000).replace("sq(", "sqe(").replace("let v", "let t")
+    call = position_of(text, "sqe(7)", delta=1)
+    client.diagnostics.pop(uri, None)
+    client.text_document_did_open(
+        types.DidOpenTextDocumentParams(
+            text_document=types.TextDocumentItem(uri=uri, language_id="serq", version=1, text=text)
+        )
+    )
+    hover = asyncio.ensure_future(client.text_document_hover_async(types.HoverParams(doc, call)))
+    await asyncio.sleep(0.3)  # the hover is in, waiting for the parse (seconds): edit now
+    end = position_of(text, text[-1], nth=text.count(text[-1]) - 1, delta=1)  # at the end
+    client.text_document_did_change(
+        types.DidChangeTextDocumentParams(
+            text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=2),
+            content_changes=[
+                types.TextDocumentContentChangePartial(range=types.Range(end, end), text="// x\n")
+            ],
+        )
+    )
+    early = await hover
+    assert early is not None and "expansion: shown once the document is analysed" in early.contents.value
+    assert "def call expands to" not in early.contents.value
+    while uri not in client.diagnostics:
+        await asyncio.sleep(0.01)
+    after = await client.text_document_hover_async(types.HoverParams(doc, call))
+    assert "def call expands to" in after.contents.value and "shown once" not in after.contents.value
+    client.text_document_did_close(types.DidCloseTextDocumentParams(text_document=doc))

@@ -1,5 +1,6 @@
-"""Programs the sweep tests share: M/M/1 on a short horizon, and one whose servers a
---set can make invalid."""
+"""Programs the sweep tests share: M/M/1 on a short horizon, one whose servers a --set can
+make invalid (a point that does not check), and one whose branch guard a --set can make
+fail at run time (a point that checks but whose runs fail)."""
 
 from __future__ import annotations
 
@@ -25,4 +26,20 @@ run { horizon 200; warmup 0; seed 1; }
 def servers(tmp_path) -> str:
     path = tmp_path / "servers.sq"
     path.write_text(SERVERS, encoding="utf-8")
+    return str(path)
+
+
+GUARDED = """\
+let c = 1;
+stage server : fifo(1);
+workload { arrive poisson(0.5); }
+session { set a = now; branch (floor(~uniform(0, c))) { run server (~exp(1)); } observe sojourn = now - a; }
+run { horizon 200; warmup 0; seed 1; }
+"""  # c of 1 or 2 runs; from 3 on the guard is sometimes 2: an E-run, which no check finds
+
+
+@pytest.fixture
+def guarded(tmp_path) -> str:
+    path = tmp_path / "guarded.sq"
+    path.write_text(GUARDED, encoding="utf-8")
     return str(path)

@@ -75,13 +75,38 @@ def test_usage_errors(capsys, tmp_path):
     assert run(capsys, "sweep", MM1, "--seeds", "0")[0] == 2
 
 
-def test_a_failed_run_exits_1_after_writing_its_row(capsys, servers, tmp_path):
+def test_a_failed_run_exits_1_after_writing_its_row(capsys, guarded, tmp_path):
     out = tmp_path / "r.csv"
-    status, table, err = run(capsys, "sweep", servers, "--set", "c=1,0", "--jobs", "1",
+    status, table, err = run(capsys, "sweep", guarded, "--set", "c=1,3", "--jobs", "1",
                              "--out", str(out), "--color", "never")
-    assert status == 1 and "1 failed" in err and "E-constant" in table
+    assert status == 1 and "1 failed" in err and "E-run" in table
     rows = list(csv.DictReader(out.open()))
-    assert rows[0]["error"] == "" and "E-constant" in rows[1]["error"]
+    assert rows[0]["error"] == "" and "E-run" in rows[1]["error"]
+
+
+@pytest.mark.parametrize(
+    ("values", "status", "fault"),
+    [
+        ("c=1,2,0", 1, "error[E-constant]: the servers of fifo stage `server` must be"),  # out of domain
+        ("c=1,2,now", 2, "error[E-constant]: `now` is a context variable"),  # reads what it may not
+        ("c=1,2,server", 2, "error[E-unknown-name]: unknown name `server`"),  # cannot be applied
+    ],
+)
+def test_a_late_point_that_does_not_check_runs_nothing(capsys, servers, tmp_path, values, status, fault):
+    """The grid is checked point by point first, as `serq check --set` would: a bad third
+    value stops the sweep with its diagnostic naming the point, and the status `serq check`
+    gives that value (1 for a value out of its constant's domain, 2 for an override that
+    cannot be applied); nothing runs, nothing is written."""
+    out = tmp_path / "r.csv"
+    got, table, err = run(capsys, "sweep", servers, "--set", values, "--seeds", "2", "--jobs", "1",
+                          "--out", str(out), "--color", "never")
+    value = values.split(",")[-1]
+    assert (got, table) == (status, "") and fault in err, err
+    assert f"note: at the grid point (c={value}); the sweep checks every point" in err
+    assert "serq sweep:" not in err and not out.exists()
+    alone = cli.main(["check", servers, "--set", f"c={value}", "--color", "never"])
+    capsys.readouterr()
+    assert alone == status  # the same status as `serq check` at that point
 
 
 def test_ctrl_c_writes_the_runs_done(capsys, monkeypatch, tmp_path):
@@ -117,3 +142,38 @@ def test_sigint_stops_the_pool_and_keeps_the_file(tmp_path):
     assert len(runs) < 1000
     points = list(csv.DictReader(out.open()))
     assert sum(int(p["runs"]) + int(p["failed"]) for p in points) == len(runs)
+
+
+RATE_DEF = """\
+let rate = 0.5;
+def r(x) { x * rate }
+stage server : fifo(1);
+workload { arrive poisson(r(1)); }
+session { set a = now; run server (~exp(1)); observe sojourn = now - a; }
+run { horizon 200; warmup 0; seed 1; }
+"""
+
+
+def test_a_def_that_does_not_check_at_a_later_point_runs_nothing(capsys, tmp_path):
+    """`--def r=x-rate` is a positive rate at `rate=0.5` and -1 at `rate=2`: the sweep
+    reports it at the point, drawn in the `--def`'s own text, before running the first."""
+    path = tmp_path / "rate.sq"
+    path.write_text(RATE_DEF, encoding="utf-8")
+    status, table, err = run(capsys, "sweep", str(path), "--set", "rate=0.5,2", "--def", "r=x-rate",
+                             "--jobs", "1", "--color", "never")
+    assert (status, table) == (1, "")
+    assert "the poisson rate must be positive and finite, not -1" in err
+    assert "let r = x-rate;" in err and "note: at the grid point (rate=2)" in err
+
+
+def test_a_bad_value_of_a_program_with_syntax_errors_is_a_usage_error_as_for_check(capsys, tmp_path):
+    """`serq check --set c='1;2'` of a program with a syntax error reports both and exits 2:
+    so does a sweep with that value anywhere in its grid (it reported the syntax error
+    alone, status 1: found by tests/fuzz/tools_search.py, seed 40, a pasted mutant)."""
+    path = tmp_path / "broken.sq"
+    path.write_text("let c = 1;\nstage server : fifo(c)\nworkload { arrive poisson(0.5); }\n", encoding="utf-8")
+    status, table, err = run(capsys, "sweep", str(path), "--set", "c=1,1;2", "--jobs", "1", "--color", "never")
+    assert (status, table) == (2, "")
+    assert "expected `;`, found `workload`" in err and "<--set c>:1:11" in err
+    assert "note: at the grid point (c=1;2)" in err
+    assert run(capsys, "check", str(path), "--set", "c=1;2")[0] == 2

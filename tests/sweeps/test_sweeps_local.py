@@ -63,15 +63,40 @@ def test_seed_list_and_the_programs_own_seed():
     ).observe("sojourn").mean
 
 
-def test_a_failed_point_is_a_row_and_the_sweep_goes_on(servers):
-    result = serq.sweep(servers, sets={"c": "1,0,-1,2"}, seeds=2, jobs=2)
-    assert [p["c"] for p in result.points] == [1, 0, -1, 2]
+def test_a_failed_point_is_a_row_and_the_sweep_goes_on(guarded):
+    result = serq.sweep(guarded, sets={"c": "1,3,5,2"}, seeds=2, jobs=2)
+    assert [p["c"] for p in result.points] == [1, 3, 5, 2]
     assert [(p["runs"], p["failed"]) for p in result.points] == [(2, 0), (0, 2), (0, 2), (2, 0)]
     bad = result.points[1]
-    assert "E-constant" in bad["error"] and "servers" in bad["error"] and "servers.sq:1:" in bad["error"]  # at the let the override changes
+    assert "E-run" in bad["error"] and "guard" in bad["error"] and "guarded.sq:4:" in bad["error"]
     assert math.isnan(bad["sojourn"]) and result.failed == 4
     document = json.loads(result.to_json())
     assert document["points"][1]["sojourn"] is None and document["complete"] is True
+
+
+def test_a_point_that_does_not_check_stops_the_sweep_before_any_run(servers, monkeypatch):
+    """`c=0` and `c=-1` (fifo(0), fifo(-1)) fail `serq check --set c=...`: the sweep says so
+    naming each point, before running the good ones, wherever they are in the grid."""
+    ran = []
+    monkeypatch.setattr(executors, "run_task", lambda task: ran.append(task))
+    with pytest.raises(ValueError) as error:
+        serq.sweep(servers, sets={"c": "1,2,0,-1", "rate": "0.5,0.6"}, seeds=3, jobs=1)
+    message = str(error.value)
+    assert ran == []
+    assert message.count("error[E-constant]") == 2 and "servers.sq:1:5" in message
+    assert "at 2 of the 8 grid points: (c=0, rate=0.5), (c=0, rate=0.6)" in message
+    assert "(c=-1, rate=0.5), (c=-1, rate=0.6)" in message
+    assert "c=1," not in message and "c=2," not in message
+
+
+def test_each_distinct_point_is_checked_once_whatever_the_seeds(servers, monkeypatch):
+    from serq.sim import api as sim_api
+
+    compiled, real = [], sim_api.compile_program
+    monkeypatch.setattr(sim_api, "compile_program", lambda *a, **k: compiled.append(k["sets"]) or real(*a, **k))
+    result = serq.sweep(servers, sets={"c": "1,2,1"}, seeds=4, jobs=1)
+    assert len(result.runs) == 12 and result.failed == 0
+    assert compiled == [{"c": "1"}, {"c": "2"}]  # the runs reuse what the check compiled
 
 
 def test_values_the_program_cannot_take_stop_before_any_run(servers):
@@ -145,3 +170,21 @@ def test_a_run_that_stopped_moving_says_so_in_its_row(tmp_path):
     assert json.loads(result.to_json())["points"][1]["warning"] == stuck["warning"]
     assert "warning" in [c.header for c in result.table().columns]
     assert "job of infinite work" in result._repr_html_()
+
+
+def test_only_an_error_names_the_grid_points_it_is_found_at():
+    """A note names the points of an error found at some of them; a warning (the program's,
+    found at the points that passed too) and an error found at every point name none."""
+    from serq.diagnostics import Diagnostic, Span, codes
+    from serq.sweeps.checks import _with_points
+    from serq.sweeps.grid import Point
+
+    where = Span.point("p.sq", 0, 1, 1)
+    grid = [Point(k, (("c", str(k)),), (("c", k),)) for k in range(3)]
+    error = Diagnostic.error(codes.CONSTANT, where, "bad")
+    warning = Diagnostic.warning(codes.STALL, where, "stuck")
+    assert _with_points(error, grid[2:], 3).notes == (
+        "at the grid point (c=2); the sweep checks every point before it runs any",
+    )
+    assert "at 2 of the 3 grid points: (c=0), (c=2)" in _with_points(error, grid[::2], 3).notes[0]
+    assert _with_points(error, grid, 3) is error and _with_points(warning, grid[2:], 3) is warning
