@@ -23,9 +23,10 @@ program), the generated code with the straight loop off, and the interpreter
 - serq-crash / serq-internal: a Python exception or an E-internal diagnostic;
 - no-position: an error diagnostic without a position in the program (offset 0 of line 1);
 - serq-timeout: a path ran past `SERQ_LIMIT` seconds;
-- sweep-differs: `serq sweep` over the parameter's values (in process, one job) gave a
-  row that is not the single run's (each observation's and gauge's mean, the error, the
-  warning);
+- sweep-differs: `serq sweep` over the parameter's values (in process, one job) refused
+  the grid where every value compiles alone, or ran it where one does not; or, over the
+  values that compile, gave a row that is not the single run's (each observation's and
+  gauge's mean, the error, the warning);
 - then against the reference (0.1.2, or 0.1.4 at PYSERQ_014_PATH for `fn main`), with
   the same `sets=`/`defs=`: same / differ (deterministic programs, the whole reports,
   differential.report_differences), ran-both (a program with draws: only that both
@@ -189,6 +190,7 @@ class Outcome:
     error: bool = False
     warning: bool = False
     counts: dict[str, Any] = field(default_factory=dict)
+    compiled: bool = True  # False: serq refused the value at the link (no run)
 
 
 def _said(diagnostics: list[Any]) -> list[tuple]:
@@ -299,7 +301,7 @@ def judge(
     kind, detail, report, said = serq_paths(text, path, overrides, settings)
     if kind not in ("ok", "serq-error"):
         return Outcome(kind, detail)
-    out = Outcome(kind, detail, error=report is None)
+    out = Outcome(kind, detail, error=report is None, compiled=not detail.startswith("compile:"))
     if report is not None:
         out.means = {n: o.mean for n, o in report.observes.items()}
         out.means.update({"gauge " + n: g.mean for n, g in report.gauges.items()})
@@ -380,9 +382,16 @@ def _same_mean(a: float | None, b: float | None) -> bool:
 
 
 def sweep_check(outcomes: list[Outcome], rows: Any) -> str | None:
-    """Where the sweep's rows part from the single runs' outcomes; None when they agree."""
+    """Where the sweep's rows part from the single runs' outcomes; None when they agree.
+    The sweep checks every value before it runs any: it refuses the grid (`rows` is the
+    reason) exactly when some value does not compile alone."""
+    refused = [k for k, one in enumerate(outcomes) if not one.compiled]
     if isinstance(rows, str):
-        return None  # a plan refused at its first point: the base value runs alone
+        if not refused:
+            return f"the sweep refused ({rows}) where every value compiles alone"
+        return None
+    if refused:
+        return f"the sweep ran where value {refused[0]} does not compile alone"
     for k, (one, row) in enumerate(zip(outcomes, rows, strict=True)):
         if one.verdict not in ("ok", "serq-error", "ran", "same", "differ", "ran-both",
                                "nan-differs", "reference-error", "both-error",
@@ -448,17 +457,22 @@ def sweep_program(
                 yield parameter, value, outcome
             if check_sweep and parameter.kind != "def":
                 kept = [k for k, o in enumerate(outcomes) if o.verdict != "serq-timeout"]
+                # every value (the sweep refuses the grid when one does not compile), then
+                # the values that compile, whose rows must be the single runs'
+                grids = [kept, [k for k in kept if outcomes[k].compiled]]
                 try:
-                    rows = mutants._timed(
-                        SERQ_LIMIT * len(kept) + 5,
-                        sweep_rows,
-                        body,
-                        str(path),
-                        parameter,
-                        [texts[k] for k in kept],
-                        settings,
-                    )
-                    detail = sweep_check([outcomes[k] for k in kept], rows)
+                    detail = None
+                    for grid in grids[: 1 if len(grids[1]) == len(kept) else 2]:
+                        rows = mutants._timed(
+                            SERQ_LIMIT * len(grid) + 5,
+                            sweep_rows,
+                            body,
+                            str(path),
+                            parameter,
+                            [texts[k] for k in grid],
+                            settings,
+                        )
+                        detail = detail or sweep_check([outcomes[k] for k in grid], rows)
                 except mutants._Timeout:
                     detail = "sweep timed out"
                 except Exception as error:  # noqa: BLE001
