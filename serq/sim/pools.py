@@ -34,7 +34,8 @@ TOKEN_EPS = 1e-9
 # place): three holds of 0.1 fit a pool of 0.3, whose sum is 0.30000000000000004, as in
 # exact arithmetic. Not the references' 1e-9 units: a growth of 1e-9 past a full cap
 # would break the invariant allocated + cached <= cap (spec §3; tests/sim/NOTES.md §22,
-# §29). A hold that alone needs more than the cap is rejected (`Pool.limit`)
+# §29). A hold that alone needs more than the cap, even by rounding, is rejected
+# (`Holds._fits`, against `cap`, as both references compare it)
 FIT_ROUNDING = 2.0**-48
 
 
