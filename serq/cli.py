@@ -87,7 +87,7 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
     check = commands.add_parser(
         "check",
-        help="report every syntax error of the given files",
+        help="report every error of the given files (syntax, names, kinds, domains)",
         description="Check serQ files and report every error found, with its position.",
         epilog=EXIT_STATUS.format(run="", claims=""),
     )
