@@ -39,7 +39,8 @@ iteration. A span may end with the iteration in which residents take the fractio
 token they have left (`_tail`). Positions and allocations may be fractional: a span
 replays the additions of 1.0 that one iteration at a time would make (`serq.sim.ones`),
 so positions, crossings, the clock and the report are bit for bit those of stepping
-(tests/sim/NOTES.md §9).
+(tests/sim/NOTES.md §9). Engines whose iterations interleave are spanned together
+(`serq.sim.joint`).
 """
 
 from __future__ import annotations
@@ -908,6 +909,9 @@ class StepStage(StageBase):
         iterations that repeat it, when there are at least two."""
         engine = self.engine
         heap = engine._heap
+        joint = self.world.joint
+        if joint is not None and joint(self):  # with the other engines' (`serq.sim.joint`)
+            return
         end = self._pending_end
         bound = self._next_other(heap)
         if not (end < bound and end <= engine.until):
@@ -1512,38 +1516,37 @@ class StepStage(StageBase):
         past the next event (`runs_on`), this is its start instead: the iterations
         before it end, and it runs on as one planned now would."""
         m, ends, crossings, scheduled, runs_on, fractions = span
+        if crossings and not self.cross_quietly(ends, crossings, scheduled):
+            grow_at_instants(self.world, [(ends[c[0] - 1], c) for c in crossings])
+        self.advance(m, ends, scheduled, fractions)
+        engine = self.engine
+        if runs_on:  # the ends of iterations 0..m-2 (this event is the last of them)
+            engine.events += m - 2
+            self.run_on(ends[-1], scheduled)
+        else:
+            engine.events += m - 1
+            self._end(scheduled)
+
+    def cross_quietly(self, ends: list[float], crossings: list[tuple], scheduled: Any) -> bool:
+        """Apply a span's `crossings` by `_cross_quietly` when they may be (no gauge reads
+        their instants, and they grow one pool); False, nothing done, when not."""
+        if self.world.gauges:
+            return False
+        pool = crossings[0][2].part.pool
+        for r in scheduled:  # one pool grows: the crossings' own residents' parts
+            if r.grows and r.part.pool is not pool:
+                return False
         engine = self.engine
         now = engine.now
-        if crossings:
-            world = self.world
-            recorder = self.recorder
-            pool = crossings[0][2].part.pool
-            if not world.gauges:
-                for r in scheduled:  # one pool grows: the crossings' own residents' parts
-                    if r.grows and r.part.pool is not pool:
-                        break
-                else:
-                    self._cross_quietly(ends, crossings, pool)
-                    crossings = ()
-            i, count = 0, len(crossings)
-            while i < count:
-                j = crossings[i][0]
-                t = engine.now = ends[j - 1]  # iteration j starts when j - 1 ends
-                while i < count and crossings[i][0] == j:
-                    part = crossings[i][2].part
-                    pool = part.pool
-                    need = crossings[i][3]
-                    if pool.infinite:  # beside a part of inf units (`Pool.infinite`)
-                        pool.infinite_grow(part.alloc, need)
-                    part.alloc += need
-                    pool.allocated += need
-                    pool.dirty = True
-                    pool.evict(recorder)
-                    i += 1
-                world._flush_pools()  # the levels and gauges of the end of instant t
-                if t != now:  # the instant of the span's event ends after it
-                    world.end_instant(t)
-            engine.now = now
+        self._cross_quietly(ends, crossings, pool)  # which sets the clock to a crossing's
+        engine.now = now  # when an eviction reads it
+        return True
+
+    def advance(
+        self, m: int, ends: list[float], scheduled: Any, fractions: list[tuple] | None
+    ) -> None:
+        """Count a span's iterations 1..m-1 and give every resident the tokens of 0..m-2
+        (the last one's are given as it ends); a tail's fractions are its tokens."""
         starts = ends[:-1]
         n = len(scheduled)
         bulk = self._bulk[0]
@@ -1565,12 +1568,15 @@ class StepStage(StageBase):
         if fractions:  # the last iteration is a tail (`_tail`)
             for r, t in fractions:
                 r.tokens = t
-        if runs_on:  # the ends of iterations 0..m-2 (this event is the last of them)
-            engine.events += m - 2
-            engine.schedule(ends[-1], self._end, scheduled)
-        else:
-            engine.events += m - 1
-            self._end(scheduled)
+
+    def run_on(self, end: float, scheduled: Any) -> None:
+        """The last iteration of a span, which has started, ends at `end` as one planned
+        then ends; with several engines fast-forwarded together it is a candidate again
+        (`serq.sim.joint`)."""
+        seq = self.engine.schedule(end, self._end, scheduled)
+        if self.world.joint is not None:
+            self._pending = seq
+            self._pending_end = end
 
     def _cross_quietly(self, ends: list[float], crossings: list[tuple], pool: Any) -> None:
         """`_end_span`'s crossings when they all grow one pool and no gauge reads the
@@ -1717,6 +1723,35 @@ class StepStage(StageBase):
                 self.wake(s)
         elif not self.present:
             self.recorder.stage_state(self.index, now, 0, 0.0)
+
+
+def grow_at_instants(world: Any, rows: list[tuple[float, tuple]]) -> None:
+    """Apply span crossings `(time, (j, rank, resident, units))`, in the order of their
+    times, each at its own time: the growth, then the evictions it makes, then at the end
+    of each instant the pools' levels and (but at the instant of the event applying them)
+    the gauges. The clock is put back after."""
+    engine = world.engine
+    recorder = world.recorder
+    now = engine.now
+    i, count = 0, len(rows)
+    while i < count:
+        t = engine.now = rows[i][0]
+        j = rows[i][1][0]  # one iteration's crossings (two may start at one time)
+        while i < count and rows[i][1][0] == j and rows[i][0] == t:
+            _, _, r, need = rows[i][1]
+            part = r.part
+            pool = part.pool
+            if pool.infinite:  # beside a part of inf units (`Pool.infinite`)
+                pool.infinite_grow(part.alloc, need)
+            part.alloc += need
+            pool.allocated += need
+            pool.dirty = True
+            pool.evict(recorder)
+            i += 1
+        world._flush_pools()  # the levels and gauges of the end of instant t
+        if t != now:  # the instant of the span's event ends after it
+            world.end_instant(t)
+    engine.now = now
 
 
 def _started(ends: list[float], bound: float, until: float) -> int:

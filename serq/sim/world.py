@@ -22,7 +22,16 @@ from typing import Any
 from serq import ir
 from serq.ir import SLOT
 from serq.ir.expr import reads_only
-from serq.sim import deadlock, draws, endless, fastforward, flows, ranked_queue, straight
+from serq.sim import (
+    deadlock,
+    draws,
+    endless,
+    fastforward,
+    flows,
+    joint,
+    ranked_queue,
+    straight,
+)
 from serq.sim.claims import Claims
 from serq.sim.core import Engine
 from serq.sim.errors import SimError
@@ -167,6 +176,8 @@ class World:
         statements = StatementCompiler(program, self, exprs, streams["session"])
         self.session_block = statements.block(program.session)
         self.gauges = tuple(exprs.compile(g.value) for g in program.gauges)
+        # several step engines fast-forwarded together (`serq.sim.joint`), or None
+        self.joint = joint.extend if joint.eligible(self) else None
         self.straight = None
         if self.claims is None:
             self.straight = straight.plan(self, program, exprs, streams["session"])
