@@ -31,6 +31,10 @@ And "fractional": bench/vllm_fractional.sq, the reference's multi-turn program, 
 then exp(500), outputs of exp(200) + 1) and the cost `c0 + max(omega + beta * (kv_decode +
 kv_prefill), tokens * a)`, about 170,000 iterations; fast-forwarding must skip at least
 90% of them (issue 18 item 5).
+
+And "replicas": bench/replicas.sq, four replicas of the example's engine behind a router,
+each at the example's default load, for 1,000 simulated seconds: the engines' iterations
+interleave, so they are fast-forwarded together (`serq.sim.joint`).
 """
 
 from __future__ import annotations
@@ -49,6 +53,7 @@ from bench.timing import cpu_best_each  # noqa: E402
 
 PROGRAM = str(Path(__file__).resolve().parents[1] / "examples" / "vllm.sq")
 FRACTIONAL = str(Path(__file__).resolve().parent / "vllm_fractional.sq")
+REPLICAS = str(Path(__file__).resolve().parent / "replicas.sq")
 HORIZON = 1000
 # Issue 10's two loads: light (Lambda 0.3, 10,000 blocks) and loaded (Lambda 0.5, 3,000
 # blocks, the cache evicts); "heavy" (Lambda 2, 250 blocks) also preempts.
@@ -63,14 +68,18 @@ CASES = {
     "light, design rate": LIGHT | DESIGN_RATE,
     "loaded, design rate": LOADED | DESIGN_RATE,
     "fractional": None,  # FRACTIONAL as it is, for its own horizon
+    "replicas": REPLICAS,  # four engines, for HORIZON
 }
 REPEATS = 3
 
 
-def compiled(implementation, sets: dict | None):
-    """`implementation`'s (pyserq's or serq's) program of one case."""
+def compiled(implementation, sets: dict | str | None):
+    """`implementation`'s (pyserq's or serq's) program of one case: the example with
+    `sets`, FRACTIONAL (None) or the program at a path (a string)."""
     if sets is None:
         return implementation.compile(FRACTIONAL)
+    if isinstance(sets, str):
+        return implementation.compile(sets, horizon=HORIZON)
     return implementation.compile(PROGRAM, horizon=HORIZON, sets=sets)
 
 
@@ -100,11 +109,14 @@ def best_runs(sets: dict | None) -> tuple[list[float], object, object]:
 
 def summary(report) -> str:
     """Iterations, mean residents, preemptions and the mean hit rate, to show both ran the
-    same load."""
-    reqs, kv = report.pools[0], report.pools[1]
+    same load (summed over the engines and their pools where there are several)."""
+    pools = list(report.pools)
+    iterations = sum(s.iterations for s in report.stages)
+    residents = sum(p.mean_holders for p in pools if p.name.startswith("reqs"))
+    preemptions = sum(p.preemptions for p in pools if p.name.startswith("kv"))
     return (
-        f"iterations {report.stages[0].iterations:>7}  residents {reqs.mean_holders:5.2f}  "
-        f"preemptions {kv.preemptions:>4}  hit {report.observe('hit_rate').mean:.3f}"
+        f"iterations {iterations:>7}  residents {residents:5.2f}  "
+        f"preemptions {preemptions:>4}  hit {report.observe('hit_rate').mean:.3f}"
     )
 
 
@@ -117,11 +129,12 @@ def main() -> None:
             f"{name:<20}{theirs:>10.3f}{ours:>10.3f}{ours / theirs:>7.2f}x"
             f"{slow:>12.3f}{slow / theirs:>7.2f}x"
         )
-        engine = our_report.stages[0]
-        planned = (engine.iterations - engine.skipped) / max(our_report.turns, 1)
+        iterations = sum(s.iterations for s in our_report.stages)
+        skipped = sum(s.skipped for s in our_report.stages)
+        planned = (iterations - skipped) / max(our_report.turns, 1)
         print(f"  pyserq  {summary(their_report)}")
         print(
-            f"  serq    {summary(our_report)}  skipped {engine.skipped / engine.iterations:.1%}"
+            f"  serq    {summary(our_report)}  skipped {skipped / iterations:.1%}"
             f"  planned {planned:.2f} a turn"
         )
     program = serq.compile(PROGRAM, horizon=HORIZON, sets=CASES["loaded"])

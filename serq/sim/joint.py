@@ -144,7 +144,8 @@ def _spans(
         # the first span that stops before the bound (a resident finishes there), and the
         # first instant where iterations of two members end together
         stops = min((span[1][-1] for span in spans.values() if not span[4]), default=INF)
-        least = min(bound, stops, _first_tie(spans))
+        least = min(bound, stops)
+        least = min(least, _first_tie(spans, least))
         cut = {}
         for st, span in spans.items():
             short = _cut(span, least, until)
@@ -174,13 +175,15 @@ def _cut(span: tuple, bound: float, until: float) -> tuple | None:
     return (k, ends, crossings, scheduled, True, fractions if k == m else None)
 
 
-def _first_tie(spans: dict[StepStage, tuple]) -> float:
-    """The first time at which iterations of two members end together (inf when none)."""
+def _first_tie(spans: dict[StepStage, tuple], limit: float) -> float:
+    """The first time before `limit` at which iterations of two members end together
+    (inf when none; the last iteration of each, which ends at or after the bound it will
+    be cut to, does not count)."""
     seen: set[float] = set()
     tie = INF
     for span in spans.values():
         ends = span[1]
-        times = set(ends[:-1])
+        times = set(ends[: min(len(ends) - 1, bisect_left(ends, limit))])
         common = seen & times
         if common:
             tie = min(tie, min(common))
