@@ -156,6 +156,29 @@ def test_a_request_preempted_during_its_recompute_keeps_its_outputs(tmp_path):
     assert verdict == "same", sides
 
 
+# 3 blocks of 4, budget 64, a plain threshold of 1 token. s0 (4 tokens, 1 output) ends
+# with its prefill in step 3, the step s1 (2 tokens, 3 outputs) ends its decode; their
+# next turns (6 tokens, 2 blocks, one of them a hit) fit one at a time, so the first to
+# queue is served first. lib/vllm.sq reveals s0's output length by a decode run of no
+# work, an event at that instant, so s1's session goes on first and queues first
+# (serQ's order at one instant, in serq and pyserq alike); the model ended both in the
+# order the step served them and put s0 first (scenario 300060 of the edge search).
+SAME_STEP_ENDS = Scenario(
+    Config(4, 3, 64, 4, 1, alone=False),
+    (Session(0, (Turn(4, 1), Turn(1, 1))), Session(0, (Turn(2, 3), Turn(1, 1)))),
+)
+SAME_STEP_ENDS_FIRST = {(0, 1): 8, (1, 1): 6}
+
+
+def test_a_request_ending_with_its_prefill_goes_on_after_the_others(tmp_path):
+    """The model lets the sessions of a step's finished requests go on in serQ's order:
+    those that end with their prefill last (NOTES §30)."""
+    got = simulate(SAME_STEP_ENDS).requests
+    assert {k: got[k].first for k in SAME_STEP_ENDS_FIRST} == SAME_STEP_ENDS_FIRST
+    verdict, sides = vllm_compare.compare(SAME_STEP_ENDS, tmp_path, reference=_has_reference())
+    assert verdict == "same", sides
+
+
 SAMPLE = range(100)
 # The sample's scenarios that differ from vLLM, each by the serQ pool's eviction (NOTES
 # §23, D); every other one agrees in every request, on every side.

@@ -50,7 +50,11 @@ Where serQ's semantics decide a case vLLM leaves to its driver or never meets:
   real scheduler would wait for ever, the "rejection" of the brief).
 - Requests sent at the same step join the waiting queue in the order their send began
   (first turns before later ones, then by the step the previous turn ended, then by the
-  order they ended in), as serQ's events at one instant are ordered.
+  order they ended in), as serQ's events at one instant are ordered. Of the requests
+  that end in one step, those whose last token is sampled as their prefill ends go on
+  after the others (in the order the step served them): lib/vllm.sq reveals the hidden
+  output length by a decode run, which for them has no work, an event at that instant
+  that puts their sessions behind the ones already going on.
 - `Config.alone`: lib/vllm.sq's `long_prefill(reqs, c)` gives no cap to a request that
   is alone (one request running or waiting when the step begins); the hand-worked
   scenarios of tests/sim/test_vllm_oracle.py are written with it. False is the plain
@@ -153,6 +157,13 @@ class Request:
     preemptions: int = 0
     cached: list[int] = field(default_factory=list)
     steps: list[int] = field(default_factory=list)  # the steps it was admitted at
+    outputs_admitted: int = 0  # outputs it had at its last admission
+
+    @property
+    def ends_with_prefill(self) -> bool:
+        """Its last token is (to be) sampled as its prefill from the last admission ends:
+        lib/vllm.sq's decode run after it has no work."""
+        return self.outputs_admitted == self.out - 1
 
     @property
     def num_tokens(self) -> int:
@@ -361,6 +372,7 @@ class Model:
             req.computed = hit
             req.cached.append(hit)
             req.steps.append(t)
+            req.outputs_admitted = req.outputs
             rest = n if self.cfg.first_chunk else min(req.num_tokens - hit, budget)
             self._grow(req, hit + rest, hit + n)
             req.admitted = self.admissions
@@ -419,7 +431,10 @@ class Model:
             self.running.remove(req)
             self.pool.give_back(req.blocks)
             req.blocks = []
-        for req in finished:
+        # a request that ends with its prefill goes on after the others: its session runs
+        # lib/vllm.sq's decode of no work first, an event at the same instant (serQ's
+        # order, the sessions in the order they became ready)
+        for req in sorted(finished, key=lambda r: r.ends_with_prefill):
             self._finish(t + 1, req, ended=True)
 
     def _finish(self, t: int, req: Request, ended: bool) -> None:
