@@ -8,7 +8,8 @@
    lib/vllm.sq now follows vLLM, and the free queue, where a serQ pool does not.
 3. A CI sample of the random scenarios (vllm_scenarios.py): the model against serq's four
    runs (generated code and interpreter, fast-forward on and off) and pyserq 0.1.2, request
-   for request, every verdict pinned (`scripts/search_vllm_model.py` runs the search).
+   for request, every verdict pinned (`scripts/search_vllm_model.py` runs the search),
+   and a sample of the domain's corners (`vllm_scenarios.generate_domain`).
 """
 
 from __future__ import annotations
@@ -213,6 +214,20 @@ def test_random_scenario_served_in_another_order_agrees_with_the_model(k, tmp_pa
     assert verdict == ORDERS_KNOWN.get(k, "same"), sides
 
 
+DOMAIN = range(300000, 300040)
+# vllm_scenarios.generate_domain: the corners (no cap, budgets of 1 and below a block,
+# pools too small for one request, max_seqs 1, outputs of 1, long sessions); the eight
+# that differ do so by the serQ pool's eviction (NOTES §23, D; §30).
+DOMAIN_KNOWN = {k: "pool" for k in (300003, 300004, 300005, 300014, 300015, 300024, 300036, 300038)}
+
+
+@pytest.mark.parametrize("k", DOMAIN)
+def test_scenario_at_the_corners_of_the_domain_agrees_with_the_model(k, tmp_path):
+    scenario = vllm_scenarios.generate_domain(k)
+    verdict, sides = vllm_compare.compare(scenario, tmp_path, f"d{k}", _has_reference())
+    assert verdict == DOMAIN_KNOWN.get(k, "same"), sides
+
+
 def test_the_sample_draws_what_the_brief_asks_for():
     """No cap often, the alone form and the plain one, multi-turn sessions with think
     steps and forced misses, and, in the model, preemptions, rejections and cache hits after preemption."""
@@ -225,3 +240,20 @@ def test_the_sample_draws_what_the_brief_asks_for():
     assert sum(r.preemptions > 0 for r in results) >= 15
     assert sum(r.rejections > 0 for r in results) >= 10
     assert any(o.preemptions and o.cached_last for r in results for o in r.requests.values())
+
+
+def test_the_domain_sample_reaches_its_corners():
+    """The domain sample has each corner several times, and the model preempts and
+    refuses in it."""
+    scenarios = [vllm_scenarios.generate_domain(k) for k in DOMAIN]
+    results = [simulate(s) for s in scenarios]
+    configs = [s.config for s in scenarios]
+    assert sum(c.chunk == 0 for c in configs) >= 10
+    assert sum(c.budget == 1 for c in configs) >= 5
+    assert sum(1 < c.budget < c.block_size for c in configs) >= 1
+    assert sum(c.max_seqs == 1 for c in configs) >= 5
+    assert sum(max(len(x.turns) for x in s.sessions) >= 5 for s in scenarios) >= 5
+    turns = [t for s in scenarios for x in s.sessions for t in x.turns]
+    assert any(t.out == 1 for t in turns) and any(t.new == 1 for t in turns)
+    assert sum(r.rejections > 0 for r in results) >= 5
+    assert sum(r.preemptions > 0 for r in results) >= 5
