@@ -180,6 +180,26 @@ def test_a_request_ending_with_its_prefill_goes_on_after_the_others(tmp_path):
     assert verdict == "same", sides
 
 
+# 6 blocks of 4, budget 64, served newest first (not vLLM's order). s1 (sent at 0) and
+# s0 (sent at 1) end in the same step, s0 served first; a serQ hold gives its blocks back
+# as its session goes on, so s0's blocks are freed (and so evicted) before s1's, and s1's
+# next turn finds its 8 tokens. Freed in running order (the model's rule under vLLM's own
+# order), s1's blocks came first, s0's next turn evicted one of them and s1 found 4
+# (reduced from scenario 300423 of the search with orders).
+NEWEST_FREE = Scenario(
+    Config(4, 6, 64, 4, 0, order="newest"),
+    (Session(1, (Turn(7, 5), Turn(2, 3, 1))), Session(0, (Turn(7, 6), Turn(1, 1, 1)))),
+)
+
+
+def test_under_another_order_a_steps_finished_requests_are_freed_as_they_go_on(tmp_path):
+    """Under a serve order other than vLLM's, the model frees a step's finished requests
+    in the order their sessions go on, as serQ releases their holds (NOTES §30)."""
+    assert simulate(NEWEST_FREE).requests[(1, 1)].cached_last == 8
+    verdict, sides = vllm_compare.compare(NEWEST_FREE, tmp_path, reference=False)
+    assert verdict == "same", sides
+
+
 SAMPLE = range(100)
 # The sample's scenarios that differ from vLLM, each by the serQ pool's eviction (NOTES
 # §23, D); every other one agrees in every request, on every side.

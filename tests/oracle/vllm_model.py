@@ -54,7 +54,10 @@ Where serQ's semantics decide a case vLLM leaves to its driver or never meets:
   that end in one step, those whose last token is sampled as their prefill ends go on
   after the others (in the order the step served them): lib/vllm.sq reveals the hidden
   output length by a decode run, which for them has no work, an event at that instant
-  that puts their sessions behind the ones already going on.
+  that puts their sessions behind the ones already going on. Under a serve order other
+  than vLLM's (`Config.order`), the step's finished requests are also freed in that
+  order, as serQ's holds give their blocks back when their sessions go on; under vLLM's
+  they are freed in running order, as vLLM frees them.
 - `Config.alone`: lib/vllm.sq's `long_prefill(reqs, c)` gives no cap to a request that
   is alone (one request running or waiting when the step begins); the hand-worked
   scenarios of tests/sim/test_vllm_oracle.py are written with it. False is the plain
@@ -425,16 +428,22 @@ class Model:
                 req.first = t + 1
             if req.outputs >= req.out:
                 finished.append(req)
-        # freed in running order; the sessions go on in the order the step served them
-        # (the same under vLLM's admission order; serQ's order for the others)
-        for req in sorted(finished, key=lambda r: r.admitted):
+        # the sessions go on in the order the step served them, but a request that ends
+        # with its prefill goes on after the others: its session runs lib/vllm.sq's decode
+        # of no work first, an event at the same instant (serQ's order, the sessions in
+        # the order they became ready)
+        going_on = sorted(finished, key=lambda r: r.ends_with_prefill)
+        # vLLM frees them in running order; under another serve order (not vLLM's) the
+        # model follows serQ, where each hold gives its blocks back as its session goes on
+        if self.cfg.order == "admission":
+            freed = sorted(finished, key=lambda r: r.admitted)
+        else:
+            freed = going_on
+        for req in freed:
             self.running.remove(req)
             self.pool.give_back(req.blocks)
             req.blocks = []
-        # a request that ends with its prefill goes on after the others: its session runs
-        # lib/vllm.sq's decode of no work first, an event at the same instant (serQ's
-        # order, the sessions in the order they became ready)
-        for req in sorted(finished, key=lambda r: r.ends_with_prefill):
+        for req in going_on:
             self._finish(t + 1, req, ended=True)
 
     def _finish(self, t: int, req: Request, ended: bool) -> None:
