@@ -4,6 +4,8 @@ runs a sample (tests/oracle/test_vllm_model.py).
 
     PYTHONPATH=. python scripts/search_vllm_model.py --start 0 --count 300 --out /tmp/vsearch
     PYTHONPATH=. python scripts/search_vllm_model.py --edge ...   (vllm_scenarios.generate_edge)
+    PYTHONPATH=. python scripts/search_vllm_model.py --domain ...   (generate_domain: the
+        corners of the whole domain drawn often)
     PYTHONPATH=. python scripts/search_vllm_model.py --orders ...   (the running loop newest
         first or prefill first, serQ's `serve by`, the model's Config.order: not vLLM's)
 
@@ -17,6 +19,7 @@ import argparse
 import collections
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "oracle"))
@@ -31,6 +34,7 @@ def main() -> None:
     parser.add_argument("--out", default="")
     parser.add_argument("--no-reference", action="store_true", help="skip pyserq")
     parser.add_argument("--edge", action="store_true", help="vllm_scenarios.generate_edge")
+    parser.add_argument("--domain", action="store_true", help="vllm_scenarios.generate_domain")
     parser.add_argument(
         "--orders", action="store_true", help="serve newest first or prefill first (not vLLM's)"
     )
@@ -40,7 +44,7 @@ def main() -> None:
     for k in range(args.start, args.start + args.count):
         folder = out / "all"
         folder.mkdir(parents=True, exist_ok=True)
-        scenario = (vllm_scenarios.generate_edge if args.edge else vllm_scenarios.generate)(k)
+        scenario = _generator(args)(k)
         if args.orders:
             scenario = vllm_scenarios.with_order(k, scenario)
         verdict, sides = vllm_compare.compare(scenario, folder, f"s{k}", not args.no_reference)
@@ -51,6 +55,13 @@ def main() -> None:
             (keep / f"s{k}.sq").write_text((folder / f"s{k}.sq").read_text())
             print(k, verdict, _detail(sides), flush=True)
     print(dict(tally), "programs in", out)
+
+
+def _generator(args: argparse.Namespace) -> Callable[[int], vllm_scenarios.Scenario]:
+    """The scenario generator the options name."""
+    if args.domain:
+        return vllm_scenarios.generate_domain
+    return vllm_scenarios.generate_edge if args.edge else vllm_scenarios.generate
 
 
 def _detail(sides: dict) -> str:

@@ -8,7 +8,8 @@
    lib/vllm.sq now follows vLLM, and the free queue, where a serQ pool does not.
 3. A CI sample of the random scenarios (vllm_scenarios.py): the model against serq's four
    runs (generated code and interpreter, fast-forward on and off) and pyserq 0.1.2, request
-   for request, every verdict pinned (`scripts/search_vllm_model.py` runs the search).
+   for request, every verdict pinned (`scripts/search_vllm_model.py` runs the search),
+   and a sample of the domain's corners (`vllm_scenarios.generate_domain`).
 """
 
 from __future__ import annotations
@@ -156,6 +157,49 @@ def test_a_request_preempted_during_its_recompute_keeps_its_outputs(tmp_path):
     assert verdict == "same", sides
 
 
+# 3 blocks of 4, budget 64, a plain threshold of 1 token. s0 (4 tokens, 1 output) ends
+# with its prefill in step 3, the step s1 (2 tokens, 3 outputs) ends its decode; their
+# next turns (6 tokens, 2 blocks, one of them a hit) fit one at a time, so the first to
+# queue is served first. lib/vllm.sq reveals s0's output length by a decode run of no
+# work, an event at that instant, so s1's session goes on first and queues first
+# (serQ's order at one instant, in serq and pyserq alike); the model ended both in the
+# order the step served them and put s0 first (scenario 300060 of the edge search).
+SAME_STEP_ENDS = Scenario(
+    Config(4, 3, 64, 4, 1, alone=False),
+    (Session(0, (Turn(4, 1), Turn(1, 1))), Session(0, (Turn(2, 3), Turn(1, 1)))),
+)
+SAME_STEP_ENDS_FIRST = {(0, 1): 8, (1, 1): 6}
+
+
+def test_a_request_ending_with_its_prefill_goes_on_after_the_others(tmp_path):
+    """The model lets the sessions of a step's finished requests go on in serQ's order:
+    those that end with their prefill last (NOTES §30)."""
+    got = simulate(SAME_STEP_ENDS).requests
+    assert {k: got[k].first for k in SAME_STEP_ENDS_FIRST} == SAME_STEP_ENDS_FIRST
+    verdict, sides = vllm_compare.compare(SAME_STEP_ENDS, tmp_path, reference=_has_reference())
+    assert verdict == "same", sides
+
+
+# 6 blocks of 4, budget 64, served newest first (not vLLM's order). s1 (sent at 0) and
+# s0 (sent at 1) end in the same step, s0 served first; a serQ hold gives its blocks back
+# as its session goes on, so s0's blocks are freed (and so evicted) before s1's, and s1's
+# next turn finds its 8 tokens. Freed in running order (the model's rule under vLLM's own
+# order), s1's blocks came first, s0's next turn evicted one of them and s1 found 4
+# (reduced from scenario 300423 of the search with orders).
+NEWEST_FREE = Scenario(
+    Config(4, 6, 64, 4, 0, order="newest"),
+    (Session(1, (Turn(7, 5), Turn(2, 3, 1))), Session(0, (Turn(7, 6), Turn(1, 1, 1)))),
+)
+
+
+def test_under_another_order_a_steps_finished_requests_are_freed_as_they_go_on(tmp_path):
+    """Under a serve order other than vLLM's, the model frees a step's finished requests
+    in the order their sessions go on, as serQ releases their holds (NOTES §30)."""
+    assert simulate(NEWEST_FREE).requests[(1, 1)].cached_last == 8
+    verdict, sides = vllm_compare.compare(NEWEST_FREE, tmp_path, reference=False)
+    assert verdict == "same", sides
+
+
 SAMPLE = range(100)
 # The sample's scenarios that differ from vLLM, each by the serQ pool's eviction (NOTES
 # §23, D); every other one agrees in every request, on every side.
@@ -190,6 +234,20 @@ def test_random_scenario_served_in_another_order_agrees_with_the_model(k, tmp_pa
     assert verdict == ORDERS_KNOWN.get(k, "same"), sides
 
 
+DOMAIN = range(300000, 300040)
+# vllm_scenarios.generate_domain: the corners (no cap, budgets of 1 and below a block,
+# pools too small for one request, max_seqs 1, outputs of 1, long sessions); the eight
+# that differ do so by the serQ pool's eviction (NOTES §23, D; §30).
+DOMAIN_KNOWN = {k: "pool" for k in (300003, 300004, 300005, 300014, 300015, 300024, 300036, 300038)}
+
+
+@pytest.mark.parametrize("k", DOMAIN)
+def test_scenario_at_the_corners_of_the_domain_agrees_with_the_model(k, tmp_path):
+    scenario = vllm_scenarios.generate_domain(k)
+    verdict, sides = vllm_compare.compare(scenario, tmp_path, f"d{k}", _has_reference())
+    assert verdict == DOMAIN_KNOWN.get(k, "same"), sides
+
+
 def test_the_sample_draws_what_the_brief_asks_for():
     """No cap often, the alone form and the plain one, multi-turn sessions with think
     steps and forced misses, and, in the model, preemptions, rejections and cache hits after preemption."""
@@ -202,3 +260,20 @@ def test_the_sample_draws_what_the_brief_asks_for():
     assert sum(r.preemptions > 0 for r in results) >= 15
     assert sum(r.rejections > 0 for r in results) >= 10
     assert any(o.preemptions and o.cached_last for r in results for o in r.requests.values())
+
+
+def test_the_domain_sample_reaches_its_corners():
+    """The domain sample has each corner several times, and the model preempts and
+    refuses in it."""
+    scenarios = [vllm_scenarios.generate_domain(k) for k in DOMAIN]
+    results = [simulate(s) for s in scenarios]
+    configs = [s.config for s in scenarios]
+    assert sum(c.chunk == 0 for c in configs) >= 10
+    assert sum(c.budget == 1 for c in configs) >= 5
+    assert sum(1 < c.budget < c.block_size for c in configs) >= 1
+    assert sum(c.max_seqs == 1 for c in configs) >= 5
+    assert sum(max(len(x.turns) for x in s.sessions) >= 5 for s in scenarios) >= 5
+    turns = [t for s in scenarios for x in s.sessions for t in x.turns]
+    assert any(t.out == 1 for t in turns) and any(t.new == 1 for t in turns)
+    assert sum(r.rejections > 0 for r in results) >= 5
+    assert sum(r.preemptions > 0 for r in results) >= 5

@@ -50,7 +50,14 @@ Where serQ's semantics decide a case vLLM leaves to its driver or never meets:
   real scheduler would wait for ever, the "rejection" of the brief).
 - Requests sent at the same step join the waiting queue in the order their send began
   (first turns before later ones, then by the step the previous turn ended, then by the
-  order they ended in), as serQ's events at one instant are ordered.
+  order they ended in), as serQ's events at one instant are ordered. Of the requests
+  that end in one step, those whose last token is sampled as their prefill ends go on
+  after the others (in the order the step served them): lib/vllm.sq reveals the hidden
+  output length by a decode run, which for them has no work, an event at that instant
+  that puts their sessions behind the ones already going on. Under a serve order other
+  than vLLM's (`Config.order`), the step's finished requests are also freed in that
+  order, as serQ's holds give their blocks back when their sessions go on; under vLLM's
+  they are freed in running order, as vLLM frees them.
 - `Config.alone`: lib/vllm.sq's `long_prefill(reqs, c)` gives no cap to a request that
   is alone (one request running or waiting when the step begins); the hand-worked
   scenarios of tests/sim/test_vllm_oracle.py are written with it. False is the plain
@@ -153,6 +160,13 @@ class Request:
     preemptions: int = 0
     cached: list[int] = field(default_factory=list)
     steps: list[int] = field(default_factory=list)  # the steps it was admitted at
+    outputs_admitted: int = 0  # outputs it had at its last admission
+
+    @property
+    def ends_with_prefill(self) -> bool:
+        """Its last token is (to be) sampled as its prefill from the last admission ends:
+        lib/vllm.sq's decode run after it has no work."""
+        return self.outputs_admitted == self.out - 1
 
     @property
     def num_tokens(self) -> int:
@@ -361,6 +375,7 @@ class Model:
             req.computed = hit
             req.cached.append(hit)
             req.steps.append(t)
+            req.outputs_admitted = req.outputs
             rest = n if self.cfg.first_chunk else min(req.num_tokens - hit, budget)
             self._grow(req, hit + rest, hit + n)
             req.admitted = self.admissions
@@ -413,13 +428,22 @@ class Model:
                 req.first = t + 1
             if req.outputs >= req.out:
                 finished.append(req)
-        # freed in running order; the sessions go on in the order the step served them
-        # (the same under vLLM's admission order; serQ's order for the others)
-        for req in sorted(finished, key=lambda r: r.admitted):
+        # the sessions go on in the order the step served them, but a request that ends
+        # with its prefill goes on after the others: its session runs lib/vllm.sq's decode
+        # of no work first, an event at the same instant (serQ's order, the sessions in
+        # the order they became ready)
+        going_on = sorted(finished, key=lambda r: r.ends_with_prefill)
+        # vLLM frees them in running order; under another serve order (not vLLM's) the
+        # model follows serQ, where each hold gives its blocks back as its session goes on
+        if self.cfg.order == "admission":
+            freed = sorted(finished, key=lambda r: r.admitted)
+        else:
+            freed = going_on
+        for req in freed:
             self.running.remove(req)
             self.pool.give_back(req.blocks)
             req.blocks = []
-        for req in finished:
+        for req in going_on:
             self._finish(t + 1, req, ended=True)
 
     def _finish(self, t: int, req: Request, ended: bool) -> None:

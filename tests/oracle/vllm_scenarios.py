@@ -99,6 +99,36 @@ def generate_edge(k: int) -> Scenario:
     return Scenario(Config(bs, blocks, budget, max_seqs, chunk, alone), tuple(sessions))
 
 
+def generate_domain(k: int) -> Scenario:
+    """Scenario `k` over the whole domain, its corners drawn often: no chunk cap (0) half
+    the time, budgets of 1 token, below a block and of one block, pools too small for one
+    request or just large enough, one running request, prompts and outputs of 1 token,
+    and long multi-turn sessions (up to 10 turns); forced misses as `generate`'s."""
+    rng = random.Random(f"vllm-domain-{k}")
+    bs = rng.choice((1, 2, 4, 8, 16, 32))
+    sessions = []
+    long_sessions = rng.random() < 0.3
+    for _ in range(rng.choice((1, 1, 2, 3, 4, 6))):
+        turns = []
+        count = rng.randint(5, 10) if long_sessions else rng.choice((1, 1, 2, 3))
+        for j in range(count):
+            new = rng.choice((1, 1, bs, bs + 1, max(1, bs - 1), rng.randint(1, 40)))
+            out = rng.choice((1, 1, 2, rng.randint(1, 30)))
+            think = 0 if j == 0 else rng.choice((0, 0, 1, rng.randint(0, 10)))
+            turns.append(Turn(new, out, think))
+        sessions.append(Session(rng.choice((0, 0, 1, rng.randint(0, 20))), tuple(turns)))
+    need = _blocks_needed(sessions, bs)
+    biggest = max(need)
+    blocks = rng.choice(
+        (max(1, biggest - 1), max(1, biggest // 2), biggest, biggest + 1, sum(need) + 2)
+    )
+    budget = rng.choice((1, 1, max(1, bs - 1), bs, bs + 1, 2 * bs, rng.randint(1, 300)))
+    max_seqs = rng.choice((1, 1, 2, 3, 16))
+    chunk = rng.choice((0, 0, 0, 0, 0, 1, max(1, bs - 1), bs, rng.randint(1, 64)))
+    alone = rng.random() < 0.6
+    return Scenario(Config(bs, blocks, budget, max_seqs, chunk, alone), _forced(k, sessions))
+
+
 def with_order(k: int, scenario: Scenario) -> Scenario:
     """Scenario `k` served newest first or prefill first (serQ's `serve by`, the model's
     `Config.order`): not vLLM's order, a check of the step engine's other serve orders."""
