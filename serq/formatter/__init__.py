@@ -27,7 +27,7 @@ from serq.expand.printer import INDENT, _Printer
 from serq.formatter.comments import Comment, comments, has_blank_line
 from serq.syntax import ParseResult, ast, parse
 from serq.syntax.scanner import FN_CLOSE, FN_HEAD
-from serq.syntax.source_text import lines_ended
+from serq.syntax.source_text import BOM, lines_ended
 
 __all__ = ["Formatted", "format_source"]
 
@@ -111,6 +111,11 @@ def format_source(
         if (c.start, c.end) in kept and (inside := at.between(c.start, c.end))
     }
     out = printer.file(chunks, at, set(broken) | set(outside), main, stops)
+    if out.startswith(BOM):
+        # a U+FEFF after the start of the input (its own leading mark is not printed),
+        # kept with an item left as written: first in the output it would be read as a
+        # byte-order mark, and the error and the character would go at the next format
+        out = "\n" + out
     return Formatted(out, parsed.diagnostics, len(broken))
 
 

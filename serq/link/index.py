@@ -254,6 +254,7 @@ class _Builder:
         self.declared: list[Occurrence] = []
         self.pending: list[_Pending] = []
         self.libraries: list[str] = []  # named by `use`s, in order
+        self.parameters: set[Key] = set()  # the keys of entries' parameters
 
     # ------------------------------------------------------------ recording
 
@@ -263,6 +264,14 @@ class _Builder:
 
     def refer(self, span: Span, candidates: list[Key], fallback: Key) -> None:
         self.pending.append(_Pending(tuple(candidates), fallback, span))
+
+    def _parameter(self, name: str, env: _Env) -> Key | None:
+        """The key of the enclosing entry's parameter `name`, if it has one (the expander's
+        `sets its parameter` reads an entry's parameters alone, past any binding)."""
+        for n, key in reversed(env.locals):
+            if n == name and key in self.parameters:
+                return key
+        return None
 
     def value_name(self, ident: ast.Ident, env: _Env) -> None:
         name = ident.name
@@ -381,6 +390,7 @@ class _Builder:
                 body_env = inside.bind(bound, member.span)
                 for ident in bound:
                     self.declare(body_env.local(ident.name), ident, "parameter", member, inside)  # type: ignore[arg-type]
+                self.parameters.update(k for p in member.params if (k := body_env.local(p.name)))
                 self.node(member.body, body_env)
             else:
                 self.node(member, inside)
@@ -394,6 +404,11 @@ class _Builder:
             self.ref(node, env)
         elif isinstance(node, (ast.Set, ast.Choose)):
             name = node.target.name
+            param = self._parameter(name, env)
+            if param is not None:  # an entry setting its parameter (E-queue): that name
+                self.refer(node.target.span, [param], param)
+                self.children(node, env, skip=("target",))
+                return
             owned = env.queue and not env.gateway
             key = ("value", f"{env.queue}.{name}" if owned else name)
             self.declare(key, node.target, "attribute", node, env)

@@ -299,7 +299,8 @@ def _settings_problem(program: ir.Program) -> tuple[tuple[str, ...], str, str] |
             "give a finite horizon, or bound the run with `arrivals N` (--arrivals N)",
         )
     if not warmup >= 0:
-        return ("warmup",), f"warmup {_num(warmup)} is negative", "the warm-up is a time >= 0"
+        said = "is negative" if warmup < 0 else "is not a number"  # NaN
+        return ("warmup",), f"warmup {_num(warmup)} {said}", "the warm-up is a time >= 0"
     if not warmup < horizon:
         return (
             ("warmup", "horizon"),

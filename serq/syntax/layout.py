@@ -297,7 +297,7 @@ def relayout(old: Layout, text: str, parse_chunk: ChunkParser) -> tuple[Layout, 
     lines_moved = text.count("\n", p, new_end) - old_text.count("\n", p, old_end)
     line_index = old.line_index.edited(text, p, old_end, new_end)
     following = None if stop_at == n else old.units[stop_at]
-    units = _units(text, chunks, following, line_index, parse_chunk, old, first)
+    units = _units(text, chunks, following, line_index, parse_chunk, old, first, stop_at)
     # the old units after the stop, moved; those on the line the edit ends on move sideways
     tail = range(stop_at, n)
     starts = old.starts[:first] + [c.start for c in chunks] + [old_starts[k] + delta for k in tail]
@@ -382,9 +382,12 @@ def _units(
     parse_chunk: ChunkParser,
     old: Layout | None = None,
     first: int = 0,
+    stop: int = 0,
 ) -> list[Unit]:
     """The units of `chunks`, the last of which is followed by `following_unit` (or the end
-    of the text); an old unit at the same place with the same text is kept."""
+    of the text); an old unit at the same place with the same text is kept, one before
+    `stop` only: those from `stop` on are kept after the chunks, moved, and one object
+    twice in a layout was one declaration where the text has two."""
     units: list[Unit] = []
     for i, chunk in enumerate(chunks):
         if i + 1 < len(chunks):
@@ -394,7 +397,7 @@ def _units(
         else:
             following = text[chunk.end :]
         chunk_text = text[chunk.start : chunk.end]
-        if old is not None and first + i < len(old.units):
+        if old is not None and first + i < stop:
             k = first + i
             unit = old.units[k]
             if (
@@ -431,6 +434,7 @@ def is_special(unit: Unit) -> bool:
 
 
 # ---------------------------------------------------------------------- texts
+
 
 def common_prefix(a: Sequence[Any], b: Sequence[Any]) -> int:
     """The length of the longest common prefix of the strings or lists `a` and `b`

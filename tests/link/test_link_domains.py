@@ -10,6 +10,8 @@ valid) link.
 
 from __future__ import annotations
 
+import math
+
 import pytest
 
 from serq import api
@@ -285,6 +287,8 @@ def test_the_command_line_seed_has_the_run_blocks_range():
 
 def test_the_command_line_warmup_and_arrivals_are_checked():
     assert _compile_error(warmup=-1.0)[2] == "warmup -1 is negative (with `--warmup -1`)"
+    # a NaN warm-up was said to be negative (mutants at seed 72, m537)
+    assert _compile_error(warmup=math.nan)[2] == "warmup nan is not a number (with `--warmup nan`)"
     assert _compile_error(arrivals=0) == (5, 1, "0 arrivals (with `--arrivals 0`)")
     assert _compile_error(arrivals=10**13)[2] == (
         "10000000000000 arrivals (with `--arrivals 10000000000000`)"

@@ -135,3 +135,33 @@ async def test_a_run_s_timeout_that_is_not_a_number(client):
         await client.workspace_execute_command_async(
             types.ExecuteCommandParams(command="serq.run", arguments=[uri, "soon"])
         )
+
+
+async def test_an_entry_parameter_set_in_its_body_is_renamed_there_too(client, docs):
+    """`set prompt = c;` in `prefill (prompt)` is an E-queue error (the entry sets its
+    parameter); renaming the parameter left that `set` as it was, an attribute of the
+    queue from then on, and the error was gone (lsp_search.py --seed 46, a swap_lines
+    mutant of tests/corpus/valid/expr_aggregates_indexing.sq)."""
+    text = PD.replace(
+        "      set c = cached;\n", "      set c = cached;\n      set prompt = c;\n", 1
+    )
+    uri = uri_of(EXAMPLES / "rename_parameter.sq")
+    codes = [d.code for d in await docs.open(uri, text)]
+    assert codes == ["E-queue"]
+    doc = types.TextDocumentIdentifier(uri=uri)
+    at = position_of(text, "prefill (prompt) {", 0, len("prefill ("))
+    edit = await client.text_document_rename_async(
+        types.RenameParams(text_document=doc, position=at, new_name="renamed")
+    )
+    lines = text.splitlines(keepends=True)
+    starts = [sum(len(x) for x in lines[:k]) for k in range(len(lines))]
+    renamed = text
+    for e in sorted(
+        edit.changes[uri], key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
+    ):
+        a = starts[e.range.start.line] + e.range.start.character
+        b = starts[e.range.end.line] + e.range.end.character
+        renamed = renamed[:a] + e.new_text + renamed[b:]
+    assert "set renamed = c;" in renamed and "prefill (renamed) {" in renamed
+    assert [d.code for d in await docs.replace(uri, renamed)] == codes
+    docs.close(uri)
