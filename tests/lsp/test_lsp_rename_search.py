@@ -43,6 +43,17 @@ async def test_an_entry_or_a_nic_is_not_renamed(client, docs, needle, nth):
     docs.close(uri)
 
 
+def applied(text: str, edits) -> str:
+    """`text` with the text edits `edits` made, the last first."""
+    lines = text.splitlines(keepends=True)
+    starts = [sum(len(x) for x in lines[:k]) for k in range(len(lines))]
+    for e in sorted(edits, key=lambda e: (e.range.start.line, e.range.start.character), reverse=True):
+        a = starts[e.range.start.line] + e.range.start.character
+        b = starts[e.range.end.line] + e.range.end.character
+        text = text[:a] + e.new_text + text[b:]
+    return text
+
+
 async def test_a_binding_read_by_a_later_binding_is_renamed_there_too(client, docs):
     text = ADMISSION.read_text()
     uri = uri_of(ADMISSION.parent / "rename_binding.sq")
@@ -52,15 +63,7 @@ async def test_a_binding_read_by_a_later_binding_is_renamed_there_too(client, do
     edit = await client.text_document_rename_async(
         types.RenameParams(text_document=doc, position=at, new_name="renamed")
     )
-    lines = text.splitlines(keepends=True)
-    starts = [sum(len(x) for x in lines[:k]) for k in range(len(lines))]
-    renamed = text
-    for e in sorted(
-        edit.changes[uri], key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
-    ):
-        a = starts[e.range.start.line] + e.range.start.character
-        b = starts[e.range.end.line] + e.range.end.character
-        renamed = renamed[:a] + e.new_text + renamed[b:]
+    renamed = applied(text, edit.changes[uri])
     assert "known" not in renamed.split("at admission", 1)[1].split("{", 1)[0]
     assert "floor((renamed - 1) / bs)" in renamed
     assert await docs.replace(uri, renamed) == []
@@ -153,15 +156,7 @@ async def test_an_entry_parameter_set_in_its_body_is_renamed_there_too(client, d
     edit = await client.text_document_rename_async(
         types.RenameParams(text_document=doc, position=at, new_name="renamed")
     )
-    lines = text.splitlines(keepends=True)
-    starts = [sum(len(x) for x in lines[:k]) for k in range(len(lines))]
-    renamed = text
-    for e in sorted(
-        edit.changes[uri], key=lambda e: (e.range.start.line, e.range.start.character), reverse=True
-    ):
-        a = starts[e.range.start.line] + e.range.start.character
-        b = starts[e.range.end.line] + e.range.end.character
-        renamed = renamed[:a] + e.new_text + renamed[b:]
+    renamed = applied(text, edit.changes[uri])
     assert "set renamed = c;" in renamed and "prefill (renamed) {" in renamed
     assert [d.code for d in await docs.replace(uri, renamed)] == codes
     docs.close(uri)
