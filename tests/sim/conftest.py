@@ -8,7 +8,9 @@ sets={})` and `run(program) -> Report`, so `impl.run(path, **options)` compiles 
 in one call and returns the report. Runs are cached per implementation and arguments
 (a report is only read), so that several tests can check one long run.
 
-`reference` is pyserq alone, for the differential tests. `batch_means(samples)` is the
+`reference` is pyserq alone, for the differential tests; `same_as_reference(text)` asserts
+that a program text gives pyserq 0.1.2's report, every sample and point included
+(tests/oracle/differential.py; skipped where pyserq is not installed). `batch_means(samples)` is the
 95 % confidence interval the reference reports for an observation (20 batches of equal
 length, Student's t with 19 degrees of freedom), computed here from the samples, so a
 statistical tolerance never depends on the implementation's own CI. `PROGRAMS` is
@@ -19,6 +21,7 @@ from __future__ import annotations
 
 import math
 import statistics
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,6 +32,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = Path(__file__).resolve().parent / "programs"
 EXAMPLES = ROOT / "examples"
+ORACLE = ROOT / "tests" / "oracle"
 
 # Student's t quantile for a two-sided 95 % interval with 19 degrees of freedom.
 _T19 = 2.093  # as the reference rounds it
@@ -121,3 +125,22 @@ def batch_means_ci(samples: list[float]) -> tuple[float, float]:
 @pytest.fixture
 def batch_means() -> Callable[[list[float]], tuple[float, float]]:
     return batch_means_ci
+
+
+@pytest.fixture
+def same_as_reference(tmp_path: Path) -> Callable[..., None]:
+    """`check(text, name="t.sq", **options)`: the program `text`, written to `name`, gives
+    the reference's whole report (`differential.compare(..., full=True, **options)`); the
+    test skips there when pyserq is not installed, after what it checked before."""
+
+    def check(text: str, name: str = "t.sq", **options: Any) -> None:
+        pytest.importorskip("pyserq")
+        if str(ORACLE) not in sys.path:
+            sys.path.insert(0, str(ORACLE))
+        import differential  # noqa: PLC0415
+
+        path = tmp_path / name
+        path.write_text(text)
+        assert differential.compare(str(path), full=True, **options) == ("same", "")
+
+    return check

@@ -71,17 +71,8 @@ def test_a_nan_key_is_equal_to_nothing(keys, picked, n):
 
 
 @pytest.mark.parametrize(("keys", "picked"), CASES)
-def test_the_reference_chooses_alike(keys, picked, tmp_path):
-    pytest.importorskip("pyserq")
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracle"))
-    import differential
-
-    path = tmp_path / "choose.sq"
-    path.write_text(PROGRAM.format(n=3, keys=keys))
-    assert differential.compare(str(path), full=True) == ("same", "")
+def test_the_reference_chooses_alike(keys, picked, same_as_reference):
+    same_as_reference(PROGRAM.format(n=3, keys=keys), "choose.sq")
 
 
 def test_both_paths_give_one_report():

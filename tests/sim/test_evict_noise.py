@@ -74,14 +74,8 @@ def test_the_noise_of_an_evicted_entry_is_no_entry(b, n, evict):
 
 
 @pytest.mark.parametrize(("b", "n", "evict"), FAMILY[::3])
-def test_the_noise_is_the_references(b, n, evict, tmp_path):
-    pytest.importorskip("pyserq")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracle"))
-    import differential  # noqa: PLC0415
-
-    path = tmp_path / "evict.sq"
-    path.write_text(_program(b, n, evict))
-    assert differential.compare(str(path), full=True) == ("same", "")
+def test_the_noise_is_the_references(b, n, evict, same_as_reference):
+    same_as_reference(_program(b, n, evict), "evict.sq")
 
 
 ROOT = Path(__file__).resolve().parents[2]

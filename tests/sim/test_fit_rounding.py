@@ -11,9 +11,6 @@ three at once. Found by the mutants of round 12 (tests/oracle/mutants.py, seed 7
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
 from serq.sim.api import compile_program, execute
@@ -100,11 +97,5 @@ def test_a_growth_past_the_cap_by_more_than_rounding_does_not_fit():
 
 
 @pytest.mark.parametrize("name", CASES)
-def test_the_fits_are_the_references(name, tmp_path):
-    pytest.importorskip("pyserq")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracle"))
-    import differential  # noqa: PLC0415
-
-    path = tmp_path / "fit.sq"
-    path.write_text(CASES[name][0])
-    assert differential.compare(str(path), full=True) == ("same", "")
+def test_the_fits_are_the_references(name, same_as_reference):
+    same_as_reference(CASES[name][0], "fit.sq")

@@ -13,9 +13,6 @@ by start order. Found by the forms family of scripts/search_step.py (g200429).
 
 from __future__ import annotations
 
-import sys
-from pathlib import Path
-
 import pytest
 
 from serq.sim.api import compile_program, execute
@@ -92,11 +89,5 @@ def test_a_flow_left_with_rounding_ends_at_its_own_time():
 
 
 @pytest.mark.parametrize("text", [LOOPED, STRAIGHT], ids=["looped", "straight"])
-def test_the_ends_are_the_references(text, tmp_path):
-    pytest.importorskip("pyserq")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracle"))
-    import differential  # noqa: PLC0415
-
-    path = tmp_path / "flows.sq"
-    path.write_text(text)
-    assert differential.compare(str(path), full=True) == ("same", "")
+def test_the_ends_are_the_references(text, same_as_reference):
+    same_as_reference(text, "flows.sq")

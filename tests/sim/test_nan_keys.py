@@ -96,17 +96,8 @@ def test_minus_zero_and_zero_queue_keys_tie():
 
 
 @pytest.mark.parametrize("program", ["queue", "evict"])
-def test_the_reference_orders_nan_keys_alike(program, tmp_path):
-    pytest.importorskip("pyserq")
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracle"))
-    import differential
-
-    path = tmp_path / f"{program}.sq"
-    path.write_text((QUEUE if program == "queue" else EVICT).replace("{extra}", ""))
-    assert differential.compare(str(path), full=True) == ("same", "")
+def test_the_reference_orders_nan_keys_alike(program, same_as_reference):
+    same_as_reference((QUEUE if program == "queue" else EVICT).replace("{extra}", ""), f"{program}.sq")
 
 
 SIGNS = """
@@ -140,19 +131,10 @@ run { horizon 60; warmup 0; seed 1; }
         ("-(0 / x)", [0.0, 2.0, 3.0, 1.0]),
     ],
 )
-def test_the_sign_of_a_nan_each_operation_gives(nan, order, tmp_path):
+def test_the_sign_of_a_nan_each_operation_gives(nan, order, same_as_reference):
     text = SIGNS.replace("NAN", nan)
     assert _samples(text, "f") == order
-    pytest.importorskip("pyserq")
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracle"))
-    import differential
-
-    path = tmp_path / "signs.sq"
-    path.write_text(text)
-    assert differential.compare(str(path), full=True) == ("same", "")
+    same_as_reference(text, "signs.sq")
 
 
 SERVE = """
@@ -168,20 +150,11 @@ run { horizon 60; warmup 0; seed 1; }
 """
 
 
-def test_a_nan_serve_key_orders_by_its_sign(tmp_path):
+def test_a_nan_serve_key_orders_by_its_sign(same_as_reference):
     """A step engine of one token an iteration serves its residents by the keys: -NaN,
     -inf, 0, 5, +NaN (serials 2, 4, 1, 0, 3), fast-forwarded or not."""
     assert _samples(SERVE, "done") == [2.0, 4.0, 1.0, 0.0, 3.0]
     compiled, _ = sim_api.compile_program(SERVE, "t.sq")
     report, _ = sim_api.execute(compiled, fast_forward=False)
     assert list(report.observe("done").samples) == [2.0, 4.0, 1.0, 0.0, 3.0]
-    pytest.importorskip("pyserq")
-    import sys
-    from pathlib import Path
-
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracle"))
-    import differential
-
-    path = tmp_path / "serve.sq"
-    path.write_text(SERVE)
-    assert differential.compare(str(path), full=True) == ("same", "")
+    same_as_reference(SERVE, "serve.sq")

@@ -17,8 +17,6 @@ from __future__ import annotations
 
 import json
 import random
-import sys
-from pathlib import Path
 
 import pytest
 
@@ -132,14 +130,8 @@ def test_the_tolerance_by_hand(name):
 
 
 @pytest.mark.parametrize("name", sorted(BY_HAND))
-def test_the_tolerance_is_the_references(name, tmp_path):
-    pytest.importorskip("pyserq")
-    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracle"))
-    import differential  # noqa: PLC0415
-
-    path = tmp_path / f"{name}.sq"
-    path.write_text(BY_HAND[name][0])
-    assert differential.compare(str(path), full=True) == ("same", "")
+def test_the_tolerance_is_the_references(name, same_as_reference):
+    same_as_reference(BY_HAND[name][0], f"{name}.sq")
 
 
 def test_a_load_past_the_tolerance_does_not_fit():
