@@ -48,6 +48,7 @@ RATES: dict[str, tuple[float, str]] = {
     "closed": (0.8, "responses"),  # 5 users, think 4, serve 1: X = 0.80 (MVA)
     "loop_turn": (0.75, "turns"),  # 0.25 sessions a second, three turns each
     "gauges": (1.6, "sessions"),
+    "priced_cache": (1.5, "sessions"),
     "trace": (0.582, "turns"),  # examples/traces/chat.csv: 14 turns per 6 sessions, every 4 s
     "vllm": (1.0, "turns"),  # 0.5 sessions a second, two turns each on average
 }

@@ -8,11 +8,13 @@ orders by its keys and then release order, re-evaluated before every entry or bl
 
 Within one call of `evict_to` nothing a key may read changes but the size of the entry
 that lost a block, when the keys read only the entries' context, their owners'
-attributes and constants (`Cache.steady`: no draw, no observable). Then, once a second
-victim is wanted, the keys are evaluated once per entry into a heap, and after that again
-only for the entry a block was taken from, instead of for every entry before every
-block. The victims are the same as long as no key is NaN (a NaN orders nothing, and the
-scan's answer then depends on where it sits); with one, it falls back to the scan.
+attributes, constants and parts that read no entry, worked out once as the call starts
+(`Cache.steady`: no draw, no other observable; `Cache.hoisted`,
+`serq.sim.eviction_keys`). Then, once a second victim is wanted, the keys are evaluated
+once per entry into a heap, and after that again only for the entry a block was taken
+from, instead of for every entry before every block. The victims are the same as long as
+no key is NaN (a NaN orders nothing, and the scan's answer then depends on where it
+sits); with one, it falls back to the scan.
 
 Blocks that are not whole numbers leave float noise: ten blocks of 1.1 cached as
 11.000000000000002 keep 1.8e-15 after ten blocks are evicted. An entry that a block leaves
@@ -33,7 +35,7 @@ from typing import Any
 from serq.sim.core import Engine
 from serq.sim.errors import SimError, number
 from serq.sim.exprs import key_tuple
-from serq.sim.ranked_queue import least, unordered
+from serq.sim.ranked_queue import least
 from serq.sim.session import QUEUED
 
 EPS = 1e-9  # evicting stops within this of the limit (`Cache.evict_to`)
@@ -110,6 +112,8 @@ class Cache:
         "_order",
         "on_evict",
         "steady",
+        "hoisted",
+        "held",
     )
 
     def __init__(
@@ -128,6 +132,10 @@ class Cache:
         # whether the keys read nothing an eviction changes but the victim's size (the
         # module's docstring); the world sets it from the program
         self.steady = False
+        # the parts of the keys that read no entry, worked out once per eviction into
+        # `held`, which the keys read (`serq.sim.eviction_keys`)
+        self.hoisted: tuple[Callable[[Any], float], ...] = ()
+        self.held: list[float] = []
 
     def cachedin(self, session: Any) -> float:
         """The units of `session`'s live entry (0 without one)."""
@@ -241,38 +249,45 @@ class Cache:
                 f"than serq steps through ({STEPPED_BLOCKS:,}): the eviction keys or the "
                 "spill are taken again after every block",
             )
-        # the heap pays from the second victim on: the first is the scan's, at its cost
+        if self.hoisted and self.total > limit + EPS and entries:
+            held, blank = self.held, self.blank
+            for i, part in enumerate(self.hoisted):
+                held[i] = part(blank)
+        # the heap pays from the second victim on: the first is the scan's, at its cost,
+        # unless more than a block is to go, which takes two victims at least
         keyed = bool(self.keys) and self.steady
         ranked = None
-        first = True
+        first = not (block is not None and self.total - limit > block)
         noise = False
-        while self.total > limit + EPS and entries:
+        on_evict, live, bound = self.on_evict, self.live, limit + EPS
+        while self.total > bound and entries:
             if keyed and not first and ranked is None:
                 ranked = self._ranked()
                 keyed = ranked is not None  # a NaN: the scan from here on
             first = False
             entry = self._victim() if ranked is None else ranked[0][2]
-            take = entry.units
-            if self.block is not None and take > self.block:
-                take = self.block
+            take = left = entry.units
+            if block is not None and take > block:
+                take = block
             # a block that leaves only float noise of the blocks behind is the entry's last
-            whole = take >= entry.units - EPS
-            noise = whole and take < entry.units
-            if self.on_evict is not None:
-                self.on_evict(entry, take, whole)
-            entry.units -= take
+            whole = take >= left - EPS
+            noise = whole and take < left
+            if on_evict is not None:
+                on_evict(entry, take, whole)
+            entry.units = left = left - take
             self.total -= take
             units += take
             if whole:
                 removed += 1
                 del entries[entry.order]
                 if entry.owner is not None:
-                    del self.live[entry.owner]
+                    del live[entry.owner]
                 if ranked is not None:
                     heappop(ranked)
             elif ranked is not None:  # its size changed, and with it maybe its key
                 key = self._key(entry, self.engine.now)
-                if unordered(key):
+                total = sum(key)  # `unordered`, inline
+                if total != total:
                     ranked = None
                     keyed = False
                 else:
@@ -285,18 +300,31 @@ class Cache:
         """The eviction keys of `entry` at `now`."""
         self.context(entry, now)
         owner = entry.owner
-        a = owner.attrs if owner is not None else self.blank
-        return self.key_of(a)
+        return self.key_of(owner.attrs if owner is not None else self.blank)
 
     def _ranked(self) -> list[tuple[tuple[float, ...], int, Entry]] | None:
         """The entries in a heap by (keys, release order), keyed once for a whole
         eviction (`steady` keys); None when a key is NaN, which leaves the order to the
         scan of `_victim`."""
-        now = self.engine.now
+        engine = self.engine
+        now = engine.now
+        key_of, blank = self.key_of, self.blank
         ranked = []
         for entry in self.entries.values():
-            key = self._key(entry, now)
-            if unordered(key):
+            # fast path: `_key`, with `context` inline
+            released = entry.released
+            engine.size = entry.units
+            engine.age = now - released
+            engine.last = released
+            owner = entry.owner
+            if owner is not None:
+                engine.waiting = 1.0 if owner.state == QUEUED else 0.0
+                key = key_of(owner.attrs)
+            else:
+                engine.waiting = 0.0
+                key = key_of(blank)
+            total = sum(key)  # `unordered`, inline
+            if total != total:
                 return None
             ranked.append((key, entry.order, entry))
         heapify(ranked)

@@ -490,7 +490,7 @@ class _Codegen:
             self.emit(indent, line)
 
     def bind(self, obj: Any, prefix: str = "_k_o") -> str:
-        return self.exprs._bind(obj, prefix)
+        return self.exprs.bind(obj, prefix)
 
     def expr(self, e: ir.Expr, stream: Any) -> str:
         """The inline code of `e` (drawing from `stream`), reading the clock's local."""

@@ -16,7 +16,7 @@ import functools
 import math
 import random
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from types import CodeType
 from typing import Any
 
@@ -85,12 +85,12 @@ def keys_less(key: tuple, best: tuple) -> bool:
 
 _COMPARE = {"==", "!=", "<", "<=", ">", ">="}
 _PLAIN = {"+", "-", "*"}
-_CONTEXT = {"now", "present", "size", "age", "last", "waiting", "waited"}
-_CONTEXT |= {"residents", "decoders", "kv_decode", "kv_prefill", "tokens", "prefilled"}
-_CONTEXT |= {"attention", "decoding", "admission", "remaining"}
-_CONTEXT |= {"demand", "served", "arrived", "position"}
+CONTEXT = {"now", "present", "size", "age", "last", "waiting", "waited"}
+CONTEXT |= {"residents", "decoders", "kv_decode", "kv_prefill", "tokens", "prefilled"}
+CONTEXT |= {"attention", "decoding", "admission", "remaining"}
+CONTEXT |= {"demand", "served", "arrived", "position"}
 # The code of an observable of one argument, by name: `t` the member, `a` the session slot.
-_OBSERVABLE_CODE = {
+OBSERVABLE_CODE = {
     "used": "{t}.allocated",
     "free": "({t}.cap - {t}.allocated)",
     "holders": "{t}.holders_count()",
@@ -139,7 +139,7 @@ def member(
     )
 
 
-def _constant_member(ref: Ref) -> bool:
+def constant_member(ref: Ref) -> bool:
     """Whether `ref` names one member of its family without a run-time check: no index,
     or a constant whole index from 0 to the family's count - 1."""
     if ref.index is None:
@@ -178,7 +178,7 @@ def _h2_code(u: str, mean: float, cv2: float) -> str | None:
 def _pure(e: Expr) -> bool:
     """Whether reading `e` again gives the same value and does nothing else: a number, a
     session attribute or a context variable."""
-    return isinstance(e, Num | Attr) or (isinstance(e, Ctx) and e.name in _CONTEXT)
+    return isinstance(e, Num | Attr) or (isinstance(e, Ctx) and e.name in CONTEXT)
 
 
 def arith_repr(value: float) -> str:
@@ -240,18 +240,30 @@ class ExprCompiler:
         # (a function of its own, for a subexpression too deep to inline, reads E.now)
         self.now_code = "E.now"
         self._extrema = 0  # the `min`/`max` written out with names of their own so far
+        self._given: Mapping[int, str] = {}  # `compile`'s
 
-    def compile(self, expr: Expr, stream: random.Random | None = None) -> Fn:
-        """A function `f(a)` giving the value of `expr`; draws use `stream`."""
+    def compile(
+        self,
+        expr: Expr,
+        stream: random.Random | None = None,
+        given: Mapping[int, str] | None = None,
+    ) -> Fn:
+        """A function `f(a)` giving the value of `expr`; draws use `stream`. `given` maps
+        the id of a subexpression of `expr` to the code that reads its value, worked out
+        elsewhere (`serq.sim.eviction_keys`)."""
         self._stream = stream
-        code, _ = self._code(expr)
+        self._given = given or {}
+        try:
+            code, _ = self._code(expr)
+        finally:
+            self._given = {}
         return self._lambda(code)
 
     def constant(self, ref: Ref) -> Any:
         """The pool or stage member `ref` names when it names one by a constant in its
-        family (`_constant_member`), else None: a computed index, or a constant one that
+        family (`constant_member`), else None: a computed index, or a constant one that
         `member` checks when it is read (`resolver`)."""
-        if not _constant_member(ref):
+        if not constant_member(ref):
             return None
         items = self.ns["POOLS"] if ref.kind == "pool" else self.ns["STAGES"]
         return items[ref.base + (0 if ref.index is None else int(ref.index.value))]
@@ -279,7 +291,8 @@ class ExprCompiler:
 
     # ------------------------------------------------------------------ internals
 
-    def _bind(self, obj: Any, prefix: str) -> str:
+    def bind(self, obj: Any, prefix: str) -> str:
+        """The name under which generated code reads `obj` (bound once per object)."""
         key = id(obj)
         name = self._names.get(key)
         if name is None:
@@ -297,11 +310,14 @@ class ExprCompiler:
         if depth > _SPLIT_DEPTH:
             if self.now_code != "E.now":  # the function of its own reads the engine's clock
                 code = _NOW.sub("E.now", code)
-            name = self._bind(self._lambda(code), "_sub")
+            name = self.bind(self._lambda(code), "_sub")
             return f"{name}(a)", 1
         return code, depth
 
     def _node(self, e: Expr) -> tuple[str, int]:  # noqa: C901 - one case per IR node
+        given = self._given.get(id(e)) if self._given else None
+        if given is not None:
+            return given, 1
         if isinstance(e, Num):
             v = e.value
             if math.isinf(v):
@@ -312,7 +328,7 @@ class ExprCompiler:
         if isinstance(e, Ctx):
             if e.name == "now":
                 return self.now_code, 1
-            if e.name in _CONTEXT:
+            if e.name in CONTEXT:
                 return f"E.{e.name}", 1
             return f"_not_simulated(None, {e.name!r})", 1
         if isinstance(e, Unary):
@@ -419,15 +435,15 @@ class ExprCompiler:
         """A draw: its sampler on constant arguments checked now, else a sampler that
         checks its arguments at every draw (`draws.checked`)."""
         stream = self._stream or random.Random(0)
-        u = self._bind(stream.random, "_U")
+        u = self.bind(stream.random, "_U")
         args = [self._code(x) for x in e.args]
         depth = max((d for _, d in args), default=0) + 1
         if all(isinstance(x, Num) for x in e.args):
             values = tuple(x.value for x in e.args)  # type: ignore[union-attr]
             found = draws.problem(e.dist, values)
             if found is not None:  # fails when (if ever) it is drawn
-                origin = self._bind(e.origin, "_O")
-                return f"_draw_fails({origin}, {self._bind(found, '_P')})", 1
+                origin = self.bind(e.origin, "_O")
+                return f"_draw_fails({origin}, {self.bind(found, '_P')})", 1
             if draws.below_one(e.dist, values):
                 self.warn_cv2(e.origin, values)
                 args = [args[0], ("1.0", 1)]
@@ -443,7 +459,7 @@ class ExprCompiler:
                         return inline, depth
             inner = "".join(f", {c}" for c, _ in args)
             return f"_d_{e.dist}({u}{inner})", depth
-        origin = self._bind(e.origin, "_O")
+        origin = self.bind(e.origin, "_O")
         inner = "".join(f", {c}" for c, _ in args)
         return f"_c_{e.dist}({u}{inner}, {origin})", depth
 
@@ -465,21 +481,21 @@ class ExprCompiler:
         """Code for the member a reference names (`in_statement`: a statement's target,
         whose bad index the message calls a pool or stage index)."""
         items = "POOLS" if ref.kind == "pool" else "STAGES"
-        if _constant_member(ref):
+        if constant_member(ref):
             k = ref.base + (0 if ref.index is None else int(ref.index.value))
             members = self.ns[items]
             if k < len(members):  # the member itself, bound once: no subscript
-                return self._bind(members[k], "_m"), 1
+                return self.bind(members[k], "_m"), 1
             return f"{items}[{k}]", 1  # a member not built yet (a pool's key reads a stage)
         # a computed index, or a constant one out of the family (a `choose j in n` over an
         # array of fewer than n members writes j out): `member` checks it when it is read
         idx, d = self._code(ref.index)
-        origin = self._bind(ref.origin, "_O")
+        origin = self.bind(ref.origin, "_O")
         what = f"{ref.kind} " if in_statement else ""
         # the members by their index as a float (-0 finds member 0, as `member` has it);
         # any other index goes to `member`, which gives the error
         members = self.ns[items][ref.base : ref.base + ref.count]
-        family = self._bind({float(j): m for j, m in enumerate(members)}, "_F")
+        family = self.bind({float(j): m for j, m in enumerate(members)}, "_F")
         if not _pure(ref.index):
             k = len(self._names) + self._extrema
             self._extrema += 1
@@ -493,7 +509,7 @@ class ExprCompiler:
     def _observable(self, e: Observable) -> tuple[str, int]:
         target, d = self._ref(e.target)
         f = e.func
-        template = _OBSERVABLE_CODE.get(f)
+        template = OBSERVABLE_CODE.get(f)
         member = self.ns.get(target)  # a constant member, bound by `_ref`
         template = getattr(member, "COUNT_CODE", {}).get(f, template)  # its count, inline
         if template is not None:
@@ -501,5 +517,5 @@ class ExprCompiler:
         if f == "price" and len(e.args) == 2:
             (h, dh), (x, dx) = (self._code(a) for a in e.args)
             return f"{target}.price({h}, {x})", max(d, dh, dx) + 1
-        origin = self._bind(e.origin, "_O")
+        origin = self.bind(e.origin, "_O")
         return f"_not_simulated({origin}, {f!r})", d

@@ -21,11 +21,11 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
-from serq.ir.expr import reads_only
 from serq.sim import (
     deadlock,
     draws,
     endless,
+    eviction_keys,
     fastforward,
     flows,
     joint,
@@ -136,13 +136,19 @@ class World:
                 stage.blank = self.blank
         for i, pool in enumerate(program.pools):
             queue_keys = [exprs.compile(k) for k in pool.queue.keys]
-            evict_keys = None
+            evict_keys = hoisted = None
             if isinstance(pool.evict, ir.By):
-                evict_keys = [exprs.compile(k, streams["eviction"]) for k in pool.evict.keys]
+                evict_keys, hoisted, held, steady = eviction_keys.compile_keys(
+                    exprs, pool.evict.keys, i, pool.spill is not None, streams["eviction"]
+                )
             ranked = ranked_queue.steady(pool.queue.keys, program.attrs)
             self.pools.append(Pool(i, pool, engine, queue_keys, evict_keys, ranked))
-            if evict_keys is not None:
-                self.pools[-1].cache.steady = _steady_keys(pool, i)
+            if hoisted is not None:
+                cache = self.pools[-1].cache
+                cache.hoisted, cache.held = hoisted, held
+                # a spill changes pools and stages as it evicts: its own pool's keys are
+                # never steady, and another's are when they read no observable
+                cache.steady = steady and (pool.spill is None or pool.spill.to != i)
             if pool.preempt_keys:  # `preempt by (keys)`
                 keys = [exprs.compile(k) for k in pool.preempt_keys]
                 self.pools[-1].preempt_key_of = key_tuple(keys)
@@ -638,13 +644,3 @@ class World:
                 stage.arrive(SpillJob(), w)
 
         cache.on_evict = on_evict
-
-
-def _steady_keys(pool: ir.Pool, index: int) -> bool:
-    """Whether `pool`'s eviction keys read nothing an eviction changes but the victim's
-    size: no draw and no observable (a spill changes pools and stages as it evicts), and
-    the spill, if any, goes to another pool (`Cache.steady`)."""
-    assert isinstance(pool.evict, ir.By)
-    if pool.spill is not None and pool.spill.to == index:
-        return False
-    return all(reads_only(k, fastforward.ENTRY) for k in pool.evict.keys)

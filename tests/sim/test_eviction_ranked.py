@@ -14,7 +14,7 @@ import random
 import pytest
 
 import serq
-from serq.sim import world
+from serq.sim import eviction_keys
 
 KEYS = [
     "size",
@@ -80,14 +80,16 @@ def test_ranked_eviction_evicts_what_the_scan_evicts(seed, tmp_path, monkeypatch
     path = tmp_path / f"ranked_{seed}.sq"
     path.write_text(_program(seed), encoding="utf-8")
     ranked = _report(str(path))
-    monkeypatch.setattr(world, "_steady_keys", lambda pool, index: False)
+    monkeypatch.setattr(eviction_keys, "_steady", lambda key, given: False)
     assert _report(str(path)) == ranked
 
 
 def test_keys_that_read_a_draw_or_an_observable_are_scanned():
-    """A key that draws or reads a pool's state can change as the eviction goes on: those
-    pools keep the scan."""
+    """A key that draws or reads its own pool's state can change as the eviction goes on:
+    those pools keep the scan. A stage's or another pool's state stands still through an
+    eviction (worked out once: test_eviction_hoisted.py), so a key reading them is ranked."""
     source = """pool kv {{ cap 8; block 1; evict by ({key}); }}
+pool other {{ cap 2; }}
 stage s : fifo(1);
 workload {{ arrive poisson(1); }}
 session {{ hold kv (2) {{ run s (1); }} cache (2); }}
@@ -99,9 +101,14 @@ run {{ horizon 5; }}
         ("~uniform(0, 1)", False),
         ("used(kv)", False),
         ("size + cachedin(kv)", False),
+        ("size + cachedin(other)", False),
+        ("price(s, 0.1, 0.5) * size", True),
+        ("queue(s) + used(other), -age", True),
+        ("~uniform(0, 1) * price(s, 0.1, 0.5)", False),
     ]:
         program = serq.compile(source=source.format(key=key)).program
-        assert world._steady_keys(program.pools[0], 0) is steady, key
+        _, steady_now = eviction_keys.plan(program.pools[0].evict.keys, 0, spills=False)
+        assert steady_now is steady, key
 
 
 def test_an_eviction_keys_the_entries_only_as_often_as_it_needs():
@@ -109,7 +116,8 @@ def test_an_eviction_keys_the_entries_only_as_often_as_it_needs():
     from the second victim on the entries are keyed once more into the heap, and after
     that only the entry a block was taken from. (A pool evicts at every admission, most
     often nothing or one entry: keying every entry for nothing made a run that evicts one
-    of a thousand entries at a time five times slower.)"""
+    of a thousand entries at a time five times slower.) Where more than a block is to
+    go, which takes two victims at least, the heap is built at once."""
     from serq.sim.cache import Cache
     from serq.sim.core import Engine
 
@@ -127,6 +135,8 @@ def test_an_eviction_keys_the_entries_only_as_often_as_it_needs():
     assert cache.evict_to(29.0) == (0, 1.0) and len(reads) == 10  # the scan
     reads.clear()
     assert cache.evict_to(20.0) == (3, 9.0)
-    # the scan for the first block, the heap for the second, then one key for each later
-    # block that leaves its entry with blocks (5 of the 7 later blocks)
-    assert len(reads) == 10 + 10 + 5
+    # nine blocks to go: the heap at once, then one key for each block that leaves its
+    # entry with blocks (6 of the 9)
+    assert len(reads) == 10 + 6
+    reads.clear()
+    assert cache.evict_to(19.0) == (0, 1.0) and len(reads) == 7  # one block: the scan
