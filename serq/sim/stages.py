@@ -13,6 +13,7 @@ from collections import deque
 from collections.abc import Callable
 from heapq import heapify, heappop, heappush
 from itertools import count
+from operator import itemgetter
 from typing import Any
 
 from serq.ir import Delay, Fifo, Ps, Stage, Step
@@ -452,11 +453,14 @@ class PsStage(StageBase):
         now = self.engine.now
         v = self.vtime + ((now - self.t_last) * self.rate if self.present else 0.0)
         total = -0.0
-        for tag, _, _ in sorted(self.heap, key=lambda item: item[1]):
+        for tag, _, _ in sorted(self.heap, key=_START):
             # in start order (the reference sums in a hash order); none is left while the
             # virtual time is inf (`reschedule`)
             total += tag - v if v < INF else 0.0
         return total
+
+
+_START = itemgetter(1)  # a ps job's start order, of its (tag, order, job)
 
 
 def build_stage(
