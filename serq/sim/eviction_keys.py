@@ -12,9 +12,10 @@ the start of each eviction (`Cache.hoisted`), and the key reads its value from a
 are the same; and a key whose remaining part reads only the entries' context and their
 owners' attributes is `steady`, which lets the cache rank its entries in a heap.
 
-Only what cannot fail and does not draw is hoisted, so that evaluating it where the key
-might not have (a branch of `?:` the entry does not take) changes nothing: no draw, no
-computed member index (`member` may refuse it), nothing the simulator does not simulate.
+Only what cannot fail, draws nothing and sets nothing is hoisted, so that evaluating it
+where the key might not have (a branch of `?:` the entry does not take) changes nothing:
+no draw, no computed member index (`member` may refuse it), no `budget_left` (it sets the
+engine's context), nothing the simulator does not simulate.
 """
 
 from __future__ import annotations
@@ -29,9 +30,10 @@ from serq.sim.exprs import ExprCompiler, Fn
 
 # What an eviction key reads of the entry it weighs (`Cache.context`): never hoisted.
 ENTRY_CONTEXT = frozenset({"size", "age", "last", "waiting"})
-# Observables whose value `ExprCompiler` computes without a call that may refuse (price
-# with its two times aside); `cachedin` reads the entry's owner.
-_FIXED_OBSERVABLES = frozenset(sim_exprs.OBSERVABLE_CODE) - {"cachedin"}
+# Observables whose value `ExprCompiler` computes without a call that may refuse or set
+# anything (price with its two times aside): `cachedin` reads the entry's owner, and
+# `budget_left` outside a plan sets the engine's context as it plans.
+_FIXED_OBSERVABLES = frozenset(sim_exprs.OBSERVABLE_CODE) - {"cachedin", "budget_left"}
 
 
 def _children(e: ir.Expr) -> Iterator[ir.Expr]:

@@ -150,6 +150,7 @@ def _parts(key: str, spills: bool = False) -> list[str]:
 pool other {{ cap 2; }}
 stage s : fifo(1);
 stage sa[2] : ps(1);
+stage engine : step {{ budget 8; cost 0.05; memory kv; }}
 workload {{ arrive poisson(1); }}
 session {{ set u = 1; hold kv (2) {{ run s (1); }} cache (2); }}
 run {{ horizon 5; }}
@@ -170,6 +171,7 @@ run {{ horizon 5; }}
         ("used(kv) * size", []),  # its own pool changes as it evicts
         ("cachedin(other)", []),  # reads the entry's owner
         ("queue(sa[u > 0 ? 1 : 0])", []),  # a computed member `member` may refuse
+        ("budget_left(engine) * size", []),  # sets the engine's context as it plans
         ("queue(sa[1]) + ~exp(1)", ["Observable:queue"]),  # the draw stays per entry
         ("u > 0 ? est_wait(s) : size", ["Observable:est_wait"]),
         ("now > 1 ? est_wait(s) : queue(s)", ["Cond:"]),
