@@ -23,8 +23,9 @@ stages (tests/oracle/pool_family.py). Run by hand; the CI runs a sample of each
         with `--against interpreter`)
     PYTHONPATH=. python scripts/search_step.py --family joint ...   (two to four step
         engines: replicas behind a router, prefill and decode engines with a KV transfer,
-        tests/oracle/joint_family.py, on the whole report; `--against interpreter` runs
-        it three ways: generated code, interpreter, every iteration stepped)
+        tests/oracle/joint_family.py, on the whole report, with `--dialect main` against
+        pyserq 0.1.4; `--against interpreter` runs it three ways: generated code,
+        interpreter, every iteration stepped)
 
 prints a line per program that does not simply agree and a tally; the programs that
 differ are written to OUT/<verdict>/g<k>.sq.

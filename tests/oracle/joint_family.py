@@ -28,7 +28,8 @@ fractions, `max`, `kv_decode`; `preempt none`; fractional token counts and block
 pools too small for a turn's context (they evict and preempt); think times of 0.
 
 `program(k)` is deterministic (a batch or a constant renewal, per-session constants
-by `serial`), so that it agrees with the reference exactly.
+by `serial`), so that it agrees with the reference exactly; `program(k, "main")` writes
+the same choices in the `fn main` dialect for pyserq 0.1.4 (`--dialect main`).
 """
 
 from __future__ import annotations
@@ -82,13 +83,73 @@ hold {slot} (1), {kv} ({units}) {{
   run {E} decode (o) growing {kv};
 }} cache ({cache});"""
 
+# the same requests as pyserq 0.1.4 takes them (`fn main`): one pool a hold with a cache
+# (the slot's hold around the KV's, whose queue the engine serves), quantities in their
+# resource's unit, no run of negative work
+VLLM_HOLD_MAIN = """\
+hold {slot} (cost({slot_unit}, 1)) {{
+  hold {kv} (cost({kv_unit}, min(known, hit + budget_left({E})))) reserve (cost({kv_unit}, known))
+       at admission (known = computed < p ? p : computed + 1,
+                     hit = min(cachedin({kv}), floor((known - 1) / bs) * bs)) {{
+    set c = cached;
+    prefill on {E} (max(known - c, 0)) growing {kv};
+    observe ttft = now - arrived;
+    decode on {E} (max(o - 1 - (known - p), 0)) growing {kv};
+  }} cache (cost({kv_unit}, {cache}));
+}}"""
+
+PLAIN_HOLD_MAIN = """\
+hold {slot} (cost({slot_unit}, 1)) {{
+  hold {kv} (cost({kv_unit}, {units})) {{
+    set c = cached;
+    prefill on {E} (max(p - c, 0)) growing {kv};
+    observe ttft = now - arrived;
+    decode on {E} (o) growing {kv};
+  }} cache (cost({kv_unit}, {cache}));
+}}"""
+
+
+# where the engines share one KV pool, which no family of several can admit (`fn main`):
+# the KV's hold around the slot's, which the engine admits
+VLLM_HOLD_SHARED_MAIN = """\
+hold {kv} (cost({kv_unit}, min(known, hit + budget_left({E})))) reserve (cost({kv_unit}, known))
+     at admission (known = computed < p ? p : computed + 1,
+                   hit = min(cachedin({kv}), floor((known - 1) / bs) * bs)) {{
+  set c = cached;
+  hold {slot} (cost({slot_unit}, 1)) {{
+    prefill on {E} (max(known - c, 0)) growing {kv};
+    observe ttft = now - arrived;
+    decode on {E} (max(o - 1 - (known - p), 0)) growing {kv};
+  }}
+}} cache (cost({kv_unit}, {cache}));"""
+
+PLAIN_HOLD_SHARED_MAIN = """\
+hold {kv} (cost({kv_unit}, {units})) {{
+  set c = cached;
+  hold {slot} (cost({slot_unit}, 1)) {{
+    prefill on {E} (max(p - c, 0)) growing {kv};
+    observe ttft = now - arrived;
+    decode on {E} (o) growing {kv};
+  }}
+}} cache (cost({kv_unit}, {cache}));"""
+
+
+def unit(ref: str) -> str:
+    """The resource of `ref` (a family's name without its index), for `cost(...)`."""
+    return ref.split("[")[0]
+
 
 class _Joint:
     """The choices of one program, drawn from `r`."""
 
-    def __init__(self, r: random.Random) -> None:
+    def __init__(self, r: random.Random, main: bool = False) -> None:
         self.r = r
+        self.main = main
         self.bs = r.choice(("1", "4", "16", "16", "2.5"))
+
+    def u(self, resource: str, e: str) -> str:
+        """`e` as a quantity of `resource`: `cost(resource, e)` in the `fn main` dialect."""
+        return f"cost({unit(resource)}, {e})" if self.main else e
 
     def engine(self, name: str, n: str, memory: str) -> str:
         r = self.r
@@ -96,34 +157,51 @@ class _Joint:
         chunk = r.choice(CHUNKS)
         if budget == "inf" and chunk in ("", "chunk 0;", "chunk -1;", "chunk inf;"):
             chunk = "chunk 32;"  # an unbounded plan needs a finite chunk
+        cost = r.choice(COSTS)
+        if self.main and cost == "0":  # 0.1.4 refuses an iteration of no time
+            cost = "0.5"
         return (
-            f"stage {name}[{n}] : step {{ budget {budget}; cost {r.choice(COSTS)}; {chunk} "
+            f"stage {name}[{n}] : step {{ budget {budget}; cost {cost}; {chunk} "
             f"{r.choice(SERVES)} memory {memory}; }}"
         )
 
-    def kv(self, name: str, n: str | None) -> str:
+    def kv(self, name: str, n: str | None, via: str) -> str:
+        """A KV pool; in `fn main` the one engine `via` admits (its hold the innermost),
+        unless the engines share it (a family of one is admitted by no family of several:
+        their slots are, as in the items dialect)."""
         r = self.r
         preempt = r.choice(("preempt lifo;", "preempt lifo;", "preempt none;"))
         size = f"[{n}]" if n else ""
+        admit = f" admit via {via};" if self.main and n else ""
         return (
-            f"pool {name}{size} {{ cap {r.choice(CAPS)}; block bs; {r.choice(EVICTS)} {preempt} }}"
+            f"pool {name}{size} {{ cap {r.choice(CAPS)}; block bs; {r.choice(EVICTS)} "
+            f"{preempt}{admit} }}"
         )
 
-    def slots(self, name: str, n: str, via: str) -> str:
-        return (
-            f"pool {name}[{n}] {{ cap {self.r.choice(('1', '2', '4', '16'))}; admit via {via}; }}"
-        )
+    def slots(self, name: str, n: str, via: str, shared: bool = False) -> str:
+        """A slot pool, admitted by engine `via` (in `fn main` a plain one, unless the
+        engines share their KV pool)."""
+        admit = "" if self.main and not shared else f" admit via {via};"
+        return f"pool {name}[{n}] {{ cap {self.r.choice(('1', '2', '4', '16'))};{admit} }}"
 
     def request(self, E: str, slot: str, kv: str, vllm: bool) -> list[str]:
         """One request on engine `E` with its slot and KV pools (all indexed)."""
         r = self.r
+        names = {"slot": slot, "kv": kv, "E": E, "slot_unit": unit(slot), "kv_unit": unit(kv)}
+        shared = "[" not in kv
         if vllm:
             cache = r.choice(("p + o - 1", "p + o - 1", "p", "0", "inf"))
-            text = VLLM_HOLD.format(slot=slot, kv=kv, E=E, cache=cache)
+            template = VLLM_HOLD
+            if self.main:
+                template = VLLM_HOLD_SHARED_MAIN if shared else VLLM_HOLD_MAIN
+            text = template.format(cache=cache, **names)
         else:
             units = r.choice(("p", "p", "min(p, 8)", "1", "0"))
             cache = r.choice(("p + o", "p + o", "p", "0", "inf"))
-            text = PLAIN_HOLD.format(slot=slot, kv=kv, E=E, units=units, cache=cache)
+            template = PLAIN_HOLD
+            if self.main:
+                template = PLAIN_HOLD_SHARED_MAIN if shared else PLAIN_HOLD_MAIN
+            text = template.format(units=units, cache=cache, **names)
         return text.splitlines()
 
     def replicas(self) -> tuple[list[str], list[str]]:
@@ -133,8 +211,8 @@ class _Joint:
         kv_at = "kv" if shared else "kv[j]"
         decls = [
             f"let R = {n};",
-            self.slots("reqs", "R", "E"),
-            self.kv("kv", None if shared else "R"),
+            self.slots("reqs", "R", "E", shared),
+            self.kv("kv", None if shared else "R", "E"),
             self.engine("E", "R", "kv"),
         ]
         used = "used(kv[j])" if not shared else "holders(reqs[j])"
@@ -166,15 +244,15 @@ class _Joint:
             f"let NP = {np_};",
             f"let ND = {nd};",
             f"let x0 = {r.choice(('0', '0.002', '0.5'))};",
-            self.slots("reqsP", "NP", "P"),
-            self.kv("kvP", None if shared_p else "NP"),
+            self.slots("reqsP", "NP", "P", shared_p),
+            self.kv("kvP", None if shared_p else "NP", "P"),
             self.engine("P", "NP", "kvP"),
         ]
         if parked:
-            decls.append(self.slots("arrivedD", "ND", "D"))
+            decls.append(self.slots("arrivedD", "ND", "D", shared_d))
         decls += [
-            self.slots("reqsD", "ND", "D"),
-            self.kv("kvD", None if shared_d else "ND"),
+            self.slots("reqsD", "ND", "D", shared_d),
+            self.kv("kvD", None if shared_d else "ND", "D"),
             self.engine("D", "ND", "kvD"),
             "stage setup : delay;",
         ]
@@ -215,24 +293,31 @@ class _Joint:
         cache_d = r.choice(("p + o", "p + o", "0", "p", "inf"))
         reuse = r.choice((" reuse (0)", " reuse (0)", ""))
         local = r.choice(("n < 150", "n < 150", "0", "1", "serial == 1", "t > 0"))
-        remote = [
-            f"choose i in NP by ({key_p});",
-            f"hold reqsP[i] (1), {kvp} ({units_p}){reserve_p}",
-            f"     at admission (hit = {hit}) {{",
-            "  set c = cached;",
-            f"  run P[i] prefill (p - c) growing {kvp};",
-            f"}} cache ({cache_p}) lease {kvp} ({lease});",
-            f"run setup ({r.choice(('x0', '0', '0.25'))});",
-            f"hold {kvd} (p) reserve (p), {slot_d} (0) reserve (1){reuse} {{",
-            f"  {read}",
-            "  observe read = now - arrived;",
-            f"  hold {slot_d} (1) {{",
-            f"    run D[j] prefill (1) growing {kvd};",
-            "    observe ttft = now - arrived;",
-            f"    run D[j] decode (o - 1) growing {kvd};",
-            "  }",
-            f"}} cache ({cache_d});",
-        ]
+        setup = r.choice(("x0", "0", "0.25"))
+        if self.main:
+            remote = self._remote_main(
+                (key_p, kvp, units_p, reserve_p, hit, cache_p, lease, setup),
+                (kvd, slot_d, reuse, read, cache_d),
+            )
+        else:
+            remote = [
+                f"choose i in NP by ({key_p});",
+                f"hold reqsP[i] (1), {kvp} ({units_p}){reserve_p}",
+                f"     at admission (hit = {hit}) {{",
+                "  set c = cached;",
+                f"  run P[i] prefill (p - c) growing {kvp};",
+                f"}} cache ({cache_p}) lease {kvp} ({lease});",
+                f"run setup ({setup});",
+                f"hold {kvd} (p) reserve (p), {slot_d} (0) reserve (1){reuse} {{",
+                f"  {read}",
+                "  observe read = now - arrived;",
+                f"  hold {slot_d} (1) {{",
+                f"    run D[j] prefill (1) growing {kvd};",
+                "    observe ttft = now - arrived;",
+                f"    run D[j] decode (o - 1) growing {kvd};",
+                "  }",
+                f"}} cache ({cache_d});",
+            ]
         here = self.request("D[j]", "reqsD[j]", kvd, r.random() < 0.5)
         body = [
             f"choose j in ND by ({key_d});",
@@ -244,14 +329,64 @@ class _Joint:
         ]
         return decls, body
 
+    def _remote_main(self, prefiller: tuple[str, ...], decoder: tuple[str, ...]) -> list[str]:
+        """The disaggregated path in `fn main`: the slot's hold around the KV's on each
+        side, the decoder's slot taken once the KV is read (0.1.4 has no reservation of
+        a slot beside the KV's hold)."""
+        key_p, kvp, units_p, reserve_p, hit, cache_p, lease, setup = prefiller
+        kvd, slot_d, reuse, read, cache_d = decoder
+        u = self.u
+        if reserve_p:
+            reserve_p = f" reserve ({u(kvp, 'p')})"
+        if reuse:
+            reuse = f" reuse ({u(kvd, '0')})"
+        if "[" in kvp:  # the slot's hold around the KV's, which the engine admits
+            prefill = [
+                f"hold reqsP[i] ({u('reqsP', '1')}) {{",
+                f"  hold {kvp} ({u(kvp, units_p)}){reserve_p}",
+                f"       at admission (hit = {hit}) {{",
+                "    set c = cached;",
+                f"    prefill on P[i] (max(p - c, 0)) growing {kvp};",
+                f"  }} cache ({u(kvp, cache_p)}) lease {kvp} ({lease});",
+                "}",
+            ]
+        else:  # a KV pool the engines share: its hold around the slot's
+            prefill = [
+                f"hold {kvp} ({u(kvp, units_p)}){reserve_p}",
+                f"     at admission (hit = {hit}) {{",
+                "  set c = cached;",
+                f"  hold reqsP[i] ({u('reqsP', '1')}) {{",
+                f"    prefill on P[i] (max(p - c, 0)) growing {kvp};",
+                "  }",
+                f"}} cache ({u(kvp, cache_p)}) lease {kvp} ({lease});",
+            ]
+        return [
+            f"choose i in NP by ({key_p});",
+            *prefill,
+            f"run setup ({u('setup', setup)});",
+            f"hold {kvd} ({u(kvd, 'p')}) reserve ({u(kvd, 'p')}){reuse} {{",
+            f"  {read}",
+            "  observe read = now - arrived;",
+            f"  hold {slot_d} ({u(slot_d, '1')}) {{",
+            f"    prefill on D[j] (1) growing {kvd};",
+            "    observe ttft = now - arrived;",
+            f"    decode on D[j] (max(o - 1, 0)) growing {kvd};",
+            "  }",
+            f"}} cache ({u(kvd, cache_d)});",
+        ]
+
 
 def program(k: int, dialect: str = "items") -> str:
-    """The k-th program of the family from its seed alone (deterministic, pyserq 0.1.2's
-    dialect; `items` the only dialect)."""
-    if dialect not in ("items", "det"):
+    """The k-th program of the family from its seed alone: deterministic in pyserq 0.1.2's
+    dialect (`items`, or its alias `det`), or the same choices in the `fn main` dialect
+    as pyserq 0.1.4 takes it (`main`: the declarations inside `fn main`, the session's
+    `turn;` running the server, quantities in their resource's unit, the KV pools the
+    ones the engines admit, no iteration of cost 0, no `run` block: `// horizon: N`)."""
+    if dialect not in ("items", "det", "main"):
         raise ValueError(f"the joint family has no {dialect} dialect")
+    main = dialect == "main"
     r = random.Random(7_654_321 * k + 3)
-    j = _Joint(r)
+    j = _Joint(r, main)
     shape = r.choice(("replicas", "replicas", "pd"))
     decls, body = j.replicas() if shape == "replicas" else j.pd()
     m = r.randint(1, 6)
@@ -336,4 +471,48 @@ def program(k: int, dialect: str = "items") -> str:
     horizon = r.choice(("30", "60", "200"))
     run = f"run {{ horizon {horizon}; warmup {r.choice(('0', '0', '1.5'))}; seed 1; }}"
     head = f"// joint family program {k} ({shape})"
+    if main:
+        return _main_text(
+            f"// joint family program {k} ({shape}, fn main)\n// horizon: {horizon}",
+            decls,
+            [arrive, turn[1], turn[3], grow, turns, think, gap],
+            body,
+        )
     return "\n".join([head, *decls, "", *workload, "", run, ""])
+
+
+def _main_text(head: str, decls: list[str], session: list[str], body: list[str]) -> str:
+    """A program of the family in the `fn main` dialect: `decls` (its `let`s go above
+    `fn main`), a workload whose session's `turn;` runs the server's `body`."""
+    arrive, n, o, grow, turns, think, gap = session
+    workload = [
+        "workload {",
+        f"  {arrive}",
+        "  init { set K = 0; set t = 0; }",
+        f"  turn {{ {n} {o} }}",
+        "  session {",
+        f"    run gap (cost(gap, {gap} * serial));",
+        "    loop {",
+        "      turn;",
+        "      set K = p + o;",
+        "      set t = t + 1;",
+        f"      branch (t >= {turns}) {{",
+        "        end;",
+        "      } else {",
+        f"        run think (cost(think, {think}));",
+        "      }",
+        "    }",
+        "  }",
+        "}",
+        "server {",
+        "  set arrived = now;",
+        f"  set p = {grow} + n;",
+        *("  " + x for x in body),
+        "  observe response = now - arrived;",
+        "}",
+    ]
+    lets = [d for d in decls if d.startswith("let ")]
+    inner = [d for d in decls if not d.startswith("let ")] + ["", *workload]
+    text = "\n".join([head, *lets, "fn main() {", *("  " + x if x else x for x in inner), "}", ""])
+    # 0.1.4 keeps `arrived` for its claims, which serq-language.txt does not have
+    return text.replace("arrived", "sent")

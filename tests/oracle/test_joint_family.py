@@ -3,7 +3,7 @@
 the first programs of tests/oracle/joint_family.py (replicas behind a router, prefill
 and decode engines with a KV transfer), each run in serq and in pyserq 0.1.2, the whole
 reports compared; and a few run three ways in serq (generated code, interpreter, every
-iteration stepped).
+iteration stepped); and the first programs' `fn main` twins against pyserq 0.1.4.
 
 Every program agrees but the ones listed, each for the reason NOTES §31 gives: V (0.1.2
 caches a preempted growing run's allocation, serq its position; the program equals
@@ -84,6 +84,17 @@ def test_e_differs_only_in_the_running_iteration_of_the_victim(tmp_path):
         ".stages[0].mean_decodes",
         ".stages[0].mean_decode_step",
     ]
+
+
+@pytest.mark.parametrize("k", range(12))
+def test_fn_main_twin_agrees_with_pyserq_014(k, tmp_path, run014):
+    """The same choices in the `fn main` dialect against 0.1.4 (NOTES §31)."""
+    text = joint_family.program(k, "main")
+    path = tmp_path / f"m{k}.sq"
+    path.write_text(text)
+    horizon = float(re.search(r"^// horizon: (\S+)", text, re.M).group(1))
+    verdict, detail = differential.compare(str(path), main=True, full=True, horizon=horizon, seed=1)
+    assert verdict == "same", detail
 
 
 @pytest.mark.parametrize("k", range(8))

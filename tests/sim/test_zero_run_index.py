@@ -10,7 +10,6 @@ stage, a flow over two stages and a step engine's prefill.
 from __future__ import annotations
 
 import json
-import os
 import sys
 from pathlib import Path
 
@@ -87,11 +86,7 @@ def test_an_index_that_draws_draws_for_a_run_of_no_work(shape):
         assert whole == drawn, (name, said)
 
 
-@pytest.mark.skipif(
-    not Path(os.environ.get("PYSERQ_014_PATH", "/nonexistent")).is_dir(),
-    reason="needs pyserq 0.1.4 (PYSERQ_014_PATH)",
-)
-def test_pyserq_014_stops_there_too(tmp_path):
+def test_pyserq_014_stops_there_too(tmp_path, run014):
     """The `fn main` program of a plain run: 0.1.4 refuses the index as serq now does."""
     sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracle"))
     import differential
