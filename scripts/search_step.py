@@ -21,6 +21,11 @@ stages (tests/oracle/pool_family.py). Run by hand; the CI runs a sample of each
     PYTHONPATH=. python scripts/search_step.py --family ties ...   (many events at one
         instant, tests/oracle/ties_family.py, on the whole report; `--dialect random`
         with `--against interpreter`)
+    PYTHONPATH=. python scripts/search_step.py --family joint ...   (two to four step
+        engines: replicas behind a router, prefill and decode engines with a KV transfer,
+        tests/oracle/joint_family.py, on the whole report, with `--dialect main` against
+        pyserq 0.1.4; `--against interpreter` runs it three ways: generated code,
+        interpreter, every iteration stepped)
 
 prints a line per program that does not simply agree and a tally; the programs that
 differ are written to OUT/<verdict>/g<k>.sq.
@@ -43,6 +48,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "oracle")
 import differential  # noqa: E402
 import forms_family  # noqa: E402
 import inline_family  # noqa: E402
+import joint_family  # noqa: E402
 import paths_family  # noqa: E402
 import pool_family  # noqa: E402
 import queue_family  # noqa: E402
@@ -61,9 +67,13 @@ FAMILIES = {
     "turns": turns_family,
     "ties": ties_family,
     "inline": inline_family,
+    "joint": joint_family,
 }
 # the families compared on the whole report (every pool and stage figure, the gauges)
-WHOLE = {"serving", "queues", "turns", "ties", "inline"}
+WHOLE = {"serving", "queues", "turns", "ties", "inline", "joint"}
+# the families whose `--against interpreter` also steps every engine iteration
+# (`fast_forward=False`) and compares the three runs, every sample
+STEPPED = {"joint"}
 
 
 SERQ_TIMEOUT = 120
@@ -86,7 +96,7 @@ def one(
     try:
         if against == "interpreter":
             settings = {"horizon": 400.0, "seed": 1} if dialect == "main" else {}
-            verdict, detail = differential.paths(f.name, **settings)
+            verdict, detail = differential.paths(f.name, family in STEPPED, **settings)
         elif dialect == "main":  # against pyserq 0.1.4, which has no run block there
             found = HORIZON.search(text)
             horizon = float(found.group(1)) if found else 400.0

@@ -923,6 +923,8 @@ class _Codegen:
         self.emit(indent, f"if not {w} > 0.0:")  # a run of zero work completes at once
         self.emit(indent + 1, f"if {w} != {w}:")  # NaN; below 0 is no work
         self.emit(indent + 2, f"raise _k_bad_work({origin}, {w})")
+        if self.exprs.constant(ref) is None:  # its index is read all the same (checked, drawn)
+            self.emit(indent + 1, self.exprs._ref(ref, in_statement=True)[0])
         self.emit(indent + 1, "if not _k_zero(s):")
         self._yield(indent + 2)
         self.emit(indent, "else:")

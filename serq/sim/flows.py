@@ -330,6 +330,8 @@ def compile_flow_run(
         if not w > 0:  # a run of zero work completes at once
             if w != w:  # NaN work; below 0 is no work, as the reference has it
                 raise bad_work(origin, w)
+            for r in resolvers:  # the indices are read all the same: checked, draws made
+                r(a)
             return zero_run(s)
         stages = tuple(r(a) for r in resolvers)
         s.state = AT_STAGE

@@ -169,6 +169,7 @@ class StatementCompiler:
             if not w > 0:  # a run of zero work completes at once
                 if w != w:  # NaN work; below 0 is no work, as the reference has it
                     raise bad_work(origin, w)
+                stage(a)  # its index is read all the same: checked, its draws made
                 return zero_run(s)
             s.state = AT_STAGE
             stage(a).arrive(s, w)

@@ -1892,6 +1892,8 @@ def compile_run(compiler: Any, stmt: ir.Run) -> Callable[[Any], bool]:
         if not w > 0:  # a run of zero work completes at once
             if w != w:  # NaN work; below 0 is no work, as the reference has it
                 raise bad_work(origin, w)
+            if stage_of is not None:  # its index is read all the same (checked, drawn)
+                stage_of(a)
             return zero_run(s)
         member = member0 if stage_of is None else stage_of(a)
         if not isinstance(member, StepStage):

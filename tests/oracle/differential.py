@@ -210,12 +210,14 @@ def report_differences(mine: Any, theirs: Any, where: str = "") -> list[str]:
     return [f"{where}: serq {mine} | reference {theirs}"]
 
 
-def paths(path: str, **settings: Any) -> tuple[str, str]:
+def paths(path: str, stepped: bool = False, **settings: Any) -> tuple[str, str]:
     """(verdict, detail) of `path` run on the compiled event path (the default) and on the
     interpreter (`codegen=False`), both with `settings`: "same" when the JSON reports and
     the diagnostics (code, span, message, notes) are equal to the last bit, "differ" with
     the first difference, "serq-error" (the same error on both paths, with its message)
-    or "compile-error"."""
+    or "compile-error". `stepped` adds a third run, the compiled path stepping every
+    engine iteration (`fast_forward=False`), and compares every sample of the three
+    (times, sessions, turns, values, by `repr`) and every field but `skipped`."""
     from serq.sim.api import compile_program, execute
 
     with open(path, encoding="utf-8") as f:
@@ -224,20 +226,54 @@ def paths(path: str, **settings: Any) -> tuple[str, str]:
     if compiled is None:
         return "compile-error", diagnostics[0].message if diagnostics else "?"
     runs = []
-    for codegen in (True, False):
-        report, diagnostics = execute(compiled, codegen=codegen)
+    ways = [(True, True), (False, True)] + ([(True, False)] if stepped else [])
+    for codegen, fast in ways:
+        report, diagnostics = execute(compiled, codegen=codegen, fast_forward=fast)
         said = [(d.code, d.span, d.message, tuple(d.notes)) for d in diagnostics]
-        runs.append((None if report is None else json.loads(report.json()), said))
-    (a, da), (b, db) = runs
+        runs.append((_whole(report, stepped), said))
+    (a, da), (b, db) = runs[:2]
     if da != db:
         return "differ", f"diagnostics: compiled {da[:2]} interpreter {db[:2]}"
     if a != b:
         return "differ", _json_difference(a, b, "")
+    if stepped and runs[2] != runs[0]:
+        c, dc = runs[2]
+        if dc != da:
+            return "differ", f"diagnostics: fast-forwarded {da[:2]} stepped {dc[:2]}"
+        return "differ", "stepped: " + _json_difference(a, c, "")
     if a is None:
         return "serq-error", da[0][2] if da else "?"
     if any(d[0] == "E-internal" for d in da):
         return "serq-error", da[0][2]
     return "same", ""
+
+
+def _whole(report: Any, stepped: bool) -> Any:
+    """A run's report as compared by `paths`: its JSON, with `stepped` without the counts
+    of skipped iterations and with every sample and gauge point."""
+    if report is None:
+        return None
+    data = json.loads(report.json())
+    if not stepped:
+        return data
+    data = _unskipped(data)
+    data["samples"] = {
+        name: [repr(list(getattr(o, a))) for a in ("times", "sessions", "turns", "samples")]
+        for name, o in report.observes.items()
+    }
+    data["gauge_points"] = {
+        name: [repr(list(g.times)), repr(list(g.values))] for name, g in report.gauges.items()
+    }
+    return data
+
+
+def _unskipped(value: Any) -> Any:
+    """A report's JSON without `skipped` (the one field that says how it was run)."""
+    if isinstance(value, dict):
+        return {k: _unskipped(v) for k, v in value.items() if k != "skipped"}
+    if isinstance(value, list):
+        return [_unskipped(v) for v in value]
+    return value
 
 
 def _json_difference(a: Any, b: Any, where: str) -> str:
