@@ -3,14 +3,14 @@
 `evict by` keys are evaluated for every entry before every victim (every block, with a
 block). A priced order, `evict by (price(s, 0.1, 0.5) * size)`, reads an estimate of a
 stage that is the same for every entry: within one call of `Cache.evict_to` nothing runs
-but the eviction itself, so a stage's or another pool's state, the clock and the context
-of the engine's iteration stand still (a spill is the exception: it sends work to a stage
-and units to a tier as it evicts, so a pool with one hoists nothing). Such a part of a
-key, `fixed` below, is compiled as a function of its own that the cache calls once at
-the start of each eviction (`Cache.hoisted`), and the key reads its value from a list
-(`Cache.held`). The values are the same floats the key computed inline, so the victims
-are the same; and a key whose remaining part reads only the entries' context and their
-owners' attributes is `steady`, which lets the cache rank its entries in a heap.
+but the eviction itself, so a stage's or another pool's state and the clock stand still
+(a spill is the exception: it sends work to a stage and units to a tier as it evicts, so
+a pool with one hoists nothing). Such a part of a key (`_fixed`) is compiled as a
+function of its own that the cache calls once at the start of each eviction
+(`Cache.hoisted`), and the key reads its value from a list (`Cache.held`). The values
+are the same floats the key computed inline, so the victims are the same; and a key
+whose remaining part reads only the entries' context and their owners' attributes is
+`steady`, which lets the cache rank its entries in a heap.
 
 Only what cannot fail, draws nothing and sets nothing is hoisted, so that evaluating it
 where the key might not have (a branch of `?:` the entry does not take) changes nothing:
