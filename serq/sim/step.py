@@ -1339,16 +1339,21 @@ class StepStage(StageBase):
                 # fast path: whole blocks of a power of two, a fractional position: the
                 # target passes the edge when the position plus one does (dividing by b is
                 # exact), by at most 1, so a crossing grows one block; replayed positions
-                # find each crossing (`ones_past`)
-                edge = alloc
+                # find each crossing (`ones_past`), unless a higher binade rounded the
+                # fraction to TOKEN_EPS or below (1e-9 + 128), where `_grow` grows later
+                edge, mine = alloc, []
                 while (j := ones_past(p, edge) - 1) < m:
-                    found.append((j, rank, r, b))
+                    if not _passes(p, j, edge):
+                        break
+                    mine.append((j, rank, r, b))
                     edge += b
-                if blocks is None:
-                    blocks = pool
-                elif blocks is not pool:
-                    blocks = False
-                continue
+                else:
+                    found += mine
+                    if blocks is None:
+                        blocks = pool
+                    elif blocks is not pool:
+                        blocks = False
+                    continue
             blocks = False
             j = 1
             while j < m:
