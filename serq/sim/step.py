@@ -1356,6 +1356,11 @@ class StepStage(StageBase):
                     continue
             blocks = False
             j = 1
+            # fast path: once its own growth passes its pool's cap (by more than the
+            # sums' rounding), the span ends at that crossing at the latest (the loop
+            # below): the later ones are not listed (a span of 65,536 iterations at a cap
+            # of a few blocks listed every one, 3.4x the time of stepping them)
+            used, over = pool.allocated, pool.cap * (1.0 + 2.0**-20)
             while j < m:
                 j = _crossing(p, alloc, j, m)
                 if j >= m:
@@ -1363,6 +1368,9 @@ class StepStage(StageBase):
                 need = _target(p, j, b) - alloc
                 found.append((j, rank, r, need))
                 alloc += need
+                used += need
+                if used > over:
+                    break
                 j += 1
         if not found:
             return found
