@@ -25,7 +25,7 @@ import math
 from dataclasses import dataclass, field
 
 from serq import ir
-from serq.diagnostics import Diagnostic, Span, codes
+from serq.diagnostics import Diagnostic, Severity, Span, codes
 from serq.sim import compiled, endless
 from serq.sim.errors import SimError
 from serq.sim.recording import NullRecorder, Recorder
@@ -138,7 +138,11 @@ def simulate(
         outcome.arrivals = world.arrivals
         outcome.ended = world.ended
         outcome.turns = world.turns
-        if world.claims is not None and not outcome.errors:
+        # a run that ended with warnings only (a stall, inf work, W-draw) has a report,
+        # and its claims are in it
+        if world.claims is not None and not any(
+            d.severity >= Severity.ERROR for d in outcome.errors
+        ):
             outcome.claims = world.claims.rows(outcome.end, world.live)
     return outcome
 

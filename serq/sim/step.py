@@ -1339,18 +1339,28 @@ class StepStage(StageBase):
                 # fast path: whole blocks of a power of two, a fractional position: the
                 # target passes the edge when the position plus one does (dividing by b is
                 # exact), by at most 1, so a crossing grows one block; replayed positions
-                # find each crossing (`ones_past`)
-                edge = alloc
+                # find each crossing (`ones_past`), unless a higher binade rounded the
+                # fraction to TOKEN_EPS or below (1e-9 + 128), where `_grow` grows later
+                edge, mine = alloc, []
                 while (j := ones_past(p, edge) - 1) < m:
-                    found.append((j, rank, r, b))
+                    if not _passes(p, j, edge):
+                        break
+                    mine.append((j, rank, r, b))
                     edge += b
-                if blocks is None:
-                    blocks = pool
-                elif blocks is not pool:
-                    blocks = False
-                continue
+                else:
+                    found += mine
+                    if blocks is None:
+                        blocks = pool
+                    elif blocks is not pool:
+                        blocks = False
+                    continue
             blocks = False
             j = 1
+            # fast path: once its own growth passes its pool's cap (by more than the
+            # sums' rounding), the span ends at that crossing at the latest (the loop
+            # below): the later ones are not listed (a span of 65,536 iterations at a cap
+            # of a few blocks listed every one, 3.4x the time of stepping them)
+            used, over = pool.allocated, pool.cap * (1.0 + 2.0**-20)
             while j < m:
                 j = _crossing(p, alloc, j, m)
                 if j >= m:
@@ -1358,6 +1368,9 @@ class StepStage(StageBase):
                 need = _target(p, j, b) - alloc
                 found.append((j, rank, r, need))
                 alloc += need
+                used += need
+                if used > over:
+                    break
                 j += 1
         if not found:
             return found

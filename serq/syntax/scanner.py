@@ -10,9 +10,12 @@ the item keywords that begin a line); brace depth does the rest:
 - `fn main() {` is a chunk of its own, the items inside it are cut the same
   way one level down, and the `}` that closes it is a chunk too;
 - editing leaves braces open, so a line that begins with a keyword that only
-  ever starts an item (`let use def stage workload server gauge fn`), no more
-  indented than the current item's first line, starts a new item even inside
-  an open brace. No valid program has such a line inside an item.
+  ever starts an item (`let use def stage workload server gauge fn`) as an item
+  begins (`server {`, `stage NAME`, `use "`: `_ITEM_ONLY`), no more indented
+  than the current item's first line, starts a new item even inside an open
+  brace. No valid program has such a line inside an item; keywords are
+  contextual, so a line may begin with `server` as a name (a stage's: `run`
+  on one line, `server (1);` on the next), which is no item's beginning.
 """
 
 from __future__ import annotations
@@ -25,13 +28,19 @@ ITEM = "item"
 FN_HEAD = "fn_head"
 FN_CLOSE = "fn_close"
 
-_ITEM_ONLY = ("let", "use", "def", "stage", "workload", "server", "gauge", "fn")
+# the keywords that only ever begin an item, each with what follows it there (a name,
+# a string, a brace), as the lines that begin items inside an open brace must show them
+_ITEM_ONLY = (
+    r"(?:let|def|stage|gauge|fn)\b(?=[ \t\r\n]+[A-Za-z_])",
+    r'use\b(?=\s*")',
+    r"(?:workload|server)\b(?=\s*\{)",
+)
 
 _TOKENS = re.compile(
     r"""
       (?P<comment>//[^\n]*|/\*[\s\S]*?\*/)
     | (?P<string>"[^"\n]*"?)
-    | (?P<lead>(?<![^\n])[ \t]*(?:LEAD)\b)
+    | (?P<lead>(?<![^\n])[ \t]*(?:LEAD))
     | (?P<word>[A-Za-z_][A-Za-z0-9_]*|[0-9][0-9.eE+-]*)
     | (?P<punct>[{};])
     | (?P<other>[^\s])

@@ -58,6 +58,17 @@ def test_claims_fail_exits_non_zero(capsys, program):
     assert "claim `few` fails: at the end 50 (count(t) = 3)" in out
 
 
+def test_claims_fail_exits_non_zero_beside_a_warning(capsys, tmp_path):
+    # a run that warns (W-draw here) reports its claims, and a failing one is status 3
+    path = tmp_path / "warned.sq"
+    path.write_text(PROGRAM.replace("service(serial)", "~h2(1, 0.5)"), encoding="utf-8")
+    status, out, err = _run(
+        capsys, "run", str(path), "--horizon", "50", "--claims-fail", "--set", "sessions=3"
+    )
+    assert status == EXIT_CLAIMS and "W-draw" in out + err
+    assert "claim `few` fails: at the end 50 (count(t) = 3)" in out
+
+
 def test_def_gives_a_body(capsys, program):
     status, out, _ = _run(capsys, "run", program, "--horizon", "50", "--json", "--def", "service=5")
     assert status == EXIT_OK and json.loads(out)["observes"]["t"]["mean"] == 5

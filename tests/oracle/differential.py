@@ -71,12 +71,15 @@ from math import inf, nan  # run settings of inf and NaN, as repr writes them
 if {side!r}:
     sys.path.insert(0, {side!r})
 sys.path.insert(1, {here!r})
+import time
 import pyserq
 from differential import outcome
 path = sys.argv[1]
 try:
+    started = time.process_time()
     r = pyserq.run(pyserq.compile(path, **{settings!r}))
-    print(json.dumps({{"ok": outcome(r, {full!r})}}))
+    cpu = time.process_time() - started
+    print(json.dumps({{"ok": outcome(r, {full!r}), "cpu": cpu}}))
 except BaseException as e:
     print(json.dumps({{"error": type(e).__name__ + ": " + str(e)[:300]}}))
 """
@@ -90,9 +93,9 @@ PYSERQ_014 = os.environ.get("PYSERQ_014_PATH", str(HERE.parents[1] / ".cache" / 
 def reference(
     path: str, timeout: float = 60.0, main: bool = False, full: bool = False, **settings: Any
 ) -> dict[str, Any]:
-    """The reference's outcome of `path` in a child process, {"ok": ...} or {"error": ...}:
-    pyserq 0.1.2, or 0.1.4 for a `fn main` program (`main`), compiled with `settings`;
-    `full` the whole report (`outcome`)."""
+    """The reference's outcome of `path` in a child process, {"ok": ..., "cpu": seconds
+    of its compile and run} or {"error": ...}: pyserq 0.1.2, or 0.1.4 for a `fn main`
+    program (`main`), compiled with `settings`; `full` the whole report (`outcome`)."""
     side = PYSERQ_014 if main else ""
     child = _CHILD.format(here=str(HERE), side=side, settings=settings, full=full)
     try:

@@ -16,11 +16,12 @@ Every program runs at a horizon short enough for both sides to finish in seconds
 largest of 3, 10, 30, 100, 300 (and its own) at which serq's run of the unmutated program
 takes at most `EVENT_LIMIT` events, a count that does not depend on the machine.
 
-Each mutant runs in serq on the compiled event path and on the interpreter
-(`codegen=False`), each under a time limit, and in pyserq (0.1.2, or 0.1.4 for a `fn
-main` program) in a child process. Verdicts, worst first:
+Each mutant runs in serq on the compiled event path, on the interpreter
+(`codegen=False`) and on the compiled path stepping every step-engine iteration
+(`fast_forward=False`), each under a time limit, and in pyserq (0.1.2, or 0.1.4 for a
+`fn main` program) in a child process. Verdicts, worst first:
 
-- paths-differ: the two serq paths part (reports or diagnostics): always serq's bug;
+- paths-differ: two of serq's paths part (reports or diagnostics): always serq's bug;
 - serq-crash, serq-internal: a Python exception, or an `E-internal` diagnostic;
 - serq-timeout: serq ran past its limit (a time-out of both sides is `timeout`);
 - serq-error, reference-error, both-error: who refused or stopped the run;
@@ -30,7 +31,9 @@ main` program) in a child process. Verdicts, worst first:
   same-stat / differ-stat).
 
 A mutant of a program whose unmutated run already differs from the reference is tallied
-with `(source differs)`.
+with `(source differs)`. A mutant whose run on the compiled path takes more than `SLOW`
+times the reference's CPU time (its compile and run) and at least `SLOW_FLOOR` seconds
+is listed at the end as slow (`--times FILE` keeps every mutant's CPU times).
 
     PYTHONPATH=. python tests/oracle/mutants.py --count 500 --seed 1 --out /tmp/mutants
     PYTHONPATH=. python tests/oracle/mutants.py --random --seeds 8 ...   (draws, in distribution)
@@ -75,6 +78,8 @@ HORIZONS = (3.0, 10.0, 30.0, 100.0, 300.0)
 EVENT_LIMIT = 20_000  # events of the unmutated program at the horizon its mutants run to
 SERQ_LIMIT = 15.0  # seconds each serq path may take on a mutant
 REFERENCE_LIMIT = 20.0  # seconds the reference may take
+SLOW = 10.0  # a mutant is slow past this ratio of serq's CPU time to the reference's
+SLOW_FLOOR = 0.5  # ... and this many CPU seconds of serq's
 MAIN_HORIZON = re.compile(r"^// horizon: (\S+)\s*$", re.M)
 # draws and random arrivals: such a program's numbers are not compared exactly
 RANDOM = re.compile(
@@ -331,9 +336,35 @@ def _crash(error: BaseException) -> str:
     return f"{type(error).__name__}: {str(error)[:200]} at {where}"
 
 
+# serq's paths, each of which must give the same report and diagnostics exactly: the
+# compiled event path (the default), the interpreter, and the compiled path stepping every
+# step-engine iteration (no fast-forward, alone or of several engines together)
+PATHS = (("compiled", True, True), ("interpreter", False, True), ("stepped", True, False))
+# the CPU seconds of the last mutant's run on each path, and the reference's
+CPU: dict[str, float] = {}
+
+
+def _whole(report: Any, forward: bool) -> dict[str, Any]:
+    """Everything `report` says, to the bit: its JSON (without the count of skipped
+    iterations when not fast-forwarded, the one field that says how it ran), every sample
+    of every observation and every gauge's change points (floats by `repr`)."""
+    whole = json.loads(report.json())
+    if not forward:
+        whole.pop("skipped", None)
+    samples = {
+        name: [repr(list(getattr(o, a))) for a in ("times", "sessions", "turns", "samples")]
+        for name, o in report.observes.items()
+    }
+    gauges = {
+        name: [repr(list(g.times)), repr(list(g.values))] for name, g in report.gauges.items()
+    }
+    return {"report": whole, "samples": samples, "gauges": gauges}
+
+
 def serq_side(path: str, full: bool, settings: dict[str, Any], limit: float = SERQ_LIMIT):
-    """serq's verdict on `path`: ("ok", outcome, events) or (kind, message, None) with kind
-    one of paths-differ, serq-crash, serq-internal, serq-timeout, serq-error."""
+    """serq's verdict on `path` (its run on every path of PATHS): ("ok", outcome, events)
+    or (kind, message, None) with kind one of paths-differ, serq-crash, serq-internal,
+    serq-timeout, serq-error."""
     from serq.sim.api import compile_program, execute
 
     text = Path(path).read_text(encoding="utf-8")
@@ -349,27 +380,38 @@ def serq_side(path: str, full: bool, settings: dict[str, Any], limit: float = SE
             return "serq-internal", "compile: " + internal[0].message, None
         return "serq-error", "compile: " + differential._first_error(diagnostics), None
     runs = []
-    for codegen in (True, False):
+    for name, codegen, forward in PATHS:
+        started = time.process_time()
         try:
-            report, diagnostics = _timed(limit, execute, compiled, codegen=codegen)
+            report, diagnostics = _timed(
+                limit, execute, compiled, codegen=codegen, fast_forward=forward
+            )
         except _Timeout:
-            return "serq-timeout", f"{'compiled' if codegen else 'interpreter'} path", None
+            return "serq-timeout", f"{name} path", None
         except Exception as error:  # noqa: BLE001
-            return "serq-crash", _crash(error), None
+            return "serq-crash", f"{name} path: {_crash(error)}", None
+        CPU[name] = time.process_time() - started
         said = [(d.code, d.span, d.message, tuple(d.notes)) for d in diagnostics]
-        runs.append((report, None if report is None else json.loads(report.json()), said))
-    (report, a, da), (_, b, db) = runs
-    if da != db:
-        return "paths-differ", f"diagnostics: compiled {da[:1]} | interpreter {db[:1]}", None
-    if a != b:
-        return "paths-differ", differential._json_difference(a, b, ""), None
+        runs.append((report, None if report is None else _whole(report, forward), said))
+    (report, a, da) = runs[0]
+    for (name, _, forward), (_, b, db) in zip(PATHS[1:], runs[1:], strict=True):
+        if da != db:
+            return "paths-differ", f"diagnostics: compiled {da[:1]} | {name} {db[:1]}", None
+        if a is not None and not forward:
+            a = {**a, "report": {k: v for k, v in a["report"].items() if k != "skipped"}}
+        if a != b:
+            return "paths-differ", f"{name}: " + differential._json_difference(a, b, ""), None
     internal = [d for d in da if d[0] == "E-internal"]
     if internal:
         return "serq-internal", internal[0][2], None
     if report is None:
         errors = [d for d in da if d[0].startswith("E")] or da
         return "serq-error", f"{errors[0][0]}: {errors[0][2]}" if errors else "?", None
-    return "ok", json.loads(json.dumps(differential.outcome(report, full))), a.get("events")
+    return (
+        "ok",
+        json.loads(json.dumps(differential.outcome(report, full))),
+        a["report"].get("events"),
+    )
 
 
 def judge(source: Source, path: str, settings: dict[str, Any], seeds: int = 0) -> tuple[str, str]:
@@ -378,10 +420,13 @@ def judge(source: Source, path: str, settings: dict[str, Any], seeds: int = 0) -
     when `seeds` is above 1 (differential.compare_statistics: "same-stat",
     "differ-stat")."""
     full = True
+    CPU.clear()
     kind, mine, _ = serq_side(path, full, settings)
     if kind in ("paths-differ", "serq-crash", "serq-internal"):
         return kind, mine
     theirs = differential.reference(path, REFERENCE_LIMIT, source.main, full, **settings)
+    if "cpu" in theirs:
+        CPU["reference"] = theirs["cpu"]
     error = theirs.get("error")
     if kind == "serq-timeout":
         return ("timeout" if error == "timeout" else "serq-timeout"), mine
@@ -511,6 +556,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--random", action="store_true", help="only the programs with draws")
     parser.add_argument("--verbose", action="store_true", help="a line for every mutant")
+    parser.add_argument("--times", type=Path, default=None, help="CPU times, a JSON line each")
     args = parser.parse_args(argv)
     scratch = args.scratch or Path(tempfile.mkdtemp(prefix="serq-mutants-"))
     scratch.mkdir(parents=True, exist_ok=True)
@@ -520,6 +566,8 @@ def main(argv: list[str] | None = None) -> int:
     tally: collections.Counter[str] = collections.Counter()
     by_folder: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     started = time.monotonic()
+    slow: list[str] = []
+    times = args.times.open("a", encoding="utf-8") if args.times else None
     for i, mutant in draw(args.start + args.count, args.seed, scratch, cache, args.only):
         if i < args.start:
             continue
@@ -533,6 +581,12 @@ def main(argv: list[str] | None = None) -> int:
         if verdict in ("differ", "differ-stat") and baseline[name][0] not in ("same", "same-stat"):
             verdict += " (source differs)"
         tally[verdict] += 1
+        cpu = {k: round(v, 4) for k, v in CPU.items()}
+        if times is not None:
+            times.write(json.dumps({"i": i, "name": name, "verdict": verdict, "cpu": cpu}) + "\n")
+        mine, theirs = cpu.get("compiled", 0.0), cpu.get("reference")
+        if theirs is not None and mine >= SLOW_FLOOR and mine > SLOW * theirs:
+            slow.append(f"m{i} {name}: {mine:.2f} s against {theirs:.3f} s: {mutant.applied}")
         by_folder[
             name.split("/")[0] if not name.startswith("tests") else "/".join(name.split("/")[:2])
         ][verdict] += 1
@@ -544,6 +598,8 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{sum(tally.values())} mutants in {time.monotonic() - started:.0f} s: {dict(tally)}")
     for folder, counts in sorted(by_folder.items()):
         print(f"  {folder}: {sum(counts.values())} {dict(counts)}")
+    for line in slow:
+        print(f"  slow {line}")
     differing = {k: v for k, v in baseline.items() if v[0] not in ("same", "ran-both", "same-stat")}
     for name, (verdict, detail) in sorted(differing.items()):
         print(f"  unmutated {name}: {verdict}: {detail[:200]}")

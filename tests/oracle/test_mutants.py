@@ -1,10 +1,11 @@
 """A sample of the differential mutation search (tests/oracle/mutants.py) in CI: valid
 programs of the repository and the spec with one to three constants replaced by 0, -1,
--0, 0.5, 1e-9, 1e6, inf, -inf, NaN or a near value, each run on serq's two event paths and
-in pyserq (0.1.2, or 0.1.4 for a `fn main` program). `python tests/oracle/mutants.py
---count N --seed S` runs larger ranges; tests/sim/NOTES.md §22 has the round that made it.
+-0, 0.5, 1e-9, 1e6, inf, -inf, NaN or a near value, each run on serq's three paths (the
+compiled event path, the interpreter and stepping every iteration) and in pyserq (0.1.2,
+or 0.1.4 for a `fn main` program). `python tests/oracle/mutants.py --count N --seed S`
+runs larger ranges; tests/sim/NOTES.md §22 has the round that made it.
 
-A mutant passes when serq's two paths agree to the last bit, nothing raises or reports
+A mutant passes when serq's paths agree to the last bit, nothing raises or reports
 E-internal, serq answers within its time limit, and serq agrees with the reference: the
 same whole report for a deterministic program, or a run on both sides for one that
 draws. Where the reference runs and serq stops, serq's diagnostic must be one of the

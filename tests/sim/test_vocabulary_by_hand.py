@@ -9,6 +9,7 @@ import math
 import pytest
 
 import serq
+from serq.sim import api as sim_api
 
 # ---------------------------------------------------------------- reserve held
 
@@ -300,6 +301,41 @@ def test_claims_in_the_json_are_the_reference_s_keys():
     claims = json.loads(r.json())["claims"]
     assert list(claims[0]) == ["name", "kind", "result", "checked", "failures", "first", "note"]
     assert claims[4]["first"] is None and claims[0]["kind"] == "every_iteration"
+
+
+WARNED = """fn main() {{
+  pool kv {{ cap 64; block 4; evict lru; preempt lifo; admit via engine; }}
+  stage engine : step {{ budget 8; cost 1; memory kv; }}
+  stage svc : delay;
+  workload {{ arrive batch(3); turn {{ set p = 4; set o = {o}; }} hidden o; }}
+  server {{
+    run svc (cost(svc, {draw}));
+    hold kv (cost(kv, p)) {{ prefill (p) growing kv; decode (o) growing kv; }}
+    observe fin = now;
+  }}
+  claim few: at end (count(fin) <= 2);
+  claim small: every iteration of engine (tokens <= 2);
+}}
+"""
+
+
+@pytest.mark.parametrize(
+    "o, draw, code, few",
+    [
+        ("2", "~h2(1, 0.5)", "W-draw", "fails"),  # an h2 draw with a cv2 below 1: a warning
+        ("inf", "serial", "W-stall", "not_evaluated"),  # a decode of inf: a warning
+    ],
+)
+def test_a_run_with_warnings_reports_its_claims(o, draw, code, few):
+    # The claims were left out of the report of a run that warned (they were taken only
+    # when the run said nothing at all): mutant m307 of round 14, `decode (o - (-inf))`
+    # in examples/vocabulary/engine_preempt_requeue.sq, whose claims pyserq 0.1.4 reports
+    compiled, _ = sim_api.compile_program(WARNED.format(o=o, draw=draw), "<warned>", horizon=50)
+    r, diagnostics = sim_api.execute(compiled)
+    assert code in {d.code for d in diagnostics}
+    rows = {c.name: c for c in r.claims}
+    assert (rows["few"].result, rows["small"].result) == (few, "fails")
+    assert rows["small"].values == (("tokens", 4.0),)  # a prefill of 4 tokens
 
 
 AGGREGATES = """fn main() {{

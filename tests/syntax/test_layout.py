@@ -141,10 +141,10 @@ def test_every_unit_is_found_where_it_is():
 
 
 def test_a_parse_that_read_to_the_end_of_the_file_is_parsed_again_when_the_file_grows():
-    """`w` and `workload` do not end where their chunks do: the parser closes them at the
-    end of the file, so their parses depend on how far the file goes on. An edit far below
-    parses them again; the complete items between are kept."""
-    text = "w\nworkload\n" + "".join(f"let c{k} = {k};\n" for k in range(30))
+    """`w` and `workload {` do not end where their chunks do: the parser closes them at
+    the end of the file, so their parses depend on how far the file goes on. An edit far
+    below parses them again; the complete items between are kept."""
+    text = "w\nworkload {\n" + "".join(f"let c{k} = {k};\n" for k in range(30))
     cache = ItemCache()
     before = parse(text, FILE, cache).layout
     assert [u.parsed.tail is not None for u in before.units[:3]] == [True, True, False]

@@ -253,6 +253,31 @@ def test_items_inside_a_broken_main_survive():
     assert [type(i) for i in module.main.items] == [ast.Pool, ast.Stage, ast.Server]
 
 
+@pytest.mark.parametrize(
+    "line",
+    ["server (1);", "workload (1);", "stage, gauge (1);", "gauge (1);", "let, def (1);"],
+)
+def test_a_line_beginning_with_an_item_keyword_as_a_name_stays_in_its_item(line):
+    # keywords are contextual: `server` may name a stage, and a statement may go on at
+    # the start of a line no more indented than its item (`run // c` then `server (1);`,
+    # the tools search's comments at seed 51 in examples/vocabulary/mg1_args.sq)
+    for head in ("", "fn main() {\n"):
+        source = (
+            f"{head}stage server : fifo(1);\nstage workload : delay;\n"
+            f"server {{\nrun // c\n{line}\n}}\n" + ("}\n" if head else "")
+        )
+        result = parse(source)
+        assert not result.diagnostics, source
+        items = result.module.main.items if head else result.module.items
+        assert [type(i) for i in items] == [ast.Stage, ast.Stage, ast.Server]
+
+
+def test_an_item_begun_inside_an_open_brace_starts_a_new_item():
+    source = "session {\n  run s (1);\nserver { run s (2); }\nstage t : fifo;\n"
+    items = parse(source).module.items
+    assert [type(i) for i in items][1:] == [ast.Server, ast.Stage]
+
+
 # -------------------------------------------------------------- the messages
 
 
