@@ -114,26 +114,24 @@ def _steady(e: ir.Expr, hoisted: set[int]) -> bool:
     return all(_steady(c, hoisted) for c in _children(e))
 
 
-def plan(keys: tuple[ir.Expr, ...], pool: int, spills: bool) -> tuple[list[ir.Expr], bool]:
+def plan(keys: tuple[ir.Expr, ...], pool: int, spill: int | None) -> tuple[list[ir.Expr], bool]:
     """The parts of pool member `pool`'s eviction `keys` to work out once per eviction
-    (none when the pool `spills`), and whether the keys are steady with them (apart from
-    a spill, which the caller weighs)."""
-    parts = [] if spills else [e for k in keys for e in hoistable(k, pool)]
+    (none when the pool spills, to member `spill`), and whether the keys are steady
+    (`Cache.steady`) with them: never when the pool spills into itself."""
+    parts = [] if spill is not None else [e for k in keys for e in hoistable(k, pool)]
     given = {id(e) for e in parts}
-    return parts, all(_steady(k, given) for k in keys)
+    return parts, spill != pool and all(_steady(k, given) for k in keys)
 
 
 def compile_keys(
-    compiler: ExprCompiler,
-    keys: tuple[ir.Expr, ...],
-    pool: int,
-    spills: bool,
-    stream: random.Random | None,
+    compiler: ExprCompiler, pool: ir.Pool, index: int, stream: random.Random | None
 ) -> tuple[list[Fn], tuple[Fn, ...], list[float], bool]:
-    """Pool member `pool`'s eviction `keys` compiled (`plan`): the key functions, the
-    hoisted functions, the list they fill and the keys read, and whether the keys are
-    steady apart from a spill."""
-    parts, steady = plan(keys, pool, spills)
+    """The eviction keys of pool member `index` (`pool`, which evicts `by`) compiled
+    (`plan`): the key functions, the hoisted functions, the list they fill and the keys
+    read, and whether the keys are steady."""
+    assert isinstance(pool.evict, ir.By)
+    keys = pool.evict.keys
+    parts, steady = plan(keys, index, None if pool.spill is None else pool.spill.to)
     held = [0.0] * len(parts)
     given: dict[int, str] = {}
     if parts:

@@ -139,16 +139,13 @@ class World:
             evict_keys = hoisted = None
             if isinstance(pool.evict, ir.By):
                 evict_keys, hoisted, held, steady = eviction_keys.compile_keys(
-                    exprs, pool.evict.keys, i, pool.spill is not None, streams["eviction"]
+                    exprs, pool, i, streams["eviction"]
                 )
             ranked = ranked_queue.steady(pool.queue.keys, program.attrs)
             self.pools.append(Pool(i, pool, engine, queue_keys, evict_keys, ranked))
             if hoisted is not None:
                 cache = self.pools[-1].cache
-                cache.hoisted, cache.held = hoisted, held
-                # a spill changes pools and stages as it evicts: its own pool's keys are
-                # never steady, and another's are when they read no observable
-                cache.steady = steady and (pool.spill is None or pool.spill.to != i)
+                cache.hoisted, cache.held, cache.steady = hoisted, held, steady
             if pool.preempt_keys:  # `preempt by (keys)`
                 keys = [exprs.compile(k) for k in pool.preempt_keys]
                 self.pools[-1].preempt_key_of = key_tuple(keys)

@@ -113,7 +113,7 @@ def test_the_family_hoists_and_ranks():
     hoisting = ranked = 0
     for seed in range(40):
         program = serq.compile(source=_program(seed)).program
-        parts, steady = eviction_keys.plan(program.pools[0].evict.keys, 0, spills=False)
+        parts, steady = eviction_keys.plan(program.pools[0].evict.keys, 0, spill=None)
         hoisting += bool(parts)
         ranked += bool(parts) and steady
     assert hoisting >= 25 and ranked >= 8
@@ -145,8 +145,8 @@ def test_hoisted_keys_agree_with_the_reference(seed, same_as_reference):
     same_as_reference(source, name=f"hoisted_{seed}.sq")
 
 
-def _parts(key: str, spills: bool = False) -> list[str]:
-    source = f"""pool kv {{ cap 8; block 1; evict by ({key}); }}
+def _source(key: str) -> str:
+    return f"""pool kv {{ cap 8; block 1; evict by ({key}); }}
 pool other {{ cap 2; }}
 stage s : fifo(1);
 stage sa[2] : ps(1);
@@ -155,8 +155,11 @@ workload {{ arrive poisson(1); }}
 session {{ set u = 1; hold kv (2) {{ run s (1); }} cache (2); }}
 run {{ horizon 5; }}
 """
-    program = serq.compile(source=source).program
-    parts, _ = eviction_keys.plan(program.pools[0].evict.keys, 0, spills)
+
+
+def _parts(key: str, spill: int | None = None) -> list[str]:
+    program = serq.compile(source=_source(key)).program
+    parts, _ = eviction_keys.plan(program.pools[0].evict.keys, 0, spill)
     return [
         type(p).__name__ + ":" + (p.func if isinstance(p, ir.Observable) else "") for p in parts
     ]
@@ -183,4 +186,13 @@ def test_what_is_hoisted(key, parts):
 
 def test_a_spilling_pool_hoists_nothing():
     """A spill sends work to a stage and units to a tier as it evicts."""
-    assert _parts("price(s, 0.1, 0.5) * size", spills=True) == []
+    assert _parts("price(s, 0.1, 0.5) * size", spill=1) == []
+
+
+def test_a_pool_that_spills_into_itself_is_never_steady():
+    """Its spill puts units back into the cache it evicts from; a spill to another pool
+    leaves keys that read only the entry steady."""
+    program = serq.compile(source=_source("size")).program
+    keys = program.pools[0].evict.keys
+    assert eviction_keys.plan(keys, 0, spill=1) == ([], True)
+    assert eviction_keys.plan(keys, 0, spill=0) == ([], False)

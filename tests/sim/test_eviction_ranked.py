@@ -107,7 +107,7 @@ run {{ horizon 5; }}
         ("~uniform(0, 1) * price(s, 0.1, 0.5)", False),
     ]:
         program = serq.compile(source=source.format(key=key)).program
-        _, steady_now = eviction_keys.plan(program.pools[0].evict.keys, 0, spills=False)
+        _, steady_now = eviction_keys.plan(program.pools[0].evict.keys, 0, spill=None)
         assert steady_now is steady, key
 
 
