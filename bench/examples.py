@@ -37,19 +37,31 @@ sys.path.insert(0, str(ROOT))
 import serq  # noqa: E402
 from bench.timing import cpu_best, cpu_best_each, summary  # noqa: E402
 
-HORIZON = re.compile(r"^\s*horizon\s+([0-9.eE+]+)\s*;", re.M)
 COMMENTED = re.compile(r"^//\s*horizon:\s*([0-9.eE+]+)\s*$", re.M)  # a `fn main` program's
 MOST = 500.0  # the most a horizon is stretched
 GRAIN = 0.002  # a reference run shorter than this at the stretched horizon ends by itself
 
 
+def _horizon(path: Path) -> float | None:
+    """The horizon of `path`'s `run` block as serq links it (however the block is laid
+    out, a `let` constant or an expression), else its `// horizon: T` line, else None."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            horizon = serq.compile(str(path)).program.horizon
+        except ValueError:  # it does not compile (a `fn main` program: its comment)
+            horizon = None
+    if horizon is not None and 0 < horizon < float("inf"):
+        return float(horizon)
+    found = COMMENTED.search(path.read_text(encoding="utf-8"))
+    return None if found is None else float(found.group(1))
+
+
 def stretched(pyserq, path: Path, least: float) -> float | None:
     """The horizon at which the reference's run of `path` takes about `least` seconds."""
-    text = path.read_text(encoding="utf-8")
-    found = HORIZON.search(text) or COMMENTED.search(text)
-    if found is None:
+    horizon = _horizon(path)
+    if horizon is None:
         return None
-    horizon = float(found.group(1))
     taken = cpu_best(pyserq.run, pyserq.compile(str(path), seed=1, horizon=horizon), 1)
     scale = min(max(least / max(taken, 1e-5), 1.0), MOST)
     return horizon * scale
