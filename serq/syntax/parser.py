@@ -414,6 +414,8 @@ class _Driver:
                 labels=(Label(after, "`;` may be missing here"),),
                 fix=Fix("insert `;`", (Edit(after, ";"),)),
             )
+        if token is not None and token.value == "[" and not extra:
+            extra = _indexed_family(self.text, token.start_pos)
         self.diagnostics.append(Diagnostic.error(codes.PARSE, span, message, **extra))
 
     def _resumes_at(self, token: Token) -> bool:
@@ -516,6 +518,25 @@ def _start_of(value) -> int | None:
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# `admit via engine[...]` or `memory kv[...]`: the option names a family whole
+_FAMILY_OPTION = re.compile(r"\b(admit\s+via|memory)\s+([A-Za-z_][A-Za-z0-9_]*)\s*\Z")
+
+
+def _indexed_family(text: str, at: int) -> dict:
+    """The help of an index after the name in `admit via S` or `memory P` (at `at`): those
+    options name a family whole, and pair its members with the declaration's."""
+    found = _FAMILY_OPTION.search(text, max(0, at - 200), at)
+    if found is None:
+        return {}
+    option, name = " ".join(found.group(1).split()), found.group(2)
+    owner, other = ("pool", "stage") if option == "admit via" else ("stage", "pool")
+    return {
+        "help": (
+            f"`{option}` names a {other} or a {other} family whole: write `{option} {name};`, "
+            f"and member k of a {owner} family goes with member k of `{name}` (or with its "
+            "only member)"
+        )
+    }
 _SKIP = re.compile(r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|"[^"\n]*"?|[{}()\[\];]')
 _FOLLOW_GROUP = re.compile(r"(?:\s|//[^\n]*|/\*[\s\S]*?\*/)*(else\b|cache\b|lease\b|;)")
 

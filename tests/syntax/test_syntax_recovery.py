@@ -306,6 +306,26 @@ def test_messages_say_what_was_expected(source, words):
     assert "SEMICOLON" not in diagnostic.message and "RBRACE" not in diagnostic.message
 
 
+@pytest.mark.parametrize(
+    ("source", "option", "name"),
+    [
+        ("pool reqs[2] { cap 8; admit via engine[self]; }\n", "admit via", "engine"),
+        ("pool reqs[2] { admit   via\n  E[0]; }\n", "admit via", "E"),
+        ("stage e[2] : step { budget 8; cost 1; memory kv[1]; }\n", "memory", "kv"),
+    ],
+)
+def test_an_indexed_family_option_says_the_family_is_named_whole(source, option, name):
+    (diagnostic,) = parse(source).diagnostics
+    assert diagnostic.message == "expected `;`, found `[`"
+    assert diagnostic.help is not None
+    assert f"write `{option} {name};`" in diagnostic.help
+
+
+def test_an_index_elsewhere_gets_no_family_help():
+    (diagnostic,) = parse("pool kv { cap 8[1]; }\n").diagnostics
+    assert diagnostic.help is None
+
+
 def test_diagnostics_come_sorted_by_position():
     source = "let a = 1\nstage s : fifo\npool kv { cap }\n"
     result = parse(source)
