@@ -86,7 +86,9 @@ def main() -> None:
         name = path.relative_to(ROOT) if path.is_absolute() else path
         try:
             horizon = stretched(pyserq, path, args.least_ms / 1e3)
-        except Exception as error:  # the reference refuses it: not a program of 0.1.2
+        except BaseException as error:  # the reference refuses it, or panics (pyo3's
+            if isinstance(error, KeyboardInterrupt | SystemExit):  # PanicException)
+                raise
             print(f"{str(name):<34}  skipped: {str(error).splitlines()[0][:60]}")
             continue
         if horizon is None:
