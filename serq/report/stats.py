@@ -10,7 +10,8 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from itertools import islice, repeat
+from fractions import Fraction
+from itertools import chain, islice, repeat
 from operator import lt, mul, sub
 
 NAN = math.nan
@@ -18,6 +19,7 @@ BATCHES = 20
 T_95 = 2.093  # Student's t, 0.975 quantile, 19 degrees of freedom (as tabulated)
 SELECT_FROM = 4096  # from this many values a percentile sorts only the tail
 MIN_SAMPLES_FOR_CI = 40  # below this many samples an observation's half-width is inf
+EXACT_TERMS = 4096  # distinct values `counted_mean` sums exactly as fractions
 SQUARABLE = 1e-100  # a mean between this and its inverse squares well within the float range
 
 
@@ -101,6 +103,37 @@ def percentile(values: Sequence[float], q: float, known_mean: float | None = Non
     if total != total:  # a NaN: sorted as both references sort (below)
         return sorted(values, key=_total_order)[rank - 1]
     return sorted(values)[rank - 1]
+
+
+def counted_mean(counts: dict[float, int]) -> float:
+    """`mean` of the samples that `counts` holds (value -> how many): the same number,
+    the sum exactly rounded over every sample (NaN without any). A few distinct values
+    are summed exactly as fractions, times their counts, instead of one by one."""
+    n = sum(counts.values())
+    if not n:
+        return NAN
+    if len(counts) <= EXACT_TERMS and all(map(math.isfinite, counts)):
+        total = sum(map(mul, map(Fraction, counts), counts.values()), Fraction(0))
+        try:
+            return float(total) / n  # `float` rounds the exact sum, as `math.fsum` does
+        except OverflowError:  # past the float range: `mean`'s answer, below
+            pass
+    return mean(list(chain.from_iterable(map(repeat, counts, counts.values()))))
+
+
+def counted_percentile(counts: dict[float, int], q: float) -> float:
+    """`percentile` (nearest rank) of the samples that `counts` holds, none of them NaN:
+    a pass over the distinct values in order."""
+    n = sum(counts.values())
+    if not n:
+        return NAN
+    rank = min(max(math.ceil(q * n), 1), n)
+    seen = 0
+    for value in sorted(counts):
+        seen += counts[value]
+        if seen >= rank:
+            return value
+    return NAN  # not reached: the counts add up to n
 
 
 def _total_order(x: float) -> tuple[int, float]:

@@ -51,6 +51,9 @@ def sections(report: Report, sparklines: bool = False) -> list[Table | str]:
         steps = [row for row in report.stages if row.iterations]
         if steps:
             sections.append(_steps(steps))
+        latencies = [row for row in steps if not math.isnan(row.mean_itl)]
+        if latencies:
+            sections.append(_latencies(latencies))
     if report.pools:
         sections.append(_pools(report.pools))
         sections.append(_pool_events(report.pools))
@@ -205,6 +208,14 @@ def _steps(rows: list[StageRow]) -> Table:
         fractions = (s.prefill_only, s.decode_only, s.mixed)
         means = (s.mean_decodes, s.mean_decode_batch, s.mean_decode_step)
         table.add_row(_member(s), str(s.iterations), *map(number, fractions + means))
+    return table
+
+
+def _latencies(rows: list[StageRow]) -> Table:
+    """The inter-token latencies of the step stages that gave a session a second token."""
+    table = _table("step stage", "itl", "itl p50", "itl p99")
+    for s in rows:
+        table.add_row(_member(s), *map(number, (s.mean_itl, s.itl_p50, s.itl_p99)))
     return table
 
 

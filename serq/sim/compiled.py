@@ -886,6 +886,9 @@ class _Codegen:
         """`Workload.turn` and `World.count_turn`, inline."""
         world = self.world
         self.emit(indent, f"a[{TURN_NO}] += 1.0")
+        if world.steps:  # a new request: its first token is no inter-token latency
+            self.emit(indent, "s.last_token = None")
+            self.emit(indent, "s.decoded = False")
         if world.workload.trace is not None:
             cols, k, end = self.temp("cols"), self.temp("k"), self.temp("end")
             forced = self.temp("forced")

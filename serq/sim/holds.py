@@ -445,6 +445,9 @@ class Holds:
         s = run.session
         recorder = self.recorder
         recorder.pool_count(pool.index, "preemptions")
+        # its next token, as it is computed again, follows the ones it had: an output
+        # token (`StepStage._end`), not a request's first
+        s.decoded = True
         now = self.engine.now
         if now == self._preempted_at:
             self._preempted_now += 1

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Callable
 from functools import reduce
 from itertools import chain, compress, islice, repeat
@@ -150,6 +151,7 @@ class _Stage:
         "skipped",
         "fifo",
         "on",
+        "itl",
     )
 
     def __init__(self, warmup: float, fifo: bool) -> None:
@@ -172,6 +174,9 @@ class _Stage:
         # the kind level the running iteration holds at 1 (None: none, or none runs); the
         # other kind levels, and `decodes` when `carried` is 0, hold 0 (`iteration`)
         self.on: _Level | None = None
+        # a step stage's inter-token latencies after warm-up, each with how many times it
+        # came (`StatsRecorder.itl`): a span repeats a few values many times
+        self.itl: Counter[float] = Counter()
 
 
 class _Pool:
@@ -277,6 +282,13 @@ class StatsRecorder:
         level.value = (1.0 if present else 0.0) if s.fifo else busy
         if present == 0 and s.started is not None:
             self.iteration_end(stage, now)
+
+    def itl(self, stage: int) -> Counter[float]:
+        """The inter-token latencies of step stage `stage`, which the stage counts in: a
+        sample for each token a session is given after its first (a decode iteration's,
+        or the last chunk of a prefill's), the time since its previous token from any
+        engine, when the token comes at or after the warm-up; by value, how many."""
+        return self._stages[stage].itl
 
     def stage_done(self, stage: int, now: float, wait: float, service: float) -> None:
         if now >= self.warmup:
@@ -621,6 +633,9 @@ class StatsRecorder:
             mean_decodes=average(s.decodes) if step else 0.0,
             mean_decode_batch=batch_decodes / batches if batches else NAN,
             mean_decode_step=batch_time / batches if batches else NAN,
+            mean_itl=stats.counted_mean(s.itl),
+            itl_p50=stats.counted_percentile(s.itl, 0.5),
+            itl_p99=stats.counted_percentile(s.itl, 0.99),
             skipped=s.skipped,
         )
 

@@ -62,6 +62,8 @@ class Session:
         "preempted",
         "stuck",
         "admitted",
+        "last_token",
+        "decoded",
         # as a stage job
         "at",
         "work",
@@ -88,6 +90,10 @@ class Session:
         self.preempted: Any = None  # the spec of the hold that preemption aborted
         self.stuck = False
         self.admitted = 0  # the number of its latest admission (any pool): its serving order
+        # when a step engine last gave it a token, and whether one was a decode's (or it
+        # was preempted, `Holds.preempt`) since its turn began (`StepStage._end`)
+        self.last_token: float | None = None
+        self.decoded = False
         self.at: Any = None
         self.work = 0.0
         self.arrived = self.started = 0.0

@@ -47,11 +47,13 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, insort
+from collections import Counter
 from collections.abc import Callable, Iterable
 from collections.abc import Set as AbstractSet
 from heapq import heapify, heappop, heapreplace
-from itertools import accumulate, chain, repeat
+from itertools import accumulate, chain, islice, repeat
 from math import floor
+from operator import sub
 from typing import Any
 
 from serq import ir
@@ -178,6 +180,8 @@ class StepStage(StageBase):
         "quiet_left",
         "reads_left",
         "_bulk",
+        "itl",
+        "itl_from",
     )
 
     def __init__(
@@ -227,6 +231,10 @@ class StepStage(StageBase):
         # the recorder's `iterations`, `pool_states` and `pool_counts`, None where it has
         # not one (a span then tells it one at a time; `bind`)
         self._bulk: tuple[Any, Any, Any] = (None, None, None)
+        # the inter-token latencies the recorder keeps (`StatsRecorder.itl`), from the
+        # warm-up on; None when it keeps none
+        self.itl: Any = None
+        self.itl_from = INF
         self.memory_index = kind.memory
         self.memory: Any = None
         self.served: list[Any] = []
@@ -270,6 +278,9 @@ class StepStage(StageBase):
         self._bulk = tuple(
             getattr(recorder, name, None) for name in ("iterations", "pool_states", "pool_counts")
         )
+        itl = getattr(recorder, "itl", None)
+        self.itl = None if itl is None else itl(self.index)
+        self.itl_from = world.warmup
         # `_context` sets the totals an expression of an engine's (or a claim over its
         # iterations) may read after calling `budget_left`; where none calls it, a
         # budget and chunk that read no sum need only `residents`
@@ -1571,6 +1582,8 @@ class StepStage(StageBase):
         k = m - 1
         if self.claims is not None:  # the claims over its iterations, checked at each
             self.claims.span(self.index, k, float(n))
+        if self.itl is not None:
+            self._span_tokens(ends[:k], scheduled)
         for r in scheduled:  # k more additions of 1.0 to each, as one at a time makes them
             if r.grows:
                 part = r.part
@@ -1581,6 +1594,30 @@ class StepStage(StageBase):
         if fractions:  # the last iteration is a tail (`_tail`)
             for r, t in fractions:
                 r.tokens = t
+
+    def _span_tokens(self, ends: list[float], scheduled: Any) -> None:
+        """The inter-token latencies of a span's iterations that end at `ends` (all but
+        its last): every resident takes a token in each, so after the first (the time
+        since its session's last token) every resident's are the gaps between them,
+        from the warm-up on (`_end`)."""
+        itl = self.itl
+        start = bisect_left(ends, self.itl_from)  # the first token at or after warm-up
+        end = ends[-1]
+        for r in scheduled:
+            s = r.session
+            last = s.last_token
+            s.last_token = end
+            s.decoded = True
+            if start == 0 and last is not None:
+                itl[ends[0] - last] += 1
+        a = max(start, 1)
+        gaps = map(sub, islice(ends, a, None), islice(ends, a - 1, None))
+        n = len(scheduled)
+        if n == 1:
+            itl.update(gaps)  # counted in C
+        else:
+            for gap, count in Counter(gaps).items():
+                itl[gap] += count * n
 
     def run_on(self, end: float, scheduled: Any) -> None:
         """The last iteration of a span, which has started, ends at `end` as one planned
@@ -1697,6 +1734,7 @@ class StepStage(StageBase):
         if self.claims is not None:
             self.claims.iteration_end(self.index, sum(r.tokens for r in scheduled))
         finished = []
+        itl = self.itl
         for r in scheduled:
             t = r.tokens
             if not t:
@@ -1710,6 +1748,18 @@ class StepStage(StageBase):
                 finished.append(r)
             elif left == remaining and remaining != math.inf:  # inf: runs to the horizon
                 raise SimError(self.origin, _no_progress(self, r, t))
+            elif not r.decoding:
+                continue  # a prefill chunk gives no token but its last
+            if itl is not None:  # a token: the time since the session's last one
+                s = r.session
+                last = s.last_token
+                s.last_token = now
+                if r.decoding:
+                    s.decoded = True
+                elif not s.decoded:
+                    continue  # a first token (no decode or preemption before it): none
+                if last is not None and now >= self.itl_from:
+                    itl[now - last] += 1
         if finished:
             for r in finished:
                 s = r.session

@@ -158,6 +158,8 @@ class Workload:
         """`turn;`: the next turn's attributes, then the `turn` block."""
         a = s.attrs
         a[TURN_NO] += 1.0
+        s.last_token = None  # a new request: its first token is no inter-token latency
+        s.decoded = False
         columns = s.trace_rows  # the trace's (new, out, think, forced) columns
         if columns is not None:
             k = s.trace_pos

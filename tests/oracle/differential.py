@@ -177,9 +177,13 @@ def expect(verdict: str, detail: str, known: tuple[str, str] | None) -> None:
 
 # Fields of the reference's report that serq does not share: what 0.1.4 added after
 # serq-language.txt (`over_cap`: 0.1.4 queues a hold that can never fit, where the spec
-# rejects it; `idle_with_work`), and the inter-token latencies, which serq does not
-# measure and writes as null (docs/report.md).
-ONLY_014 = frozenset({"over_cap", "idle_with_work", "mean_itl", "itl_p50", "itl_p99"})
+# rejects it; `idle_with_work`).
+ONLY_014 = frozenset({"over_cap", "idle_with_work"})
+# ... and the inter-token latencies' percentiles, which the reference estimates with a
+# streaming sketch (exact up to about twenty samples, near the exact value above: a run of
+# 49 latencies 1.02 ... 1.50 gets a p99 of 1.4963); serq reports the exact nearest-rank
+# percentiles. Their mean is compared.
+ESTIMATED = frozenset({"itl_p50", "itl_p99"})
 
 
 def report_differences(mine: Any, theirs: Any, where: str = "") -> list[str]:
@@ -191,7 +195,7 @@ def report_differences(mine: Any, theirs: Any, where: str = "") -> list[str]:
             return [f"{where}: serq {str(mine)[:80]} | reference {str(theirs)[:80]}"]
         out = []
         for key, value in theirs.items():
-            if key in ONLY_014:
+            if key in ONLY_014 or key in ESTIMATED:
                 continue
             if key not in mine:
                 out.append(f"{where}.{key}: missing in serq")

@@ -4,6 +4,8 @@ nearest-rank p99, cv2 from the (n - 1) variance, batch means over 20 batches wit
 from __future__ import annotations
 
 import math
+import random
+from collections import Counter
 
 import pytest
 
@@ -54,3 +56,28 @@ def test_held_range_ignores_values_held_for_no_time():
 def test_window_ci_of_a_constant_is_zero():
     assert stats.window_ci([0.0], [3.0], 1.0, 11.0) == 0.0
     assert math.isnan(stats.window_ci([0.0], [3.0], 1.0, 1.0))
+
+
+@pytest.mark.parametrize(
+    "values",
+    [
+        [1.125, 1.375, 1.375],
+        [0.1, 0.2, 0.3] * 7 + [1e-300, 3.5],
+        [random.Random(k).uniform(0, 1) for k in range(5000)],  # more distinct than exact terms
+        [1e308] * 3,  # the sum passes the float range: the mean does not
+        [math.inf, 1.0, 1.0],
+        [0.010049999999978354] * 999 + [0.01274999999998272] * 11,
+    ],
+)
+def test_counted_statistics_are_those_of_the_samples(values):
+    """The inter-token latencies are kept as value -> count; their mean and percentiles
+    are those of the samples written out, to the last bit."""
+    counts = Counter(values)
+    assert stats.counted_mean(counts) == stats.mean(values)
+    for q in (0.5, 0.99):
+        assert stats.counted_percentile(counts, q) == stats.percentile(values, q)
+
+
+def test_counted_statistics_of_nothing_are_nan():
+    assert math.isnan(stats.counted_mean(Counter()))
+    assert math.isnan(stats.counted_percentile(Counter(), 0.5))

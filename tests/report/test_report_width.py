@@ -59,7 +59,8 @@ def test_piped_report_keeps_every_column(wide, columns):
     assert "…" not in narrow
     assert "\x1b[" not in narrow
     assert all(len(line) <= columns for line in narrow.splitlines())
-    assert len(_step_values(wide)) == 7  # iterations, three fractions, three means
+    # iterations, three fractions, three means; the inter-token latency and its percentiles
+    assert len(_step_values(wide)) == 10
     assert _step_values(narrow) == _step_values(wide)
     assert set(_cells(wide)) <= set(_cells(narrow))
 
