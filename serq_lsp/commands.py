@@ -248,6 +248,8 @@ _SECTIONS = (
             "mean_wait",
             "mean_service",
             "iterations",
+            "mean_itl",
+            "itl_p99",
         ),
     ),
     (
