@@ -19,7 +19,10 @@ BATCHES = 20
 T_95 = 2.093  # Student's t, 0.975 quantile, 19 degrees of freedom (as tabulated)
 SELECT_FROM = 4096  # from this many values a percentile sorts only the tail
 MIN_SAMPLES_FOR_CI = 40  # below this many samples an observation's half-width is inf
-EXACT_TERMS = 4096  # distinct values `counted_mean` sums exactly as fractions
+# `counted_mean` sums the distinct values as fractions when there are fewer than one in
+# this many samples (a fraction's product and sum cost about what `fsum` spends on that
+# many floats)
+FRACTION_COST = 150
 SQUARABLE = 1e-100  # a mean between this and its inverse squares well within the float range
 
 
@@ -107,12 +110,13 @@ def percentile(values: Sequence[float], q: float, known_mean: float | None = Non
 
 def counted_mean(counts: dict[float, int]) -> float:
     """`mean` of the samples that `counts` holds (value -> how many): the same number,
-    the sum exactly rounded over every sample (NaN without any). A few distinct values
-    are summed exactly as fractions, times their counts, instead of one by one."""
+    the sum exactly rounded over every sample (NaN without any). Where the samples repeat
+    a few values, those are summed exactly as fractions, times their counts, instead of
+    the samples one by one."""
     n = sum(counts.values())
     if not n:
         return NAN
-    if len(counts) <= EXACT_TERMS and all(map(math.isfinite, counts)):
+    if len(counts) * FRACTION_COST <= n and all(map(math.isfinite, counts)):
         total = sum(map(mul, map(Fraction, counts), counts.values()), Fraction(0))
         try:
             return float(total) / n  # `float` rounds the exact sum, as `math.fsum` does
