@@ -518,6 +518,8 @@ def _start_of(value) -> int | None:
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SKIP = re.compile(r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|"[^"\n]*"?|[{}()\[\];]')
+_FOLLOW_GROUP = re.compile(r"(?:\s|//[^\n]*|/\*[\s\S]*?\*/)*(else\b|cache\b|lease\b|;)")
 # `admit via engine[...]` or `memory kv[...]`: the option names a family whole
 _FAMILY_OPTION = re.compile(r"\b(admit\s+via|memory)\s+([A-Za-z_][A-Za-z0-9_]*)\s*\Z")
 
@@ -537,8 +539,6 @@ def _indexed_family(text: str, at: int) -> dict:
             "only member)"
         )
     }
-_SKIP = re.compile(r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|"[^"\n]*"?|[{}()\[\];]')
-_FOLLOW_GROUP = re.compile(r"(?:\s|//[^\n]*|/\*[\s\S]*?\*/)*(else\b|cache\b|lease\b|;)")
 
 
 def _sync_point(text: str, begin: int, end: int) -> int:
