@@ -1611,8 +1611,11 @@ class StepStage(StageBase):
             if start == 0 and last is not None:
                 itl[ends[0] - last] += 1
         a = max(start, 1)
-        gaps = map(sub, islice(ends, a, None), islice(ends, a - 1, None))
         n = len(scheduled)
+        if not self.verdict.cost_varies and 0.0 < ends[a - 1] and ends[-1] < _BINADES_END:
+            _count_steps(ends, a - 1, n, itl)  # ends a constant cost apart, in C's floats
+            return
+        gaps = map(sub, islice(ends, a, None), islice(ends, a - 1, None))
         if n == 1:
             itl.update(gaps)  # counted in C
         else:
@@ -1815,6 +1818,34 @@ def grow_at_instants(world: Any, rows: list[tuple[float, tuple]]) -> None:
         if t != now:  # the instant of the span's event ends after it
             world.end_instant(t)
     engine.now = now
+
+
+_BINADES_END = 2.0**1023  # `_count_steps` takes ends below it (the next binade's bound is a float)
+
+
+def _count_steps(ends: list[float], i: int, n: int, counts: Counter[float]) -> None:
+    """Count into `counts`, `n` times each, the gaps between `ends[i:]`, which one constant
+    cost apart as floats add it (`_ends`: each end the previous one plus the cost, rounded),
+    and positive. Within a binade [2**e, 2**(e+1)) the sum rounds to the binade's grid, so
+    every step there is the cost rounded to it (or, where the cost lies halfway between
+    two points of it, one or the other): where the first gap times their number is the
+    distance the ends cover (both exact: the ends are within a factor of 2, the product a
+    point of the grid), they are all that gap, counted at once; else one at a time. A gap
+    that crosses into the next binade is counted alone."""
+    k = len(ends)
+    while i < k - 1:
+        top = 2.0 ** (math.frexp(ends[i])[1])  # the binade of ends[i] ends below this
+        j = bisect_left(ends, top, i, k) - 1  # the last end within it
+        if j > i:
+            gap = ends[i + 1] - ends[i]
+            if ends[j] - ends[i] == (j - i) * gap:
+                counts[gap] += (j - i) * n
+            else:
+                for g, count in Counter(map(sub, ends[i + 1 : j + 1], ends[i:j])).items():
+                    counts[g] += count * n
+        if j + 1 < k:  # the step out of the binade
+            counts[ends[j + 1] - ends[j]] += n
+        i = j + 1
 
 
 def _started(ends: list[float], bound: float, until: float) -> int:

@@ -19,10 +19,15 @@ paths (generated code, interpreter, every iteration stepped) give it exactly.
 from __future__ import annotations
 
 import json
+import random
+from collections import Counter
+from itertools import accumulate, repeat
+from operator import sub
 
 import pytest
 
 import serq
+from serq.sim.step import _count_steps
 
 HEAD = """\
 pool kv { cap 1000; block 4; preempt lifo; }
@@ -172,3 +177,37 @@ def test_a_run_without_step_stages_has_none(tmp_path):
     path = tmp_path / "p.sq"
     path.write_text(program("run D (1);"))
     assert latencies(path) == {"E": NONE, "F": NONE}
+
+
+def test_a_spans_gaps_are_counted_by_binade_as_one_at_a_time():
+    """`_count_steps`: the gaps between ends a constant cost apart, counted a binade at a
+    time, are the gaps counted one by one, over starts, costs (halfway between two grid
+    points too: 3 * 2**-k), lengths and binade crossings drawn at random."""
+    r = random.Random(7)
+    for _ in range(5000):
+        e0 = r.choice(
+            [
+                r.uniform(1e-3, 10),
+                r.uniform(0, 1e6) + 1e-3,
+                2.0 ** r.randint(-5, 30) - r.choice([0, 1e-9, 1e-3]),
+                1e15 * r.random() + 1.0,
+            ]
+        )
+        c = r.choice(
+            [
+                r.uniform(1e-6, 1.0),
+                0.01,
+                0.001,
+                1 / 3,
+                2.0 ** -r.randint(1, 60),
+                3 * 2.0 ** -r.randint(10, 60),
+                r.uniform(1e-12, 1e-9),
+            ]
+        )
+        ends = list(accumulate(repeat(c, r.randint(1, 300)), initial=e0))
+        i = r.randint(0, len(ends) - 1)
+        n = r.randint(1, 3)
+        want = Counter({g: k * n for g, k in Counter(map(sub, ends[i + 1 :], ends[i:-1])).items()})
+        got: Counter = Counter()
+        _count_steps(ends, i, n, got)
+        assert +got == +want, (e0, c, len(ends), i)
