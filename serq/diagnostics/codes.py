@@ -175,6 +175,12 @@ DEADLOCK = Code(
     "keep the run going: the report's numbers after that describe a stopped deployment",
     "run",
 )
+REJECT = Code(
+    "W-reject",
+    "a hold that can never fit a pool (its units or reserve above the cap) rejected sessions, "
+    "which ended there: the report counts them under `rejected`",
+    "run",
+)
 DRAW = Code(
     "W-draw",
     "a draw whose parameters its law does not have, drawn as the reference draws it",

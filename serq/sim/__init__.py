@@ -28,6 +28,7 @@ from serq import ir
 from serq.diagnostics import Diagnostic, Severity, Span, codes
 from serq.sim import compiled, endless
 from serq.sim.errors import SimError
+from serq.sim.pools import Pool
 from serq.sim.recording import NullRecorder, Recorder
 from serq.sim.world import World
 
@@ -133,6 +134,8 @@ def simulate(
                     "holds fit beside the others'",
                 )
             )
+        for pool, (origin, serial, since, n) in world.rejections.items():
+            outcome.errors.append(_rejection(pool, origin or where, serial, since, n))
         outcome.errors.extend(world.exprs.warnings.values())  # W-draw
         outcome.events = world.engine.events
         outcome.arrivals = world.arrivals
@@ -145,6 +148,20 @@ def simulate(
         ):
             outcome.claims = world.claims.rows(outcome.end, world.live)
     return outcome
+
+
+def _rejection(pool: Pool, origin: Span, serial: int, since: float, n: int) -> Diagnostic:
+    """The warning of the `n` sessions `pool` rejected, the first session `serial` at `since`."""
+    sessions = "1 session" if n == 1 else f"{n} sessions"
+    return Diagnostic.warning(
+        codes.REJECT,
+        origin,
+        f"pool `{pool.name}` rejected {sessions}: this hold can never fit it, its units or "
+        f"reserve above the cap {_num(pool.cap)}, so each session ended here (the first, "
+        f"session {serial}, at t = {_num(since)})",
+        help="the report counts them under `rejected`: raise the cap, or keep the hold's "
+        "units and reserve within it",
+    )
 
 
 def _drain_end(world: World, program: ir.Program, horizon: float, warmup: float, n: int) -> float:

@@ -124,8 +124,8 @@ class Holds:
             pools = [resolve(a) for resolve in spec.resolvers]
         run = HoldRun(spec, s, pools)
         if not self._fits(run, alone=True):
-            pool = pools[len(run.units_now)]  # the first it can never fit
-            self.recorder.pool_count(pool.index, "rejected")
+            i = len(run.units_now)  # the first pool it can never fit
+            self.world.rejected(pools[i], spec.part_origins[i], s.serial)
             self.world.end_session(s)
             return False
         s.state = QUEUED
