@@ -181,6 +181,12 @@ REJECT = Code(
     "which ended there: the report counts them under `rejected`",
     "run",
 )
+IDLE = Code(
+    "W-idle",
+    "no session arrived in the whole run (`arrive none`, or a first renewal gap past the "
+    "horizon): nothing ran, and the report is empty",
+    "run",
+)
 DRAW = Code(
     "W-draw",
     "a draw whose parameters its law does not have, drawn as the reference draws it",

@@ -136,6 +136,8 @@ def simulate(
             )
         for pool, (origin, serial, since, n) in world.rejections.items():
             outcome.errors.append(_rejection(pool, origin or where, serial, since, n))
+        if world.arrivals == 0 and not any(d.severity >= Severity.ERROR for d in outcome.errors):
+            outcome.errors.append(_idle(program, where, horizon))
         outcome.errors.extend(world.exprs.warnings.values())  # W-draw
         outcome.events = world.engine.events
         outcome.arrivals = world.arrivals
@@ -148,6 +150,22 @@ def simulate(
         ):
             outcome.claims = world.claims.rows(outcome.end, world.live)
     return outcome
+
+
+def _idle(program: ir.Program, where: Span, horizon: float) -> Diagnostic:
+    """The warning of a run to `horizon` that no session arrived in, at its arrival clause
+    (`where`, the program's first construct, under `arrive none`)."""
+    if program.arrival is None:
+        why = "the workload has no arrival process (`arrive none`, the default)"
+    else:
+        why = f"the first arrival comes after the horizon {_num(horizon)}"
+    return Diagnostic.warning(
+        codes.IDLE,
+        program.arrival.origin if program.arrival is not None else where,
+        f"no session arrived: {why}, so nothing ran and the report is empty",
+        help="give the workload an arrival process (`arrive poisson(r);`, `arrive "
+        "batch(n);`, ...) whose first arrival comes before the horizon",
+    )
 
 
 def _rejection(pool: Pool, origin: Span, serial: int, since: float, n: int) -> Diagnostic:
