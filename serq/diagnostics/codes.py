@@ -165,7 +165,8 @@ RUNTIME = Code("E-run", "the program failed while it ran: ...", "run")
 STALL = Code(
     "W-stall",
     "a stage stopped moving while the run went on: a step engine with residents or waiting "
-    "sessions planned no iteration, or a job of infinite work never completes; the report's "
+    "sessions planned no iteration, a job of infinite work never completes, or a hold that "
+    "can never grow is preempted and executed again for ever (a livelock); the report's "
     "numbers after that time describe a stopped stage",
     "run",
 )

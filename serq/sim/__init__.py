@@ -134,6 +134,8 @@ def simulate(
                     "holds fit beside the others'",
                 )
             )
+        for pool, (origin, serial, since, position, n) in world.livelocks.items():
+            outcome.errors.append(_livelock(pool, origin or where, serial, since, position, n))
         for pool, (origin, serial, since, n) in world.rejections.items():
             outcome.errors.append(_rejection(pool, origin or where, serial, since, n))
         if world.arrivals == 0 and not any(d.severity >= Severity.ERROR for d in outcome.errors):
@@ -165,6 +167,24 @@ def _idle(program: ir.Program, where: Span, horizon: float) -> Diagnostic:
         f"no session arrived: {why}, so nothing ran and the report is empty",
         help="give the workload an arrival process (`arrive poisson(r);`, `arrive "
         "batch(n);`, ...) whose first arrival comes before the horizon",
+    )
+
+
+def _livelock(
+    pool: Pool, origin: Span, serial: int, since: float, position: float, n: int
+) -> Diagnostic:
+    """The warning of the `n` sessions preempted again at `pool` without progress, the first
+    session `serial` at `since`, at `position`."""
+    sessions = "1 session was" if n == 1 else f"{n} sessions were"
+    return Diagnostic.warning(
+        codes.STALL,
+        origin,
+        f"a livelock at pool `{pool.name}`: {sessions} preempted again without getting past "
+        f"the previous preemption (the first, session {serial}, at position "
+        f"{_num(position)} at t = {_num(since)}): a hold that can never grow to what its "
+        "body needs is preempted and executed again for ever",
+        help="the report counts them under `stuck`: size the pool for the hold's whole body, "
+        "or reserve what it will need (`reserve (known)`), which is rejected once above the cap",
     )
 
 

@@ -471,6 +471,7 @@ class Holds:
         if s.last_preempt is not None and position <= s.last_preempt and not s.stuck:
             s.stuck = True
             recorder.pool_count(pool.index, "stuck")
+            self.world.livelocked(pool, run.spec.origin, s.serial, position)
         s.last_preempt = position
         s.preempted = run.spec
         self.world.cancel_wait(s)

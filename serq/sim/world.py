@@ -117,6 +117,9 @@ class World:
         # per pool, the hold that could never fit it first (origin, serial, time), and how
         # many sessions it rejected in all (W-reject)
         self.rejections: dict[Pool, tuple[Any, int, float, int]] = {}
+        # per pool, the first session preempted again without progress (origin, serial,
+        # time, position), and how many (the report's `stuck`; W-stall)
+        self.livelocks: dict[Pool, tuple[Any, int, float, float, int]] = {}
         self.n_attrs = len(program.attrs)
         # what an expression without a session reads as its attributes: zeros, no session
         self.blank: list[Any] = [0.0] * self.n_attrs + [None]
@@ -600,6 +603,15 @@ class World:
             self.rejections[pool] = (origin, serial, self.engine.now, 1)
         else:
             self.rejections[pool] = (*first[:3], first[3] + 1)
+
+    def livelocked(self, pool: Pool, origin: Any, serial: int, position: float) -> None:
+        """Session `serial`'s hold (at `origin`) was preempted at `pool` again at `position`,
+        no further than its previous preemption: keep the first for the run's warning."""
+        first = self.livelocks.get(pool)
+        if first is None:
+            self.livelocks[pool] = (origin, serial, self.engine.now, position, 1)
+        else:
+            self.livelocks[pool] = (*first[:4], first[4] + 1)
 
     def end_session(self, s: Session) -> None:
         """`s` ends: it releases every hold and lease, keeping its cached prefixes."""

@@ -1,0 +1,86 @@
+"""A hold that can never grow to what its body needs, under `preempt lifo`, preempts
+itself and is executed again for ever; when time passes between the rounds the run went
+on to the horizon and only the report's `stuck` column and a note (no position) said so,
+and `serq.run` returned the report without a warning. It is now a W-stall warning at the
+first such hold, naming the session, its position and the time, the same on every path
+(tests/sim/NOTES.md §32). pyserq 0.1.2 counts `stuck` alike and says nothing more.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from serq.sim import straight
+from serq.sim.api import compile_program, execute
+
+PATHS = ((True, True, True), (True, False, True), (False, True, True), (True, True, False))
+GROW = """\
+pool kv { cap 10; preempt lifo; }
+stage s : fifo(1);
+workload { arrive {arrive}; }
+session { hold kv (6) { run s (1); grow kv ({grow}); run s (1); } }
+run { horizon 100; }
+"""
+# a step engine's growing prefill longer than the memory, in `fn main` with an argument
+ENGINE = """\
+use "std/args";
+fn main() {
+  let prompt = args.number("prompt", 100);
+  pool kv { cap 64; block 16; preempt lifo; }
+  stage E : step { budget 32; cost 1; memory kv; }
+  workload { arrive batch(1); turn { set p = prompt; } }
+  server { hold kv (cost(kv, 16)) { run E prefill (cost(E, p)) growing kv; } }
+}
+"""
+
+
+def _said(text: str, **settings) -> tuple[list, int]:
+    compiled, diagnostics = compile_program(text, "t.sq", **settings)
+    assert compiled is not None, [d.message for d in diagnostics]
+    runs = []
+    for codegen, straight_on, fast_forward in PATHS:
+        straight.ENABLED = straight_on
+        try:
+            report, ran = execute(compiled, codegen=codegen, fast_forward=fast_forward)
+        finally:
+            straight.ENABLED = True
+        assert report is not None, [d.message for d in ran]
+        said = [(d.code, text.count("\n", 0, d.span.start) + 1, d.message) for d in ran]
+        runs.append((said, sum(p.stuck for p in report.pools)))
+    assert all(r == runs[0] for r in runs), runs
+    return runs[0]
+
+
+def test_a_grow_that_never_fits_under_lifo_is_a_warning_at_the_hold():
+    said, stuck = _said(GROW.replace("{arrive}", "batch(1)").replace("{grow}", "6"))
+    assert stuck == 1
+    assert said == [
+        (
+            "W-stall",
+            4,
+            "a livelock at pool `kv`: 1 session was preempted again without getting past the "
+            "previous preemption (the first, session 0, at position 6 at t = 2): a hold that "
+            "can never grow to what its body needs is preempted and executed again for ever",
+        )
+    ]
+
+
+def test_every_stuck_session_is_counted_in_the_one_warning():
+    text = GROW.replace("{arrive}", "renewal(1)").replace("{grow}", "inf")
+    said, stuck = _said(text.replace("cap 10", "cap 100").replace("kv (6)", "kv (1)"))
+    assert stuck > 1
+    assert [(code, line) for code, line, _ in said] == [("W-stall", 4)]
+    assert f"{stuck} sessions were preempted again" in said[0][2]
+
+
+def test_a_step_engines_prefill_longer_than_its_memory_in_fn_main():
+    said, stuck = _said(ENGINE, horizon=50.0)
+    assert stuck == 1
+    assert [(code, line) for code, line, _ in said] == [("W-stall", 7)]
+    assert said[0][2].startswith("a livelock at pool `kv`: 1 session was preempted again")
+    assert _said(ENGINE, horizon=50.0, sets={"prompt": "60"}) == ([], 0)
+
+
+@pytest.mark.parametrize("grow", ["4", "0"])
+def test_a_grow_that_fits_says_nothing(grow):
+    assert _said(GROW.replace("{arrive}", "batch(1)").replace("{grow}", grow)) == ([], 0)
