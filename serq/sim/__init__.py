@@ -180,9 +180,9 @@ def _livelock(
         codes.STALL,
         origin,
         f"a livelock at pool `{pool.name}`: {sessions} preempted again without getting past "
-        f"the previous preemption (the first, session {serial}, at position "
-        f"{_num(position)} at t = {_num(since)}): a hold that can never grow to what its "
-        "body needs is preempted and executed again for ever",
+        f"the previous preemption, with nothing else holding the pool (the first, session "
+        f"{serial}, at position {_num(position)} at t = {_num(since)}): a hold that can never "
+        "grow to what its body needs is preempted and executed again for ever",
         help="the report counts them under `stuck`: size the pool for the hold's whole body, "
         "or reserve what it will need (`reserve (known)`), which is rejected once above the cap",
     )
