@@ -134,8 +134,11 @@ def simulate(
                     "holds fit beside the others'",
                 )
             )
+        # a livelock the run stopped at (at one instant) is its error already
+        failed = any(d.severity >= Severity.ERROR for d in outcome.errors)
         for pool, (origin, serial, since, position, n) in world.livelocks.items():
-            outcome.errors.append(_livelock(pool, origin or where, serial, since, position, n))
+            if not failed:
+                outcome.errors.append(_livelock(pool, origin or where, serial, since, position, n))
         for pool, (origin, serial, since, n) in world.rejections.items():
             outcome.errors.append(_rejection(pool, origin or where, serial, since, n))
         if world.arrivals == 0 and not any(d.severity >= Severity.ERROR for d in outcome.errors):
