@@ -165,7 +165,8 @@ RUNTIME = Code("E-run", "the program failed while it ran: ...", "run")
 STALL = Code(
     "W-stall",
     "a stage stopped moving while the run went on: a step engine with residents or waiting "
-    "sessions planned no iteration, or a job of infinite work never completes; the report's "
+    "sessions planned no iteration, a job of infinite work never completes, or a hold that "
+    "can never grow is preempted and executed again for ever (a livelock); the report's "
     "numbers after that time describe a stopped stage",
     "run",
 )
@@ -173,6 +174,18 @@ DEADLOCK = Code(
     "W-deadlock",
     "sessions wait for each other at the pools for ever while arrivals or other sessions "
     "keep the run going: the report's numbers after that describe a stopped deployment",
+    "run",
+)
+REJECT = Code(
+    "W-reject",
+    "a hold that can never fit a pool (its units or reserve above the cap) rejected sessions, "
+    "which ended there: the report counts them under `rejected`",
+    "run",
+)
+IDLE = Code(
+    "W-idle",
+    "no session arrived in the whole run (`arrive none`, or a first renewal gap past the "
+    "horizon): nothing ran, and the report is empty",
     "run",
 )
 DRAW = Code(

@@ -28,6 +28,7 @@ from serq import ir
 from serq.diagnostics import Diagnostic, Severity, Span, codes
 from serq.sim import compiled, endless
 from serq.sim.errors import SimError
+from serq.sim.pools import Pool
 from serq.sim.recording import NullRecorder, Recorder
 from serq.sim.world import World
 
@@ -133,6 +134,15 @@ def simulate(
                     "holds fit beside the others'",
                 )
             )
+        # a livelock the run stopped at (at one instant) is its error already
+        failed = any(d.severity >= Severity.ERROR for d in outcome.errors)
+        for pool, (origin, serial, since, position, n) in world.livelocks.items():
+            if not failed:
+                outcome.errors.append(_livelock(pool, origin or where, serial, since, position, n))
+        for pool, (origin, serial, since, n) in world.rejections.items():
+            outcome.errors.append(_rejection(pool, origin or where, serial, since, n))
+        if world.arrivals == 0 and not any(d.severity >= Severity.ERROR for d in outcome.errors):
+            outcome.errors.append(_idle(program, where, horizon))
         outcome.errors.extend(world.exprs.warnings.values())  # W-draw
         outcome.events = world.engine.events
         outcome.arrivals = world.arrivals
@@ -145,6 +155,54 @@ def simulate(
         ):
             outcome.claims = world.claims.rows(outcome.end, world.live)
     return outcome
+
+
+def _idle(program: ir.Program, where: Span, horizon: float) -> Diagnostic:
+    """The warning of a run to `horizon` that no session arrived in, at its arrival clause
+    (`where`, the program's first construct, under `arrive none`)."""
+    if program.arrival is None:
+        why = "the workload has no arrival process (`arrive none`, the default)"
+    else:
+        why = f"the first arrival comes after the horizon {_num(horizon)}"
+    return Diagnostic.warning(
+        codes.IDLE,
+        program.arrival.origin if program.arrival is not None else where,
+        f"no session arrived: {why}, so nothing ran and the report is empty",
+        help="give the workload an arrival process (`arrive poisson(r);`, `arrive "
+        "batch(n);`, ...) whose first arrival comes before the horizon",
+    )
+
+
+def _livelock(
+    pool: Pool, origin: Span, serial: int, since: float, position: float, n: int
+) -> Diagnostic:
+    """The warning of the `n` sessions preempted again at `pool` without progress, the first
+    session `serial` at `since`, at `position`."""
+    sessions = "1 session was" if n == 1 else f"{n} sessions were"
+    return Diagnostic.warning(
+        codes.STALL,
+        origin,
+        f"a livelock at pool `{pool.name}`: {sessions} preempted again without getting past "
+        f"the previous preemption, with nothing else holding the pool (the first, session "
+        f"{serial}, at position {_num(position)} at t = {_num(since)}): a hold that can never "
+        "grow to what its body needs is preempted and executed again for ever",
+        help="the report counts them under `stuck`: size the pool for the hold's whole body, "
+        "or reserve what it will need (`reserve (known)`), which is rejected once above the cap",
+    )
+
+
+def _rejection(pool: Pool, origin: Span, serial: int, since: float, n: int) -> Diagnostic:
+    """The warning of the `n` sessions `pool` rejected, the first session `serial` at `since`."""
+    sessions = "1 session" if n == 1 else f"{n} sessions"
+    return Diagnostic.warning(
+        codes.REJECT,
+        origin,
+        f"pool `{pool.name}` rejected {sessions}: this hold can never fit it, its units or "
+        f"reserve above the cap {_num(pool.cap)}, so each session ended here (the first, "
+        f"session {serial}, at t = {_num(since)})",
+        help="the report counts them under `rejected`: raise the cap, or keep the hold's "
+        "units and reserve within it",
+    )
 
 
 def _drain_end(world: World, program: ir.Program, horizon: float, warmup: float, n: int) -> float:

@@ -539,7 +539,7 @@ class _Codegen:
             _k_HoldRun=HoldRun,
             _k_bad_units=_bad_units,
             _k_bad_reserve=_bad_reserve,
-            _k_reject=_rejecter(world.recorder),
+            _k_reject=_rejecter(world),
             _k_bad_reuse=ch.bad_reuse,
             _k_bad_cache=ch.bad_cache,
             _k_HoldPart=HoldPart,
@@ -1069,7 +1069,7 @@ class _Codegen:
                 self.emit_all(indent, ch.reserved(shape, i, u, need))
             if value is None or cap is None or shape.blocks[i] is not None or value > cap:
                 self.emit(indent, f"if {need} > {shape.caps[i]}:")  # never fits: rejected
-                self.emit(indent + 1, f"_k_reject({names[i]})")
+                self.emit(indent + 1, f"_k_reject({names[i]}, {spec}, {i}, s)")
                 self._release_inline(indent + 1)
                 self.emit(indent + 1, "_k_end(s)")
                 self.emit(indent + 1, "return")
@@ -1962,11 +1962,12 @@ def _number(value: float) -> str:
     return repr(float(value))
 
 
-def _rejecter(recorder: Any) -> Any:
-    """`_k_reject(pool)`: a hold that can never fit `pool` is rejected (counted)."""
+def _rejecter(world: Any) -> Any:
+    """`_k_reject(pool, spec, i, s)`: session `s`'s hold `spec` can never fit `pool`, its
+    `i`th: rejected (`World.rejected`)."""
 
-    def reject(pool: Any) -> None:
-        recorder.pool_count(pool.index, "rejected")
+    def reject(pool: Any, spec: Any, i: int, s: Any) -> None:
+        world.rejected(pool, spec.part_origins[i], s.serial)
 
     return reject
 

@@ -124,8 +124,8 @@ class Holds:
             pools = [resolve(a) for resolve in spec.resolvers]
         run = HoldRun(spec, s, pools)
         if not self._fits(run, alone=True):
-            pool = pools[len(run.units_now)]  # the first it can never fit
-            self.recorder.pool_count(pool.index, "rejected")
+            i = len(run.units_now)  # the first pool it can never fit
+            self.world.rejected(pools[i], spec.part_origins[i], s.serial)
             self.world.end_session(s)
             return False
         s.state = QUEUED
@@ -461,6 +461,8 @@ class Holds:
         else:
             self._preempted_at, self._preempted_now = now, 1
         computed = 0.0
+        # nothing but the session holds the pool: its growth can never fit (W-stall)
+        alone = all(h.run.session is s for h in pool.holders)
         for part in run.parts:
             if part.pool is pool:
                 # the position a growing run gave the part, even when the run preempted
@@ -474,6 +476,8 @@ class Holds:
         if s.last_preempt is not None and position <= s.last_preempt and not s.stuck:
             s.stuck = True
             recorder.pool_count(pool.index, "stuck")
+            if alone:
+                self.world.livelocked(pool, run.spec.origin, s.serial, position)
         s.last_preempt = position
         s.preempted = run.spec
         self.world.cancel_wait(s)

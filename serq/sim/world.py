@@ -114,6 +114,12 @@ class World:
         # jobs of infinite work still at a stage when the run ended (`endless.find`)
         self.endless: list[endless.Endless] = []
         self.deadlock: tuple[Any, str] | None = None  # a circular wait at the pools (W-deadlock)
+        # per pool, the hold that could never fit it first (origin, serial, time), and how
+        # many sessions it rejected in all (W-reject)
+        self.rejections: dict[Pool, tuple[Any, int, float, int]] = {}
+        # per pool, the first session preempted again without progress (origin, serial,
+        # time, position), and how many (the report's `stuck`; W-stall)
+        self.livelocks: dict[Pool, tuple[Any, int, float, float, int]] = {}
         self.n_attrs = len(program.attrs)
         # what an expression without a session reads as its attributes: zeros, no session
         self.blank: list[Any] = [0.0] * self.n_attrs + [None]
@@ -587,6 +593,25 @@ class World:
             self.ready.remove(s)
         s.where = s.waiter = None
         s.state = RUNNING
+
+    def rejected(self, pool: Pool, origin: Any, serial: int) -> None:
+        """Session `serial`'s hold (at `origin`) can never fit `pool`: count it in the
+        report's `rejected`, and keep the first for the run's warning; the caller ends it."""
+        self.recorder.pool_count(pool.index, "rejected")
+        first = self.rejections.get(pool)
+        if first is None:
+            self.rejections[pool] = (origin, serial, self.engine.now, 1)
+        else:
+            self.rejections[pool] = (*first[:3], first[3] + 1)
+
+    def livelocked(self, pool: Pool, origin: Any, serial: int, position: float) -> None:
+        """Session `serial`'s hold (at `origin`) was preempted at `pool` again at `position`,
+        no further than its previous preemption: keep the first for the run's warning."""
+        first = self.livelocks.get(pool)
+        if first is None:
+            self.livelocks[pool] = (origin, serial, self.engine.now, position, 1)
+        else:
+            self.livelocks[pool] = (*first[:4], first[4] + 1)
 
     def end_session(self, s: Session) -> None:
         """`s` ends: it releases every hold and lease, keeping its cached prefixes."""

@@ -163,9 +163,10 @@ def test_a_closed_population_replaced_forever_at_one_instant_is_a_livelock() -> 
         "session { hold kv (20) { run s (1); } }\nrun { horizon 100; }\n"
     )
     _, _, outcome = _run(source)
-    [error] = outcome.errors
+    [error, rejected] = outcome.errors  # the stall, and the hold that rejects (W-reject)
     assert error.code == "E-run" and "replaced at time 0 without end" in error.message
     assert error.span.line == 3
+    assert rejected.code == "W-reject" and rejected.span.line == 4
 
 
 def test_a_closed_population_that_ends_sessions_at_once_a_while_is_no_livelock() -> None:

@@ -84,10 +84,13 @@ def test_an_infinite_decode_runs_to_the_horizon(codegen, fast_forward):
     assert report.ended == 0 and report.pools[0].preemptions > 0
     compiled, _ = compile_program(INFINITE_DECODE.replace("LENGTH", "inf"), "inf.sq")
     _, diagnostics = execute(compiled, **options)
-    (warning,) = diagnostics  # a job of infinite work, as at any stage (endless.py)
+    # a job of infinite work, as at any stage (endless.py), and the livelock it then is:
+    # session 0, alone at the pool, grows past its cap and preempts itself (NOTES §32)
+    warning, livelock = diagnostics
     assert warning.code == "W-stall" and warning.message.startswith(
         "stage `E` has served session 0's job of infinite work since t = "
     )
+    assert livelock.code == "W-stall" and livelock.message.startswith("a livelock at pool `kv`")
 
 
 @pytest.mark.parametrize("fast_forward", [True, False])
