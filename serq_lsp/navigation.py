@@ -121,8 +121,18 @@ def every_reference(
     ls: SerqServer, uri: str, analysis: Analysis, occ: Occurrence
 ) -> list[Occurrence]:
     """Every occurrence of `occ`'s name: in the document and its libraries, and for a `def`
-    of a library, in every program of the workspace that `use`s it (each place once)."""
+    of a library, in every program of the workspace that `use`s it; a name a library reads
+    but does not declare, everywhere it means what it means at `occ` in each program that
+    `use`s the library, as definition finds it there (each place once)."""
     found = analysis.index.references(occ.key)
+    if not analysis.index.declarations(occ.key):
+        # a library's `cachedin(kv)` and `hold kv` are indexed apart in the library alone
+        # (a value or a pool); the programs that `use` it resolve both to their pool
+        found += [
+            o
+            for index, there in crossfile.meanings(ls, analysis, occ)
+            for o in index.references(there.key)
+        ]
     if occ.key[0] == "def":
         homes = {d.span.file for d in analysis.index.declarations(occ.key)}
         for home in homes:

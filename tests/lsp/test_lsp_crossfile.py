@@ -227,3 +227,33 @@ async def test_in_the_library_a_name_it_reads_leads_to_the_programs_that_declare
     assert "declared by the programs that use this library" in hover.contents.value
     assert f"- pool `kv` of `vllm.sq` (line {p.line + 1})" in hover.contents.value
     docs.close(LIB_URI)
+
+
+async def test_in_the_library_references_of_a_name_it_reads_are_those_of_its_meaning(
+    client, docs, opened
+):
+    """From the library, `kv` in `hold reqs (1), kv (hit)` and in `cachedin(kv)` are one
+    name: each user program's pool (the library alone indexed the first as a pool, the
+    second as a value, and each found only its own kind). References from either find
+    both and the declarations definition goes to (found by tests/fuzz: mut15's navigation
+    check, definition against references over every example)."""
+    await docs.open(LIB_URI, LIB_TEXT)
+    lib = types.TextDocumentIdentifier(uri=LIB_URI)
+    both = {in_library("kv (hit)"), in_library("kv), floor")}
+    for needle in ("kv (hit)", "kv), floor"):
+        at = position_of(LIB_TEXT, needle)
+        found = await client.text_document_references_async(
+            types.ReferenceParams(
+                text_document=lib,
+                position=at,
+                context=types.ReferenceContext(include_declaration=True),
+            )
+        )
+        assert both <= where(loc for loc in found if loc.uri == LIB_URI)
+        declared = await client.text_document_definition_async(
+            types.DefinitionParams(text_document=lib, position=at)
+        )
+        assert declared and where(declared) <= where(found)
+        p = position_of(TEXT, "kv {\n  cap")
+        assert ("vllm.sq", p.line, p.character) in where(loc for loc in found if loc.uri == URI)
+    docs.close(LIB_URI)
