@@ -53,3 +53,27 @@ def generated_source(text: str) -> str:
     source, _ = sim_api.python_source(compiled)
     assert source is not None
     return source
+
+
+# (codegen, straight loop, fast_forward): the generated code with and without the straight
+# loop, the interpreter, and every engine iteration stepped
+EVERY_PATH = ((True, True, True), (True, False, True), (False, True, True), (True, True, False))
+
+
+def runs_on_every_path(text: str, path: str = "t.sq", **settings: float) -> list[tuple]:
+    """(report, diagnostics) of the run of `text` on each of `EVERY_PATH`; each run must
+    end with a report."""
+    from serq.sim import straight
+
+    compiled, diagnostics = sim_api.compile_program(text, path, **settings)
+    assert compiled is not None, [d.message for d in diagnostics]
+    out = []
+    for codegen, straight_on, fast_forward in EVERY_PATH:
+        straight.ENABLED = straight_on
+        try:
+            report, ran = sim_api.execute(compiled, codegen=codegen, fast_forward=fast_forward)
+        finally:
+            straight.ENABLED = True
+        assert report is not None, [d.message for d in ran]
+        out.append((report, ran))
+    return out

@@ -10,10 +10,8 @@ from __future__ import annotations
 
 import pytest
 
-from serq.sim import straight
-from serq.sim.api import compile_program, execute
+from tests.sim.both_paths import runs_on_every_path
 
-PATHS = ((True, True, True), (True, False, True), (False, True, True), (True, True, False))
 GROW = """\
 pool kv { cap 10; preempt lifo; }
 stage s : fifo(1);
@@ -51,16 +49,8 @@ run { horizon 400; seed 3; }
 
 
 def _said(text: str, **settings) -> tuple[list, int]:
-    compiled, diagnostics = compile_program(text, "t.sq", **settings)
-    assert compiled is not None, [d.message for d in diagnostics]
     runs = []
-    for codegen, straight_on, fast_forward in PATHS:
-        straight.ENABLED = straight_on
-        try:
-            report, ran = execute(compiled, codegen=codegen, fast_forward=fast_forward)
-        finally:
-            straight.ENABLED = True
-        assert report is not None, [d.message for d in ran]
+    for report, ran in runs_on_every_path(text, **settings):
         said = [(d.code, text.count("\n", 0, d.span.start) + 1, d.message) for d in ran]
         runs.append((said, sum(p.stuck for p in report.pools)))
     assert all(r == runs[0] for r in runs), runs

@@ -16,11 +16,9 @@ from pathlib import Path
 
 import pytest
 
-from serq.sim import straight
-from serq.sim.api import compile_program, execute
+from tests.sim.both_paths import runs_on_every_path
 
 ROOT = Path(__file__).resolve().parents[2]
-PATHS = ((True, True, True), (True, False, True), (False, True, True), (True, True, False))
 
 PLAIN = """\
 pool kv { cap 10; }
@@ -65,19 +63,13 @@ run { horizon 30; }
 
 def _runs(text: str, path: str = "t.sq", **settings) -> list[tuple[list, dict]]:
     """Each path's diagnostics (code, line, column, message) and the pools' `rejected`."""
-    compiled, diagnostics = compile_program(text, path, **settings)
-    assert compiled is not None, [d.message for d in diagnostics]
-    out = []
-    for codegen, straight_on, fast_forward in PATHS:
-        straight.ENABLED = straight_on
-        try:
-            report, ran = execute(compiled, codegen=codegen, fast_forward=fast_forward)
-        finally:
-            straight.ENABLED = True
-        assert report is not None, [d.message for d in ran]
-        said = [(d.code, *_line_col(text, d.span.start), d.message) for d in ran]
-        out.append((said, {p.name: p.rejected for p in report.pools}))
-    return out
+    return [
+        (
+            [(d.code, *_line_col(text, d.span.start), d.message) for d in ran],
+            {p.name: p.rejected for p in report.pools},
+        )
+        for report, ran in runs_on_every_path(text, path, **settings)
+    ]
 
 
 def _line_col(text: str, offset: int) -> tuple[int, int]:
@@ -118,11 +110,7 @@ def test_a_reserve_above_the_cap_in_fn_main_with_a_program_argument():
 
 
 def test_a_preempted_request_that_outgrew_the_memory_is_named_in_the_library():
-    compiled, _ = compile_program(VLLM, str(ROOT / "examples" / "t.sq"))
-    assert compiled is not None
-    for codegen, fast_forward in ((True, True), (False, True), (True, False)):
-        report, ran = execute(compiled, codegen=codegen, fast_forward=fast_forward)
-        assert report is not None
+    for report, ran in runs_on_every_path(VLLM, str(ROOT / "examples" / "t.sq")):
         rejected = {p.name: p.rejected for p in report.pools}["kv"]
         assert rejected > 0
         assert [(d.code, d.span.file.endswith("vllm.sq")) for d in ran] == [("W-reject", True)]
