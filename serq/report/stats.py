@@ -10,19 +10,20 @@ from __future__ import annotations
 import math
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
-from fractions import Fraction
 from itertools import chain, islice, repeat
 from operator import lt, mul, sub
 
 NAN = math.nan
+INF = math.inf
 BATCHES = 20
 T_95 = 2.093  # Student's t, 0.975 quantile, 19 degrees of freedom (as tabulated)
 SELECT_FROM = 4096  # from this many values a percentile sorts only the tail
 MIN_SAMPLES_FOR_CI = 40  # below this many samples an observation's half-width is inf
-# `counted_mean` sums the distinct values as fractions when there are fewer than one in
-# this many samples (a fraction's product and sum cost about what `fsum` spends on that
-# many floats)
-FRACTION_COST = 150
+# `counted_mean`'s exact products: a value split at 2**27 + 1 into two halves of 26 bits
+# (while the split does not overflow), times a count below 2**26
+SPLIT = 134217729.0
+SPLITTABLE = 2.0**996
+COUNT_EXACT = 1 << 26
 SQUARABLE = 1e-100  # a mean between this and its inverse squares well within the float range
 
 
@@ -110,19 +111,24 @@ def percentile(values: Sequence[float], q: float, known_mean: float | None = Non
 
 def counted_mean(counts: dict[float, int]) -> float:
     """`mean` of the samples that `counts` holds (value -> how many): the same number,
-    the sum exactly rounded over every sample (NaN without any). Where the samples repeat
-    a few values, those are summed exactly as fractions, times their counts, instead of
-    the samples one by one."""
+    the sum exactly rounded over every sample (NaN without any). Each value is split in
+    two halves of 26 bits (Veltkamp), whose products with a count below 2**26 are exact,
+    so `fsum` of the products is the sum of the samples written out."""
     n = sum(counts.values())
     if not n:
         return NAN
-    if len(counts) * FRACTION_COST <= n and all(map(math.isfinite, counts)):
-        total = sum(map(mul, map(Fraction, counts), counts.values()), Fraction(0))
-        try:
-            return float(total) / n  # `float` rounds the exact sum, as `math.fsum` does
-        except OverflowError:  # past the float range: `mean`'s answer, below
-            pass
-    return mean(list(chain.from_iterable(map(repeat, counts, counts.values()))))
+    terms = []
+    for value, count in counts.items():
+        if not (abs(value) < SPLITTABLE and count < COUNT_EXACT):
+            return mean(list(chain.from_iterable(map(repeat, counts, counts.values()))))
+        t = value * SPLIT
+        high = t - (t - value)
+        terms.append(high * count)
+        terms.append((value - high) * count)
+    total = fsum(terms)
+    if -INF < total < INF:
+        return total / n
+    return mean(list(chain.from_iterable(map(repeat, counts, counts.values()))))  # scaled
 
 
 def counted_percentile(counts: dict[float, int], q: float) -> float:

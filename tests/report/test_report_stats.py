@@ -65,7 +65,8 @@ def test_window_ci_of_a_constant_is_zero():
         [0.1, 0.2, 0.3] * 7 + [1e-300, 3.5],
         [random.Random(k).uniform(0, 1) for k in range(5000)],  # more distinct than exact terms
         [1e308] * 3,  # the sum passes the float range: the mean does not
-        [1e308] * 300 + [1.0] * 300,  # the same, summed as fractions
+        [1e308] * 300 + [1.0] * 300,  # the same, with values too large to split
+        [1e299] * 3000,  # values that split, whose sum passes the float range
         [math.inf, 1.0, 1.0],
         [0.010049999999978354] * 999 + [0.01274999999998272] * 11,
     ],
