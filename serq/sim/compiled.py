@@ -98,6 +98,7 @@ _CODES_KEPT = 32
 # the slots a plain program's session is made with (the rest it never reads)
 _PLAIN_SLOTS = ("frames", "state")
 _TRACE_SLOTS = ("trace_rows", "trace_pos", "trace_end")  # where its trace session is
+_TOKEN_SLOTS = ("last_token", "decoded")  # its last token's time, for the latencies
 
 
 class CFrame(tuple):
@@ -679,6 +680,8 @@ class _Codegen:
                 continue  # (a trace's are set next, `_assign_trace`)
             if self.slots is not None and slot not in self.slots:
                 continue
+            if slot in _TOKEN_SLOTS and not self.world.steps:
+                continue  # only a step engine reads them (`StepStage._end`)
             value = getattr(model, slot)
             if isinstance(value, list | dict) and not value:
                 text = "[]" if isinstance(value, list) else "{}"
