@@ -134,14 +134,14 @@ def simulate(
                     "holds fit beside the others'",
                 )
             )
-        # a livelock the run stopped at (at one instant) is its error already
+        # whether the run stopped at an error: only warnings are added from here on
         failed = any(d.severity >= Severity.ERROR for d in outcome.errors)
-        for pool, (origin, serial, since, position, n) in world.livelocks.items():
-            if not failed:
+        if not failed:  # (a livelock the run stopped at, at one instant, is its error)
+            for pool, (origin, serial, since, position, n) in world.livelocks.items():
                 outcome.errors.append(_livelock(pool, origin or where, serial, since, position, n))
         for pool, (origin, serial, since, n) in world.rejections.items():
             outcome.errors.append(_rejection(pool, origin or where, serial, since, n))
-        if world.arrivals == 0 and not any(d.severity >= Severity.ERROR for d in outcome.errors):
+        if world.arrivals == 0 and not failed:
             outcome.errors.append(_idle(program, where, horizon))
         outcome.errors.extend(world.exprs.warnings.values())  # W-draw
         outcome.events = world.engine.events
@@ -150,9 +150,7 @@ def simulate(
         outcome.turns = world.turns
         # a run that ended with warnings only (a stall, inf work, W-draw) has a report,
         # and its claims are in it
-        if world.claims is not None and not any(
-            d.severity >= Severity.ERROR for d in outcome.errors
-        ):
+        if world.claims is not None and not failed:
             outcome.claims = world.claims.rows(outcome.end, world.live)
     return outcome
 
