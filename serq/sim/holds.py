@@ -461,8 +461,6 @@ class Holds:
         else:
             self._preempted_at, self._preempted_now = now, 1
         computed = 0.0
-        # nothing but the session holds the pool: its growth can never fit (W-stall)
-        alone = all(h.run.session is s for h in pool.holders)
         for part in run.parts:
             if part.pool is pool:
                 # the position a growing run gave the part, even when the run preempted
@@ -476,7 +474,8 @@ class Holds:
         if s.last_preempt is not None and position <= s.last_preempt and not s.stuck:
             s.stuck = True
             recorder.pool_count(pool.index, "stuck")
-            if alone:
+            # nothing but the session holds the pool: its growth can never fit (W-stall)
+            if all(h.run.session is s for h in pool.holders):
                 self.world.livelocked(pool, run.spec.origin, s.serial, position)
         s.last_preempt = position
         s.preempted = run.spec
