@@ -1615,12 +1615,7 @@ class StepStage(StageBase):
         if not self.verdict.cost_varies and 0.0 < ends[a - 1] and ends[-1] < _BINADES_END:
             _count_steps(ends, a - 1, n, itl)  # ends a constant cost apart, in C's floats
             return
-        gaps = map(sub, islice(ends, a, None), islice(ends, a - 1, None))
-        if n == 1:
-            itl.update(gaps)  # counted in C
-        else:
-            for gap, count in Counter(gaps).items():
-                itl[gap] += count * n
+        _count_gaps(islice(ends, a, None), islice(ends, a - 1, None), n, itl)
 
     def run_on(self, end: float, scheduled: Any) -> None:
         """The last iteration of a span, which has started, ends at `end` as one planned
@@ -1820,6 +1815,16 @@ def grow_at_instants(world: Any, rows: list[tuple[float, tuple]]) -> None:
     engine.now = now
 
 
+def _count_gaps(later: Iterable[float], earlier: Iterable[float], n: int, counts: Counter) -> None:
+    """Count into `counts`, `n` times each, the gaps `later - earlier`, pair by pair."""
+    gaps = map(sub, later, earlier)
+    if n == 1:
+        counts.update(gaps)  # counted in C
+    else:
+        for gap, count in Counter(gaps).items():
+            counts[gap] += count * n
+
+
 _BINADES_END = 2.0**1023  # `_count_steps` takes ends below it (the next binade's bound is a float)
 
 
@@ -1841,8 +1846,7 @@ def _count_steps(ends: list[float], i: int, n: int, counts: Counter[float]) -> N
             if ends[j] - ends[i] == (j - i) * gap:
                 counts[gap] += (j - i) * n
             else:
-                for g, count in Counter(map(sub, ends[i + 1 : j + 1], ends[i:j])).items():
-                    counts[g] += count * n
+                _count_gaps(ends[i + 1 : j + 1], ends[i:j], n, counts)
         if j + 1 < k:  # the step out of the binade
             counts[ends[j + 1] - ends[j]] += n
         i = j + 1
