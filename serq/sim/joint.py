@@ -114,8 +114,8 @@ def _apply(window: list[tuple[StepStage, tuple]]) -> None:
         rows.sort(key=_time)  # stable: a member's own crossings stay in their order
         grow_at_instants(world, rows)
     events = -1  # this event is counted as the loop fires it
-    for st, (m, ends, _, scheduled, _, fractions) in window:
-        st.advance(m, ends, scheduled, fractions)
+    for st, (m, ends, crossings, scheduled, _, fractions) in window:
+        st.advance(m, ends, scheduled, fractions, crossings)
         events += m - 1
         st.run_on(ends[-1], scheduled)
     world.engine.events += events

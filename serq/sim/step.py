@@ -1542,7 +1542,7 @@ class StepStage(StageBase):
         m, ends, crossings, scheduled, runs_on, fractions = span
         if crossings and not self.cross_quietly(ends, crossings, scheduled):
             grow_at_instants(self.world, [(ends[c[0] - 1], c) for c in crossings])
-        self.advance(m, ends, scheduled, fractions)
+        self.advance(m, ends, scheduled, fractions, crossings)
         engine = self.engine
         if runs_on:  # the ends of iterations 0..m-2 (this event is the last of them)
             engine.events += m - 2
@@ -1567,10 +1567,16 @@ class StepStage(StageBase):
         return True
 
     def advance(
-        self, m: int, ends: list[float], scheduled: Any, fractions: list[tuple] | None
+        self,
+        m: int,
+        ends: list[float],
+        scheduled: Any,
+        fractions: list[tuple] | None,
+        crossings: list[tuple],
     ) -> None:
         """Count a span's iterations 1..m-1 and give every resident the tokens of 0..m-2
-        (the last one's are given as it ends); a tail's fractions are its tokens."""
+        (the last one's are given as it ends); a tail's fractions are its tokens. The
+        cost changes only at the span's `crossings` (`_ends_varying`)."""
         starts = ends[:-1]
         n = len(scheduled)
         bulk = self._bulk[0]
@@ -1583,7 +1589,7 @@ class StepStage(StageBase):
         if self.claims is not None:  # the claims over its iterations, checked at each
             self.claims.span(self.index, k, float(n))
         if self.itl is not None:
-            self._span_tokens(ends[:k], scheduled)
+            self._span_tokens(ends, k, scheduled, crossings)
         for r in scheduled:  # k more additions of 1.0 to each, as one at a time makes them
             if r.grows:
                 part = r.part
@@ -1595,14 +1601,16 @@ class StepStage(StageBase):
             for r, t in fractions:
                 r.tokens = t
 
-    def _span_tokens(self, ends: list[float], scheduled: Any) -> None:
-        """The inter-token latencies of a span's iterations that end at `ends` (all but
-        its last): every resident takes a token in each, so after the first (the time
-        since its session's last token) every resident's are the gaps between them,
-        from the warm-up on (`_end`)."""
+    def _span_tokens(
+        self, ends: list[float], k: int, scheduled: Any, crossings: list[tuple]
+    ) -> None:
+        """The inter-token latencies of a span's iterations that end at `ends[:k]` (all
+        but its last): every resident takes a token in each, so after the first (the time
+        since its session's last token) every resident's are the gaps between them, from
+        the warm-up on (`_end`)."""
         itl = self.itl
-        start = bisect_left(ends, self.itl_from)  # the first token at or after warm-up
-        end = ends[-1]
+        start = bisect_left(ends, self.itl_from, 0, k)  # the first token at or after warm-up
+        end = ends[k - 1]
         for r in scheduled:
             s = r.session
             last = s.last_token
@@ -1611,11 +1619,17 @@ class StepStage(StageBase):
             if start == 0 and last is not None:
                 itl[ends[0] - last] += 1
         a = max(start, 1)
-        n = len(scheduled)
-        if not self.verdict.cost_varies and 0.0 < ends[a - 1] and ends[-1] < _BINADES_END:
-            _count_steps(ends, a - 1, n, itl)  # ends a constant cost apart, in C's floats
+        if a >= k:
             return
-        _count_gaps(islice(ends, a, None), islice(ends, a - 1, None), n, itl)
+        n = len(scheduled)
+        if 0.0 < ends[a - 1] and end < _BINADES_END:
+            if not self.verdict.cost_varies:
+                _count_steps(ends, a - 1, k, n, itl)  # a constant cost apart, in C's floats
+                return
+            if _frexp(ends[a - 1])[1] == _frexp(end)[1]:  # a cost constant between crossings
+                _count_stretches(ends, a, k, crossings, n, itl)
+                return
+        _count_gaps(islice(ends, a, k), islice(ends, a - 1, k), n, itl)
 
     def run_on(self, end: float, scheduled: Any) -> None:
         """The last iteration of a span, which has started, ends at `end` as one planned
@@ -1733,6 +1747,7 @@ class StepStage(StageBase):
             self.claims.iteration_end(self.index, sum(r.tokens for r in scheduled))
         finished = []
         itl = self.itl
+        counted = now >= self.itl_from  # its tokens' latencies count (from the warm-up)
         for r in scheduled:
             t = r.tokens
             if not t:
@@ -1756,7 +1771,7 @@ class StepStage(StageBase):
                     s.decoded = True
                 elif not s.decoded:
                     continue  # a first token (no decode or preemption before it): none
-                if last is not None and now >= self.itl_from:
+                if last is not None and counted:
                     itl[now - last] += 1
         if finished:
             for r in finished:
@@ -1825,11 +1840,12 @@ def _count_gaps(later: Iterable[float], earlier: Iterable[float], n: int, counts
             counts[gap] += count * n
 
 
+_frexp = math.frexp
 _BINADES_END = 2.0**1023  # `_count_steps` takes ends below it (the next binade's bound is a float)
 
 
-def _count_steps(ends: list[float], i: int, n: int, counts: Counter[float]) -> None:
-    """Count into `counts`, `n` times each, the gaps between `ends[i:]`, which one constant
+def _count_steps(ends: list[float], i: int, k: int, n: int, counts: Counter[float]) -> None:
+    """Count into `counts`, `n` times each, the gaps between `ends[i:k]`, which one constant
     cost apart as floats add it (`_ends`: each end the previous one plus the cost, rounded),
     and positive. Within a binade [2**e, 2**(e+1)) the sum rounds to the binade's grid, so
     every step there is the cost rounded to it (or, where the cost lies halfway between
@@ -1837,7 +1853,6 @@ def _count_steps(ends: list[float], i: int, n: int, counts: Counter[float]) -> N
     distance the ends cover (both exact: the ends are within a factor of 2, the product a
     point of the grid), they are all that gap, counted at once; else one at a time. A gap
     that crosses into the next binade is counted alone."""
-    k = len(ends)
     while i < k - 1:
         top = 2.0 ** (math.frexp(ends[i])[1])  # the binade of ends[i] ends below this
         j = bisect_left(ends, top, i, k) - 1  # the last end within it
@@ -1850,6 +1865,39 @@ def _count_steps(ends: list[float], i: int, n: int, counts: Counter[float]) -> N
         if j + 1 < k:  # the step out of the binade
             counts[ends[j + 1] - ends[j]] += n
         i = j + 1
+
+
+def _count_stretches(
+    ends: list[float], a: int, k: int, crossings: list[tuple], n: int, counts: Counter[float]
+) -> None:
+    """Count into `counts`, `n` times each, the gaps `ends[j] - ends[j - 1]` for j in
+    a..k-1, where the ends from `ends[a - 1]` on lie in one binade (positive) and the
+    cost the clock adds changes only at an iteration that crosses a block (`crossings`,
+    in iteration order): between two such, each gap is that cost rounded to the binade's
+    grid, down or up (`_count_steps`), so where a stretch's first gap times their number
+    is the distance its ends cover, every gap of it is that one; else they are counted
+    one at a time."""
+    lo = a
+    before = ends[a - 1]  # the end the stretch's first gap starts from
+    for crossing in crossings:
+        hi = crossing[0]  # the stretch is lo..hi-1
+        if hi <= lo:
+            continue  # before the first counted gap, or another crossing of lo's
+        if hi >= k:
+            break
+        last = ends[hi - 1]
+        gap = ends[lo] - before
+        if last - before == (hi - lo) * gap:
+            counts[gap] += (hi - lo) * n
+        else:
+            _count_gaps(islice(ends, lo, hi), islice(ends, lo - 1, hi), n, counts)
+        lo = hi
+        before = last
+    gap = ends[lo] - before
+    if ends[k - 1] - before == (k - lo) * gap:
+        counts[gap] += (k - lo) * n
+    else:
+        _count_gaps(islice(ends, lo, k), islice(ends, lo - 1, k), n, counts)
 
 
 def _started(ends: list[float], bound: float, until: float) -> int:

@@ -19,6 +19,7 @@ paths (generated code, interpreter, every iteration stepped) give it exactly.
 from __future__ import annotations
 
 import json
+import math
 import random
 from collections import Counter
 from itertools import accumulate, repeat
@@ -27,7 +28,7 @@ from operator import sub
 import pytest
 
 import serq
-from serq.sim.step import _count_steps
+from serq.sim.step import _count_steps, _count_stretches
 
 HEAD = """\
 pool kv { cap 1000; block 4; preempt lifo; }
@@ -206,8 +207,48 @@ def test_a_spans_gaps_are_counted_by_binade_as_one_at_a_time():
         )
         ends = list(accumulate(repeat(c, r.randint(1, 300)), initial=e0))
         i = r.randint(0, len(ends) - 1)
+        k = r.randint(i + 1, len(ends))
         n = r.randint(1, 3)
-        want = Counter({g: k * n for g, k in Counter(map(sub, ends[i + 1 :], ends[i:-1])).items()})
+        want = Counter(
+            {g: j * n for g, j in Counter(map(sub, ends[i + 1 : k], ends[i : k - 1])).items()}
+        )
         got: Counter = Counter()
-        _count_steps(ends, i, n, got)
-        assert +got == +want, (e0, c, len(ends), i)
+        _count_steps(ends, i, k, n, got)
+        assert +got == +want, (e0, c, len(ends), i, k)
+
+
+def test_a_spans_gaps_are_counted_by_stretch_as_one_at_a_time():
+    """`_count_stretches`: the gaps between ends whose cost changes only at the crossings'
+    iterations, counted a stretch at a time, are the gaps counted one by one, over
+    starts, costs (halfway between two grid points too), stretches (several crossings at
+    one iteration, crossings before the first counted gap and past the last) drawn at
+    random; the caller's condition, every end in one binade, holds."""
+    r = random.Random(11)
+    tried = 0
+    while tried < 5000:
+        e0 = r.choice([r.uniform(1e-3, 10), r.uniform(0, 1e6) + 1e-3, 1e15 * r.random() + 1.0])
+        count = r.randint(2, 300)
+        cuts = sorted(r.randint(1, count + 3) for _ in range(r.randint(0, 30)))
+        costs, cost, j = [], None, 1
+        base = r.choice([r.uniform(1e-6, 1e-2), 3 * 2.0 ** -r.randint(10, 40), 0.01])
+        for cut in [*cuts, count]:
+            if cost is None or r.random() < 0.7:
+                cost = r.choice(
+                    [base, base * (1 + r.random() * 1e-3), 3 * 2.0 ** -r.randint(10, 40)]
+                )
+            costs += [cost] * max(min(cut, count) - j, 0)
+            j = max(j, min(cut, count))
+        ends = list(accumulate(costs, initial=e0))
+        if math.frexp(ends[0])[1] != math.frexp(ends[-1])[1]:
+            continue
+        tried += 1
+        k = len(ends)
+        a = r.randint(1, k - 1)
+        n = r.randint(1, 3)
+        crossings = [(c, 0, None, 1.0) for c in cuts]
+        want = Counter(
+            {g: i * n for g, i in Counter(map(sub, ends[a:k], ends[a - 1 : k - 1])).items()}
+        )
+        got: Counter = Counter()
+        _count_stretches(ends, a, k, crossings, n, got)
+        assert +got == +want, (e0, base, cuts, a, k)
