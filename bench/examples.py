@@ -86,23 +86,24 @@ def main() -> None:
         name = path.relative_to(ROOT) if path.is_absolute() else path
         try:
             horizon = stretched(pyserq, path, args.least_ms / 1e3)
-        except BaseException as error:  # the reference refuses it, or panics (pyo3's
-            if isinstance(error, KeyboardInterrupt | SystemExit):  # PanicException)
+            if horizon is None:
+                print(f"{str(name):<34}  skipped: no horizon")
+                continue
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", serq.RunWarning)
+                theirs, ours = cpu_best_each(
+                    [
+                        (pyserq.run, pyserq.compile(str(path), seed=1, horizon=horizon)),
+                        (serq.run, serq.compile(str(path), seed=1, horizon=horizon)),
+                    ],
+                    args.repeat,
+                )
+        except BaseException as error:  # either refuses it or stops with an error (at
+            # the stretched horizon too), or the reference panics (pyo3's PanicException)
+            if isinstance(error, KeyboardInterrupt | SystemExit):
                 raise
             print(f"{str(name):<34}  skipped: {str(error).splitlines()[0][:60]}")
             continue
-        if horizon is None:
-            print(f"{str(name):<34}  skipped: no horizon")
-            continue
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore", serq.RunWarning)
-            theirs, ours = cpu_best_each(
-                [
-                    (pyserq.run, pyserq.compile(str(path), seed=1, horizon=horizon)),
-                    (serq.run, serq.compile(str(path), seed=1, horizon=horizon)),
-                ],
-                args.repeat,
-            )
         row = f"{str(name):<34}{horizon:>10.0f}{theirs:>10.3f}{ours:>9.3f}{ours / theirs:>7.1f}x"
         if theirs < GRAIN:  # a run of fixed size: the ratio is the cost of starting a run
             print(f"{row}  (a run of fixed size, left out)", flush=True)
