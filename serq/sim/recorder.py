@@ -174,9 +174,29 @@ class _Stage:
         # the kind level the running iteration holds at 1 (None: none, or none runs); the
         # other kind levels, and `decodes` when `carried` is 0, hold 0 (`iteration`)
         self.on: _Level | None = None
-        # a step stage's inter-token latencies after warm-up, each with how many times it
-        # came (`StatsRecorder.itl`): a span repeats a few values many times
-        self.itl: Counter[float] = Counter()
+        # a step stage's inter-token latencies after warm-up (`StatsRecorder.itl`)
+        self.itl = TokenGaps()
+
+
+class TokenGaps:
+    """A step stage's inter-token latencies: `counts`, each value with how many times it
+    came (a span repeats a few values many times), and `fresh`, values that came once
+    each, appended a token at a time (cheaper than counting) and moved into `counts`, in
+    C, when there are `FRESH_MOST` of them and before they are read (`merged`)."""
+
+    __slots__ = ("counts", "fresh")
+    FRESH_MOST = 1 << 16
+
+    def __init__(self) -> None:
+        self.counts: Counter[float] = Counter()
+        self.fresh: list[float] = []
+
+    def merged(self) -> Counter[float]:
+        """Every value so far, by how many times it came."""
+        if self.fresh:
+            self.counts.update(self.fresh)
+            self.fresh.clear()
+        return self.counts
 
 
 class _Pool:
@@ -283,7 +303,7 @@ class StatsRecorder:
         if present == 0 and s.started is not None:
             self.iteration_end(stage, now)
 
-    def itl(self, stage: int) -> Counter[float]:
+    def itl(self, stage: int) -> TokenGaps:
         """The inter-token latencies of step stage `stage`, which the stage counts in: a
         sample for each token a session is given after its first (a decode iteration's,
         or the last chunk of a prefill's), the time since its previous token from any
@@ -633,9 +653,9 @@ class StatsRecorder:
             mean_decodes=average(s.decodes) if step else 0.0,
             mean_decode_batch=batch_decodes / batches if batches else NAN,
             mean_decode_step=batch_time / batches if batches else NAN,
-            mean_itl=stats.counted_mean(s.itl),
-            itl_p50=stats.counted_percentile(s.itl, 0.5),
-            itl_p99=stats.counted_percentile(s.itl, 0.99),
+            mean_itl=stats.counted_mean(s.itl.merged()),
+            itl_p50=stats.counted_percentile(s.itl.merged(), 0.5),
+            itl_p99=stats.counted_percentile(s.itl.merged(), 0.99),
             skipped=s.skipped,
         )
 

@@ -71,6 +71,7 @@ from serq.sim.ones import exact_ones, ones_past, plus_ones
 from serq.sim.pools import TOKEN_EPS, GrowWait
 from serq.sim.preempt import resident_by_keys
 from serq.sim.ranked_queue import total, unordered
+from serq.sim.recorder import TokenGaps
 from serq.sim.session import AT_STAGE, READY
 from serq.sim.stages import StageBase
 
@@ -182,6 +183,8 @@ class StepStage(StageBase):
         "_bulk",
         "itl",
         "itl_from",
+        "itl_gaps",
+        "itl_fresh",
     )
 
     def __init__(
@@ -234,6 +237,8 @@ class StepStage(StageBase):
         # the inter-token latencies the recorder keeps (`StatsRecorder.itl`), from the
         # warm-up on; None when it keeps none
         self.itl: Any = None
+        self.itl_gaps: Any = None
+        self.itl_fresh: Any = None
         self.itl_from = INF
         self.memory_index = kind.memory
         self.memory: Any = None
@@ -279,7 +284,9 @@ class StepStage(StageBase):
             getattr(recorder, name, None) for name in ("iterations", "pool_states", "pool_counts")
         )
         itl = getattr(recorder, "itl", None)
-        self.itl = None if itl is None else itl(self.index)
+        self.itl_gaps = None if itl is None else itl(self.index)
+        self.itl = None if itl is None else self.itl_gaps.counts
+        self.itl_fresh = None if itl is None else self.itl_gaps.fresh
         self.itl_from = world.warmup
         # `_context` sets the totals an expression of an engine's (or a claim over its
         # iterations) may read after calling `budget_left`; where none calls it, a
@@ -1611,13 +1618,14 @@ class StepStage(StageBase):
         itl = self.itl
         start = bisect_left(ends, self.itl_from, 0, k)  # the first token at or after warm-up
         end = ends[k - 1]
+        fresh = self.itl_fresh
         for r in scheduled:
             s = r.session
             last = s.last_token
             s.last_token = end
             s.decoded = True
             if start == 0 and last is not None:
-                itl[ends[0] - last] += 1
+                fresh.append(ends[0] - last)
         a = max(start, 1)
         if a >= k:
             return
@@ -1747,6 +1755,10 @@ class StepStage(StageBase):
             self.claims.iteration_end(self.index, sum(r.tokens for r in scheduled))
         finished = []
         itl = self.itl
+        if itl is not None:
+            fresh = self.itl_fresh
+            if len(fresh) >= FRESH_MOST:
+                self.itl_gaps.merged()
         counted = now >= self.itl_from  # its tokens' latencies count (from the warm-up)
         for r in scheduled:
             t = r.tokens
@@ -1772,7 +1784,7 @@ class StepStage(StageBase):
                 elif not s.decoded:
                     continue  # a first token (no decode or preemption before it): none
                 if last is not None and counted:
-                    itl[now - last] += 1
+                    fresh.append(now - last)
         if finished:
             for r in finished:
                 s = r.session
@@ -1841,6 +1853,7 @@ def _count_gaps(later: Iterable[float], earlier: Iterable[float], n: int, counts
 
 
 _frexp = math.frexp
+FRESH_MOST = TokenGaps.FRESH_MOST
 _BINADES_END = 2.0**1023  # `_count_steps` takes ends below it (the next binade's bound is a float)
 
 
