@@ -185,7 +185,7 @@ class TokenGaps:
     C, when there are `FRESH_MOST` of them and before they are read (`merged`)."""
 
     __slots__ = ("counts", "fresh")
-    FRESH_MOST = 1 << 16
+    FRESH_MOST = 1 << 12  # 128 KiB of floats a stage at most
 
     def __init__(self) -> None:
         self.counts: Counter[float] = Counter()
