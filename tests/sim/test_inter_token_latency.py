@@ -24,6 +24,7 @@ import random
 from collections import Counter
 from itertools import accumulate, repeat
 from operator import sub
+from pathlib import Path
 
 import pytest
 
@@ -252,3 +253,24 @@ def test_a_spans_gaps_are_counted_by_stretch_as_one_at_a_time():
         got: Counter = Counter()
         _count_stretches(ends, a, k, crossings, n, got)
         assert +got == +want, (e0, base, cuts, a, k)
+
+
+def test_latencies_counted_one_at_a_time_are_the_same_however_often_they_move(monkeypatch):
+    """`TokenGaps`: the latencies a step stage appends one token at a time move into the
+    counts every `FRESH_MOST` of them; every three or never, the report is the same, on
+    each path (bench/vllm_fractional.sq: spans whose cost varies, and stepped tokens)."""
+    import serq.sim.step as step
+
+    path = str(Path(__file__).resolve().parents[2] / "bench" / "vllm_fractional.sq")
+
+    def figures(**options) -> list[tuple]:
+        report = serq.run(serq.compile(path, horizon=60.0, **options))
+        return [(s.name, s.mean_itl, s.itl_p50, s.itl_p99) for s in report.stages]
+
+    paths = [{}, {"fast_forward": False}]
+    usual = [figures(**options) for options in paths]
+    assert not math.isnan(usual[0][0][1])
+    monkeypatch.setattr(step, "FRESH_MOST", 3)
+    assert [figures(**options) for options in paths] == usual
+    monkeypatch.setattr(step, "FRESH_MOST", 1 << 60)
+    assert [figures(**options) for options in paths] == usual
