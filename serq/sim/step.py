@@ -284,9 +284,10 @@ class StepStage(StageBase):
             getattr(recorder, name, None) for name in ("iterations", "pool_states", "pool_counts")
         )
         itl = getattr(recorder, "itl", None)
-        self.itl_gaps = None if itl is None else itl(self.index)
-        self.itl = None if itl is None else self.itl_gaps.counts
-        self.itl_fresh = None if itl is None else self.itl_gaps.fresh
+        gaps = None if itl is None else itl(self.index)  # a recorder may keep none
+        self.itl_gaps = gaps
+        self.itl = None if gaps is None else gaps.counts
+        self.itl_fresh = None if gaps is None else gaps.fresh
         self.itl_from = world.warmup
         # `_context` sets the totals an expression of an engine's (or a claim over its
         # iterations) may read after calling `budget_left`; where none calls it, a
