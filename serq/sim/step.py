@@ -1752,10 +1752,17 @@ class StepStage(StageBase):
                 s = r.session
                 last = s.last_token
                 s.last_token = now
+                s.token_stage = self
+                decoded = s.decoded
                 if r.decoding:
                     s.decoded = True
-                elif not s.decoded:
-                    continue  # a first token (no decode or preemption before it): none
+                elif decoded is not True:
+                    # a first token (no decode before it): none, unless a preemption made
+                    # it the one this engine gave last, computed again; once (the
+                    # references, tests/sim/NOTES.md §34)
+                    s.decoded = False
+                    if decoded is not self:
+                        continue
                 if last is not None and now >= self.itl_from:
                     itl[now - last] += 1
         if finished:
