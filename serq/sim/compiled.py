@@ -98,7 +98,7 @@ _CODES_KEPT = 32
 # the slots a plain program's session is made with (the rest it never reads)
 _PLAIN_SLOTS = ("frames", "state")
 _TRACE_SLOTS = ("trace_rows", "trace_pos", "trace_end")  # where its trace session is
-_TOKEN_SLOTS = ("last_token", "decoded")  # its last token's time, for the latencies
+_TOKEN_SLOTS = ("last_token", "token_stage", "decoded")  # its last token, for the latencies
 
 
 class CFrame(tuple):

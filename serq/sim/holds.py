@@ -445,9 +445,11 @@ class Holds:
         s = run.session
         recorder = self.recorder
         recorder.pool_count(pool.index, "preemptions")
-        # its next token, as it is computed again, follows the ones it had: an output
-        # token (`StepStage._end`), not a request's first
-        s.decoded = True
+        # the token its session had last, as it is computed again, follows the ones it
+        # had: an output token where the same engine gives it next (`StepStage._end`;
+        # without a step engine the generated code makes a session without the slots)
+        if self.world.steps and s.decoded is not True and s.last_token is not None:
+            s.decoded = s.token_stage
         now = self.engine.now
         if now == self._preempted_at:
             self._preempted_now += 1

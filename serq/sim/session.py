@@ -63,6 +63,7 @@ class Session:
         "stuck",
         "admitted",
         "last_token",
+        "token_stage",
         "decoded",
         # as a stage job
         "at",
@@ -90,10 +91,12 @@ class Session:
         self.preempted: Any = None  # the spec of the hold that preemption aborted
         self.stuck = False
         self.admitted = 0  # the number of its latest admission (any pool): its serving order
-        # when a step engine last gave it a token, and whether one was a decode's (or it
-        # was preempted, `Holds.preempt`) since its turn began (`StepStage._end`)
+        # when a step engine last gave it a token, and which engine (`StepStage._end`);
+        # whether one was a decode's since its turn began (True), or else the engine
+        # whose token its next one computes again after a preemption (`Holds.preempt`)
         self.last_token: float | None = None
-        self.decoded = False
+        self.token_stage: Any = None
+        self.decoded: Any = False
         self.at: Any = None
         self.work = 0.0
         self.arrived = self.started = 0.0

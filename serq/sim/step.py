@@ -1624,6 +1624,7 @@ class StepStage(StageBase):
             s = r.session
             last = s.last_token
             s.last_token = end
+            s.token_stage = self
             s.decoded = True
             if start == 0 and last is not None:
                 fresh.append(ends[0] - last)
@@ -1780,10 +1781,17 @@ class StepStage(StageBase):
                 s = r.session
                 last = s.last_token
                 s.last_token = now
+                s.token_stage = self
+                decoded = s.decoded
                 if r.decoding:
                     s.decoded = True
-                elif not s.decoded:
-                    continue  # a first token (no decode or preemption before it): none
+                elif decoded is not True:
+                    # a first token (no decode before it): none, unless a preemption made
+                    # it the one this engine gave last, computed again; once (the
+                    # references, tests/sim/NOTES.md §34)
+                    s.decoded = False
+                    if decoded is not self:
+                        continue
                 if last is not None and counted:
                     fresh.append(now - last)
         if finished:

@@ -8,7 +8,8 @@ takes 1.125 on E):
   the token counts it, and a token at or after the warm-up does;
 - the first token of a turn (`turn;` starts a request) has none, and neither has a
   prefill's token until the session has decoded (or was preempted, after which the token
-  it computes again is its next);
+  the engine that gave its last one computes again is its next, once:
+  test_itl_prefill_preempted.py);
 - the percentiles are nearest-rank, as the observations' (the reference estimates them
   with a sketch above about twenty samples: tests/oracle/differential.py, `ESTIMATED`).
 
