@@ -17,6 +17,7 @@ from serq.syntax import ItemCache, ParseResult, ast, parse
 from serq.syntax.source_text import decode
 
 if TYPE_CHECKING:
+    from serq.expand.loader import Loader
     from serq.ir import Program
 
 
@@ -56,11 +57,13 @@ def expand_source(
     cache: ItemCache | None = None,
     sets: Mapping[str, str | float] | None = None,
     defs: Mapping[str, str] | None = None,
+    load: Loader | None = None,
 ) -> tuple[ast.Module | None, list[Diagnostic]]:
     """The kernel of the program `text` (the contents of `path`), with the program's
     arguments and `let` constants named in `sets` given those values (see
     `override_lets`), the expression definitions named in `defs` given those bodies (see
-    `override_defs`), and every diagnostic so far.
+    `override_defs`), and every diagnostic so far. `use`d files are read by `load`
+    (default: from disk; the language server reads the open ones from their buffers).
 
     The kernel is None when `text` has syntax errors, which the expander does not
     read past, or when serq itself failed (an `E-internal` diagnostic says so)."""
@@ -78,7 +81,7 @@ def expand_source(
     try:
         from serq.expand import expand  # the expander loads only when a command needs it
 
-        expansion = expand(module)
+        expansion = expand(module) if load is None else expand(module, load)
     except Exception as error:  # a bug in serq, not in the program: say so, never raise
         return None, [*diagnostics, _internal(path, "expanding", error)]
     return expansion.kernel, [*diagnostics, *expansion.diagnostics]
@@ -90,13 +93,15 @@ def link_source(
     cache: ItemCache | None = None,
     sets: Mapping[str, str | float] | None = None,
     defs: Mapping[str, str] | None = None,
+    load: Loader | None = None,
 ) -> tuple[Program | None, list[Diagnostic]]:
     """The IR of the program `text` (the contents of `path`), with the overrides `sets`
-    and `defs` (see `expand_source`), and every diagnostic so far.
+    and `defs` (see `expand_source`, which reads `use`d files by `load`), and every
+    diagnostic so far.
 
     The program is None when any phase found an error: the linker does not run on a
     program with syntax or expansion errors, and it reports every error of its own."""
-    kernel, diagnostics = expand_source(text, path, cache, sets, defs)
+    kernel, diagnostics = expand_source(text, path, cache, sets, defs, load)
     if kernel is None or any(d.severity >= Severity.ERROR for d in diagnostics):
         return None, diagnostics
     try:

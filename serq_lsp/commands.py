@@ -3,6 +3,11 @@
 Show kernel and Show IR answer at once from the front end. Run starts `serq run FILE --json`
 in a worker process (never in the server), with a timeout; cancelling the request, or the
 command `serq.cancelRun`, kills the worker. Every answer is markdown.
+
+All three read the program and the files it `use`s as the diagnostics do: from the
+editor's buffers where they are open. A Run of a program that is not saved, or that uses
+a library that is not, writes each such file's buffer beside it (`.serq-run-*.sq`, gone
+after the run), the copies' `use`s pointing at one another, and runs the program's copy.
 """
 
 from __future__ import annotations
@@ -18,7 +23,11 @@ from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
 from serq import api
 from serq.diagnostics import Diagnostic
+from serq.syntax import ast, parse
+from serq.syntax.source_text import decode
 from serq_lsp import results
+from serq_lsp.convert import fs_uri
+from serq_lsp.documents import open_document
 from serq_lsp.guard import guarded
 from serq_lsp.state import SerqServer
 
@@ -62,7 +71,12 @@ def register(server: SerqServer) -> None:
     def show_kernel(ls: SerqServer, uri: str | None = None) -> str:
         source, path = _document(ls, uri)
         with ls.item_lock:  # the checker thread parses with the same item cache
-            kernel, diagnostics = api.expand_source(source, path or uri, ls.items)
+            kernel, diagnostics = api.expand_source(
+                source,
+                path or uri,
+                ls.items,
+                load=ls._load,  # noqa: SLF001
+            )
         if kernel is None:
             return _failed("the kernel", diagnostics)
         text = api.format_kernel(kernel, path or uri)
@@ -75,7 +89,12 @@ def register(server: SerqServer) -> None:
     def show_ir(ls: SerqServer, uri: str | None = None) -> str:
         source, path = _document(ls, uri)
         with ls.item_lock:  # the checker thread parses with the same item cache
-            program, diagnostics = api.link_source(source, path or uri, ls.items)
+            program, diagnostics = api.link_source(
+                source,
+                path or uri,
+                ls.items,
+                load=ls._load,  # noqa: SLF001
+            )
         if program is None:
             return _failed("the IR", diagnostics)
         text = api.format_ir(program, path or uri)
@@ -133,13 +152,17 @@ async def run_program(ls: SerqServer, uri: str, text: str, path: str | None, tim
     """Run `text` (the program at `path`) in a worker process; its report as markdown."""
     if uri in ls.runs:
         raise JsonRpcInternalError("a run of this program is already going on")
-    temporary = None
-    if not path or not os.path.exists(path) or open(path, encoding="utf-8").read() != text:
+    try:
+        copies = _copies(ls, uri, text, path)
+    except OSError as error:
+        raise JsonRpcInternalError(f"cannot write the program to run: {error}") from error
+    program = copies.get(path or "", path) if copies else path
+    if not copies and (not path or not _on_disk(path, text)):
         folder = os.path.dirname(path) if path and os.path.isdir(os.path.dirname(path)) else None
-        handle, temporary = tempfile.mkstemp(suffix=".sq", prefix=".serq-run-", dir=folder)
+        handle, program = tempfile.mkstemp(suffix=".sq", prefix=".serq-run-", dir=folder)
         with os.fdopen(handle, "w", encoding="utf-8") as f:
             f.write(text)
-    program = temporary or path
+        copies = {"": program}
     command = [part.replace("{file}", program) for part in ls.run_command or RUN_COMMAND]
     worker = await asyncio.create_subprocess_exec(
         *command,
@@ -160,8 +183,11 @@ async def run_program(ls: SerqServer, uri: str, text: str, path: str | None, tim
         raise
     finally:
         ls.runs.pop(uri, None)
-        if temporary:
-            os.unlink(temporary)
+        for copy in copies.values():
+            try:
+                os.unlink(copy)
+            except OSError:
+                pass
     if ls.stopping:
         return "**Run stopped**: the language server shut down."
     if worker.returncode != 0:
@@ -176,6 +202,82 @@ async def run_program(ls: SerqServer, uri: str, text: str, path: str | None, tim
     output = out.decode(errors="replace")
     results.record(ls, uri, _analysis_of(ls, uri, text), output)
     return report_markdown(output)
+
+
+def _on_disk(path: str, text: str) -> bool:
+    """Whether the file at `path` holds `text` (read as the loader reads a library)."""
+    return _disk(path) == text
+
+
+def _disk(path: str) -> str | None:
+    """The text of the file at `path` as the loader reads it, or None."""
+    try:
+        with open(path, "rb") as f:
+            return decode(f.read())
+    except (OSError, ValueError):
+        return None
+
+
+def _copies(ls: SerqServer, uri: str, text: str, path: str | None) -> dict[str, str]:
+    """The files a Run writes when the program `text` uses (at any depth) a file open with
+    unsaved changes: each file whose buffer is not the disk's, and each that uses one of
+    those, written beside itself with its `use`s of the others pointing at their copies;
+    the original's path -> the copy's path (the program's under `path`). Empty when every
+    used file is as on disk (the caller writes the program alone if it is not)."""
+    if not path:
+        return {}
+    analysis = _analysis_of(ls, uri, text)
+    texts: dict[str, str] = {}  # each file read: its text as the analysis read it
+    dirty = set()
+    for used in analysis.uses:
+        document = open_document(ls.workspace, fs_uri(used) or "")
+        texts[used] = document.source if document is not None else (_disk(used) or "")
+        if document is not None and not _on_disk(used, document.source):
+            dirty.add(used)
+    if not dirty:
+        return {}
+    program = os.path.abspath(path)
+    texts[program] = text
+    uses: dict[str, list[tuple[ast.Use, str]]] = {}
+    with ls.item_lock:  # the checker thread parses with the same item cache
+        for file, source in texts.items():
+            items = parse(source, file, ls.items).module.all_items()
+            base = os.path.dirname(file)
+            uses[file] = [
+                (i, os.path.abspath(os.path.join(base, i.path)))
+                for i in items
+                if isinstance(i, ast.Use)
+            ]
+    copied = dirty | {program}
+    grown = True
+    while grown:  # a file that uses a copied one is copied too
+        grown = False
+        for file, found in uses.items():
+            if file not in copied and any(target in copied for _, target in found):
+                copied.add(file)
+                grown = True
+    names: dict[str, str] = {}
+    try:
+        for file in sorted(copied):
+            handle, names[file] = tempfile.mkstemp(
+                suffix=".sq", prefix=".serq-run-", dir=os.path.dirname(file)
+            )
+            os.close(handle)
+        for file, name in names.items():
+            source = texts[file]
+            for item, target in sorted(uses[file], key=lambda u: -u[0].path_span.start):
+                if target in names:  # the copy is beside the original: only the name changes
+                    copy = os.path.basename(names[target])
+                    moved = os.path.join(os.path.dirname(item.path), copy)
+                    span = item.path_span
+                    source = f'{source[: span.start]}"{moved}"{source[span.end :]}'
+            with open(name, "w", encoding="utf-8", newline="") as f:
+                f.write(source)
+    except OSError:
+        for name in names.values():
+            os.unlink(name)
+        raise
+    return {(path if file == program else file): name for file, name in names.items()}
 
 
 def _analysis_of(ls: SerqServer, uri: str, text: str):

@@ -1,4 +1,9 @@
-"""Robustness: a feature that fails is logged and answered with an error; the server goes on."""
+"""Robustness: a feature that fails is logged and answered with an error; the server goes on.
+
+A request answered with an error on purpose (a rename refused, a Run of a program that
+stops with an error, a command given bad arguments) is an answer, not a failure: pygls
+would log each with a traceback, which `_Answered` drops. A failure of serq's own keeps
+its traceback, logged where it happens (`guarded`)."""
 
 from __future__ import annotations
 
@@ -12,6 +17,27 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 
 log = logging.getLogger("serq_lsp")
+
+
+class _Answered(logging.Filter):
+    """pygls' record of a request answered with an error (`JsonRpcException`): a refusal
+    (invalid params, a request cancelled...) is dropped, an internal error is one line
+    without pygls' traceback."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = record.exc_info[1] if record.exc_info else None
+        if not isinstance(error, JsonRpcException):
+            return True
+        if not isinstance(error, JsonRpcInternalError):
+            return False
+        record.msg = "request %s answered with an error: %s"
+        record.args = (record.args[0] if record.args else "?", error)
+        record.exc_info = None
+        record.exc_text = None
+        return True
+
+
+logging.getLogger("pygls.protocol.json_rpc").addFilter(_Answered())
 
 F = TypeVar("F", bound=Callable[..., Any])
 

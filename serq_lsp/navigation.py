@@ -39,7 +39,7 @@ def register(server: SerqServer) -> None:
         if occ is None or not view.untouched(occ.span.start, occ.span.end):
             return None
         if occ.key[0] == "file":
-            if not os.path.exists(occ.key[1]):
+            if ls.source(occ.key[1]) is None:  # neither open in the editor nor on disk
                 return None
             start = types.Position(line=0, character=0)
             return [

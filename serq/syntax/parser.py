@@ -407,6 +407,7 @@ class _Driver:
             "SEMICOLON" in expected
             and previous is not None
             and (token is None or token.start_pos >= self.end or token.line > previous.end_line)
+            and self._semicolon_takes(token, previous.end_pos)
         ):
             # the classic: a `;` forgotten at the end of a line
             after = self.lines.span(self.file, previous.end_pos, previous.end_pos)
@@ -417,6 +418,21 @@ class _Driver:
         if token is not None and token.value == "[" and not extra:
             extra = _indexed_family(self.text, token.start_pos)
         self.diagnostics.append(Diagnostic.error(codes.PARSE, span, message, **extra))
+
+    def _semicolon_takes(self, token: Token | None, at: int) -> bool:
+        """Whether a `;` inserted at `at` lets the parser go on with `token`: after a block
+        (`hold m (1) { ... }`) a `;` is accepted, but a top-level item pasted into the body
+        is no more accepted after it than before; at the end of the text (or of the item
+        parsed) the `;` must let it end there, not leave a `}` missing."""
+        probe = self._probe()
+        try:
+            probe.feed_token(self._synthetic("SEMICOLON", at))
+            if token is None or token.start_pos >= self.end:  # the end of what is parsed
+                probe.feed_token(self._synthetic("$END", self.end), True)
+                return True
+        except UnexpectedToken:
+            return False
+        return self._accepts(probe, token)
 
     def _resumes_at(self, token: Token) -> bool:
         """Whether `token` is accepted once the broken element is replaced by ERROR.

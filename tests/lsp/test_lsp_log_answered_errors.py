@@ -1,0 +1,75 @@
+"""A request the server answers with an error on purpose leaves no traceback in its log.
+
+pygls logs every request answered with an error with its traceback. A user met them in
+the server's output for a rename refused (the new name taken) and for a Run of a program
+that stops with an error (here a library, which has no `run` block): answers, not
+failures of the server. The log keeps one line for an internal error and nothing for a
+refusal; a failure of serq's own still logs its traceback (`serq_lsp.guard.guarded`).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from test_lsp_robust import MM1, Wire  # noqa: E402
+
+
+@pytest.fixture
+def wire():
+    w = Wire()
+    yield w
+    if w.process.poll() is None:
+        w.process.kill()
+        w.process.wait()
+
+
+def _rename(wire: Wire, msg_id: int, uri: str, line: int, character: int, name: str) -> dict:
+    params = {
+        "textDocument": {"uri": uri},
+        "position": {"line": line, "character": character},
+        "newName": name,
+    }
+    wire.request(msg_id, "textDocument/rename", params)
+    return wire.answer(msg_id)
+
+
+def test_refusals_and_failed_runs_log_no_traceback(wire, tmp_path):
+    wire.initialize()
+    program = tmp_path / "mm1.sq"
+    program.write_text(MM1)
+    uri = program.as_uri()
+    wire.open(uri, MM1)
+    assert wire.diagnostics(uri) == []
+    lines = MM1.splitlines()
+    line = lines.index("stage server : fifo(1);")
+    # a rename to a name the program has: refused (invalid params)
+    taken = _rename(wire, 1, uri, line, len("stage s"), "lambda")
+    assert taken["error"]["code"] == -32602, taken
+    assert "already a name" in taken["error"]["message"]
+    # not a name: refused
+    assert _rename(wire, 2, uri, line, len("stage s"), "1x")["error"]["code"] == -32602
+    # a Run of a file with no `run` block: the run fails, the answer says why
+    library = tmp_path / "lib.sq"
+    text = "def twice(x) = 2 * x;\n"
+    library.write_text(text)
+    wire.open(library.as_uri(), text)
+    wire.diagnostics(library.as_uri())
+    command = {"command": "serq.run", "arguments": [library.as_uri()]}
+    wire.request(3, "workspace/executeCommand", command)
+    failed = wire.answer(3, timeout=60)
+    assert "no horizon" in failed["error"]["message"], failed
+    # a command with bad arguments
+    wire.request(4, "workspace/executeCommand", {"command": "serq.run", "arguments": [5]})
+    assert wire.answer(4)["error"]["code"] == -32602
+    wire.request(5, "shutdown")
+    assert wire.answer(5)["result"] is None
+    wire.notify("exit")
+    status, err = wire.finish()
+    assert status == 0
+    assert "Traceback" not in err, err
+    assert "already a name" not in err  # a refusal is not logged
+    assert "no horizon" in err  # a failed run is, in one line
