@@ -100,3 +100,17 @@ def position_of(text: str, needle: str, nth: int = 0, delta: int = 0) -> types.P
     start = text.rfind("\n", 0, at) + 1
     column = len(text[start:at].encode("utf-16-le")) // 2
     return types.Position(line=line, character=column)
+
+
+@pytest.fixture
+def wire():
+    """serq-lsp over raw stdio (`test_lsp_robust.Wire`), killed after the test if it still
+    runs."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from test_lsp_robust import Wire
+
+    w = Wire()
+    yield w
+    if w.process.poll() is None:
+        w.process.kill()
+        w.process.wait()

@@ -12,19 +12,8 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_lsp_robust import MM1, Wire  # noqa: E402
-
-
-@pytest.fixture
-def wire():
-    w = Wire()
-    yield w
-    if w.process.poll() is None:
-        w.process.kill()
-        w.process.wait()
 
 
 def _rename(wire: Wire, msg_id: int, uri: str, line: int, character: int, name: str) -> dict:

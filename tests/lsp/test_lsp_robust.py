@@ -94,15 +94,6 @@ class Wire:
         return status, self.process.stderr.read().decode(errors="replace")
 
 
-@pytest.fixture
-def wire():
-    w = Wire()
-    yield w
-    if w.process.poll() is None:
-        w.process.kill()
-        w.process.wait()
-
-
 def _no_traceback(frame: dict) -> None:
     assert "Traceback" not in json.dumps(frame)
     data = frame.get("error", {}).get("data")

@@ -42,15 +42,6 @@ B = "def base() = 1;\n"
 
 
 @pytest.fixture
-def wire():
-    w = Wire()
-    yield w
-    if w.process.poll() is None:
-        w.process.kill()
-        w.process.wait()
-
-
-@pytest.fixture
 def tree(tmp_path: Path) -> Path:
     (tmp_path / "lib").mkdir()
     (tmp_path / "main.sq").write_text(PROGRAM)

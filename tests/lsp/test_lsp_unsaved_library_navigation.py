@@ -12,8 +12,6 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-import pytest
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from test_lsp_robust import Wire  # noqa: E402
 
@@ -36,15 +34,6 @@ run {
 }
 """
 LIBRARY = "def level() = 3;\n"
-
-
-@pytest.fixture
-def wire():
-    w = Wire()
-    yield w
-    if w.process.poll() is None:
-        w.process.kill()
-        w.process.wait()
 
 
 def _at(wire: Wire, msg_id: int, method: str, uri: str, line: int, character: int):
