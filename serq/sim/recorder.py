@@ -630,6 +630,7 @@ class StatsRecorder:
         span = end - self.warmup
         done = s.completed
         step = isinstance(member.kind, ir.Step)
+        latencies = s.itl.merged()
         batches, batch_decodes, batch_time = s.batches, s.batch_decodes, s.batch_time
         if s.started is not None and s.carried > 0 and s.started >= self.warmup:
             # the iteration running at the end is a batch of its whole length, as the
@@ -653,9 +654,9 @@ class StatsRecorder:
             mean_decodes=average(s.decodes) if step else 0.0,
             mean_decode_batch=batch_decodes / batches if batches else NAN,
             mean_decode_step=batch_time / batches if batches else NAN,
-            mean_itl=stats.counted_mean(s.itl.merged()),
-            itl_p50=stats.counted_percentile(s.itl.merged(), 0.5),
-            itl_p99=stats.counted_percentile(s.itl.merged(), 0.99),
+            mean_itl=stats.counted_mean(latencies),
+            itl_p50=stats.counted_percentile(latencies, 0.5),
+            itl_p99=stats.counted_percentile(latencies, 0.99),
             skipped=s.skipped,
         )
 

@@ -183,8 +183,6 @@ class StepStage(StageBase):
         "_bulk",
         "itl",
         "itl_from",
-        "itl_gaps",
-        "itl_fresh",
     )
 
     def __init__(
@@ -236,9 +234,7 @@ class StepStage(StageBase):
         self._bulk: tuple[Any, Any, Any] = (None, None, None)
         # the inter-token latencies the recorder keeps (`StatsRecorder.itl`), from the
         # warm-up on; None when it keeps none
-        self.itl: Any = None
-        self.itl_gaps: Any = None
-        self.itl_fresh: Any = None
+        self.itl: TokenGaps | None = None
         self.itl_from = INF
         self.memory_index = kind.memory
         self.memory: Any = None
@@ -284,10 +280,7 @@ class StepStage(StageBase):
             getattr(recorder, name, None) for name in ("iterations", "pool_states", "pool_counts")
         )
         itl = getattr(recorder, "itl", None)
-        gaps = None if itl is None else itl(self.index)  # a recorder may keep none
-        self.itl_gaps = gaps
-        self.itl = None if gaps is None else gaps.counts
-        self.itl_fresh = None if gaps is None else gaps.fresh
+        self.itl = None if itl is None else itl(self.index)  # a recorder may keep none
         self.itl_from = world.warmup
         # `_context` sets the totals an expression of an engine's (or a claim over its
         # iterations) may read after calling `budget_left`; where none calls it, a
@@ -1616,10 +1609,10 @@ class StepStage(StageBase):
         but its last): every resident takes a token in each, so after the first (the time
         since its session's last token) every resident's are the gaps between them, from
         the warm-up on (`_end`)."""
-        itl = self.itl
+        itl = self.itl.counts
         start = bisect_left(ends, self.itl_from, 0, k)  # the first token at or after warm-up
         end = ends[k - 1]
-        fresh = self.itl_fresh
+        fresh = self.itl.fresh
         for r in scheduled:
             s = r.session
             last = s.last_token
@@ -1758,9 +1751,9 @@ class StepStage(StageBase):
         finished = []
         itl = self.itl
         if itl is not None:
-            fresh = self.itl_fresh
+            fresh = itl.fresh
             if len(fresh) >= FRESH_MOST:
-                self.itl_gaps.merged()
+                itl.merged()
         counted = now >= self.itl_from  # its tokens' latencies count (from the warm-up)
         for r in scheduled:
             t = r.tokens
