@@ -40,11 +40,11 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 import lsp_search  # noqa: E402
-import lsp_wire  # noqa: E402
 import tools_search  # noqa: E402
 from lsp_search import _change_of, apply_edits, inside, position_of  # noqa: E402
 
@@ -60,37 +60,16 @@ class Server(lsp_search.Server):
     def __init__(self, log: Path) -> None:
         self.log_path = log
         self.log = log.open("w")
-        self.process, self.frames = lsp_wire.start(self.log)
-        self.published: dict[str, dict] = {}
         self.every: list[dict] = []
         self.messages: list[str] = []
-        self.answers: dict[int, dict] = {}
-        self.next_id = 1
-        params = {"processId": None, "rootUri": ROOT.as_uri(), "capabilities": {}}
-        params["initializationOptions"] = {"debounce": 0.0}
-        self.request("initialize", params)
-        self.notify("initialized", {})
+        super().__init__(self.log)
 
-    def _pump(self, until, timeout: float = lsp_search.TIMEOUT) -> None:
-        deadline = time.monotonic() + timeout
-        while not until():
-            left = deadline - time.monotonic()
-            if left <= 0:
-                raise TimeoutError("the server did not answer")
-            try:
-                frame = self.frames.get(timeout=left)
-            except Exception:
-                continue
-            method = frame.get("method")
-            if method == "textDocument/publishDiagnostics":
-                self.published[frame["params"]["uri"]] = frame["params"]
-                self.every.append(frame["params"])
-            elif method in ("window/logMessage", "window/showMessage"):
-                self.messages.append(frame["params"].get("message", ""))
-            elif "id" in frame and "method" not in frame:
-                self.answers[frame["id"]] = frame
-            elif "id" in frame:
-                self._send({"jsonrpc": "2.0", "id": frame["id"], "result": None})
+    def _notified(self, method: str, params: Any) -> None:
+        super()._notified(method, params)
+        if method == "textDocument/publishDiagnostics":
+            self.every.append(params)
+        elif method in ("window/logMessage", "window/showMessage"):
+            self.messages.append(params.get("message", ""))
 
     def troubles(self) -> list[str]:
         """What the log says went wrong since the last call."""

@@ -119,8 +119,8 @@ def apply_edits(text: str, edits: list[dict]) -> str:
 class Server:
     """A serq-lsp process, spoken to frame by frame."""
 
-    def __init__(self) -> None:
-        self.process, self.frames = lsp_wire.start(subprocess.DEVNULL)
+    def __init__(self, stderr: Any = subprocess.DEVNULL) -> None:
+        self.process, self.frames = lsp_wire.start(stderr)
         self.published: dict[str, dict] = {}
         self.answers: dict[int, dict] = {}
         self.next_id = 1
@@ -144,12 +144,17 @@ class Server:
                 frame = self.frames.get(timeout=left)
             except queue.Empty:
                 continue
-            if frame.get("method") == "textDocument/publishDiagnostics":
-                self.published[frame["params"]["uri"]] = frame["params"]
-            elif "id" in frame and "method" not in frame:
+            if "id" in frame and "method" not in frame:
                 self.answers[frame["id"]] = frame
             elif "id" in frame:  # a request of the server's (progress, configuration...)
                 self._send({"jsonrpc": "2.0", "id": frame["id"], "result": None})
+            else:
+                self._notified(frame["method"], frame.get("params"))
+
+    def _notified(self, method: str, params: Any) -> None:
+        """A notification of the server's: its diagnostics are kept, the latest a document."""
+        if method == "textDocument/publishDiagnostics":
+            self.published[params["uri"]] = params
 
     def request(self, method: str, params: Any) -> dict:
         msg_id = self.next_id
