@@ -222,7 +222,7 @@ def test_a_spans_gaps_are_counted_by_binade_as_one_at_a_time():
 def test_a_spans_gaps_are_counted_by_stretch_as_one_at_a_time():
     """`_count_stretches`: the gaps between ends whose cost changes only at the crossings'
     iterations, counted a stretch at a time, are the gaps counted one by one, over
-    starts, costs (halfway between two grid points too), stretches (several crossings at
+    starts, costs (halfway between two grid points, or below the grid's unit, too), stretches (several crossings at
     one iteration, crossings before the first counted gap and past the last) drawn at
     random; the caller's condition, every end in one binade, holds."""
     r = random.Random(11)
@@ -232,7 +232,10 @@ def test_a_spans_gaps_are_counted_by_stretch_as_one_at_a_time():
         count = r.randint(2, 300)
         cuts = sorted(r.randint(1, count + 3) for _ in range(r.randint(0, 30)))
         costs, cost, j = [], None, 1
-        base = r.choice([r.uniform(1e-6, 1e-2), 3 * 2.0 ** -r.randint(10, 40), 0.01])
+        # costs below the grid's unit too (gaps of 0 or one unit, the clock barely moving)
+        base = r.choice(
+            [r.uniform(1e-6, 1e-2), 3 * 2.0 ** -r.randint(10, 40), 0.01, r.uniform(1e-13, 1e-9)]
+        )
         for cut in [*cuts, count]:
             if cost is None or r.random() < 0.7:
                 cost = r.choice(
