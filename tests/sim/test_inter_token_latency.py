@@ -222,9 +222,10 @@ def test_a_spans_gaps_are_counted_by_binade_as_one_at_a_time():
 def test_a_spans_gaps_are_counted_by_stretch_as_one_at_a_time():
     """`_count_stretches`: the gaps between ends whose cost changes only at the crossings'
     iterations, counted a stretch at a time, are the gaps counted one by one, over
-    starts, costs (halfway between two grid points, or below the grid's unit, too), stretches (several crossings at
-    one iteration, crossings before the first counted gap and past the last) drawn at
-    random; the caller's condition, every end in one binade, holds."""
+    starts, costs (halfway between two grid points, or below the grid's unit, too),
+    stretches (several crossings at one iteration, crossings before the first counted gap
+    and past the last) drawn at random; the caller's condition, every end in one binade,
+    holds."""
     r = random.Random(11)
     tried = 0
     while tried < 5000:
