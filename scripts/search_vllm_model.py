@@ -69,7 +69,7 @@ def _detail(sides: dict) -> str:
     if errors:
         return "; ".join(errors)
     lines = []
-    for model in ("model", "model-admission-pool"):
+    for model in ("model", "model-admission"):
         for side in ("serq", "pyserq"):
             if side in sides and sides[side] != sides[model]:
                 diff = vllm_compare.first_difference(sides[model], sides[side])

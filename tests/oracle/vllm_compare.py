@@ -5,11 +5,13 @@ sample tests/oracle/test_vllm_model.py.
 
 `compare(scenario, folder)` writes the program, runs every side and returns each side's
 `Result` (or an error string) and a verdict: "same" when all agree, else which sides
-part: "admission", "pool" or "admission-pool" (serq and pyserq agree with the model once
-it follows the serQ program's rule at admission, `Config.first_chunk` False, the serQ
-pool's free capacity, `Config.one_queue` False, or both), "serq-paths" (serq's four runs differ among themselves), "model" (serq and pyserq
-agree against the model), "serq" (the model and pyserq against serq), "pyserq" (the
-model and serq against pyserq), "all" (three ways), or "<side>-error".
+part: "admission", "one-queue" or "admission-one-queue" (serq and pyserq agree with the
+model once it follows the serQ program's rule at admission, `Config.first_chunk` False,
+or takes the head of one free queue in LRU order, `Config.one_queue` True, which vLLM
+does not: either is a finding against serq), "serq-paths" (serq's four runs differ among
+themselves), "model" (serq and pyserq agree against the model), "serq" (the model and
+pyserq against serq), "pyserq" (the model and serq against pyserq), "all" (three ways),
+or "<side>-error".
 """
 
 from __future__ import annotations
@@ -22,13 +24,13 @@ import differential
 import vllm_model
 import vllm_scenarios
 
-# The model as vLLM (first) and with the rules where the serQ program and its pool part
-# from vLLM (tests/sim/NOTES.md §23): the allocation at admission, the free queue.
+# The model as vLLM (first) and with the rules where a serQ program or pool could part
+# from vLLM (tests/sim/NOTES.md §23, §38): the allocation at admission, one free queue.
 VARIANTS: dict[str, dict[str, bool]] = {
     "model": {},
     "model-admission": {"first_chunk": False},
-    "model-pool": {"one_queue": False},
-    "model-admission-pool": {"first_chunk": False, "one_queue": False},
+    "model-one-queue": {"one_queue": True},
+    "model-admission-one-queue": {"first_chunk": False, "one_queue": True},
 }
 SERQ_RUNS = {
     "serq": {"codegen": True, "fast_forward": True},

@@ -33,10 +33,14 @@ The rules, in the order `schedule()` applies them:
   allocates the hit plus the chunk only. A request that does not fit blocks the ones
   behind it (scheduler.py:1228-1235).
 - Blocks: a block is hashed (cached) once it is full of tokens that are scheduled, prompt
-  and generated alike; freed blocks are appended to the free queue's tail, the last
-  block of a request first (block_pool.py:776-805), so eviction takes the least recently
-  freed first and a request's tail before its head. A hit touches its blocks (out of the
-  free queue). A finished request's blocks stay cached in the free queue.
+  and generated alike. A request's blocks are freed last block first; those that hold a
+  hash are appended to the free queue's tail, the others put at its head
+  (`BlockPool.free_blocks` in vLLM 0.30.0), so an allocation takes a block that holds no
+  cached prefix while there is one, and else evicts the least recently freed, a
+  request's tail before its head. A hit touches its blocks (out of the free queue). A
+  finished request's blocks stay cached in the free queue. (Checked against vLLM 0.30.0's
+  own scheduler, tests/oracle/vllm_real.py: `Config.one_queue` True is the one queue in
+  LRU order that this model assumed before, which vLLM does not do.)
 - Multi-turn sessions: a session's next prompt is its previous prompt, the previous
   output and new tokens, so its blocks carry the same hashes (session, block index) as
   the previous turn's, unless the turn is a forced miss (a nonce at the head: new
@@ -99,10 +103,11 @@ class Config:
     running loop: "admission" (vLLM), "newest" (serve by (-admission)), "prefill_first"
     (serve by (decoding)). `first_chunk` False allocates at admission what lib/vllm.sq's
     header does, the hit and the rest of the prompt as far as the budget left reaches,
-    instead of vLLM's first chunk (which the threshold caps too). `one_queue` False takes
-    a block that holds no cached prefix before any cached one, as a serQ pool evicts only
-    when its free capacity is too small, instead of vLLM's one free queue in LRU order
-    (fresh blocks, a request's partial last block and cached blocks alike)."""
+    instead of vLLM's first chunk (which the threshold caps too). `one_queue` True takes
+    the head of one free queue in LRU order (fresh blocks, a request's partial last block
+    and cached blocks alike) instead of vLLM's rule, a block that holds no cached prefix
+    before any cached one (which is also a serQ pool's: it evicts only when its free
+    capacity is too small)."""
 
     block_size: int
     num_blocks: int
@@ -112,7 +117,7 @@ class Config:
     alone: bool = True
     order: str = "admission"
     first_chunk: bool = True
-    one_queue: bool = True
+    one_queue: bool = False
 
 
 @dataclass(frozen=True)
@@ -182,7 +187,7 @@ class BlockPool:
     """The KV blocks: a free queue (LRU order, head first) and the hash of each cached
     block, a (session, forced misses, block index) triple."""
 
-    def __init__(self, num_blocks: int, one_queue: bool = True) -> None:
+    def __init__(self, num_blocks: int, one_queue: bool = False) -> None:
         self.one_queue = one_queue
         self.free: OrderedDict[int, None] = OrderedDict((b, None) for b in range(num_blocks))
         self.hash_of: dict[int, tuple[int, int, int]] = {}
@@ -216,8 +221,9 @@ class BlockPool:
         return taken
 
     def _victim(self) -> int:
-        """The block an allocation takes: the free queue's head, or (`one_queue` False)
-        the first block that holds no cached prefix, if any."""
+        """The block an allocation takes: the first block that holds no cached prefix,
+        if any (vLLM keeps those at the free queue's head), else the head; with
+        `one_queue` the head."""
         if not self.one_queue:
             for b in self.free:
                 if b not in self.hash_of:
@@ -225,7 +231,8 @@ class BlockPool:
         return next(iter(self.free))
 
     def give_back(self, blocks: list[int]) -> None:
-        """Free a request's blocks, its last block first (block_pool.py:776-805)."""
+        """Free a request's blocks, its last block first (block_pool.py:776-805; where
+        the uncached ones go is `_victim`'s to say)."""
         for b in reversed(blocks):
             self.free[b] = None
 

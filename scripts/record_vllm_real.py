@@ -1,0 +1,118 @@
+"""Record vLLM's own scheduler's outcomes on the scenarios of tests/oracle/vllm_scenarios.py,
+as data for tests/oracle/test_vllm_real.py (which needs no vLLM).
+
+Run by hand, in an environment with vLLM installed (not the test suite's: vLLM brings
+torch and some hundred packages). On this machine (CPU only, no hub), vLLM 0.30.0:
+
+    python -m venv /tmp/vllmenv
+    /tmp/vllmenv/bin/pip install vllm==0.30.0
+    /tmp/vllmenv/bin/pip uninstall -y torchvision torchaudio torchcodec  # mismatched builds
+    /tmp/vllmenv/bin/python scripts/record_vllm_real.py --family plain --start 0 --count 400 \
+        --out tests/oracle/vllm_real/plain.json
+
+Each scenario runs with the plain long-prefill threshold (`Config.alone` False: vLLM has
+no exception for a request alone). A scenario is left out, and counted, when vLLM cannot
+run it as the model does: a budget below `max_num_seqs` (vLLM refuses the configuration)
+or a request whose prompt needs more blocks than the pool has (the model and serQ refuse
+the request; vLLM would keep it waiting for ever). It prints a tally and, for each
+recorded scenario where the model (tests/oracle/vllm_model.py) parts from vLLM, the
+first difference.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+from collections import Counter
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "oracle"))
+import vllm_model  # noqa: E402
+import vllm_scenarios  # noqa: E402
+
+FAMILIES = {
+    "plain": vllm_scenarios.generate,
+    "edge": vllm_scenarios.generate_edge,
+    "domain": vllm_scenarios.generate_domain,
+}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--family", choices=sorted(FAMILIES), default="plain")
+    parser.add_argument("--start", type=int, default=0)
+    parser.add_argument("--count", type=int, default=100)
+    parser.add_argument("--out", required=True)
+    args = parser.parse_args()
+    import vllm_real  # vLLM, with the environment it needs here
+
+    tally: Counter[str] = Counter()
+    records = []
+    for k in range(args.start, args.start + args.count):
+        scenario = FAMILIES[args.family](k)
+        scenario = dataclasses.replace(
+            scenario, config=dataclasses.replace(scenario.config, alone=False)
+        )
+        c = scenario.config
+        if c.budget < c.max_seqs:
+            tally["budget below max_seqs"] += 1
+            continue
+        if vllm_model.simulate(scenario).rejections:
+            tally["a request that can never fit"] += 1
+            continue
+        real = vllm_real.simulate(scenario)
+        model = vllm_model.simulate(scenario)
+        if model != real:
+            tally["model differs"] += 1
+            print(k, "model differs:", first_difference(model, real), flush=True)
+        tally["recorded"] += 1
+        records.append({"k": k, "scenario": encode(scenario), "real": encode_result(real)})
+    data = {
+        "vllm": vllm_real.VERSION,
+        "family": args.family,
+        "start": args.start,
+        "count": args.count,
+        "scenarios": records,
+    }
+    out = Path(args.out)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(data, separators=(",", ":")) + "\n")
+    print(dict(tally), "written to", out)
+
+
+def first_difference(a: vllm_model.Result, b: vllm_model.Result) -> str:
+    for key in sorted(set(a.requests) | set(b.requests)):
+        if a.requests.get(key) != b.requests.get(key):
+            return f"request {key}: {a.requests.get(key)} vs {b.requests.get(key)}"
+    return f"totals {(a.preemptions, a.iterations)} vs {(b.preemptions, b.iterations)}"
+
+
+def encode(scenario: vllm_model.Scenario) -> dict:
+    """The scenario as plain data (`decode` in tests/oracle/test_vllm_real.py)."""
+    return {
+        # what vLLM is configured with (the model's own variants are not the scenario's)
+        "config": {
+            key: value
+            for key, value in dataclasses.asdict(scenario.config).items()
+            if key not in ("first_chunk", "one_queue")
+        },
+        "sessions": [
+            [s.at, [[t.new, t.out, t.think, int(t.forced)] for t in s.turns]]
+            for s in scenario.sessions
+        ],
+    }
+
+
+def encode_result(result: vllm_model.Result) -> dict:
+    return {
+        "requests": [[*key, *dataclasses.astuple(o)] for key, o in result.requests.items()],
+        "preemptions": result.preemptions,
+        "rejections": result.rejections,
+        "iterations": result.iterations,
+    }
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,308 @@
+"""vLLM v1's own scheduler driven on a step clock: the scenarios of tests/oracle/vllm_model.py
+run through the real `Scheduler.schedule()` / `update_from_output()` and KV cache manager,
+read back as the model's `Result` so that the two (and serq) can be compared request for
+request.
+
+This module imports vLLM, which the test suite does not install: it runs in an
+environment of its own (see scripts/record_vllm_real.py, which records its outcomes as
+data for tests/oracle/test_vllm_real.py). The driver follows tests/sim/NOTES.md §23's
+mapping notes:
+
+- `num_gpu_blocks = N + 1` for a pool of N blocks (vLLM's block pool keeps one null
+  block), prefix caching on, `max_num_batched_tokens` the budget, `max_num_seqs`,
+  `long_prefill_token_threshold` the chunk (vLLM has no "alone" exception: compare with
+  the model's `Config(alone=False)`);
+- one `schedule()` a step, a request added at the step it is sent, before that step's
+  `schedule()`, requests sent at one step in the model's order (`vllm_model.Model._send`);
+- a fake model runner: every scheduled token is computed, and a request whose computed
+  tokens reach its `num_tokens` samples one token (the session's next token id, so that
+  its next turn's prompt, the previous prompt, the outputs and new tokens, carries the
+  same block hashes); `max_tokens` its output length, EOS ignored;
+- sessions share no token: every token id is drawn from the session's own range, and a
+  forced miss replaces the first token of the prompt by a nonce (new hashes from there).
+
+Per request it records the first- and last-token steps (a token sampled in step t exists
+at t + 1), the preemptions, and the cached tokens at its first and last admission (the
+computed tokens a schedule step admits it with, before that step's chunk).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import vllm_model
+from vllm_model import Outcome, Result, Scenario
+
+os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
+
+import torch  # noqa: E402
+import vllm  # noqa: E402
+from vllm.config import CacheConfig, ModelConfig, SchedulerConfig, VllmConfig  # noqa: E402
+from vllm.sampling_params import SamplingParams  # noqa: E402
+from vllm.utils.hashing import sha256  # noqa: E402
+from vllm.v1.core.kv_cache_utils import get_request_block_hasher, init_none_hash  # noqa: E402
+from vllm.v1.core.sched.scheduler import Scheduler  # noqa: E402
+from vllm.v1.kv_cache_interface import (  # noqa: E402
+    FullAttentionSpec,
+    KVCacheConfig,
+    KVCacheGroupSpec,
+)
+from vllm.v1.outputs import ModelRunnerOutput  # noqa: E402
+from vllm.v1.request import Request, RequestStatus  # noqa: E402
+from vllm.v1.structured_output import StructuredOutputManager  # noqa: E402
+
+VERSION = vllm.__version__
+MAX_MODEL_LEN = 1 << 16
+SESSION_TOKENS = 1 << 20  # token ids of session i: i * SESSION_TOKENS + ...
+EOS = 2
+
+
+def _model_dir() -> str:
+    """A local model directory of one config.json (an OPT-125m), so that no hub is read."""
+    import json
+    import tempfile
+
+    folder = os.path.join(tempfile.gettempdir(), "serq-vllm-real-model")
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, "config.json")
+    if not os.path.exists(path):
+        config = {
+            "architectures": ["OPTForCausalLM"],
+            "model_type": "opt",
+            "bos_token_id": 2,
+            "eos_token_id": EOS,
+            "pad_token_id": 1,
+            "hidden_size": 768,
+            "ffn_dim": 3072,
+            "num_attention_heads": 12,
+            "num_hidden_layers": 12,
+            "max_position_embeddings": MAX_MODEL_LEN,
+            "word_embed_proj_dim": 768,
+            "do_layer_norm_before": True,
+            "torch_dtype": "float16",
+            "vocab_size": 1 << 30,
+        }
+        with open(path, "w") as f:
+            json.dump(config, f)
+    return folder
+
+
+def scheduler(config: vllm_model.Config) -> Scheduler:
+    """vLLM's scheduler for the model's engine `config` (its `order` must be vLLM's)."""
+    if config.order != "admission":
+        raise ValueError("vLLM serves its running requests in admission order only")
+    model_config = ModelConfig(
+        model=_model_dir(),
+        skip_tokenizer_init=True,
+        dtype="float16",
+        seed=0,
+        max_model_len=MAX_MODEL_LEN,
+    )
+    scheduler_config = SchedulerConfig(
+        max_num_seqs=config.max_seqs,
+        max_num_batched_tokens=config.budget,
+        max_model_len=MAX_MODEL_LEN,
+        long_prefill_token_threshold=config.chunk,
+        enable_chunked_prefill=True,
+        is_encoder_decoder=False,
+    )
+    cache_config = CacheConfig(
+        block_size=config.block_size,
+        gpu_memory_utilization=0.9,
+        cache_dtype="auto",
+        enable_prefix_caching=True,
+    )
+    vllm_config = VllmConfig(
+        scheduler_config=scheduler_config, model_config=model_config, cache_config=cache_config
+    )
+    num_blocks = config.num_blocks + 1  # and the null block
+    kv_cache_config = KVCacheConfig(
+        num_blocks=num_blocks,
+        kv_cache_tensors=[],
+        kv_cache_groups=[
+            KVCacheGroupSpec(
+                ["layer"],
+                FullAttentionSpec(
+                    block_size=config.block_size,
+                    num_kv_heads=1,
+                    head_size=1,
+                    dtype=torch.float32,
+                ),
+            )
+        ],
+    )
+    cache_config.num_gpu_blocks = num_blocks
+    return Scheduler(
+        vllm_config=vllm_config,
+        kv_cache_config=kv_cache_config,
+        log_stats=False,
+        structured_output_manager=StructuredOutputManager(vllm_config),
+        block_size=config.block_size,
+    )
+
+
+class Driver:
+    """One scenario on vLLM's scheduler, step by step."""
+
+    def __init__(self, scenario: Scenario) -> None:
+        self.scenario = scenario
+        self.cfg = scenario.config
+        self.sched = scheduler(self.cfg)
+        init_none_hash(sha256)
+        self.hasher = get_request_block_hasher(self.cfg.block_size, sha256)
+        n = len(scenario.sessions)
+        self.context: list[list[int]] = [[] for _ in range(n)]  # the session's token ids
+        self.next_id = [i * SESSION_TOKENS + 3 for i in range(n)]  # its next fresh token
+        self.sends: list[tuple[int, int, int, tuple[int, int]]] = []
+        self.seq = 0
+        self.requests: dict[str, dict[str, Any]] = {}
+        self.preemptions = 0
+        self.rejections = 0
+        self.iterations = 0
+        for i, s in enumerate(scenario.sessions):
+            self._send(i, 0, s.at, 0)
+
+    def _fresh(self, session: int, n: int) -> list[int]:
+        first = self.next_id[session]
+        self.next_id[session] = first + n
+        return list(range(first, first + n))
+
+    def _send(self, session: int, turn: int, step: int, begun: int) -> None:
+        self.sends.append((step, begun, self.seq, (session, turn)))
+        self.seq += 1
+
+    def _add(self, session: int, turn: int) -> None:
+        t = self.scenario.sessions[session].turns[turn]
+        prompt = self.context[session] + self._fresh(session, t.new)
+        if t.forced:  # a nonce at the head: no earlier block of the session matches
+            prompt[0] = self._fresh(session, 1)[0]
+        bs = self.cfg.block_size
+        rid = f"{session}-{turn}"
+        info: dict[str, Any] = {
+            "session": session,
+            "turn": turn,
+            "prompt": prompt,
+            "out": t.out,
+            "first": None,
+            "last": None,
+            "preemptions": 0,
+            "cached": [],
+            "outputs": [],
+            "outputs_admitted": 0,
+        }
+        self.requests[rid] = info
+        if -(-len(prompt) // bs) > self.cfg.num_blocks:  # as the model refuses it
+            self.rejections += 1
+            info["rejected"] = True
+            return
+        request = Request(
+            request_id=rid,
+            prompt_token_ids=list(prompt),
+            sampling_params=SamplingParams(max_tokens=t.out, ignore_eos=True),
+            pooling_params=None,
+            arrival_time=0.0,
+            block_hasher=self.hasher,
+        )
+        self.sched.add_request(request)
+
+    def run(self, horizon: int = 100_000) -> Result:
+        t = 0
+        while (self.sends or self.sched.has_requests()) and t < horizon:
+            self.step(t)
+            t += 1
+        if self.sends or self.sched.has_requests():
+            raise RuntimeError(f"not drained by step {horizon}")
+        return self.result()
+
+    def step(self, t: int) -> None:
+        arrived = sorted((s for s in self.sends if s[0] <= t), key=lambda s: s[:3])
+        self.sends = [s for s in self.sends if s[0] > t]
+        for s in arrived:
+            self._add(*s[3])
+        if not self.sched.has_requests():
+            return
+        sched = self.sched
+        out = sched.schedule()
+        scheduled = out.num_scheduled_tokens
+        preempted = getattr(out, "preempted_req_ids", None) or set()
+        for rid in preempted:
+            self.requests[rid]["preemptions"] += 1
+            self.preemptions += 1
+        if scheduled or preempted:
+            self.iterations += 1
+        # admitted this step: new requests and resumed ones (computed = hit + chunk now)
+        for rid, n in scheduled.items():
+            request = sched.requests[rid]
+            info = self.requests[rid]
+            admitted = len(info["cached"]) <= info["preemptions"]
+            if admitted:
+                info["cached"].append(request.num_computed_tokens - n)
+                info["outputs_admitted"] = len(info["outputs"])
+        # the fake model runner
+        req_ids = list(scheduled)
+        sampled: list[list[int]] = []
+        for rid in req_ids:
+            request = sched.requests[rid]
+            if request.num_computed_tokens >= request.num_tokens:
+                info = self.requests[rid]
+                token = self._fresh(info["session"], 1)[0]
+                sampled.append([token])
+            else:
+                sampled.append([])
+        runner = ModelRunnerOutput(
+            req_ids=req_ids,
+            req_id_to_index={rid: i for i, rid in enumerate(req_ids)},
+            sampled_token_ids=sampled,
+        )
+        sched.update_from_output(out, runner)
+        finished = []
+        for rid, tokens in zip(req_ids, sampled, strict=True):
+            if not tokens:
+                continue
+            info = self.requests[rid]
+            info["outputs"].append(tokens[0])
+            if info["first"] is None:
+                info["first"] = t + 1
+            if len(info["outputs"]) >= info["out"]:
+                finished.append(rid)
+        # the sessions go on as the model's do (`Model._update`): those whose last token
+        # came with their prefill after the others
+        going_on = sorted(
+            finished,
+            key=lambda rid: self.requests[rid]["outputs_admitted"] == self.requests[rid]["out"] - 1,
+        )
+        for rid in going_on:
+            request = sched.requests.get(rid)
+            if request is not None and request.status == RequestStatus.RUNNING:
+                raise RuntimeError(f"request {rid} has all its tokens but still runs")
+            self._finish(t + 1, rid)
+
+    def _finish(self, t: int, rid: str) -> None:
+        info = self.requests[rid]
+        info["last"] = t
+        session, turn = info["session"], info["turn"]
+        self.context[session] = info["prompt"] + info["outputs"]
+        turns = self.scenario.sessions[session].turns
+        if turn + 1 < len(turns):
+            self._send(session, turn + 1, t + turns[turn + 1].think, t)
+
+    def result(self) -> Result:
+        out = {}
+        for info in self.requests.values():
+            cached = info["cached"]
+            out[(info["session"], info["turn"])] = Outcome(
+                info["first"],
+                info["last"],
+                info["preemptions"],
+                cached[0] if cached else None,
+                cached[-1] if cached else None,
+            )
+        return Result(dict(sorted(out.items())), self.preemptions, self.rejections, self.iterations)
+
+
+def simulate(scenario: Scenario, horizon: int = 100_000) -> Result:
+    """vLLM's outcome of a scenario."""
+    return Driver(scenario).run(horizon)
