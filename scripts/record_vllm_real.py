@@ -36,6 +36,7 @@ FAMILIES = {
     "plain": vllm_scenarios.generate,
     "edge": vllm_scenarios.generate_edge,
     "domain": vllm_scenarios.generate_domain,
+    "large": vllm_scenarios.generate_large,
 }
 
 

@@ -1,9 +1,10 @@
 """serq against vLLM's own scheduler, request for request.
 
 tests/oracle/vllm_real/*.json hold what vLLM 0.30.0's `Scheduler` (driven step by step
-by tests/oracle/vllm_real.py, recorded by scripts/record_vllm_real.py) gave on 551
-scenarios of tests/oracle/vllm_scenarios.py (the families `generate`, `generate_edge`
-and `generate_domain`), with the plain long-prefill threshold: per request the first-
+by tests/oracle/vllm_real.py, recorded by scripts/record_vllm_real.py) gave on 611
+scenarios of tests/oracle/vllm_scenarios.py (the families `generate`, `generate_edge`,
+`generate_domain` and `generate_large`), with the plain long-prefill threshold: per
+request the first-
 and last-token steps, the preemptions and the tokens the prefix cache gave it at its
 first and last admission, and the scheduler steps. vLLM is not needed here: the
 outcomes are data.
@@ -30,7 +31,7 @@ import vllm_scenarios  # noqa: E402
 from vllm_model import Config, Outcome, Result, Scenario, Session, Turn, simulate  # noqa: E402
 
 DATA = HERE / "vllm_real"
-FAMILIES = ("plain", "edge", "domain")
+FAMILIES = ("plain", "edge", "domain", "large")
 
 
 def _load(family: str) -> dict:
@@ -58,7 +59,7 @@ IDS = [f"{family}{record['k']}" for family, record in RECORDS]
 def test_the_records_are_vllm_0_30_and_the_plain_threshold():
     for family in FAMILIES:
         assert _load(family)["vllm"] == "0.30.0"
-    assert len(RECORDS) == 551
+    assert len(RECORDS) == 611
     assert all(not decode(record["scenario"]).config.alone for _, record in RECORDS)
 
 

@@ -129,6 +129,32 @@ def generate_domain(k: int) -> Scenario:
     return Scenario(Config(bs, blocks, budget, max_seqs, chunk, alone), _forced(k, sessions))
 
 
+def generate_large(k: int) -> Scenario:
+    """Scenario `k` at the scale of a replica under load: 10 to 40 sessions of up to six
+    turns sent over 200 steps, prompts of a few tokens to 1,500, outputs of one token to
+    300, thinks of 0 to 50 steps, a pool from just enough for the largest session to
+    eight times that, budgets of 64 to 8,192 tokens, up to 64 running requests, a chunk
+    cap half the time; forced misses one turn in ten."""
+    rng = random.Random(f"vllm-large-{k}")
+    bs = rng.choice((8, 16, 16, 32))
+    sessions = []
+    for _ in range(rng.randint(10, 40)):
+        turns = []
+        for j in range(rng.randint(1, 6)):
+            new = rng.choice((rng.randint(1, 64), rng.randint(64, 600), rng.randint(600, 1500)))
+            out = rng.choice((1, rng.randint(2, 40), rng.randint(40, 300)))
+            think = 0 if j == 0 else rng.choice((0, 1, rng.randint(2, 50)))
+            turns.append(Turn(new, out, think, j > 0 and rng.random() < 0.1))
+        sessions.append(Session(rng.randint(0, 200), tuple(turns)))
+    need = max(_blocks_needed(sessions, bs))
+    blocks = rng.randint(need, need * rng.choice((1, 2, 4, 8)))
+    max_seqs = rng.choice((4, 8, 16, 64))
+    budget = max(max_seqs, rng.choice((64, 256, 512, 2048, 8192)))
+    chunk = rng.choice((0, 0, 64, 256, 512))
+    alone = rng.random() < 0.5
+    return Scenario(Config(bs, blocks, budget, max_seqs, chunk, alone), tuple(sessions))
+
+
 def with_order(k: int, scenario: Scenario) -> Scenario:
     """Scenario `k` served newest first or prefill first (serQ's `serve by`, the model's
     `Config.order`): not vLLM's order, a check of the step engine's other serve orders."""
