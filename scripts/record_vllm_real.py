@@ -47,7 +47,10 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=100)
     parser.add_argument("--out", required=True)
     args = parser.parse_args()
-    import vllm_real  # vLLM, with the environment it needs here
+    try:
+        import vllm_real  # vLLM, with the environment it needs here
+    except ImportError as e:
+        sys.exit(f"record_vllm_real: vLLM cannot be imported here ({e}); see --help")
 
     tally: Counter[str] = Counter()
     records = []
