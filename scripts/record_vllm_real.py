@@ -2,16 +2,21 @@
 as data for tests/oracle/test_vllm_real.py (which needs no vLLM).
 
 Run by hand, in an environment with vLLM installed (not the test suite's: vLLM brings
-torch and some hundred packages). On this machine (CPU only, no hub), vLLM 0.30.0:
+torch and some hundred packages). On this machine (CPU only, no hub), vLLM 0.30.0 and,
+beside it, 0.34.0's own package:
 
     python -m venv /tmp/vllmenv
     /tmp/vllmenv/bin/pip install vllm==0.30.0
     /tmp/vllmenv/bin/pip uninstall -y torchvision torchaudio torchcodec  # mismatched builds
-    /tmp/vllmenv/bin/python scripts/record_vllm_real.py --family plain --start 0 --count 400 \
-        --out tests/oracle/vllm_real/plain.json
+    /tmp/vllmenv/bin/pip install --no-deps --target /tmp/vllm034 vllm==0.34.0
+    /tmp/vllmenv/bin/python scripts/record_vllm_real.py --family plain --count 300
+    PYTHONPATH=/tmp/vllm034 /tmp/vllmenv/bin/python scripts/record_vllm_real.py \
+        --family plain --count 300 --alone
 
-Each scenario runs with the plain long-prefill threshold (`Config.alone` False: vLLM has
-no exception for a request alone). A scenario is left out, and counted, when vLLM cannot
+writes tests/oracle/vllm_real/<vLLM version>/<family>.json.gz. `--alone`: the long-prefill
+threshold does not cap a request that is alone (running or waiting as the step begins),
+as lib/vllm.sq's `long_prefill` writes it and as vLLM 0.34's scheduler does (0.30's caps
+it anyway: record 0.30 without it). A scenario is left out, and counted, when vLLM cannot
 run it as the model does: a budget below `max_num_seqs` (vLLM refuses the configuration)
 or a request whose prompt needs more blocks than the pool has (the model and serQ refuse
 the request; vLLM would keep it waiting for ever). It prints a tally and, for each
@@ -23,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import gzip
 import json
 import sys
 from collections import Counter
@@ -32,6 +38,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "oracle")
 import vllm_model  # noqa: E402
 import vllm_scenarios  # noqa: E402
 
+DATA = Path(__file__).resolve().parents[1] / "tests" / "oracle" / "vllm_real"
 FAMILIES = {
     "plain": vllm_scenarios.generate,
     "edge": vllm_scenarios.generate_edge,
@@ -45,7 +52,8 @@ def main() -> None:
     parser.add_argument("--family", choices=sorted(FAMILIES), default="plain")
     parser.add_argument("--start", type=int, default=0)
     parser.add_argument("--count", type=int, default=100)
-    parser.add_argument("--out", required=True)
+    parser.add_argument("--alone", action="store_true", help="no cap for a request alone")
+    parser.add_argument("--out", help="default: tests/oracle/vllm_real/VERSION/FAMILY.json.gz")
     args = parser.parse_args()
     try:
         import vllm_real  # vLLM, with the environment it needs here
@@ -57,7 +65,7 @@ def main() -> None:
     for k in range(args.start, args.start + args.count):
         scenario = FAMILIES[args.family](k)
         scenario = dataclasses.replace(
-            scenario, config=dataclasses.replace(scenario.config, alone=False)
+            scenario, config=dataclasses.replace(scenario.config, alone=args.alone)
         )
         c = scenario.config
         if c.budget < c.max_seqs:
@@ -76,13 +84,15 @@ def main() -> None:
     data = {
         "vllm": vllm_real.VERSION,
         "family": args.family,
+        "alone": args.alone,
         "start": args.start,
         "count": args.count,
         "scenarios": records,
     }
-    out = Path(args.out)
+    out = Path(args.out or DATA / vllm_real.VERSION / f"{args.family}.json.gz")
     out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(data, separators=(",", ":")) + "\n")
+    text = json.dumps(data, separators=(",", ":")) + "\n"
+    out.write_bytes(gzip.compress(text.encode(), mtime=0))
     print(dict(tally), "written to", out)
 
 

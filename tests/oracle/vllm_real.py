@@ -5,13 +5,14 @@ request.
 
 This module imports vLLM, which the test suite does not install: it runs in an
 environment of its own (see scripts/record_vllm_real.py, which records its outcomes as
-data for tests/oracle/test_vllm_real.py). The driver follows tests/sim/NOTES.md §23's
-mapping notes:
+data for tests/oracle/test_vllm_real.py). It runs vLLM 0.30.0 and 0.34.0. The driver
+follows tests/sim/NOTES.md §23's mapping notes:
 
 - `num_gpu_blocks = N + 1` for a pool of N blocks (vLLM's block pool keeps one null
   block), prefix caching on, `max_num_batched_tokens` the budget, `max_num_seqs`,
-  `long_prefill_token_threshold` the chunk (vLLM has no "alone" exception: compare with
-  the model's `Config(alone=False)`);
+  `long_prefill_token_threshold` the chunk (vLLM 0.30 caps every prefill by it: the
+  model's `Config(alone=False)`; vLLM 0.34 not a request that is alone: `alone=True`,
+  lib/vllm.sq's `long_prefill`);
 - one `schedule()` a step, a request added at the step it is sent, before that step's
   `schedule()`, requests sent at one step in the model's order (`vllm_model.Model._send`);
 - a fake model runner: every scheduled token is computed, and a request whose computed
@@ -38,8 +39,15 @@ os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
 
+import dataclasses  # noqa: E402
+
 import torch  # noqa: E402
 import vllm  # noqa: E402
+import vllm.triton_utils  # noqa: E402
+
+# vLLM from 0.34 refuses an x86 CPU without triton-cpu as it checks the config, for the
+# model runner's kernels; the scheduler runs none
+vllm.triton_utils.HAS_TRITON = True
 from vllm.config import CacheConfig, ModelConfig, SchedulerConfig, VllmConfig  # noqa: E402
 from vllm.sampling_params import SamplingParams  # noqa: E402
 from vllm.utils.hashing import sha256  # noqa: E402
@@ -252,10 +260,15 @@ class Driver:
                 sampled.append([token])
             else:
                 sampled.append([])
+        fields = {f.name for f in dataclasses.fields(ModelRunnerOutput)}
         runner = ModelRunnerOutput(
             req_ids=req_ids,
-            req_id_to_index={rid: i for i, rid in enumerate(req_ids)},
             sampled_token_ids=sampled,
+            **(
+                {"req_id_to_index": {rid: i for i, rid in enumerate(req_ids)}}
+                if "req_id_to_index" in fields  # vLLM 0.30 (0.34 derives it)
+                else {}
+            ),
         )
         sched.update_from_output(out, runner)
         finished = []
