@@ -13,7 +13,9 @@ beside it, 0.34.0's own package:
     PYTHONPATH=/tmp/vllm034 /tmp/vllmenv/bin/python scripts/record_vllm_real.py \
         --family plain --count 300 --alone
 
-writes tests/oracle/vllm_real/<vLLM version>/<family>.json.gz. `--alone`: the long-prefill
+writes tests/oracle/vllm_real/<vLLM version>/<family>[-<clock>].json.gz. `--clock a100`: each
+step lasts what spec §8's fit of the A100 engine says of its batch and sessions send and
+think in ticks of 30 ms, instead of the step clock. `--alone`: the long-prefill
 threshold does not cap a request that is alone (running or waiting as the step begins),
 as lib/vllm.sq's `long_prefill` writes it and as vLLM 0.34's scheduler does (0.30's caps
 it anyway: record 0.30 without it). A scenario is left out, and counted, when vLLM cannot
@@ -39,6 +41,13 @@ import vllm_model  # noqa: E402
 import vllm_scenarios  # noqa: E402
 
 DATA = Path(__file__).resolve().parents[1] / "tests" / "oracle" / "vllm_real"
+# the step clock, and spec §8's fit of the A100 engine (c = 13.9 ms, d = 41 us, e = 0.138
+# us, a = 51.5 us, b = 4.02 ns) with sends and thinks in ticks of 30 ms: the driver sums
+# a step's cost as serQ's engine does, in the same order, so every time is the same float
+CLOCKS = {
+    "steps": vllm_model.STEPS,
+    "a100": vllm_model.Clock(0.03, 0.0139, 41e-6, 0.138e-6, 51.5e-6, 4.02e-9),
+}
 FAMILIES = {
     "plain": vllm_scenarios.generate,
     "edge": vllm_scenarios.generate_edge,
@@ -53,6 +62,7 @@ def main() -> None:
     parser.add_argument("--start", type=int, default=0)
     parser.add_argument("--count", type=int, default=100)
     parser.add_argument("--alone", action="store_true", help="no cap for a request alone")
+    parser.add_argument("--clock", choices=sorted(CLOCKS), default="steps")
     parser.add_argument("--out", help="default: tests/oracle/vllm_real/VERSION/FAMILY.json.gz")
     args = parser.parse_args()
     try:
@@ -74,8 +84,9 @@ def main() -> None:
         if vllm_model.simulate(scenario).rejections:
             tally["a request that can never fit"] += 1
             continue
-        real = vllm_real.simulate(scenario)
-        model = vllm_model.simulate(scenario)
+        clock = CLOCKS[args.clock]
+        real = vllm_real.simulate(scenario, clock)
+        model = vllm_model.simulate(scenario) if clock == vllm_model.STEPS else real
         if model != real:
             tally["model differs"] += 1
             print(k, "model differs:", first_difference(model, real), flush=True)
@@ -85,11 +96,13 @@ def main() -> None:
         "vllm": vllm_real.VERSION,
         "family": args.family,
         "alone": args.alone,
+        "clock": dataclasses.asdict(CLOCKS[args.clock]),
         "start": args.start,
         "count": args.count,
         "scenarios": records,
     }
-    out = Path(args.out or DATA / vllm_real.VERSION / f"{args.family}.json.gz")
+    name = args.family if args.clock == "steps" else f"{args.family}-{args.clock}"
+    out = Path(args.out or DATA / vllm_real.VERSION / f"{name}.json.gz")
     out.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(data, separators=(",", ":")) + "\n"
     out.write_bytes(gzip.compress(text.encode(), mtime=0))

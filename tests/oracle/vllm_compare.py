@@ -40,15 +40,33 @@ SERQ_RUNS = {
 }
 
 
-def run_serq(path: Path, scenario: vllm_model.Scenario, codegen: bool, fast_forward: bool) -> Any:
-    """serq's Result of the program at `path`, or the error's text."""
+def run_serq(
+    path: Path,
+    scenario: vllm_model.Scenario,
+    codegen: bool,
+    fast_forward: bool,
+    clock: vllm_model.Clock = vllm_model.STEPS,
+) -> Any:
+    """serq's Result of the program at `path`, or the error's text; on a clock other than
+    the step clock its times exact (the program's are: `record_vllm_real.CLOCKS`)."""
     import serq
 
     try:
         report = serq.run(serq.compile(str(path), codegen=codegen), fast_forward=fast_forward)
     except Exception as e:  # a refused program or a failed run: a finding, not a crash
         return f"error: {type(e).__name__}: {str(e)[:200]}"
-    return vllm_scenarios.outcome(differential.outcome(report), scenario)
+    if clock == vllm_model.STEPS:
+        return vllm_scenarios.outcome(differential.outcome(report), scenario)
+    return vllm_scenarios.outcome(_exact(report), scenario, clock)
+
+
+def _exact(report: Any) -> dict[str, Any]:
+    """`differential.outcome`'s data with every sample and time as it is."""
+    plain = differential.outcome(report)
+    for name in plain["observes"]:
+        o = report.observe(name)
+        plain["observes"][name] = [list(o.sessions), list(o.samples), list(o.times)]
+    return plain
 
 
 def run_pyserq(path: Path, scenario: vllm_model.Scenario, timeout: float = 120.0) -> Any:

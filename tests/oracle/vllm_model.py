@@ -127,6 +127,23 @@ class Scenario:
 
 
 @dataclass(frozen=True)
+class Clock:
+    """Time for a scenario: a step lasts c0 + d * decoders + e * kv_decode + a * prefilled
+    + b * attention (spec §8's fit of the A100 engine), a send or a think of k (the
+    scenario's numbers) lasts k * tick. The step clock is every step 1 and a tick 1."""
+
+    tick: float
+    c0: float
+    d: float
+    e: float
+    a: float
+    b: float
+
+
+STEPS = Clock(1, 1, 0, 0, 0, 0)
+
+
+@dataclass(frozen=True)
 class Outcome:
     """One request's outcome: first-token and last-token steps (None: never), its
     preemptions, the tokens the cache gave it at its first and its last admission."""

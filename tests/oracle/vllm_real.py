@@ -33,7 +33,7 @@ import os
 from typing import Any
 
 import vllm_model
-from vllm_model import Outcome, Result, Scenario
+from vllm_model import STEPS, Clock, Outcome, Result, Scenario
 
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -153,33 +153,34 @@ def scheduler(config: vllm_model.Config) -> Scheduler:
 
 
 class Driver:
-    """One scenario on vLLM's scheduler, step by step."""
+    """One scenario on vLLM's scheduler, step by step, on the step clock or on `clock`."""
 
-    def __init__(self, scenario: Scenario) -> None:
+    def __init__(self, scenario: Scenario, clock: Clock | None = None) -> None:
         self.scenario = scenario
         self.cfg = scenario.config
+        self.clock = STEPS if clock is None else clock
         self.sched = scheduler(self.cfg)
         init_none_hash(sha256)
         self.hasher = get_request_block_hasher(self.cfg.block_size, sha256)
         n = len(scenario.sessions)
         self.context: list[list[int]] = [[] for _ in range(n)]  # the session's token ids
         self.next_id = [i * SESSION_TOKENS + 3 for i in range(n)]  # its next fresh token
-        self.sends: list[tuple[int, int, int, tuple[int, int]]] = []
+        self.sends: list[tuple[float, float, int, tuple[int, int]]] = []
         self.seq = 0
         self.requests: dict[str, dict[str, Any]] = {}
         self.preemptions = 0
         self.rejections = 0
         self.iterations = 0
         for i, s in enumerate(scenario.sessions):
-            self._send(i, 0, s.at, 0)
+            self._send(i, 0, s.at * self.clock.tick, 0)
 
     def _fresh(self, session: int, n: int) -> list[int]:
         first = self.next_id[session]
         self.next_id[session] = first + n
         return list(range(first, first + n))
 
-    def _send(self, session: int, turn: int, step: int, begun: int) -> None:
-        self.sends.append((step, begun, self.seq, (session, turn)))
+    def _send(self, session: int, turn: int, at: float, begun: float) -> None:
+        self.sends.append((at, begun, self.seq, (session, turn)))
         self.seq += 1
 
     def _add(self, session: int, turn: int) -> None:
@@ -217,21 +218,30 @@ class Driver:
         self.sched.add_request(request)
 
     def run(self, horizon: int = 100_000) -> Result:
-        t = 0
-        while (self.sends or self.sched.has_requests()) and t < horizon:
-            self.step(t)
-            t += 1
-        if self.sends or self.sched.has_requests():
-            raise RuntimeError(f"not drained by step {horizon}")
+        """Step until every session has ended: each step starts when the one before it
+        ends, or when the next request is sent if none runs or waits."""
+        t: float = 0
+        steps = 0
+        while self.sends or self.sched.has_unfinished_requests():
+            if steps >= horizon:
+                raise RuntimeError(f"not drained by step {horizon}")
+            end = self.step(t)
+            steps += 1
+            if end == t:  # nothing to schedule until the next send
+                if not self.sends:
+                    raise RuntimeError(f"stuck at {t}: requests wait, none can run")
+                end = max(t, min(s[0] for s in self.sends))
+            t = end
         return self.result()
 
-    def step(self, t: int) -> None:
+    def step(self, t: float) -> float:
+        """The step that starts at `t`; returns when it ends (`t` if it did nothing)."""
         arrived = sorted((s for s in self.sends if s[0] <= t), key=lambda s: s[:3])
         self.sends = [s for s in self.sends if s[0] > t]
         for s in arrived:
             self._add(*s[3])
-        if not self.sched.has_requests():
-            return
+        if not self.sched.has_unfinished_requests():
+            return t
         sched = self.sched
         out = sched.schedule()
         scheduled = out.num_scheduled_tokens
@@ -249,6 +259,7 @@ class Driver:
             if admitted:
                 info["cached"].append(request.num_computed_tokens - n)
                 info["outputs_admitted"] = len(info["outputs"])
+        end = t + self._cost(scheduled) if scheduled or preempted else t
         # the fake model runner
         req_ids = list(scheduled)
         sampled: list[list[int]] = []
@@ -278,7 +289,7 @@ class Driver:
             info = self.requests[rid]
             info["outputs"].append(tokens[0])
             if info["first"] is None:
-                info["first"] = t + 1
+                info["first"] = end
             if len(info["outputs"]) >= info["out"]:
                 finished.append(rid)
         # the sessions go on as the model's do (`Model._update`): those whose last token
@@ -291,16 +302,40 @@ class Driver:
             request = sched.requests.get(rid)
             if request is not None and request.status == RequestStatus.RUNNING:
                 raise RuntimeError(f"request {rid} has all its tokens but still runs")
-            self._finish(t + 1, rid)
+            self._finish(end, rid)
+        return end
 
-    def _finish(self, t: int, rid: str) -> None:
+    def _cost(self, scheduled: dict[str, int]) -> float:
+        """The step's length: the clock's cost of its batch, as serQ's step engine totals
+        it (`decoders`, `kv_decode` the decoding requests' blocks after this step's
+        allocation, in tokens, `prefilled` and `attention` the prefill chunks', t * (k +
+        t / 2) for a chunk of t tokens after k computed). A request decodes once it has
+        sampled a token since its latest admission: before, its tokens are its prefill
+        (lib/vllm.sq's prefill run, a recompute after a preemption included)."""
+        c = self.clock
+        if c is STEPS:
+            return 1  # whole steps (the recorded outcomes are ints)
+        decoders = kv_decode = prefilled = attention = 0
+        for rid, n in scheduled.items():
+            info = self.requests[rid]
+            if len(info["outputs"]) > info["outputs_admitted"]:
+                decoders += 1
+                blocks = self.sched.kv_cache_manager.get_block_ids(rid)[0]
+                kv_decode += len(blocks) * self.cfg.block_size
+            else:
+                k = self.sched.requests[rid].num_computed_tokens - n
+                prefilled += n
+                attention += n * (k + n / 2)
+        return c.c0 + c.d * decoders + c.e * kv_decode + c.a * prefilled + c.b * attention
+
+    def _finish(self, t: float, rid: str) -> None:
         info = self.requests[rid]
         info["last"] = t
         session, turn = info["session"], info["turn"]
         self.context[session] = info["prompt"] + info["outputs"]
         turns = self.scenario.sessions[session].turns
         if turn + 1 < len(turns):
-            self._send(session, turn + 1, t + turns[turn + 1].think, t)
+            self._send(session, turn + 1, t + turns[turn + 1].think * self.clock.tick, t)
 
     def result(self) -> Result:
         out = {}
@@ -316,6 +351,6 @@ class Driver:
         return Result(dict(sorted(out.items())), self.preemptions, self.rejections, self.iterations)
 
 
-def simulate(scenario: Scenario, horizon: int = 100_000) -> Result:
-    """vLLM's outcome of a scenario."""
-    return Driver(scenario).run(horizon)
+def simulate(scenario: Scenario, clock: Clock | None = None, horizon: int = 100_000) -> Result:
+    """vLLM's outcome of a scenario, on the step clock or on `clock`."""
+    return Driver(scenario, clock).run(horizon)

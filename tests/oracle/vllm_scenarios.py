@@ -18,7 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from vllm_model import Config, Outcome, Result, Scenario, Session, Turn
+from vllm_model import STEPS, Clock, Config, Outcome, Result, Scenario, Session, Turn
 
 LIB = Path(__file__).resolve().parents[2] / "examples" / "lib" / "vllm.sq"
 
@@ -212,9 +212,31 @@ SERVE = {
 }
 
 
-def program(scenario: Scenario, where: str | Path, title: str = "") -> str:
-    """The scenario as a serQ program to be written in the folder `where`."""
+def program(
+    scenario: Scenario, where: str | Path, title: str = "", clock: Clock = STEPS
+) -> str:
+    """The scenario as a serQ program to be written in the folder `where`, on the step
+    clock or on `clock` (its cost the engine's, its tick the unit of sends and thinks)."""
     c = scenario.config
+    stepped = clock == STEPS
+    cost = (
+        "1"
+        if stepped
+        else "c0 + d * decoders + e * kv_decode + a * prefilled + b * attention"
+    )
+    ticks = "" if stepped else " * tick"
+    constants = (
+        []
+        if stepped
+        else [
+            f"let tick = {clock.tick!r}; // seconds, the unit of sends and thinks",
+            f"let c0 = {clock.c0!r}; // seconds per step",
+            f"let d = {clock.d!r}; // per decoding request",
+            f"let e = {clock.e!r}; // per token of decoding KV",
+            f"let a = {clock.a!r}; // per prefilled token",
+            f"let b = {clock.b!r}; // per unit of prefill attention",
+        ]
+    )
     lib = os.path.relpath(LIB, where)
     chunk = "long_prefill(reqs, chunk)" if c.alone else "chunk"
     at = _by("serial", [str(s.at) for s in scenario.sessions])
@@ -227,6 +249,7 @@ def program(scenario: Scenario, where: str | Path, title: str = "") -> str:
         "",
         f"let bs = {c.block_size};",
         f"let chunk = {c.chunk};{' // (0: none)' if c.chunk == 0 else ''}",
+        *constants,
         "",
         "pool reqs {",
         f"  cap {c.max_seqs};",
@@ -242,7 +265,7 @@ def program(scenario: Scenario, where: str | Path, title: str = "") -> str:
         "",
         "stage engine : step {",
         f"  budget {c.budget};",
-        "  cost 1;",
+        f"  cost {cost};",
         f"  chunk {chunk};",
         *SERVE[c.order],
         "  memory kv;",
@@ -260,7 +283,7 @@ def program(scenario: Scenario, where: str | Path, title: str = "") -> str:
         "}",
         "",
         "session {",
-        "  run send (at);",
+        f"  run send (at{ticks});",
         "  set K = 0;",
         "  set k = 0;",
         "  loop {",
@@ -273,7 +296,7 @@ def program(scenario: Scenario, where: str | Path, title: str = "") -> str:
         "    set K = prompt + o;",
         "    set k = k + 1;",
         "    branch (k < turns) {",
-        f"      run send ({_per_turn(scenario, 'think')});",
+        f"      run send (({_per_turn(scenario, 'think')}){ticks});",
         "    } else {",
         "      end;",
         "    }",
@@ -293,7 +316,7 @@ def program(scenario: Scenario, where: str | Path, title: str = "") -> str:
 # -- a report read back as the model's Result -----------------------------------------
 
 
-def outcome(plain: dict[str, Any], scenario: Scenario) -> Result:
+def outcome(plain: dict[str, Any], scenario: Scenario, clock: Clock = STEPS) -> Result:
     """The report's outcome (differential.outcome's plain data) per request (session,
     turn): the first `ttft` sample's time, `last`, the admissions (`resumed` samples)
     less one (plus one for a request refused after a preemption), `hit` (the cached
@@ -311,15 +334,16 @@ def outcome(plain: dict[str, Any], scenario: Scenario) -> Result:
         return by
 
     ttft, resumed, last, hit = (samples(n) for n in ("ttft", "resumed", "last", "hit"))
+    time = _int if clock == STEPS else _same  # steps, or the clock's seconds
     requests = {}
     for i, s in enumerate(scenario.sessions):
-        sent = float(s.at)
+        sent = s.at * clock.tick
         lasts = last.get(i, [])
         for k, turn in enumerate(s.turns):
             if k > 0:
                 if k > len(lasts):
                     break
-                sent = lasts[k - 1][0] + turn.think
+                sent = lasts[k - 1][0] + turn.think * clock.tick
             end = lasts[k][0] if k < len(lasts) else None
             admissions = [
                 t for t, _ in resumed.get(i, []) if t >= sent and (end is None or t < end)
@@ -330,8 +354,8 @@ def outcome(plain: dict[str, Any], scenario: Scenario) -> Result:
             firsts = [t for t, _ in ttft.get(i, []) if t > sent and (end is None or t <= end)]
             cached = int(hit[i][k][1]) if end is not None else None
             requests[(i, k)] = Outcome(
-                _int(min(firsts)) if firsts else None,
-                _int(end),
+                time(min(firsts)) if firsts else None,
+                time(end),
                 len(admissions) - 1 + (end is None),
                 None,
                 cached,
@@ -342,6 +366,10 @@ def outcome(plain: dict[str, Any], scenario: Scenario) -> Result:
 
 def _int(x: float | None) -> int | None:
     return None if x is None else int(x)
+
+
+def _same(x: float | None) -> float | None:
+    return x
 
 
 def comparable(result: Result) -> Result:
