@@ -98,7 +98,8 @@ def warnings(program: ir.Program, endless: list[Endless]) -> list[tuple[Any, str
             why = f"stage `{name}` has served {what} {since}; it never completes"
         elif isinstance(decl.kind, ir.Ps):
             why = f"stage `{name}` has shared its capacity with {what} {since}; it never completes"
-        else:
-            why = f"stage `{name}` has held {what} {since}; the session never comes back"
+        else:  # a delay: the session never comes back (a spill's job has none)
+            gone = "it never completes" if first.serial < 0 else "the session never comes back"
+            why = f"stage `{name}` has held {what} {since}; {gone}"
         out.append((decl.origin, why))
     return out

@@ -662,7 +662,7 @@ class World:
                 tier.cache.put_dead(units)  # a dead prefix is written, and stays dead
             tier.dirty = True
             tier.evict(recorder)
-            if w > 0 and math.isfinite(w):
+            if w > 0:  # a write of inf never ends, a job of infinite work as a run's is
                 stage.arrive(SpillJob(), w)
 
         cache.on_evict = on_evict
