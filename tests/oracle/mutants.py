@@ -76,7 +76,7 @@ FOLDERS = (
 )
 HORIZONS = (3.0, 10.0, 30.0, 100.0, 300.0)
 EVENT_LIMIT = 20_000  # events of the unmutated program at the horizon its mutants run to
-SERQ_LIMIT = 15.0  # seconds each serq path may take on a mutant
+SERQ_LIMIT = 15.0  # seconds of CPU time each serq path may take on a mutant
 REFERENCE_LIMIT = 20.0  # seconds the reference may take
 SLOW = 10.0  # a mutant is slow past this ratio of serq's CPU time to the reference's
 SLOW_FLOOR = 0.5  # ... and this many CPU seconds of serq's
@@ -321,13 +321,16 @@ def _alarm(signum: int, frame: object) -> None:
 
 
 def _timed(limit: float, fn: Any, *args: Any, **kwargs: Any) -> Any:
-    old = signal.signal(signal.SIGALRM, _alarm)
-    signal.setitimer(signal.ITIMER_REAL, limit)
+    """`fn(*args, **kwargs)`, stopped after `limit` seconds of this process's CPU time (not
+    of the wall clock: a machine busy with other work must not turn a slow mutant into a
+    time-out)."""
+    old = signal.signal(signal.SIGPROF, _alarm)
+    signal.setitimer(signal.ITIMER_PROF, limit)
     try:
         return fn(*args, **kwargs)
     finally:
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.signal(signal.SIGALRM, old)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, old)
 
 
 def _crash(error: BaseException) -> str:
