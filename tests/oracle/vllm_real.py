@@ -1,7 +1,8 @@
-"""vLLM v1's own scheduler driven on a step clock: the scenarios of tests/oracle/vllm_model.py
+"""vLLM v1's own scheduler driven step by step: the scenarios of tests/oracle/vllm_model.py
 run through the real `Scheduler.schedule()` / `update_from_output()` and KV cache manager,
-read back as the model's `Result` so that the two (and serq) can be compared request for
-request.
+on the step clock or a clock of seconds (`vllm_model.Clock`: each step lasts its batch's
+cost), read back as the model's `Result` so that the two (and serq) can be compared
+request for request.
 
 This module imports vLLM, which the test suite does not install: it runs in an
 environment of its own (see scripts/record_vllm_real.py, which records its outcomes as
@@ -22,13 +23,15 @@ follows tests/sim/NOTES.md §23's mapping notes:
 - sessions share no token: every token id is drawn from the session's own range, and a
   forced miss replaces the first token of the prompt by a nonce (new hashes from there).
 
-Per request it records the first- and last-token steps (a token sampled in step t exists
-at t + 1), the preemptions, and the cached tokens at its first and last admission (the
-computed tokens a schedule step admits it with, before that step's chunk).
+Per request it records the first- and last-token times (a token sampled in a step exists
+when the step ends: t + 1 on the step clock), the preemptions, and the cached tokens at
+its first and last admission (the computed tokens a schedule step admits it with, before
+that step's chunk).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from typing import Any
 
@@ -38,8 +41,6 @@ from vllm_model import STEPS, Clock, Outcome, Result, Scenario
 os.environ.setdefault("VLLM_TARGET_DEVICE", "cpu")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("VLLM_LOGGING_LEVEL", "ERROR")
-
-import dataclasses  # noqa: E402
 
 import torch  # noqa: E402
 import vllm  # noqa: E402

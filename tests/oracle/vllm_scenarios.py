@@ -212,18 +212,12 @@ SERVE = {
 }
 
 
-def program(
-    scenario: Scenario, where: str | Path, title: str = "", clock: Clock = STEPS
-) -> str:
+def program(scenario: Scenario, where: str | Path, title: str = "", clock: Clock = STEPS) -> str:
     """The scenario as a serQ program to be written in the folder `where`, on the step
     clock or on `clock` (its cost the engine's, its tick the unit of sends and thinks)."""
     c = scenario.config
     stepped = clock == STEPS
-    cost = (
-        "1"
-        if stepped
-        else "c0 + d * decoders + e * kv_decode + a * prefilled + b * attention"
-    )
+    cost = "1" if stepped else "c0 + d * decoders + e * kv_decode + a * prefilled + b * attention"
     ticks = "" if stepped else " * tick"
     constants = (
         []
