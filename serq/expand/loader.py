@@ -78,6 +78,18 @@ def _key(path: str) -> str:
     return os.path.normcase(os.path.abspath(path))
 
 
+library_key = _key  # one file however its path is written
+
+
+def library_path(item: ast.Use, file: str) -> str | None:
+    """The path of the file `item`, a `use` in `file`, reads; None for a library serq
+    supplies itself (`std/args`)."""
+    if item.path in STD_LIBRARIES:
+        return None
+    base = os.path.dirname(file) if file and not file.startswith("<") else "."
+    return os.path.join(base, item.path)
+
+
 def _items(
     items: tuple[ast.Item, ...],
     file: str,
@@ -106,11 +118,10 @@ def _items(
 def _use(
     item: ast.Use, file: str, ctx: Context, load: Loader, seen: set[str], chain: list[str]
 ) -> list[ast.Item]:
-    if item.path in STD_LIBRARIES:
+    path = library_path(item, file)
+    if path is None:
         ctx.std_args = True
         return []
-    base = os.path.dirname(file) if file and not file.startswith("<") else "."
-    path = os.path.join(base, item.path)
     key = _key(path)
     if key in chain:
         ctx.error(
