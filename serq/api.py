@@ -74,7 +74,7 @@ def expand_source(
         module, overridden = override_lets(module, sets)
         diagnostics.extend(overridden)
     if defs:
-        module, overridden = override_defs(module, defs)
+        module, overridden, load = override_defs(module, defs, load)
         diagnostics.extend(overridden)
     if any(d.severity >= Severity.ERROR for d in diagnostics):
         return None, diagnostics
@@ -267,16 +267,24 @@ def _unknown_override(name: str, span: Span, names: list[str]) -> Diagnostic:
 
 
 def override_defs(
-    module: ast.Module, defs: Mapping[str, str]
-) -> tuple[ast.Module, list[Diagnostic]]:
+    module: ast.Module, defs: Mapping[str, str], load: Loader | None = None
+) -> tuple[ast.Module, list[Diagnostic], Loader]:
     """`module` with the body of each expression definition (`def NAME(...) { expr }`)
     named in `defs` replaced by the expression text given there, which reads the def's
     parameters, and the diagnostics of those that cannot be: a name no `def` declares
-    (with the close one), a `def` of statements, text that is not one expression.
+    (with the close one), a `def` of statements, text that is not one expression. A
+    definition may be the program's or a library's it `use`s (at any depth, read by
+    `load`, default from disk): the loader returned reads the libraries with theirs
+    replaced (each read once, here).
 
     This is `serq run --def NAME=EXPR` (pyserq 0.1.4's `defs=`)."""
-    declared = {i.name.name: i for i in module.all_items() if isinstance(i, ast.DefExpr)}
-    blocks = {i.name.name: i for i in module.all_items() if isinstance(i, ast.DefBlock)}
+    libraries = _libraries(module, load)
+    everything = [
+        *module.all_items(),
+        *(i for _, result in libraries.values() for i in result.module.all_items()),
+    ]
+    declared = {i.name.name: i for i in everything if isinstance(i, ast.DefExpr)}
+    blocks = {i.name.name: i for i in everything if isinstance(i, ast.DefBlock)}
     bodies: dict[str, ast.Expr] = {}
     diagnostics: list[Diagnostic] = []
     for name, body in defs.items():
@@ -315,7 +323,45 @@ def override_defs(
             return replace(item, body=bodies[item.name.name])
         return item
 
-    return _rewrite_items(module, override), diagnostics
+    rewritten = {
+        key: ParseResult(_rewrite_items(result.module, override), result.diagnostics)
+        for key, (_, result) in libraries.items()
+    }
+
+    def load_overridden(path: str) -> ParseResult | str:
+        from serq.expand.loader import library_key, read_file
+
+        found = rewritten.get(library_key(path))
+        if found is not None:
+            return found
+        return (load or read_file)(path)
+
+    return _rewrite_items(module, override), diagnostics, load_overridden
+
+
+def _libraries(module: ast.Module, load: Loader | None) -> dict[str, tuple[str, ParseResult]]:
+    """The libraries `module` uses, at any depth, as the expander finds them (by
+    `serq.expand.loader`'s rules), read by `load`: key -> (path, parse). One that cannot be
+    read is left out (the expander says so)."""
+    from serq.expand.loader import library_key, library_path, read_file
+
+    found: dict[str, tuple[str, ParseResult]] = {}
+
+    def walk(items: Iterable[ast.Item], file: str) -> None:
+        for item in items:
+            if not isinstance(item, ast.Use):
+                continue
+            path = library_path(item, file)
+            if path is None or library_key(path) in found:
+                continue
+            result = (load or read_file)(path)
+            if isinstance(result, str):
+                continue
+            found[library_key(path)] = (path, result)
+            walk(result.module.all_items(), path)
+
+    walk(module.all_items(), module.file)
+    return found
 
 
 def _override_let(

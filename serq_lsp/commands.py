@@ -198,10 +198,22 @@ async def run_program(ls: SerqServer, uri: str, text: str, path: str | None, tim
             )
         if worker.returncode < 0:
             raise JsonRpcInternalError("the run was cancelled")
+        message = _named_as_the_user_knows(message, copies, path or uri)
         raise JsonRpcInternalError(f"the run failed ({worker.returncode}): {message[-2000:]}")
     output = out.decode(errors="replace")
     results.record(ls, uri, _analysis_of(ls, uri, text), output)
     return report_markdown(output)
+
+
+def _named_as_the_user_knows(message: str, copies: dict[str, str], program: str) -> str:
+    """`message`, the worker's diagnostics of a run of unsaved copies (`.serq-run-*.sq`,
+    gone when the message is read), with each copy named as the file it copies: its path,
+    and its name where a `use` of it is quoted."""
+    for original, copy in sorted(copies.items(), key=lambda c: -len(c[1])):
+        original = original or program
+        message = message.replace(copy, original)
+        message = message.replace(os.path.basename(copy), os.path.basename(original))
+    return message
 
 
 def _on_disk(path: str, text: str) -> bool:

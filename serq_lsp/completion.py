@@ -7,6 +7,7 @@ current item does not lex or parse up to the cursor, they come from the AST arou
 from __future__ import annotations
 
 import os
+import re
 
 from lsprotocol import types
 
@@ -125,6 +126,8 @@ def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:
     found = expected_at(analysis.text, offset, analysis.chunks or None)
     if found is not None and found.nothing:  # only punctuation fits, or in a comment/string
         return []
+    if _ARGS_MEMBER.search(analysis.text, max(0, offset - 80), offset):  # `args.` typed
+        return [_args_number("number", 'number("$1", $2)')]
     path = _path(analysis.items_at(offset), offset)
     _OFFSET[0] = offset
     if found is None:  # the item is broken before the cursor: judge by the AST
@@ -162,16 +165,22 @@ def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:
             for f, (p, _) in words.FUNCTIONS.items()
         ]
         if any(isinstance(n, ast.Let) for n in path):  # a program argument
-            items.append(
-                types.CompletionItem(
-                    label="args.number",
-                    kind=types.CompletionItemKind.Function,
-                    detail='args.number("name", default): a program argument (use "std/args";)',
-                    insert_text='args.number("$1", $2)',
-                    insert_text_format=types.InsertTextFormat.Snippet,
-                )
-            )
+            items.append(_args_number("args.number", 'args.number("$1", $2)'))
     return items
+
+
+# `args.` and what of `number` follows it, just before the cursor: only the member fits
+_ARGS_MEMBER = re.compile(r"(?<![A-Za-z0-9_.])args\.[A-Za-z_]*\Z")
+
+
+def _args_number(label: str, snippet: str) -> types.CompletionItem:
+    return types.CompletionItem(
+        label=label,
+        kind=types.CompletionItemKind.Function,
+        detail='args.number("name", default): a program argument (use "std/args";)',
+        insert_text=snippet,
+        insert_text_format=types.InsertTextFormat.Snippet,
+    )
 
 
 def _path(items: list, offset: int) -> list:

@@ -12,7 +12,7 @@ import os
 from collections.abc import Callable
 from dataclasses import replace
 
-from serq.diagnostics import Label, codes
+from serq.diagnostics import Edit, Fix, Label, Span, codes
 from serq.expand.context import Context
 from serq.syntax import ItemCache, ParseResult, ast, parse
 from serq.syntax.source_text import decode
@@ -51,15 +51,43 @@ def flatten(module: ast.Module, ctx: Context, load: Loader = read_file) -> list[
                     codes.USE,
                     item.argument.span,
                     '`args.number` needs `use "std/args";`',
-                    help='add `use "std/args";` at the top of the file',
+                    help=_STD_ARGS_HELP,
+                    fix=_std_args_fix(module) if item.span.file == module.file else None,
                 )
             item = replace(item, argument=None)
         out.append(item)
     return out
 
 
+_STD_ARGS_HELP = 'add `use "std/args";` at the top of the file'
+
+
+def _std_args_fix(module: ast.Module) -> Fix | None:
+    """Insert `use "std/args";` on a line of its own before the file's first item (after
+    the comments that head the file)."""
+    tops = [*module.items, *([module.main] if module.main is not None else [])]
+    if not tops:
+        return None
+    first = min((t.span for t in tops), key=lambda s: s.start)
+    line_start = first.start - (first.column - 1)  # columns count code points, as offsets do
+    at = Span.point(first.file, line_start, first.line, 1)
+    return Fix(_STD_ARGS_HELP, (Edit(at, 'use "std/args";\n'),))
+
+
 def _key(path: str) -> str:
     return os.path.normcase(os.path.abspath(path))
+
+
+library_key = _key  # one file however its path is written
+
+
+def library_path(item: ast.Use, file: str) -> str | None:
+    """The path of the file `item`, a `use` in `file`, reads; None for a library serq
+    supplies itself (`std/args`)."""
+    if item.path in STD_LIBRARIES:
+        return None
+    base = os.path.dirname(file) if file and not file.startswith("<") else "."
+    return os.path.join(base, item.path)
 
 
 def _items(
@@ -90,11 +118,10 @@ def _items(
 def _use(
     item: ast.Use, file: str, ctx: Context, load: Loader, seen: set[str], chain: list[str]
 ) -> list[ast.Item]:
-    if item.path in STD_LIBRARIES:
+    path = library_path(item, file)
+    if path is None:
         ctx.std_args = True
         return []
-    base = os.path.dirname(file) if file and not file.startswith("<") else "."
-    path = os.path.join(base, item.path)
     key = _key(path)
     if key in chain:
         ctx.error(

@@ -24,7 +24,7 @@ from serq.diagnostics import Diagnostic, Label, LineIndex, Span, codes
 from serq.syntax import ast
 from serq.syntax.build import Builder
 from serq.syntax.depth import MAX_DEPTH, too_deep
-from serq.syntax.layout import Layout, Parsed, Splice, fresh_layout, relayout
+from serq.syntax.layout import Layout, Parsed, Splice, fresh_layout, relayout, tail_of
 from serq.syntax.parser import parse_range
 from serq.syntax.scanner import FN_CLOSE, FN_HEAD, Chunk, scan_from
 from serq.syntax.source_text import (
@@ -338,7 +338,7 @@ def _parse_chunk(
     chunk_text = text[chunk.start : chunk.end]
     key = (file, chunk.kind, chunk_text, following)
     cached = cache.lookup(key)
-    if cached is not None and (cached.tail is None or cached.tail == len(text) - chunk.end):
+    if cached is not None and (cached.tail is None or cached.tail == tail_of(text, chunk.end)):
         return cached
     cache.parses += 1
     if chunk.kind == FN_CLOSE:
@@ -364,7 +364,7 @@ def _parse_chunk(
             diagnostics = _name_unclosed(text, file, chunk, diagnostics, lines)
         tail = None
         if _reaches(nodes, diagnostics) > chunk.end:
-            tail = len(text) - chunk.end
+            tail = tail_of(text, chunk.end)
         parsed = Parsed(chunk.start, chunk.line, chunk.column, nodes, diagnostics, tail)
     cache.store(key, parsed)
     return parsed

@@ -46,14 +46,23 @@ class Parsed:
 
     `tail` is None, but for a parse that reached past its chunk (the token after it is one
     no rule begins with, so the parser closed what was open at the end of the file): then
-    it is how far the file went on past the chunk, which the parse depends on too."""
+    it is how the file went on past the chunk (`tail_of`), which the parse depends on too:
+    where the end of the file is, its offset and its line and column."""
 
     start: int
     line: int
     column: int
     nodes: tuple
     diagnostics: tuple[Diagnostic, ...]
-    tail: int | None = None
+    tail: tuple[int, int, int] | None = None
+
+
+def tail_of(text: str, end: int) -> tuple[int, int, int]:
+    """How `text` goes on past offset `end`, as far as a parse that closed at the end of the
+    file reads it: how many characters, how many line breaks, and how long its last line
+    is (two texts alike in these put the end of the file at the same place from `end`)."""
+    last = text.rfind("\n", end)
+    return len(text) - end, text.count("\n", end), len(text) - (last + 1 if last >= 0 else end)
 
 
 # Parse a chunk of `text` (the layout's LineIndex given) whose next token is `following`.
@@ -321,8 +330,11 @@ def relayout(old: Layout, text: str, parse_chunk: ChunkParser) -> tuple[Layout, 
     while same < len(units) and first + same < stop_at and units[same] is old.units[first + same]:
         same += 1
     changed = first + same
-    if delta:  # a parse that read to the end of the file, before the edit, is parsed again
-        for i in [i for i in special if i < first and all_units[i].parsed.tail is not None]:
+    # a parse that read to the end of the file, before the edit, is parsed again when the
+    # end of the file moved (in offset, or in line and column: a line break replaced)
+    reached = [i for i in special if i < first and all_units[i].parsed.tail is not None]
+    for i in reached:
+        if all_units[i].parsed.tail != tail_of(text, ends[i]):
             chunk = Chunk(all_units[i].kind, starts[i], ends[i], new_lines[i], columns[i])
             unit = all_units[i]
             all_units[i] = Unit(
@@ -406,7 +418,7 @@ def _units(
                 and unit.text == chunk_text
                 and unit.following == following
                 and (old.lines[k], old.columns[k]) == (chunk.line, chunk.column)
-                and (unit.parsed.tail is None or len(text) == len(old.text))
+                and (unit.parsed.tail is None or unit.parsed.tail == tail_of(text, chunk.end))
             ):
                 units.append(unit)
                 continue
