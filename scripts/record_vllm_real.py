@@ -23,7 +23,7 @@ run it as the model does: a budget below `max_num_seqs` (vLLM refuses the config
 or a request whose prompt needs more blocks than the pool has (the model and serQ refuse
 the request; vLLM would keep it waiting for ever). It prints a tally and, for each
 recorded scenario where the model (tests/oracle/vllm_model.py) parts from vLLM, the
-first difference.
+first difference. scripts/check_vllm_real.py runs serq on a recorded file.
 """
 
 from __future__ import annotations

@@ -52,7 +52,7 @@ FILES = sorted(DATA.glob("*/*.json.gz"))
 VERSIONS = {"0.30.0": False, "0.34.0": True}  # the version: whether a request alone is capped
 
 
-def _load(path: Path) -> dict:
+def load(path: Path) -> dict:
     return json.loads(gzip.decompress(path.read_bytes()))
 
 
@@ -71,17 +71,17 @@ def decode_result(data: dict) -> Result:
 
 
 def _clock(path: Path) -> Clock:
-    return Clock(**_load(path)["clock"])
+    return Clock(**load(path)["clock"])
 
 
-RECORDS = [(path, record) for path in FILES for record in _load(path)["scenarios"]]
+RECORDS = [(path, record) for path in FILES for record in load(path)["scenarios"]]
 IDS = [f"{path.parent.name}-{path.name.split('.')[0]}{record['k']}" for path, record in RECORDS]
 
 
 def test_the_records_are_both_versions_each_with_its_rule():
     assert {path.parent.name for path in FILES} == set(VERSIONS)
     for path in FILES:
-        data = _load(path)
+        data = load(path)
         assert data["vllm"] == path.parent.name
         assert data["alone"] is VERSIONS[data["vllm"]]
         assert all(decode(r["scenario"]).config.alone is data["alone"] for r in data["scenarios"])
@@ -97,7 +97,7 @@ def test_the_model_is_vllm(path):
     """Every outcome of the model, every field, is vLLM's (the model runs on steps)."""
     if _clock(path) != STEPS:
         pytest.skip("the model keeps no time but steps")
-    for record in _load(path)["scenarios"]:
+    for record in load(path)["scenarios"]:
         scenario = decode(record["scenario"])
         assert simulate(scenario) == decode_result(record["real"]), record["k"]
 
@@ -128,12 +128,12 @@ def test_serq_is_vllm(path, record, tmp_path):
         if known is not None:
             assert not isinstance(ours, str), ours
             parted = {key for key in real.requests if real.requests[key] != ours.requests[key]}
-            assert parted == known, _difference(real, ours)
+            assert parted == known, difference(real, ours)
             continue
-        assert ours == real, (codegen, fast_forward, _difference(real, ours))
+        assert ours == real, (codegen, fast_forward, difference(real, ours))
 
 
-def _difference(real: Result, ours: Result | str) -> str:
+def difference(real: Result, ours: Result | str) -> str:
     if isinstance(ours, str):
         return ours
     return vllm_compare.first_difference(real, ours)
