@@ -65,7 +65,8 @@ Where serQ's semantics decide a case vLLM leaves to its driver or never meets:
 - `Config.alone`: lib/vllm.sq's `long_prefill(reqs, c)` gives no cap to a request that
   is alone (one request running or waiting when the step begins); the hand-worked
   scenarios of tests/sim/test_vllm_oracle.py are written with it. False is the plain
-  threshold.
+  threshold. Both are vLLM's, of different versions: 0.34.0 lifts the threshold for a
+  request alone, 0.30.0 does not (tests/oracle/test_vllm_real.py).
 """
 
 from __future__ import annotations
