@@ -10,22 +10,11 @@ answer now names each copy as the file it copies.
 from __future__ import annotations
 
 import json
-from pathlib import Path
 
-import pytest
-
-PROGRAM = 'use "lib/a.sq";\n\nstage server : fifo(1);\n\nworkload {\n  arrive poisson(1);\n}\n\nsession {\n  run server (~exp(2));\n  observe r = level();\n}\n\nrun {\n  horizon 50;\n  seed 1;\n}\n'
-A = 'use "b.sq";\n\ndef level() = base() + 1;\n'
-B = "def base() = 1;\n"
-
-
-@pytest.fixture
-def tree(tmp_path: Path) -> Path:
-    (tmp_path / "lib").mkdir()
-    (tmp_path / "main.sq").write_text(PROGRAM)
-    (tmp_path / "lib" / "a.sq").write_text(A)
-    (tmp_path / "lib" / "b.sq").write_text(B)
-    return tmp_path
+# the program, its two libraries, and the fixture `tree` that writes them, as
+# tests/lsp/test_lsp_unsaved_library_commands.py has them
+from tests.lsp.test_lsp_unsaved_library_commands import PROGRAM, B
+from tests.lsp.test_lsp_unsaved_library_commands import tree as tree  # noqa: F401
 
 
 def _change(wire, uri: str, version: int, text: str) -> None:
