@@ -23,8 +23,8 @@ from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
 from serq import api
 from serq.diagnostics import Diagnostic
+from serq.expand.loader import library_path, read_text
 from serq.syntax import ast, parse
-from serq.syntax.source_text import decode
 from serq_lsp import results
 from serq_lsp.convert import fs_uri
 from serq_lsp.documents import open_document
@@ -224,8 +224,7 @@ def _on_disk(path: str, text: str) -> bool:
 def _disk(path: str) -> str | None:
     """The text of the file at `path` as the loader reads it, or None."""
     try:
-        with open(path, "rb") as f:
-            return decode(f.read())
+        return read_text(path)
     except (OSError, ValueError):
         return None
 
@@ -254,12 +253,8 @@ def _copies(ls: SerqServer, uri: str, text: str, path: str | None) -> dict[str, 
     with ls.item_lock:  # the checker thread parses with the same item cache
         for file, source in texts.items():
             items = parse(source, file, ls.items).module.all_items()
-            base = os.path.dirname(file)
-            uses[file] = [
-                (i, os.path.abspath(os.path.join(base, i.path)))
-                for i in items
-                if isinstance(i, ast.Use)
-            ]
+            found = [(i, library_path(i, file)) for i in items if isinstance(i, ast.Use)]
+            uses[file] = [(i, os.path.abspath(p)) for i, p in found if p is not None]
     copied = dirty | {program}
     grown = True
     while grown:  # a file that uses a copied one is copied too

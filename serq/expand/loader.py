@@ -24,12 +24,18 @@ STD_LIBRARIES = ("std/args",)
 Loader = Callable[[str], "ParseResult | str"]
 
 
+def read_text(path: str) -> str:
+    """The text of the file at `path` as serq reads a program (`decode`); OSError, or
+    ValueError for a path the system cannot name, when it cannot be read."""
+    with open(path, "rb") as f:
+        return decode(f.read())
+
+
 def read_file(path: str, items: ItemCache | None = None) -> ParseResult | str:
     """Read and parse `path` (with the item cache `items`, if given); the reason as a
     string when it cannot be read."""
     try:
-        with open(path, "rb") as f:
-            text = decode(f.read())
+        text = read_text(path)
     except OSError as e:
         return e.strerror or str(e)
     except ValueError as e:  # a path the system cannot name: "embedded null byte"
@@ -42,7 +48,8 @@ def flatten(module: ast.Module, ctx: Context, load: Loader = read_file) -> list[
     place of its `use`; the `use` items themselves are gone."""
     ctx.fn_main = module.main is not None
     seen: set[str] = set()
-    items = _items(module.all_items(), module.file, ctx, load, seen, [_key(module.file)], True)
+    chain = [library_key(module.file)]
+    items = _items(module.all_items(), module.file, ctx, load, seen, chain, True)
     out = []
     for item in items:  # an input is its value from here on (sets replaced it before)
         if isinstance(item, ast.Let) and item.argument is not None:
@@ -74,11 +81,9 @@ def _std_args_fix(module: ast.Module) -> Fix | None:
     return Fix(_STD_ARGS_HELP, (Edit(at, 'use "std/args";\n'),))
 
 
-def _key(path: str) -> str:
+def library_key(path: str) -> str:
+    """One key for one file, however its path is written."""
     return os.path.normcase(os.path.abspath(path))
-
-
-library_key = _key  # one file however its path is written
 
 
 def library_path(item: ast.Use, file: str) -> str | None:
@@ -122,7 +127,7 @@ def _use(
     if path is None:
         ctx.std_args = True
         return []
-    key = _key(path)
+    key = library_key(path)
     if key in chain:
         ctx.error(
             codes.USE,
