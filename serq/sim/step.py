@@ -1894,25 +1894,20 @@ def _count_stretches(
     one at a time."""
     lo = a
     before = ends[a - 1]  # the end the stretch's first gap starts from
-    for crossing in crossings:
-        hi = crossing[0]  # the stretch is lo..hi-1
+    for crossing in chain(crossings, ((k,),)):  # the last stretch ends at k
+        hi = min(crossing[0], k)  # the stretch is lo..hi-1
         if hi <= lo:
             continue  # before the first counted gap, or another crossing of lo's
-        if hi >= k:
-            break
         last = ends[hi - 1]
         gap = ends[lo] - before
         if last - before == (hi - lo) * gap:
             counts[gap] += (hi - lo) * n
         else:
             _count_gaps(islice(ends, lo, hi), islice(ends, lo - 1, hi), n, counts)
+        if hi == k:
+            return
         lo = hi
         before = last
-    gap = ends[lo] - before
-    if ends[k - 1] - before == (k - lo) * gap:
-        counts[gap] += (k - lo) * n
-    else:
-        _count_gaps(islice(ends, lo, k), islice(ends, lo - 1, k), n, counts)
 
 
 def _started(ends: list[float], bound: float, until: float) -> int:
