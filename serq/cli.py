@@ -534,14 +534,30 @@ def _run(args: argparse.Namespace) -> int:
         return EXIT_OK
     if compiled is not None:
         bar = _ProgressBar(compiled.program.horizon)
+        noticed: list[Diagnostic] = []
+
+        def notice(found: Diagnostic) -> None:
+            noticed.append(found)
+            bar.note(found)
+
         try:
             report, ran = sim_api.execute(
                 compiled,
-                progress=bar if bar.enabled else None,
+                progress=bar,
                 fast_forward=args.fast_forward,
                 check_invariants=args.check_invariants,
                 codegen=args.codegen,
+                notice=notice,
             )
+        except KeyboardInterrupt:
+            # what the run found before Ctrl-C stopped it: why it may have seemed to hang
+            bar.close()
+            if noticed:
+                sources = sim_api.sources(path, loaded, sets, noticed, defs)
+                print_diagnostics(noticed, sources, file=sys.stderr, color=_color(args))
+            at = f" at t = {bar.clock:g}" if bar.clock > 0 else ""
+            print(f"serq: interrupted{at}", file=sys.stderr)
+            return EXIT_INTERRUPTED
         finally:
             bar.close()
         diagnostics = [*diagnostics, *ran]
@@ -600,7 +616,9 @@ def _dump(report: Report, args: argparse.Namespace) -> int:
 
 class _ProgressBar:
     """A progress bar on stderr for runs that last, driven by `Recorder.progress`: shown
-    when stderr is a terminal and the run has taken half a second, gone when it ends."""
+    when stderr is a terminal and the run has taken half a second, gone when it ends. It
+    keeps the latest clock (for Ctrl-C's line) and shows a warning the run finds as it
+    goes on (`note`) as one line above it."""
 
     DELAY = 0.5  # seconds before the bar appears
     PERIOD = 0.1  # seconds between redraws
@@ -608,12 +626,16 @@ class _ProgressBar:
     def __init__(self, horizon: float) -> None:
         self.horizon = horizon
         self.enabled = bool(getattr(sys.stderr, "isatty", lambda: False)())
+        self.clock = 0.0  # the run's clock at the latest call
         self._start = time.monotonic()
         self._next = self._start + self.DELAY
         self._bar: Any = None
         self._task: Any = None
 
     def __call__(self, now: float) -> None:
+        self.clock = now
+        if not self.enabled:
+            return
         clock = time.monotonic()
         if clock < self._next:
             return
@@ -636,9 +658,25 @@ class _ProgressBar:
             self._bar.start()
         self._bar.update(self._task, completed=min(now, self.horizon))
 
+    def note(self, found: Diagnostic) -> None:
+        """Say on a terminal, at once, what the run found: a run that goes on for long after
+        a livelock would otherwise say so only when it ends (the full warning comes then)."""
+        if not self.enabled:
+            return
+        where = f"{found.span.file}:{found.span.line}:{found.span.column}"
+        line = (
+            f"serq: {found.severity.label}[{found.code}] at {where}, the run goes on to its "
+            f"horizon (Ctrl-C stops it): {found.message}"
+        )
+        if self._bar is not None:
+            self._bar.console.print(line, markup=False, highlight=False, soft_wrap=True)
+        else:
+            print(line, file=sys.stderr, flush=True)
+
     def close(self) -> None:
         if self._bar is not None:
             self._bar.stop()
+            self._bar = None
 
 
 def _console(**options: Any) -> Any:

@@ -22,7 +22,9 @@ generated loop on that shape).
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from serq import ir
 from serq.diagnostics import Diagnostic, Severity, Span, codes
@@ -65,12 +67,15 @@ def simulate(
     check_invariants: bool = False,
     fast_forward: bool = True,
     codegen: bool = True,
+    notice: Callable[[Diagnostic], None] | None = None,
 ) -> Outcome:
     """Run `program`, reporting to `recorder`; `seed`, `horizon`, `warmup` and `arrivals`
     override the program's run block, `base_dir` is where a relative trace is read;
     `fast_forward` lets step engines advance quiet iterations at once (`fastforward.py`);
     `codegen` runs the sessions as generated code (`compiled.py`), else on the
-    interpreter of compiled statement steps (`statements.py`), with the same results."""
+    interpreter of compiled statement steps (`statements.py`), with the same results;
+    `notice` is given each livelock's warning as the run finds it, the run going on (the
+    outcome has it again at the end, with the count of sessions)."""
     seed = program.seed if seed is None else seed
     horizon = program.horizon if horizon is None else horizon
     warmup = program.warmup if warmup is None else warmup
@@ -89,6 +94,12 @@ def simulate(
         world = World(
             program, recorder, seed, warmup, limit, base_dir, check_invariants, fast_forward
         )
+        if notice is not None:
+
+            def noticed(pool: Pool, origin: Any, serial: int, since: float, pos: float) -> None:
+                notice(_livelock(pool, origin or where, serial, since, pos, 1))
+
+            world.noticed = noticed
         if codegen:
             compiled.install(world)
         world.run(horizon)

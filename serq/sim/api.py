@@ -85,9 +85,12 @@ def execute(
     fast_forward: bool | None = None,
     check_invariants: bool = False,
     codegen: bool | None = None,
+    notice: Callable[[Diagnostic], None] | None = None,
 ) -> tuple[Report | None, list[Diagnostic]]:
     """Run `compiled` and return its report and the run's diagnostics; the report is None
-    when the run failed. `progress` is called with the clock now and then; `fast_forward`
+    when the run failed. `progress` is called with the clock now and then; `notice` with
+    a livelock's warning as soon as the run finds one (the run goes on to its horizon,
+    and the diagnostics at the end have it again, with its count); `fast_forward`
     (None: the program's setting) lets step engines advance quiet iterations at once;
     `codegen` (None: the program's setting) runs sessions as generated code, False on the
     interpreter (the same report); a run whose clock crawls too slowly ever to reach the
@@ -114,6 +117,7 @@ def execute(
                 fast_forward=fast_forward,
                 check_invariants=check_invariants,
                 codegen=codegen,
+                notice=notice,
             )
         diagnostics = list(outcome.errors)
         if any(d.severity >= Severity.ERROR for d in diagnostics):

@@ -120,6 +120,9 @@ class World:
         # per pool, the first session preempted again without progress (origin, serial,
         # time, position), and how many (the report's `stuck`; W-stall)
         self.livelocks: dict[Pool, tuple[Any, int, float, float, int]] = {}
+        # told of each pool's first livelock as it is found (pool, origin, serial, time,
+        # position), for a caller that says so while the run goes on (`serq run`)
+        self.noticed: Callable[[Pool, Any, int, float, float], None] | None = None
         self.n_attrs = len(program.attrs)
         # what an expression without a session reads as its attributes: zeros, no session
         self.blank: list[Any] = [0.0] * self.n_attrs + [None]
@@ -610,6 +613,8 @@ class World:
         first = self.livelocks.get(pool)
         if first is None:
             self.livelocks[pool] = (origin, serial, self.engine.now, position, 1)
+            if self.noticed is not None:
+                self.noticed(pool, origin, serial, self.engine.now, position)
         else:
             self.livelocks[pool] = (*first[:4], first[4] + 1)
 

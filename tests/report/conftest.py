@@ -202,6 +202,7 @@ class StubSimulator:
         check_invariants=False,
         fast_forward=True,
         codegen=True,
+        notice=None,
     ):
         self.calls.append((program, base_dir))
         if self.raises is not None:
