@@ -15,6 +15,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import signal
 import sys
 import tempfile
 
@@ -22,6 +23,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 
 from serq import api
+from serq.cli import EXIT_INTERRUPTED  # `serq run` stopped by Ctrl-C
 from serq.diagnostics import Diagnostic
 from serq.expand.loader import library_path, read_text
 from serq.syntax import ast, parse
@@ -143,6 +145,27 @@ def _kill(worker: asyncio.subprocess.Process) -> None:
         pass
 
 
+async def _interrupt(worker: asyncio.subprocess.Process, grace: float = 5.0) -> str:
+    """Stop `worker` as Ctrl-C stops `serq run`, so that it says what it had found (the
+    clock it reached, and a livelock it had warned of) before it exits with status 130;
+    that stderr, or "" when it said nothing of the kind or did not stop within `grace`
+    seconds (it is killed then)."""
+    if sys.platform == "win32":
+        _kill(worker)
+        return ""
+    try:
+        worker.send_signal(signal.SIGINT)
+        _, err = await asyncio.wait_for(worker.communicate(), grace)
+    except ProcessLookupError:
+        return ""
+    except asyncio.TimeoutError:
+        _kill(worker)
+        return ""
+    if worker.returncode != EXIT_INTERRUPTED:
+        return ""
+    return err.decode(errors="replace").strip()
+
+
 def _failed(what: str, diagnostics) -> str:
     lines = [f"- `{d.code}` line {d.span.line}: {d.message}" for d in diagnostics]
     return f"**No {what}**: the program has errors.\n\n" + "\n".join(lines)
@@ -175,8 +198,10 @@ async def run_program(ls: SerqServer, uri: str, text: str, path: str | None, tim
     try:
         out, err = await asyncio.wait_for(worker.communicate(), timeout)
     except asyncio.TimeoutError:
-        _kill(worker)
+        said = await _interrupt(worker)
         message = f"the run took longer than {timeout:g} s and was stopped"
+        if said:  # serq's own account: how far it got, and a livelock it had found
+            message += ":\n" + _named_as_the_user_knows(said, copies, path or uri)[-2000:]
         raise JsonRpcInternalError(message) from None
     except asyncio.CancelledError:
         _kill(worker)
