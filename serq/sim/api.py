@@ -227,23 +227,41 @@ def run(
 
     Raises:
         ValueError: the run failed (a guard that is not 0 or 1, arrivals not drained by
-        the horizon, ...); the message is the rendered diagnostics."""
-    report, diagnostics = execute(
-        program,
-        progress=progress,
-        fast_forward=fast_forward,
-        check_invariants=check_invariants,
-        codegen=codegen,
-    )
-    if report is None or diagnostics:
-        path = program.path or "<input>"
-        text = api.read_source(path) if program.path else None
-        known = sources(path, text, None, diagnostics) if isinstance(text, str) else {}
-        if report is None:
-            raise ValueError(render(diagnostics, known))
-        for d in diagnostics:  # warnings of a run that finished (W-stall, W-draw, ...)
-            warnings.warn(render([d], known), RunWarning, stacklevel=2)
+        the horizon, ...); the message is the rendered diagnostics.
+        KeyboardInterrupt: the run was interrupted (a notebook's stop button); a livelock
+        it had found by then is warned of first, as at the end of a run."""
+    noticed: list[Diagnostic] = []
+    try:
+        report, diagnostics = execute(
+            program,
+            progress=progress,
+            fast_forward=fast_forward,
+            check_invariants=check_invariants,
+            codegen=codegen,
+            notice=noticed.append,
+        )
+    except KeyboardInterrupt:  # why a run that seemed to hang did: say it, then stop
+        _warn(program, noticed)
+        raise
+    if report is None:
+        raise ValueError(render(diagnostics, _sources_of(program, diagnostics)))
+    _warn(program, diagnostics)  # warnings of a run that finished (W-stall, W-draw, ...)
     return report
+
+
+def _sources_of(program: Compiled, diagnostics: list[Diagnostic]) -> dict[str, str]:
+    """The texts `diagnostics` point into: `program`'s file and its libraries."""
+    path = program.path or "<input>"
+    text = api.read_source(path) if program.path else None
+    return sources(path, text, None, diagnostics) if isinstance(text, str) else {}
+
+
+def _warn(program: Compiled, diagnostics: list[Diagnostic]) -> None:
+    """Each of `diagnostics` as a `RunWarning` from `run`'s caller."""
+    if diagnostics:
+        known = _sources_of(program, diagnostics)
+        for d in diagnostics:
+            warnings.warn(render([d], known), RunWarning, stacklevel=3)
 
 
 class RunWarning(UserWarning):

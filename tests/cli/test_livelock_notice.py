@@ -101,3 +101,31 @@ def test_serq_run_off_a_terminal_prints_the_warning_once_at_the_end(tmp_path, ca
     err = capsys.readouterr().err
     assert "the run goes on" not in err
     assert err.count("warning[W-stall]: a livelock at pool `kv`") == 1
+
+
+def test_serq_run_interrupted_warns_of_the_livelock_first(tmp_path, monkeypatch):
+    """In a notebook the stop button raises KeyboardInterrupt inside `serq.run`: the
+    livelock found by then is warned of before it propagates."""
+    import serq
+    from serq.sim import api as api_module
+
+    path = tmp_path / "livelock.sq"
+    path.write_text(LIVELOCK)
+    program = serq.compile(str(path))
+    real = api_module.execute
+
+    def execute_then_stop(compiled, **options):
+        notice = options["notice"]
+
+        def stop(found):
+            notice(found)
+            raise KeyboardInterrupt
+
+        return real(compiled, **{**options, "notice": stop})
+
+    monkeypatch.setattr(api_module, "execute", execute_then_stop)
+    with pytest.warns(serq.RunWarning, match="a livelock at pool `kv`") as caught:
+        with pytest.raises(KeyboardInterrupt):
+            serq.run(program)
+    assert [w.filename for w in caught] == [__file__]  # from the caller's line
+    assert "4 | session { hold kv (6)" in str(caught[0].message)
