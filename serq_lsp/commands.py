@@ -163,7 +163,11 @@ async def _interrupt(worker: asyncio.subprocess.Process, grace: float = 5.0) -> 
         return ""
     if worker.returncode != EXIT_INTERRUPTED:
         return ""
-    return err.decode(errors="replace").strip()
+    # the heads and positions of its warnings and its last line, not the source excerpts
+    # (the answer is one message, shown in a notification)
+    kept = ("warning[", "error[", "note[", "-->", "serq: ")
+    lines = err.decode(errors="replace").splitlines()
+    return "\n".join(line.strip() for line in lines if line.lstrip().startswith(kept))
 
 
 def _failed(what: str, diagnostics) -> str:
