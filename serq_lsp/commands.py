@@ -145,7 +145,7 @@ def _kill(worker: asyncio.subprocess.Process) -> None:
         pass
 
 
-async def _interrupt(worker: asyncio.subprocess.Process, grace: float = 5.0) -> str:
+async def _interrupt(worker: asyncio.subprocess.Process, grace: float = 2.0) -> str:
     """Stop `worker` as Ctrl-C stops `serq run`, so that it says what it had found (the
     clock it reached, and a livelock it had warned of) before it exits with status 130;
     that stderr, or "" when it said nothing of the kind or did not stop within `grace`
