@@ -6,7 +6,10 @@ vLLM.
     PYTHONPATH=. python scripts/check_vllm_real.py /tmp/plain-a100.json.gz [...] [--paths]
 
 prints a line per scenario where serq's program (lib/vllm.sq's `vllm_request`, on the
-file's clock) parts from vLLM, with the first request that differs, and a tally per file.
+file's clock) parts from vLLM, with the first request that differs (or, the requests the
+same, the first of the report's figures that differs: `vllm_scenarios.FIGURES`, the
+time to first token, the finish time, the preemptions and the prefix-cache hit tokens
+as a report gives them), and a tally per file.
 `--paths` also runs the interpreter and one iteration at a time.
 """
 
@@ -42,11 +45,18 @@ def main() -> None:
             program = folder / f"{data['family']}{record['k']}.sq"
             program.write_text(vllm_scenarios.program(scenario, folder, program.stem, clock))
             parted = None
+            expected = vllm_scenarios.figures(real, scenario, clock)
             for codegen, fast_forward in runs:
-                ours = vllm_compare.run_serq(program, scenario, codegen, fast_forward, clock)
+                ours, figures = vllm_compare.run_serq(
+                    program, scenario, codegen, fast_forward, clock, figures=True
+                )
                 if ours != real:
                     why = ours if isinstance(ours, str) else test_vllm_real.difference(real, ours)
                     parted = f"codegen={codegen} fast_forward={fast_forward}: {why}"
+                    break
+                why = vllm_scenarios.figures_difference(expected, figures)
+                if why is not None:
+                    parted = f"codegen={codegen} fast_forward={fast_forward}: report {why}"
                     break
             tally["same" if parted is None else "differ"] += 1
             if parted is not None:

@@ -53,6 +53,7 @@ FAMILIES = {
     "edge": vllm_scenarios.generate_edge,
     "domain": vllm_scenarios.generate_domain,
     "large": vllm_scenarios.generate_large,
+    "stop": vllm_scenarios.generate_stop,
 }
 
 
@@ -126,7 +127,13 @@ def encode(scenario: vllm_model.Scenario) -> dict:
             if key not in ("first_chunk", "one_queue")
         },
         "sessions": [
-            [s.at, [[t.new, t.out, t.think, int(t.forced)] for t in s.turns]]
+            [
+                s.at,
+                [
+                    [t.new, t.out, t.think, int(t.forced), *([t.stop] if t.stop else [])]
+                    for t in s.turns
+                ],
+            ]
             for s in scenario.sessions
         ],
     }

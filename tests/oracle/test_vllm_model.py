@@ -160,6 +160,39 @@ def test_a_request_preempted_during_its_recompute_keeps_its_outputs(tmp_path):
     assert verdict == "same", sides
 
 
+def _report_figures(scenario: Scenario, tmp_path: Path) -> dict:
+    path = tmp_path / "figures.sq"
+    path.write_text(vllm_scenarios.program(scenario, tmp_path, "figures"))
+    ours, figures = vllm_compare.run_serq(path, scenario, True, True, figures=True)
+    assert not isinstance(ours, str), ours
+    return figures
+
+
+def test_a_report_takes_one_time_to_first_token_a_request(tmp_path):
+    """vLLM takes a request's time to first token once, at its first output. r2 of
+    RESUMED_TWICE is preempted at 5, after its first token; lib/vllm.sq observed `ttft`
+    in the hold's body after the prefill, so its recompute observed a second one (19),
+    and the report's mean TTFT of three requests was over four samples.
+    It observes it now only while `known` is the prompt (no token sampled yet)."""
+    figures = _report_figures(RESUMED_TWICE, tmp_path)
+    assert figures["ttft"] == [1, 4, 4]
+    expected = vllm_scenarios.figures(
+        vllm_scenarios.comparable(simulate(RESUMED_TWICE)), RESUMED_TWICE
+    )
+    assert figures == expected
+
+
+def test_a_report_gives_the_hit_at_the_first_admission_as_vllm_counts_it(tmp_path):
+    """vLLM reports a request's cached tokens (num_cached_tokens) from its first
+    admission; r1 of FIRST_CHUNK finds nothing then and 48 when it comes back after its
+    preemption. lib/vllm.sq's `c` is the last admission's (48), `c_first` the first's (0)."""
+    figures = _report_figures(FIRST_CHUNK, tmp_path)
+    assert figures["hit_first"] == [0, 0]
+    assert figures["hit"] == [0, 48]
+    expected = vllm_scenarios.figures(vllm_scenarios.comparable(simulate(FIRST_CHUNK)), FIRST_CHUNK)
+    assert figures == expected
+
+
 # 3 blocks of 4, budget 64, a plain threshold of 1 token. s0 (4 tokens, 1 output) ends
 # with its prefill in step 3, the step s1 (2 tokens, 3 outputs) ends its decode; their
 # next turns (6 tokens, 2 blocks, one of them a hit) fit one at a time, so the first to

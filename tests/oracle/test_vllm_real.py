@@ -3,7 +3,7 @@
 tests/oracle/vllm_real/<version>/*.json.gz hold what vLLM's `Scheduler` (driven step by
 step by tests/oracle/vllm_real.py, recorded by scripts/record_vllm_real.py) gave on 611
 scenarios of tests/oracle/vllm_scenarios.py (the families `generate`, `generate_edge`,
-`generate_domain` and `generate_large`), each: per request the first- and last-token
+`generate_domain` and `generate_large`) and 80 of `generate_stop`, each: per request the first- and last-token
 steps, the preemptions and the tokens the prefix cache gave it at its first and last
 admission, and the scheduler steps. vLLM 0.30.0 caps a prefill by the long-prefill
 threshold always (the scenarios' programs write the plain `chunk`); vLLM 0.34.0 not
@@ -15,6 +15,15 @@ programs). vLLM is not needed here: the outcomes are data.
   gives what the program observes (the first and last token, the preemptions, the hit at
   the last admission, the steps), on the generated code with fast-forwarding, and on a
   sample also the interpreter and one iteration at a time.
+- Requests that end by a stop token (`stop`, `vllm_scenarios.generate_stop`: 80
+  scenarios a file, of 0.30.0, 0.34.0 and 0.34.0 on the A100 clock): `max_tokens` past
+  the output, the stop token sampled as its last token. The scheduler never reads the
+  budget, so vLLM, the model and serq's program (its hidden `o` the output) agree as on
+  the other families.
+- What a report gives its reader (`vllm_scenarios.FIGURES`): every request's time to
+  first token (one sample a request), its finish time, the preemptions and the hit
+  tokens at the first admission (vLLM's num_cached_tokens) and at the last, as the
+  report's samples, against vLLM's.
 - The same scenarios from vLLM 0.34.0 on a clock of seconds (`-a100`): each step lasts
   what spec §8's fit of the A100 engine gives its batch (c + d·decoders + e·kv_decode +
   a·prefilled + b·attention), sessions are sent and think in ticks of 30 ms, and the
@@ -59,7 +68,7 @@ def load(path: Path) -> dict:
 def decode(data: dict) -> Scenario:
     """A recorded scenario (`scripts/record_vllm_real.encode`)."""
     sessions = tuple(
-        Session(at, tuple(Turn(new, out, think, bool(forced)) for new, out, think, forced in turns))
+        Session(at, tuple(Turn(t[0], t[1], t[2], bool(t[3]), *t[4:]) for t in turns))
         for at, turns in data["sessions"]
     )
     return Scenario(Config(**data["config"]), sessions)
@@ -85,11 +94,37 @@ def test_the_records_are_both_versions_each_with_its_rule():
         assert data["vllm"] == path.parent.name
         assert data["alone"] is VERSIONS[data["vllm"]]
         assert all(decode(r["scenario"]).config.alone is data["alone"] for r in data["scenarios"])
-    assert len(RECORDS) == 3 * 611
+    assert len(RECORDS) == 3 * 611 + 3 * 80
     clocks = {path.name: _clock(path) for path in FILES}
     assert {name for name, clock in clocks.items() if clock != STEPS} == {
-        f"{family}-a100.json.gz" for family in ("plain", "edge", "domain", "large")
+        f"{family}-a100.json.gz" for family in ("plain", "edge", "domain", "large", "stop")
     }
+
+
+def test_the_stop_records_end_by_a_stop_at_the_corners():
+    """The stop family (`vllm_scenarios.generate_stop`, scenarios 0-79 of each version,
+    and of 0.34.0 on the A100 clock): most requests end by their stop token under a
+    longer `max_tokens`, and the corners are drawn: prompts of exactly one block, a
+    budget of exactly the first prompt, one running request."""
+    scenarios = [
+        decode(record["scenario"])
+        for path in FILES
+        if path.name.startswith("stop")
+        for record in load(path)["scenarios"]
+    ]
+    assert len(scenarios) == 3 * 80
+    turns = [t for s in scenarios for session in s.sessions for t in session.turns]
+    assert sum(t.stop > 0 for t in turns) > 0.8 * len(turns)
+    assert any(t.stop >= 100 for t in turns) and any(t.stop == 1 for t in turns)
+    configs = [s.config for s in scenarios]
+    assert sum(c.max_seqs == 1 for c in configs) > len(configs) // 4
+    assert sum(s.config.budget == s.sessions[0].turns[0].new for s in scenarios) > 20
+    assert (
+        sum(
+            session.turns[0].new == s.config.block_size for s in scenarios for session in s.sessions
+        )
+        > 50
+    )
 
 
 @pytest.mark.parametrize("path", FILES, ids=[f"{p.parent.name}-{p.name}" for p in FILES])
@@ -123,14 +158,20 @@ def test_serq_is_vllm(path, record, tmp_path):
     if record["k"] % 7 == 0:  # a sample on the interpreter and one iteration at a time
         runs += [(False, True), (True, False)]
     known = KNOWN.get((path.parent.name, path.name.split(".")[0], record["k"]))
+    expected = vllm_scenarios.figures(real, scenario, clock)
     for codegen, fast_forward in runs:
-        ours = vllm_compare.run_serq(program, scenario, codegen, fast_forward, clock)
+        ours, figures = vllm_compare.run_serq(
+            program, scenario, codegen, fast_forward, clock, figures=True
+        )
         if known is not None:
             assert not isinstance(ours, str), ours
             parted = {key for key in real.requests if real.requests[key] != ours.requests[key]}
             assert parted == known, difference(real, ours)
             continue
         assert ours == real, (codegen, fast_forward, difference(real, ours))
+        # what the report gives its reader: one time to first token a request, the
+        # finish times, the preemptions, the hit tokens at the first and last admission
+        assert figures == expected, vllm_scenarios.figures_difference(expected, figures)
 
 
 def difference(real: Result, ours: Result | str) -> str:

@@ -46,18 +46,25 @@ def run_serq(
     codegen: bool,
     fast_forward: bool,
     clock: vllm_model.Clock = vllm_model.STEPS,
+    figures: bool = False,
 ) -> Any:
     """serq's Result of the program at `path`, or the error's text; on a clock other than
-    the step clock its times exact (the program's are: `record_vllm_real.CLOCKS`)."""
+    the step clock its times exact (the program's are: `record_vllm_real.CLOCKS`). With
+    `figures`, (the Result, the report's figures: `vllm_scenarios.report_figures`)."""
     import serq
 
     try:
         report = serq.run(serq.compile(str(path), codegen=codegen), fast_forward=fast_forward)
     except Exception as e:  # a refused program or a failed run: a finding, not a crash
-        return f"error: {type(e).__name__}: {str(e)[:200]}"
+        error = f"error: {type(e).__name__}: {str(e)[:200]}"
+        return (error, None) if figures else error
     if clock == vllm_model.STEPS:
-        return vllm_scenarios.outcome(differential.outcome(report), scenario)
-    return vllm_scenarios.outcome(_exact(report), scenario, clock)
+        plain = differential.outcome(report)
+        result = vllm_scenarios.outcome(plain, scenario)
+    else:
+        plain = _exact(report)
+        result = vllm_scenarios.outcome(plain, scenario, clock)
+    return (result, vllm_scenarios.report_figures(plain)) if figures else result
 
 
 def _exact(report: Any) -> dict[str, Any]:

@@ -80,12 +80,17 @@ class Turn:
     """One request of a session: `new` prompt tokens on top of the context, `out` output
     tokens, sent `think` steps after the previous turn's last token (turn 0: ignored);
     `forced`, a forced miss: a nonce at the head of the prompt, so no block of the
-    session's earlier turns matches (its own blocks do after a preemption)."""
+    session's earlier turns matches (its own blocks do after a preemption); `stop` above 0:
+    the request ends by a stop token, its `out`-th token, under a `max_tokens` of `out +
+    stop` (an output shorter than its budget; 0: it ends at `max_tokens = out`). The
+    scheduler never reads the budget (spec §7: the output length is hidden), so the model
+    ignores `stop`; only the driver of vLLM itself (vllm_real.py) uses it."""
 
     new: int
     out: int
     think: int = 0
     forced: bool = False
+    stop: int = 0
 
 
 @dataclass(frozen=True)

@@ -21,7 +21,10 @@ follows tests/sim/NOTES.md §23's mapping notes:
   its next turn's prompt, the previous prompt, the outputs and new tokens, carries the
   same block hashes); `max_tokens` its output length, EOS ignored;
 - sessions share no token: every token id is drawn from the session's own range, and a
-  forced miss replaces the first token of the prompt by a nonce (new hashes from there).
+  forced miss replaces the first token of the prompt by a nonce (new hashes from there);
+  a stop turn (`Turn.stop`) has `max_tokens` past its output length, with `EOS` as its
+  stop token, and the runner samples `EOS` as its last token (vLLM's `check_stop` ends it
+  as FINISHED_STOPPED, not length-capped; EOS is no session's token otherwise).
 
 Per request it records the first- and last-token times (a token sampled in a step exists
 when the step ends: t + 1 on the step clock), the preemptions, and the cached tokens at
@@ -196,6 +199,7 @@ class Driver:
             "turn": turn,
             "prompt": prompt,
             "out": t.out,
+            "stop": t.stop,
             "first": None,
             "last": None,
             "preemptions": 0,
@@ -211,7 +215,10 @@ class Driver:
         request = Request(
             request_id=rid,
             prompt_token_ids=list(prompt),
-            sampling_params=SamplingParams(max_tokens=t.out, ignore_eos=True),
+            # a stop turn: a longer budget, and the stop token as its `out`-th token
+            sampling_params=SamplingParams(
+                max_tokens=t.out + t.stop, ignore_eos=True, stop_token_ids=[EOS] if t.stop else None
+            ),
             pooling_params=None,
             arrival_time=0.0,
             block_hasher=self.hasher,
@@ -268,7 +275,10 @@ class Driver:
             request = sched.requests[rid]
             if request.num_computed_tokens >= request.num_tokens:
                 info = self.requests[rid]
-                token = self._fresh(info["session"], 1)[0]
+                if info["stop"] and len(info["outputs"]) == info["out"] - 1:
+                    token = EOS  # the stop token: vLLM's check_stop ends the request
+                else:
+                    token = self._fresh(info["session"], 1)[0]
                 sampled.append([token])
             else:
                 sampled.append([])

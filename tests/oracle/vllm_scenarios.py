@@ -155,6 +155,42 @@ def generate_large(k: int) -> Scenario:
     return Scenario(Config(bs, blocks, budget, max_seqs, chunk, alone), tuple(sessions))
 
 
+def generate_stop(k: int) -> Scenario:
+    """Scenario `k` of requests that end by a stop token (`Turn.stop`: an output shorter
+    than its `max_tokens`, by 1 to 2,000 tokens, nine turns in ten), among the corners no
+    other family draws on purpose: prompts of exactly one block (or a whole number of
+    them), a budget of exactly one prompt (the first session's, or one block), one running
+    request (`max_num_seqs` 1) half the time, and multi-turn sessions whose next prompt
+    carries the stop token. The scheduler does not read `max_tokens` (the output length is
+    hidden, spec §7), so vLLM must give what it gives when the same outputs end at their
+    budget, and so must serq, whose program is the family's others'."""
+    rng = random.Random(f"vllm-stop-{k}")
+    bs = rng.choice((2, 4, 8, 16, 16, 32))
+    sessions = []
+    for _ in range(rng.choice((1, 2, 3, 4, 6))):
+        turns = []
+        for j in range(rng.choice((1, 2, 3))):
+            new = rng.choice((bs, bs, 2 * bs, bs * rng.randint(1, 6), rng.randint(1, 3 * bs)))
+            out = rng.choice((1, 2, rng.randint(1, 30), rng.randint(1, 80)))
+            think = 0 if j == 0 else rng.choice((0, 0, 1, rng.randint(0, 10)))
+            stop = (
+                rng.choice((1, rng.randint(1, 100), rng.randint(100, 2000)))
+                if rng.random() < 0.9
+                else 0
+            )
+            turns.append(Turn(new, out, think, False, stop))
+        sessions.append(Session(rng.choice((0, 0, 1, rng.randint(0, 20))), tuple(turns)))
+    need = _blocks_needed(sessions, bs)
+    biggest = max(need)
+    blocks = rng.choice((biggest, biggest + 1, biggest + rng.randint(0, sum(need)), sum(need) + 2))
+    max_seqs = rng.choice((1, 1, 1, 2, 3, 8))
+    one_prompt = sessions[0].turns[0].new
+    budget = max(max_seqs, rng.choice((one_prompt, one_prompt, bs, rng.randint(1, 256))))
+    chunk = rng.choice((0, 0, 0, bs, one_prompt, rng.randint(1, 64)))
+    alone = rng.random() < 0.6
+    return Scenario(Config(bs, blocks, budget, max_seqs, chunk, alone), tuple(sessions))
+
+
 def with_order(k: int, scenario: Scenario) -> Scenario:
     """Scenario `k` served newest first or prefill first (serQ's `serve by`, the model's
     `Config.order`): not vLLM's order, a check of the step engine's other serve orders."""
@@ -287,6 +323,7 @@ def program(scenario: Scenario, where: str | Path, title: str = "", clock: Clock
         f"    vllm_request(o, {_per_turn(scenario, 'forced')});",
         "    observe last = now;",
         "    observe hit = c;",
+        "    observe hit_first = c_first;",
         "    set K = prompt + o;",
         "    set k = k + 1;",
         "    branch (k < turns) {",
@@ -327,7 +364,9 @@ def outcome(plain: dict[str, Any], scenario: Scenario, clock: Clock = STEPS) -> 
                 by.setdefault(s, []).append((t, v))
         return by
 
-    ttft, resumed, last, hit = (samples(n) for n in ("ttft", "resumed", "last", "hit"))
+    ttft, resumed, last, hit, hit_first = (
+        samples(n) for n in ("ttft", "resumed", "last", "hit", "hit_first")
+    )
     time = _int if clock == STEPS else _same  # steps, or the clock's seconds
     requests = {}
     for i, s in enumerate(scenario.sessions):
@@ -347,11 +386,12 @@ def outcome(plain: dict[str, Any], scenario: Scenario, clock: Clock = STEPS) -> 
                 break
             firsts = [t for t, _ in ttft.get(i, []) if t > sent and (end is None or t <= end)]
             cached = int(hit[i][k][1]) if end is not None else None
+            first_cached = int(hit_first[i][k][1]) if end is not None and i in hit_first else None
             requests[(i, k)] = Outcome(
                 time(min(firsts)) if firsts else None,
                 time(end),
                 len(admissions) - 1 + (end is None),
-                None,
+                first_cached,
                 cached,
             )
     kv = plain["pools"][1]
@@ -367,10 +407,98 @@ def _same(x: float | None) -> float | None:
 
 
 def comparable(result: Result) -> Result:
-    """The model's result with what the program observes: the cached tokens at the last
-    admission only."""
+    """The model's result with what the program observes: the cached tokens at the first
+    and the last admission of a request that ended."""
     requests = {
-        key: Outcome(o.first, o.last, o.preemptions, None, o.cached_last if o.last else None)
+        key: Outcome(
+            o.first,
+            o.last,
+            o.preemptions,
+            o.cached_first if o.last else None,
+            o.cached_last if o.last else None,
+        )
         for key, o in result.requests.items()
     }
     return Result(requests, result.preemptions, result.rejections, result.iterations)
+
+
+# -- what a report gives its reader ----------------------------------------------------
+
+# The figures a user reads off a report, each as the sorted list of its samples (so that
+# every statistic of it, the count, mean, percentiles and maximum, is compared at once):
+# the time to first token of every request (`ttft`, one sample a request), its finish
+# time (`last`), the preemptions (the kv pool's count) and the prefix-cache hit tokens,
+# at the first admission (`hit_first`: vLLM's num_cached_tokens, what its metrics
+# report) and at the last (`hit`, lib/vllm.sq's `c`).
+FIGURES = ("ttft", "finish", "preemptions", "hit_first", "hit")
+
+
+def _fig(x: float) -> float:
+    return float(f"{x:.12g}")
+
+
+def report_figures(plain: dict[str, Any]) -> dict[str, list[float]]:
+    """The figures of a report (`differential.outcome`'s plain data, or vllm_compare's
+    exact one), from its observations' samples as they are, not read back per request."""
+    obs = plain["observes"]
+
+    def values(name: str, times: bool = False) -> list[float]:
+        if name not in obs:
+            return []
+        return sorted(_fig(x) for x in obs[name][2 if times else 1])
+
+    return {
+        "ttft": values("ttft"),
+        "finish": values("last", times=True),
+        "preemptions": [plain["pools"][1][1]],
+        "hit_first": values("hit_first"),
+        "hit": values("hit"),
+    }
+
+
+def figures(result: Result, scenario: Scenario, clock: Clock = STEPS) -> dict[str, list[float]]:
+    """The same figures from a Result (vLLM's, the model's): a request's time to first
+    token is its first token's time less its send (the session's `at`, or the previous
+    turn's last token plus the think), as vLLM's metrics take it, once a request."""
+    ttft, finish, hit_first, hit = [], [], [], []
+    for (i, k), o in result.requests.items():
+        if o.last is None:
+            continue
+        s = scenario.sessions[i]
+        if k == 0:
+            sent = s.at * clock.tick
+        else:
+            sent = result.requests[(i, k - 1)].last + s.turns[k].think * clock.tick
+        if o.first is not None:
+            ttft.append(_fig(o.first - sent))
+        finish.append(_fig(o.last))
+        hit_first.append(_fig(o.cached_first))
+        hit.append(_fig(o.cached_last))
+    return {
+        "ttft": sorted(ttft),
+        "finish": sorted(finish),
+        "preemptions": [result.preemptions],
+        "hit_first": sorted(hit_first),
+        "hit": sorted(hit),
+    }
+
+
+def figures_difference(a: dict[str, list[float]], b: dict[str, list[float]]) -> str | None:
+    """The first figure where two reports part (count, mean and the first sample apart),
+    or None."""
+    for name in FIGURES:
+        x, y = a[name], b[name]
+        if x != y:
+            first = next(
+                (i for i, (p, q) in enumerate(zip(x, y, strict=False)) if p != q),
+                min(len(x), len(y)),
+            )
+            return (
+                f"{name}: {len(x)} samples, mean {_mean(x)} vs {len(y)}, mean {_mean(y)}; "
+                f"sorted sample {first} apart"
+            )
+    return None
+
+
+def _mean(values: list[float]) -> float | None:
+    return sum(values) / len(values) if values else None
