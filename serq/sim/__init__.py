@@ -226,7 +226,7 @@ def _drain_end(world: World, program: ir.Program, horizon: float, warmup: float,
         raise SimError(
             origin,
             f"horizon {_num(horizon)} reached before the {n} arrivals drained "
-            f"({world.live} sessions still live)",
+            f"({'1 session' if world.live == 1 else f'{world.live} sessions'} still live)",
         )
     if world.drained_at <= warmup:
         raise SimError(
