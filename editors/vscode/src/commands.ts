@@ -12,6 +12,7 @@ import {
   cliArguments,
   cliCommand,
   failureSummary,
+  interruptedSummary,
   presentResult,
   RUN,
   serverCanShow,
@@ -131,7 +132,15 @@ export class Views {
     const args = cliArguments(view, document.uri.fsPath, options);
     this.log.appendLine(`serq: ${[serq, ...args].join(' ')}`);
     const result = await runProcess(serq, args, folder ?? path.dirname(document.uri.fsPath), token);
-    if (token.isCancellationRequested) return;
+    if (token.isCancellationRequested) {
+      // stopped as Ctrl-C stops it: say what it had found (a livelock, an engine stopped)
+      const said = interruptedSummary(result.stderr, result.code);
+      if (said) {
+        this.log.appendLine(result.stderr);
+        void vscode.window.showWarningMessage(`serQ: ${view.title} ${said}`);
+      }
+      return;
+    }
     if (result.spawnError) {
       void vscode.window.showErrorMessage(
         `serQ: ${view.title} needs the language server or the \`serq\` command, and neither ` +
@@ -172,7 +181,10 @@ interface ProcessResult {
   spawnError?: string;
 }
 
-/** Runs `command args` in `cwd`, killed if `token` is cancelled. */
+/**
+ * Runs `command args` in `cwd`. If `token` is cancelled it is interrupted (SIGINT, so that
+ * `serq run` can say what it had found), and killed if it has not ended a moment later.
+ */
 function runProcess(
   command: string,
   args: string[],
@@ -183,15 +195,21 @@ function runProcess(
     const child = spawn(command, args, { cwd, env: { ...process.env, NO_COLOR: '1' } });
     const stdout: Buffer[] = [];
     const stderr: Buffer[] = [];
-    const cancel = token.onCancellationRequested(() => child.kill());
+    let deadline: NodeJS.Timeout | undefined;
+    const cancel = token.onCancellationRequested(() => {
+      child.kill('SIGINT');
+      deadline = setTimeout(() => child.kill('SIGKILL'), 2000);
+    });
     child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
     child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
     child.on('error', (error) => {
       cancel.dispose();
+      if (deadline) clearTimeout(deadline);
       resolve({ code: null, stdout: '', stderr: '', spawnError: error.message });
     });
     child.on('close', (code) => {
       cancel.dispose();
+      if (deadline) clearTimeout(deadline);
       resolve({
         code,
         stdout: Buffer.concat(stdout).toString('utf8'),

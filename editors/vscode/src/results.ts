@@ -161,6 +161,23 @@ export function cliCommand(cliSetting: string, serverCommand: string): string {
   return 'serq';
 }
 
+/** `serq run`'s exit status when Ctrl-C (SIGINT) stopped it. */
+export const EXIT_INTERRUPTED = 130;
+
+/**
+ * What a `serq run` stopped by SIGINT had found, as one line: `stopped at t = T: ` (where
+ * its clock had got to, when it said) and its first warning or error line; undefined when
+ * it found nothing of the kind or did not stop as `serq run` does.
+ */
+export function interruptedSummary(stderr: string, exitCode: number | null): string | undefined {
+  if (exitCode !== EXIT_INTERRUPTED) return undefined;
+  const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);
+  const found = lines.find((l) => /^(warning|error)\[/.test(l));
+  if (!found) return undefined;
+  const clock = lines.find((l) => l.startsWith('serq: interrupted at '))?.slice('serq: interrupted '.length);
+  return clock ? `stopped ${clock}: ${found}` : `stopped: ${found}`;
+}
+
 /** A one-line reason from a failed `serq` run: its first error line, or its exit status. */
 export function failureSummary(stderr: string, exitCode: number | null): string {
   const lines = stderr.split(/\r?\n/).map((l) => l.trim()).filter(Boolean);

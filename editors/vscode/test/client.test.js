@@ -95,6 +95,14 @@ describe('src/results.ts', () => {
     assert.equal(r.failureSummary(parse, 1), 'error[E-parse]: expected `;`');
     assert.equal(r.failureSummary('', 3), 'exit status 3');
   });
+
+  test('an interrupted `serq run` is summed up by its clock and its first finding', () => {
+    const said = 'warning[W-stall]: a livelock at pool `kv`: ...\n --> a.sq:4:11\n\nserq: interrupted at t = 262144\n';
+    assert.equal(r.interruptedSummary(said, 130), 'stopped at t = 262144: warning[W-stall]: a livelock at pool `kv`: ...');
+    assert.equal(r.interruptedSummary('warning[W-stall]: x\nserq: interrupted\n', 130), 'stopped: warning[W-stall]: x');
+    assert.equal(r.interruptedSummary('serq: interrupted at t = 3\n', 130), undefined, 'nothing found');
+    assert.equal(r.interruptedSummary(said, 143), undefined, 'killed, not interrupted');
+  });
 });
 
 /** Activates a fresh copy of the bundle with `settings`; returns the fake's record and helpers. */
@@ -129,7 +137,11 @@ describe('the extension without a server', () => {
       'case "$1" in',
       '  expand) echo "stage s : delay;" ;;',
       '  ir) echo \'{"version": 1}\' ;;',
-      '  run) echo "report of $2 $3 $4" ;;',
+      '  run) if grep -q LIVELOCK "$2"; then',
+      '         trap \'echo "warning[W-stall]: a livelock at pool \\`kv\\`" >&2; echo "serq: interrupted at t = 5" >&2; exit 130\' INT',
+      '         while true; do sleep 0.05; done',
+      '       fi',
+      '       echo "report of $2 $3 $4" ;;',
       'esac',
     ].join('\n'), { mode: 0o755 });
   });
@@ -155,6 +167,19 @@ describe('the extension without a server', () => {
       ['mm1.run.txt', 'plaintext', `report of ${MM1} --horizon 600\n`],
     ]);
     assert.equal(record.shown[0].options.viewColumn, -2, 'beside the program');
+    await extension.deactivate();
+  });
+
+  test('a Run cancelled from its notification says what serq had found', async () => {
+    const stuck = path.join(dir, 'livelock.sq');
+    fs.writeFileSync(stuck, '// LIVELOCK\n');
+    const { record, vscode, extension } = await activate({ 'serq.server.path': '/nonexistent/serq-lsp', 'serq.cli.path': serq });
+    const run = record.commands.get('serq.run')(vscode.Uri.file(stuck));
+    await new Promise((resolve) => setTimeout(resolve, 300)); // the run has started
+    record.cancel();
+    await run;
+    assert.equal(record.shown.length, 0);
+    assert.deepEqual(record.warnings, ['serQ: Run stopped at t = 5: warning[W-stall]: a livelock at pool `kv`']);
     await extension.deactivate();
   });
 

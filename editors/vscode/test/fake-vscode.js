@@ -93,7 +93,14 @@ function createVscode(settings = {}) {
       async showWarningMessage(message) { record.warnings.push(message); return undefined; },
       async showInformationMessage() { return undefined; },
       async withProgress(_options, task) {
-        return task({ report() {} }, { isCancellationRequested: false, onCancellationRequested: () => new Disposable() });
+        // `record.cancel()` cancels the latest task, as the notification's Cancel button does
+        const listeners = new Set();
+        const token = {
+          isCancellationRequested: false,
+          onCancellationRequested: (f) => { listeners.add(f); return new Disposable(() => listeners.delete(f)); },
+        };
+        record.cancel = () => { token.isCancellationRequested = true; listeners.forEach((f) => f()); };
+        return task({ report() {} }, token);
       },
       async showTextDocument(doc, options) { record.shown.push({ doc, options }); return {}; },
     },
