@@ -2,13 +2,14 @@
 
 A run row has the point's index and values, the seed, the run's mean of every
 observation and gauge, `error` (empty, or the diagnostic that stopped the run) and
-`warning` (empty, or the first warning of a run that finished: an engine that stopped
-planning, sessions waiting for each other, a job that never ends; its numbers describe a
-deployment that stopped moving). A point row has the point's values, `runs` (the
-replications that finished) and `failed`, and for every observation and gauge NAME the
-mean over the replications that have a value (`NAME`) with the half-width of its Student-t
-95 % interval (`NAME_ci`, inf for one replication), then `error`, the first failure at the
-point, and `warning`, the first warning there.
+`warning` (empty, or the run's first warning: an engine that stopped planning, sessions
+waiting for each other, a job that never ends; the numbers of a run that finished then
+describe a deployment that stopped moving, and of one that failed it often says why). A
+point row has the point's values, `runs` (the replications that finished) and `failed`,
+and for every observation and gauge NAME the mean over the replications that have a value
+(`NAME`) with the half-width of its Student-t 95 % interval (`NAME_ci`, inf for one
+replication), then `error`, the first failure at the point, and `warning`, the first
+warning there.
 
 Files (chosen by the suffix): `.csv` holds the point rows and `STEM.runs.csv` beside it
 the run rows, numbers written so that they read back exactly (`nan`, `inf`); `.json`

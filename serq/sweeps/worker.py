@@ -43,9 +43,11 @@ class RunTask:
 @dataclass(frozen=True, slots=True)
 class RunOutcome:
     """What one run gave: the mean of each observation and gauge (in the report's order),
-    or `error`, the diagnostic that stopped it on one line; `warning`, the first warning
-    of a run that finished (a stalled engine, sessions that wait for each other), on one
-    line: its numbers describe a deployment that stopped moving."""
+    or `error`, the diagnostic that stopped it on one line; `warning`, its first warning
+    (a stalled engine, sessions that wait for each other, a rejected hold), on one line:
+    the numbers of a run that finished describe a deployment that stopped moving, and the
+    warning of one that failed often says why (a job of infinite work behind sessions
+    that never drain)."""
 
     index: int
     observes: tuple[tuple[str, float], ...] = ()
@@ -76,13 +78,14 @@ def _run(task: RunTask) -> RunOutcome:
         return RunOutcome(task.index, error=f"seed {task.seed}: seeds are whole numbers ≥ 0")
     seeded = replace(compiled, program=replace(compiled.program, seed=task.seed))
     report, diagnostics = sim_api.execute(seeded, fast_forward=task.fast_forward)
+    warnings = [d for d in diagnostics if d.severity == Severity.WARNING]
+    warning = _one_line(warnings) or None  # of a failed run too: often why it failed
     if report is None:
         failed = _one_line(diagnostics) or "the run failed without a diagnostic"
-        return RunOutcome(task.index, error=failed)
+        return RunOutcome(task.index, error=failed, warning=warning)
     observes = tuple((name, o.mean) for name, o in report.observes.items())
     gauges = tuple((name, g.mean) for name, g in report.gauges.items())
-    warnings = [d for d in diagnostics if d.severity == Severity.WARNING]
-    return RunOutcome(task.index, observes, gauges, warning=_one_line(warnings) or None)
+    return RunOutcome(task.index, observes, gauges, warning=warning)
 
 
 def remember(task: RunTask, compiled: Compiled) -> None:

@@ -188,3 +188,28 @@ def test_only_an_error_names_the_grid_points_it_is_found_at():
     )
     assert "at 2 of the 3 grid points: (c=0), (c=2)" in _with_points(error, grid[::2], 3).notes[0]
     assert _with_points(error, grid, 3) is error and _with_points(warning, grid[2:], 3) is warning
+
+
+# a job of infinite work at w = inf: the sessions behind it never drain, so the run fails
+# (E-run) and its W-stall says why
+UNDRAINED = """\
+let w = 1;
+stage s : fifo(1);
+workload { arrive poisson(1); }
+session { run s (w); }
+run { horizon 50; arrivals 3; }
+"""
+
+
+def test_a_failed_run_keeps_its_warning_which_says_why(tmp_path):
+    """A failed run's rows kept only its error: the W-stall behind it (what `serq run`
+    prints beside the error) was lost, in the rows and the point."""
+    path = tmp_path / "undrained.sq"
+    path.write_text(UNDRAINED, encoding="utf-8")
+    result = serq.sweep(str(path), sets={"w": "1,inf"}, seeds=1, jobs=1)
+    fine, failed = result.points
+    assert (fine["failed"], fine["error"], fine["warning"]) == (0, "", "")
+    assert failed["failed"] == 1 and "E-run" in failed["error"]
+    assert "W-stall" in failed["warning"] and "job of infinite work" in failed["warning"]
+    assert "undrained.sq:2:" in failed["warning"]  # at the stage
+    assert result.runs[1]["warning"] == failed["warning"]
