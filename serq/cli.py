@@ -549,13 +549,16 @@ def _run(args: argparse.Namespace) -> int:
                 codegen=args.codegen,
                 notice=notice,
             )
-        except KeyboardInterrupt:
-            # what the run found before Ctrl-C stopped it: why it may have seemed to hang
+        except KeyboardInterrupt as stop:
+            # what the run found stopped before Ctrl-C stopped it: why it may have seemed
+            # to hang, or what of the deployment had stopped moving (`Interrupted`)
             bar.close()
-            if noticed:
-                sources = sim_api.sources(path, loaded, sets, noticed, defs)
-                print_diagnostics(noticed, sources, file=sys.stderr, color=_color(args))
-            at = f" at t = {bar.clock:g}" if bar.clock > 0 else ""
+            found = getattr(stop, "found", noticed)
+            if found:
+                sources = sim_api.sources(path, loaded, sets, found, defs)
+                print_diagnostics(found, sources, file=sys.stderr, color=_color(args))
+            clock = getattr(stop, "now", bar.clock)
+            at = f" at t = {clock:g}" if clock > 0 else ""
             print(f"serq: interrupted{at}", file=sys.stderr)
             return EXIT_INTERRUPTED
         finally:

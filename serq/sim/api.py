@@ -228,8 +228,10 @@ def run(
     Raises:
         ValueError: the run failed (a guard that is not 0 or 1, arrivals not drained by
         the horizon, ...); the message is the rendered diagnostics.
-        KeyboardInterrupt: the run was interrupted (a notebook's stop button); a livelock
-        it had found by then is warned of first, as at the end of a run."""
+        KeyboardInterrupt: the run was interrupted (a notebook's stop button), as
+        `serq.sim.Interrupted`; what it had found stopped by then (a livelock, an engine
+        or a stage that stopped serving, sessions waiting at the pools for ever) is
+        warned of first, as at the end of a run."""
     noticed: list[Diagnostic] = []
     try:
         report, diagnostics = execute(
@@ -240,8 +242,8 @@ def run(
             codegen=codegen,
             notice=noticed.append,
         )
-    except KeyboardInterrupt:  # why a run that seemed to hang did: say it, then stop
-        _warn(program, noticed)
+    except KeyboardInterrupt as stop:  # why a run that seemed to hang did: say it, then stop
+        _warn(program, getattr(stop, "found", noticed))  # `serq.sim.Interrupted`
         raise
     if report is None:
         raise ValueError(render(diagnostics, _sources_of(program, diagnostics)))
