@@ -12,10 +12,13 @@ part of the deployment had stopped long before:
 - a step iteration that never ends (its W-stall was found as it started, and said at
   the end only);
 - a session preempted again and again beside another holder that never releases (the
-  report's `stuck` note, which an interrupted run never prints).
+  report's `stuck` note, which an interrupted run never prints);
+- a clock that stopped (work that takes no time, repeated), which fails the run only
+  after 10,000,000 events at one instant, about 20 s here.
 
 The run now raises `serq.sim.Interrupted` (a KeyboardInterrupt) with what the end of the
-run would say for the state it reached; `serq run` prints it, `serq.run` warns of it;
+run would say for the state it reached (and `execute` a note of a clock that had not
+moved over its latest progress calls); `serq run` prints it, `serq.run` warns of it;
 and the iteration that never ends is noticed at once, as a livelock is.
 """
 
@@ -201,3 +204,40 @@ def test_serq_run_from_python_warns_of_them_before_the_interrupt(tmp_path, monke
     messages = [str(w.message) for w in caught if issubclass(w.category, serq.RunWarning)]
     assert len(messages) == 1 and "job of infinite work" in messages[0]
     assert "1 | stage s : fifo(1);" in messages[0]
+
+
+# work of 1e-300 at a ps stage of 1e300 ends at the instant it starts: the clock stays at
+# 0, and the run fails only after 10,000,000 events there (about 20 s)
+CLOCK_STOPPED = """\
+stage s : ps(1e300);
+workload { arrive poisson(1); }
+session { loop { run s (1e-300); } }
+run { horizon 1e9; }
+"""
+
+
+@pytest.mark.parametrize("codegen", [True, False])
+def test_a_clock_that_stopped(codegen):
+    compiled, diagnostics = sim_api.compile_program(CLOCK_STOPPED, "stopped.sq")
+    assert compiled is not None and not diagnostics
+    calls = []
+
+    def progress(now: float) -> None:
+        calls.append(now)
+        if len(calls) == 4:
+            raise KeyboardInterrupt
+
+    with pytest.raises(Interrupted) as caught:
+        sim_api.execute(compiled, progress=progress, codegen=codegen)
+    assert calls == [0.0] * 4 and caught.value.now == 0
+    [found] = caught.value.found
+    assert (found.severity.label, found.code, found.span.line) == ("note", "W-stall", 2)
+    assert found.message.startswith(
+        "the clock had not moved for at least 131,072 events when the run was interrupted "
+        "at t = 0"
+    )
+
+
+def test_a_clock_that_moves_is_not_said_to_have_stopped():
+    stop = _interrupted(INFINITE_JOB, True)
+    assert [d.code for d in stop.found] == ["W-stall"]  # the job alone
