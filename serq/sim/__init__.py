@@ -47,9 +47,12 @@ class Interrupted(KeyboardInterrupt):
     `KeyboardInterrupt` catches it."""
 
     def __init__(self, now: float, found: list[Diagnostic]) -> None:
-        super().__init__()
+        super().__init__(now, found)  # the args: a copy in another process is the same
         self.now = now
         self.found = found
+
+    def __str__(self) -> str:
+        return f"interrupted at t = {self.now:g}"
 
 
 @dataclass
