@@ -668,8 +668,9 @@ class _ProgressBar:
             return
         where = f"{found.span.file}:{found.span.line}:{found.span.column}"
         line = (
-            f"serq: {found.severity.label}[{found.code}] at {where}, the run goes on to its "
-            f"horizon (Ctrl-C stops it): {found.message}"
+            # not "to its horizon": a run with nothing else pending fails at once after it
+            f"serq: {found.severity.label}[{found.code}] at {where}, the run goes on "
+            f"(Ctrl-C stops it): {found.message}"
         )
         if self._bar is not None:
             self._bar.console.print(line, markup=False, highlight=False, soft_wrap=True)

@@ -241,3 +241,20 @@ def test_a_clock_that_stopped(codegen):
 def test_a_clock_that_moves_is_not_said_to_have_stopped():
     stop = _interrupted(INFINITE_JOB, True)
     assert [d.code for d in stop.found] == ["W-stall"]  # the job alone
+
+
+def test_serq_run_on_a_terminal_notices_the_iteration_that_never_ends(tmp_path, monkeypatch):
+    """The notice comes as the iteration starts; with nothing else pending the run then
+    fails at once on its stall, so the line does not promise the horizon."""
+    path = tmp_path / "endless.sq"
+    path.write_text(ENDLESS_ITERATION.replace("poisson(1)", "batch(4)"))
+    stream = _Tty()
+    monkeypatch.setattr(cli.sys, "stderr", stream)
+    assert main(["run", str(path), "--color", "never"]) == 1
+    lines = stream.getvalue().splitlines()
+    assert lines[0].startswith(
+        f"serq: warning[W-stall] at {path}:2:33, the run goes on (Ctrl-C stops it): "
+        "an iteration of `E` costs inf, so it never ends"
+    ), lines[0]
+    assert lines[1].startswith("error[E-run]: the run stalls at 0")
+    assert "horizon" not in lines[0]
