@@ -549,13 +549,16 @@ def _run(args: argparse.Namespace) -> int:
                 codegen=args.codegen,
                 notice=notice,
             )
-        except KeyboardInterrupt:
-            # what the run found before Ctrl-C stopped it: why it may have seemed to hang
+        except KeyboardInterrupt as stop:
+            # what the run found stopped before Ctrl-C stopped it: why it may have seemed
+            # to hang, or what of the deployment had stopped moving (`Interrupted`)
             bar.close()
-            if noticed:
-                sources = sim_api.sources(path, loaded, sets, noticed, defs)
-                print_diagnostics(noticed, sources, file=sys.stderr, color=_color(args))
-            at = f" at t = {bar.clock:g}" if bar.clock > 0 else ""
+            found = getattr(stop, "found", noticed)
+            if found:
+                sources = sim_api.sources(path, loaded, sets, found, defs)
+                print_diagnostics(found, sources, file=sys.stderr, color=_color(args))
+            clock = getattr(stop, "now", bar.clock)
+            at = f" at t = {clock:g}" if clock > 0 else ""
             print(f"serq: interrupted{at}", file=sys.stderr)
             return EXIT_INTERRUPTED
         finally:
@@ -665,8 +668,9 @@ class _ProgressBar:
             return
         where = f"{found.span.file}:{found.span.line}:{found.span.column}"
         line = (
-            f"serq: {found.severity.label}[{found.code}] at {where}, the run goes on to its "
-            f"horizon (Ctrl-C stops it): {found.message}"
+            # not "to its horizon": a run with nothing else pending fails at once after it
+            f"serq: {found.severity.label}[{found.code}] at {where}, the run goes on "
+            f"(Ctrl-C stops it): {found.message}"
         )
         if self._bar is not None:
             self._bar.console.print(line, markup=False, highlight=False, soft_wrap=True)

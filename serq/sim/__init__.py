@@ -28,13 +28,31 @@ from typing import Any
 
 from serq import ir
 from serq.diagnostics import Diagnostic, Severity, Span, codes
-from serq.sim import compiled, endless
+from serq.sim import compiled, deadlock, endless
 from serq.sim.errors import SimError
 from serq.sim.pools import Pool
 from serq.sim.recording import NullRecorder, Recorder
 from serq.sim.world import World
 
-__all__ = ["simulate", "Outcome", "SimError", "Recorder", "NullRecorder"]
+__all__ = ["simulate", "Outcome", "SimError", "Recorder", "NullRecorder", "Interrupted"]
+
+
+class Interrupted(KeyboardInterrupt):
+    """A run stopped by Ctrl-C (a `KeyboardInterrupt` while it ran), with the clock it had
+    reached (`now`) and what it had found stopped by then (`found`): the warnings the
+    end of the run would give for the state it was in (a livelock, with its count, a step
+    engine stopped or in an iteration that never ends, a job of infinite work, sessions
+    waiting at the pools for ever) and a note for sessions preempted again without
+    progress beside other holders (the report's note). A caller that catches
+    `KeyboardInterrupt` catches it."""
+
+    def __init__(self, now: float, found: list[Diagnostic]) -> None:
+        super().__init__(now, found)  # the args: a copy in another process is the same
+        self.now = now
+        self.found = found
+
+    def __str__(self) -> str:
+        return f"interrupted at t = {self.now:g}"
 
 
 @dataclass
@@ -100,12 +118,21 @@ def simulate(
                 notice(_livelock(pool, origin or where, serial, since, pos, 1))
 
             world.noticed = noticed
+
+            def stalled(origin: Any, since: float, why: str) -> None:
+                notice(_stall(origin or where, since, why, None))
+
+            world.stalls.told = stalled
         if codegen:
             compiled.install(world)
         world.run(horizon)
         outcome.end = horizon
         if limit is not None:
             outcome.end = _drain_end(world, program, horizon, warmup, limit)
+    except KeyboardInterrupt:
+        if world is None:
+            raise
+        raise Interrupted(world.engine.now, interrupted(world, where)) from None
     except SimError as error:
         if world is not None:
             outcome.end = world.engine.now
@@ -114,37 +141,12 @@ def simulate(
         outcome.errors.append(error.diagnostic(where))
     if world is not None:
         for origin, since, why in world.stalls:
-            outcome.errors.append(
-                Diagnostic.warning(
-                    codes.STALL,
-                    origin or where,
-                    f"{why}, from t = {_num(since)} to the end of the run",
-                    help="nothing the engine holds moved after that time: its numbers "
-                    "from then on describe a stopped engine",
-                )
-            )
+            outcome.errors.append(_stall(origin or where, since, why, "the end of the run"))
         for origin, why in endless.warnings(world.program, world.endless):
-            outcome.errors.append(
-                Diagnostic.warning(
-                    codes.STALL,
-                    origin or where,
-                    why,
-                    help="a run whose work is inf never ends: the stage's numbers from then "
-                    "on describe a stage that no longer serves as written",
-                )
-            )
+            outcome.errors.append(_endless(origin or where, why))
         if world.deadlock is not None:
             origin, why = world.deadlock
-            outcome.errors.append(
-                Diagnostic.warning(
-                    codes.DEADLOCK,
-                    origin or where,
-                    why,
-                    help="the sessions hold what the others wait for: take the pools in "
-                    "one order in every session, or size them so that one session's "
-                    "holds fit beside the others'",
-                )
-            )
+            outcome.errors.append(_deadlock(origin or where, why))
         # whether the run stopped at an error: only warnings are added from here on
         failed = any(d.severity >= Severity.ERROR for d in outcome.errors)
         if not failed:  # (a livelock the run stopped at, at one instant, is its error)
@@ -164,6 +166,93 @@ def simulate(
         if world.claims is not None and not failed:
             outcome.claims = world.claims.rows(outcome.end, world.live)
     return outcome
+
+
+def interrupted(world: World, where: Span) -> list[Diagnostic]:
+    """What a run interrupted in `world`'s state had found stopped, as `Interrupted.found`
+    says; each check that cannot be made on a state left between two events is skipped."""
+    until = "the interruption"
+    found: list[Diagnostic] = []
+    stalls = list(world.stalls)
+    for stage in world.steps:
+        try:
+            stall = stage.stall()
+        except Exception:  # noqa: BLE001 - an engine stopped between two changes
+            stall = None
+        if stall is not None:
+            since, origin, why = stall
+            stalls.append((origin, since, why))
+    for origin, since, why in stalls:
+        found.append(_stall(origin or where, since, why, until))
+    try:
+        jobs = endless.find(world)
+    except Exception:  # noqa: BLE001
+        jobs = []
+    for origin, why in endless.warnings(world.program, jobs):
+        why = why.replace("to the end of the run", "until the run was interrupted")
+        found.append(_endless(origin or where, why))
+    try:
+        ready = world.engine.peek() != math.inf and deadlock.applies(
+            world.program, bool(world.steps)
+        )
+        waits = deadlock.find(world, interrupted=True) if ready else None
+    except Exception:  # noqa: BLE001
+        waits = None
+    if waits is not None:
+        origin, why = waits
+        found.append(_deadlock(origin or where, why))
+    for pool, (origin, serial, since, position, n) in world.livelocks.items():
+        found.append(_livelock(pool, origin or where, serial, since, position, n))
+    for pool, (origin, serial, since, position, n) in world.stuck.items():
+        sessions = "1 session was" if n == 1 else f"{n} sessions were"
+        found.append(
+            Diagnostic.note(
+                codes.STALL,
+                origin or where,
+                f"at pool `{pool.name}`, {sessions} preempted again without getting past the "
+                f"previous preemption while other sessions held the pool (the first, session "
+                f"{serial}, at position {_num(position)} at t = {_num(since)}): a livelock "
+                "for as long as the others hold what its body needs",
+                help="the report counts them under `stuck`",
+            )
+        )
+    return found
+
+
+def _stall(origin: Span, since: float, why: str, until: str | None) -> Diagnostic:
+    """The warning of a step engine stopped since `since` (`why`), to `until`, or while
+    the run goes on (None: a notice)."""
+    to = "" if until is None else f" to {until}"  # the end of the run, the interruption
+    return Diagnostic.warning(
+        codes.STALL,
+        origin,
+        f"{why}, from t = {_num(since)}{to}",
+        help="nothing the engine holds moved after that time: its numbers "
+        "from then on describe a stopped engine",
+    )
+
+
+def _endless(origin: Span, why: str) -> Diagnostic:
+    """The warning of a stage's jobs of infinite work (`endless.warnings`' `why`)."""
+    return Diagnostic.warning(
+        codes.STALL,
+        origin,
+        why,
+        help="a run whose work is inf never ends: the stage's numbers from then "
+        "on describe a stage that no longer serves as written",
+    )
+
+
+def _deadlock(origin: Span, why: str) -> Diagnostic:
+    """The warning of sessions that wait at the pools for ever (`deadlock.find`'s `why`)."""
+    return Diagnostic.warning(
+        codes.DEADLOCK,
+        origin,
+        why,
+        help="the sessions hold what the others wait for: take the pools in "
+        "one order in every session, or size them so that one session's "
+        "holds fit beside the others'",
+    )
 
 
 def _idle(program: ir.Program, where: Span, horizon: float) -> Diagnostic:

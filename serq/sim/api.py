@@ -97,7 +97,7 @@ def execute(
     horizon fails (`serq.sim.pace`);
     `check_invariants` checks the simulator's invariants after every event (a debug mode:
     pools within their caps, time never going back, sessions conserved)."""
-    from serq.sim import collector, simulate  # the simulator loads only when a program runs
+    from serq.sim import Interrupted, collector, simulate  # the simulator loads only when run
     from serq.sim.pace import Pace
 
     program = compiled.program
@@ -123,10 +123,31 @@ def execute(
         if any(d.severity >= Severity.ERROR for d in diagnostics):
             return None, diagnostics
         return recorder.finish(outcome), diagnostics
+    except Interrupted as stop:  # Ctrl-C: a clock that had stopped is one more thing to say
+        if isinstance(progress, Pace) and progress.still and progress.last == stop.now:
+            stop.found.append(_clock_stopped(program, progress.still, stop.now))
+        raise
     except Exception as error:  # a bug in serq, not in the program: say so, never raise
         where = Span.point(compiled.path or "<input>", 0, 1, 1)
         message = f"serq failed while running the program: {type(error).__name__}: {error}"
         return None, [Diagnostic.error(codes.INTERNAL, where, message)]
+
+
+def _clock_stopped(program: ir.Program, events: int, now: float) -> Diagnostic:
+    """The note of a run interrupted after at least `events` events at the instant `now`."""
+    from serq.sim import _fallback_span
+    from serq.sim.core import INSTANT_LIMIT
+
+    return Diagnostic.note(
+        codes.STALL,
+        _fallback_span(program),
+        f"the clock had not moved for at least {events:,} events when the run was "
+        f"interrupted at t = {now:g}: a burst at one instant (a large batch), or work that "
+        "takes no time repeated, which the run stops at "
+        f"{INSTANT_LIMIT:,} events at one instant",
+        help="a run at a ps stage of capacity inf, a time too small to move a clock that "
+        "large, or a loop of runs of no work, repeated, keeps the clock where it is",
+    )
 
 
 def python_source(compiled: Compiled) -> tuple[str | None, list[Diagnostic]]:
@@ -228,8 +249,10 @@ def run(
     Raises:
         ValueError: the run failed (a guard that is not 0 or 1, arrivals not drained by
         the horizon, ...); the message is the rendered diagnostics.
-        KeyboardInterrupt: the run was interrupted (a notebook's stop button); a livelock
-        it had found by then is warned of first, as at the end of a run."""
+        KeyboardInterrupt: the run was interrupted (a notebook's stop button), as
+        `serq.sim.Interrupted`; what it had found stopped by then (a livelock, an engine
+        or a stage that stopped serving, sessions waiting at the pools for ever) is
+        warned of first, as at the end of a run."""
     noticed: list[Diagnostic] = []
     try:
         report, diagnostics = execute(
@@ -240,8 +263,8 @@ def run(
             codegen=codegen,
             notice=noticed.append,
         )
-    except KeyboardInterrupt:  # why a run that seemed to hang did: say it, then stop
-        _warn(program, noticed)
+    except KeyboardInterrupt as stop:  # why a run that seemed to hang did: say it, then stop
+        _warn(program, getattr(stop, "found", noticed))  # `serq.sim.Interrupted`
         raise
     if report is None:
         raise ValueError(render(diagnostics, _sources_of(program, diagnostics)))

@@ -238,9 +238,10 @@ def _deadlocked(world: Any) -> tuple[list[_Wait], dict[Any, float]] | None:
     return found, taken
 
 
-def find(world: Any) -> tuple[Any, str] | None:
+def find(world: Any, interrupted: bool = False) -> tuple[Any, str] | None:
     """(origin, message) when some live sessions of `world` wait at the pools for ever,
-    else None; called at the end of a run that still had events pending."""
+    else None; called at the end of a run that still had events pending, or where a run
+    was `interrupted` (Ctrl-C: the words say how far it went, not "to the end")."""
     if world.ready or not world.live:
         return None
     try:
@@ -251,11 +252,12 @@ def find(world: Any) -> tuple[Any, str] | None:
         return None
     stuck, taken = result
     waiting = sum(1 for _ in _each_wait(world))
-    return _message(world, stuck, taken, every=len(stuck) == waiting == world.live)
+    every = len(stuck) == waiting == world.live
+    return _message(world, stuck, taken, every, interrupted)
 
 
 def _message(
-    world: Any, stuck: list[_Wait], taken: dict[Any, float], every: bool
+    world: Any, stuck: list[_Wait], taken: dict[Any, float], every: bool, interrupted: bool
 ) -> tuple[Any, str]:
     """The warning's origin (the first pool a stuck session waits at) and its words: as
     they were when the rule proved only a wait of every live session (`every`), else with
@@ -287,8 +289,10 @@ def _message(
         return origin, (
             f"{n} session{'s wait' if n != 1 else ' waits'} at the pools for ever "
             f"({'; '.join(where)}): none of their holds fits, and every unit the pools hold "
-            "is held by one of them, so nothing will ever be released; the run went on to "
-            f"the end{' with the arrivals joining them' if arrivals else ''}"
+            "is held by one of them, so nothing will ever be released; the run went on"
+            + (" to the end" if not interrupted else "")
+            + (" with the arrivals joining them" if arrivals else "")
+            + (" until it was interrupted" if interrupted else "")
         )
     first = min(stuck, key=lambda w: w.session.serial)
     since = "" if first.run is None else f", since t = {arith_repr(first.run.joined)}"
@@ -296,6 +300,6 @@ def _message(
         f"{n} of the {world.live} live sessions wait at the pools for ever "
         f"({'; '.join(where)}; the first, session {first.session.serial}{since}): none "
         "of their holds would fit even if every other session gave back all it holds, so "
-        "they never release anything; the other sessions went on running to the end of "
-        "the run"
+        "they never release anything; the other sessions went on running "
+        + ("until the run was interrupted" if interrupted else "to the end of the run")
     )

@@ -479,6 +479,8 @@ class Holds:
             # nothing but the session holds the pool: its growth can never fit (W-stall)
             if all(h.run.session is s for h in pool.holders):
                 self.world.livelocked(pool, run.spec.origin, s.serial, position)
+            else:  # another holder may yet release: only the report's note, or a Ctrl-C's
+                self.world.stuck_beside(pool, run.spec.origin, s.serial, position)
         s.last_preempt = position
         s.preempted = run.spec
         self.world.cancel_wait(s)

@@ -37,7 +37,7 @@ class Pace:
     """The progress callback of a run from time 0 to `horizon` that stops a crawling
     clock, and passes the time on to `inner` (a progress bar), if given."""
 
-    __slots__ = ("horizon", "inner", "events", "calls", "marks")
+    __slots__ = ("horizon", "inner", "events", "calls", "marks", "last", "still")
 
     def __init__(self, horizon: float, inner: Callable[[float], None] | None = None) -> None:
         self.horizon = horizon
@@ -47,12 +47,20 @@ class Pace:
         # (events, time) at the calls numbered by a power of two, after (0, 0): the
         # starts of the recent windows (module docstring)
         self.marks: list[tuple[int, float]] = [(0, 0.0)]
+        # the clock at the latest call, and the events since the first call at it (a
+        # clock that stopped: what an interrupted run says, `api.execute`)
+        self.last = -INF
+        self.still = 0
 
     def __call__(self, now: float) -> None:
         if self.inner is not None:
             self.inner(now)
         self.events += PROGRESS_EVERY
         self.calls += 1
+        if now == self.last:
+            self.still += PROGRESS_EVERY
+        else:
+            self.last, self.still = now, 0
         calls = self.calls
         # no pace at one instant (a burst) or at the end, nor without a horizon to reach
         # (an infinite one, which `arrivals N` bounds: the run ends when its sessions do)

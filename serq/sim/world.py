@@ -75,6 +75,24 @@ def _reschedule(pending: list[PsStage]) -> None:
     pending.clear()
 
 
+class _Stalls(list):
+    """`World.stalls`, (origin, since, why) each: a step engine's iteration that never ends
+    is put here as it starts (`StepStage`), an engine stopped at the end of a run that went
+    on by `_check_stalls`. `told`, when set, is called with each one put here while the
+    run goes on, for a caller that says so at once (`serq run`, as a livelock's notice)."""
+
+    __slots__ = ("told",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.told: Callable[[Any, float, str], None] | None = None
+
+    def append(self, stall: tuple[Any, float, str]) -> None:
+        super().append(stall)
+        if self.told is not None:
+            self.told(*stall)
+
+
 class World:
     """The runtime state of one run of `program`."""
 
@@ -110,7 +128,7 @@ class World:
         self.limit = limit
         self.drained_at: float | None = None
         # step engines stopped at the end of a run that went on: (origin, since, why)
-        self.stalls: list[tuple[Any, float, str]] = []
+        self.stalls = _Stalls()
         # jobs of infinite work still at a stage when the run ended (`endless.find`)
         self.endless: list[endless.Endless] = []
         self.deadlock: tuple[Any, str] | None = None  # a circular wait at the pools (W-deadlock)
@@ -123,6 +141,10 @@ class World:
         # told of each pool's first livelock as it is found (pool, origin, serial, time,
         # position), for a caller that says so while the run goes on (`serq run`)
         self.noticed: Callable[[Pool, Any, int, float, float], None] | None = None
+        # per pool, the first session preempted again without progress while other
+        # sessions held the pool too (origin, serial, time, position), and how many: the
+        # report's note, and what a Ctrl-C says of them (`serq.sim.interrupted`)
+        self.stuck: dict[Pool, tuple[Any, int, float, float, int]] = {}
         self.n_attrs = len(program.attrs)
         # what an expression without a session reads as its attributes: zeros, no session
         self.blank: list[Any] = [0.0] * self.n_attrs + [None]
@@ -243,6 +265,7 @@ class World:
         stall (`_check_stalls`), and with events still pending, a circular wait at the
         pools that the arrivals ran past (`deadlock`)."""
         quiet = self.engine.peek() == INF
+        self.stalls.told = None  # the run is over: the warnings say them now
         self.endless = endless.find(self)  # before a stall, whose message counts them
         self._check_stalls(quiet)
         if not quiet and deadlock.applies(self.program, bool(self.steps)):
@@ -617,6 +640,16 @@ class World:
                 self.noticed(pool, origin, serial, self.engine.now, position)
         else:
             self.livelocks[pool] = (*first[:4], first[4] + 1)
+
+    def stuck_beside(self, pool: Pool, origin: Any, serial: int, position: float) -> None:
+        """Session `serial`'s hold (at `origin`) was preempted at `pool` again at `position`,
+        no further than its previous preemption, while other sessions held the pool: keep
+        the first, and count them."""
+        first = self.stuck.get(pool)
+        if first is None:
+            self.stuck[pool] = (origin, serial, self.engine.now, position, 1)
+        else:
+            self.stuck[pool] = (*first[:4], first[4] + 1)
 
     def end_session(self, s: Session) -> None:
         """`s` ends: it releases every hold and lease, keeping its cached prefixes."""

@@ -91,7 +91,9 @@ def test_serq_run_on_a_terminal_says_it_at_once_and_ctrl_c_keeps_it(
     # then the full warning, with its source line, and the one line of Ctrl-C
     assert any(line.startswith("warning[W-stall]: a livelock at pool `kv`") for line in lines)
     assert "4 | session { hold kv (6) { run s (1); grow kv (6); run s (1); } }" in lines
-    assert lines[-1] == "serq: interrupted"  # the clock had not been reported yet
+    # the clock the run had reached (`serq.sim.Interrupted.now`), though no progress
+    # call had reported it yet
+    assert lines[-1] == "serq: interrupted at t = 2"
 
 
 def test_serq_run_off_a_terminal_prints_the_warning_once_at_the_end(tmp_path, capsys):
