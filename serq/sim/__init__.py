@@ -122,7 +122,7 @@ def simulate(
             def stalled(origin: Any, since: float, why: str) -> None:
                 notice(_stall(origin or where, since, why, None))
 
-            world.stalls.told = stalled
+            world.stall_noticed = stalled
         if codegen:
             compiled.install(world)
         world.run(horizon)

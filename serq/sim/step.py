@@ -556,7 +556,7 @@ class StepStage(StageBase):
         self.batch = scheduled
         end = now + c
         if end == INF:  # it never ends: the engine stops here (a W-stall, or the stall)
-            self.world.stalls.append((self.cost_origin, now, _endless_iteration(self, c)))
+            self.world.stalled(self.cost_origin, now, _endless_iteration(self, c))
         self.recorder.iteration(self.index, now, prefills, decodes, tokens, end)
         seq = engine.schedule(end, self._end, scheduled)
         if (

@@ -75,24 +75,6 @@ def _reschedule(pending: list[PsStage]) -> None:
     pending.clear()
 
 
-class _Stalls(list):
-    """`World.stalls`, (origin, since, why) each: a step engine's iteration that never ends
-    is put here as it starts (`StepStage`), an engine stopped at the end of a run that went
-    on by `_check_stalls`. `told`, when set, is called with each one put here while the
-    run goes on, for a caller that says so at once (`serq run`, as a livelock's notice)."""
-
-    __slots__ = ("told",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.told: Callable[[Any, float, str], None] | None = None
-
-    def append(self, stall: tuple[Any, float, str]) -> None:
-        super().append(stall)
-        if self.told is not None:
-            self.told(*stall)
-
-
 class World:
     """The runtime state of one run of `program`."""
 
@@ -127,8 +109,12 @@ class World:
         self.turns = 0
         self.limit = limit
         self.drained_at: float | None = None
-        # step engines stopped at the end of a run that went on: (origin, since, why)
-        self.stalls = _Stalls()
+        # (origin, since, why): step engines stopped at the end of a run that went on
+        # (`_check_stalls`), and iterations that never end, as they start (`stalled`)
+        self.stalls: list[tuple[Any, float, str]] = []
+        # told of each iteration that never ends as it starts (origin, since, why), for a
+        # caller that says so while the run goes on (`serq run`), as `noticed` a livelock
+        self.stall_noticed: Callable[[Any, float, str], None] | None = None
         # jobs of infinite work still at a stage when the run ended (`endless.find`)
         self.endless: list[endless.Endless] = []
         self.deadlock: tuple[Any, str] | None = None  # a circular wait at the pools (W-deadlock)
@@ -265,7 +251,6 @@ class World:
         stall (`_check_stalls`), and with events still pending, a circular wait at the
         pools that the arrivals ran past (`deadlock`)."""
         quiet = self.engine.peek() == INF
-        self.stalls.told = None  # the run is over: the warnings say them now
         self.endless = endless.find(self)  # before a stall, whose message counts them
         self._check_stalls(quiet)
         if not quiet and deadlock.applies(self.program, bool(self.steps)):
@@ -640,6 +625,14 @@ class World:
                 self.noticed(pool, origin, serial, self.engine.now, position)
         else:
             self.livelocks[pool] = (*first[:4], first[4] + 1)
+
+    def stalled(self, origin: Any, since: float, why: str) -> None:
+        """A step engine stopped moving at `since` while the run goes on (an iteration that
+        never ends, `why`, at `origin`): keep it for the run's warning, and tell
+        `stall_noticed`."""
+        self.stalls.append((origin, since, why))
+        if self.stall_noticed is not None:
+            self.stall_noticed(origin, since, why)
 
     def stuck_beside(self, pool: Pool, origin: Any, serial: int, position: float) -> None:
         """Session `serial`'s hold (at `origin`) was preempted at `pool` again at `position`,
