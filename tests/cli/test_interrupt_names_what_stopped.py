@@ -24,7 +24,6 @@ and the iteration that never ends is noticed at once, as a livelock is.
 
 from __future__ import annotations
 
-import io
 import warnings
 
 import pytest
@@ -33,6 +32,7 @@ from serq import cli
 from serq.cli import main
 from serq.sim import Interrupted
 from serq.sim import api as sim_api
+from tests.cli.test_livelock_notice import _Tty
 
 # session 3's run at `s` never completes; every later arrival waits behind it
 INFINITE_JOB = """\
@@ -159,11 +159,6 @@ def test_a_run_that_ends_says_the_same_as_before():
     [found] = ran
     assert found.code == "W-deadlock"
     assert found.message.endswith("the run went on to the end with the arrivals joining them")
-
-
-class _Tty(io.StringIO):
-    def isatty(self) -> bool:
-        return True
 
 
 def test_serq_run_prints_them_before_its_interrupted_line(tmp_path, monkeypatch):
