@@ -7,7 +7,6 @@ current item does not lex or parse up to the cursor, they come from the AST arou
 from __future__ import annotations
 
 import os
-import re
 
 from lsprotocol import types
 
@@ -126,7 +125,7 @@ def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:
     found = expected_at(analysis.text, offset, analysis.chunks or None)
     if found is not None and found.nothing:  # only punctuation fits, or in a comment/string
         return []
-    if _ARGS_MEMBER.search(analysis.text, max(0, offset - 80), offset):  # `args.` typed
+    if words.in_args_member(analysis.text, offset):  # `args.` typed
         return [_args_number("number", 'number("$1", $2)')]
     path = _path(analysis.items_at(offset), offset)
     _OFFSET[0] = offset
@@ -167,10 +166,6 @@ def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:
         if any(isinstance(n, ast.Let) for n in path):  # a program argument
             items.append(_args_number("args.number", 'args.number("$1", $2)'))
     return items
-
-
-# `args.` and what of `number` follows it, just before the cursor: only the member fits
-_ARGS_MEMBER = re.compile(r"(?<![A-Za-z0-9_.])args\.[A-Za-z_]*\Z")
 
 
 def _args_number(label: str, snippet: str) -> types.CompletionItem:

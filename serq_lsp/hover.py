@@ -179,7 +179,11 @@ def hover_at(analysis: Analysis, offset: int) -> types.Hover | None:
             parts.append(law.markdown())
         elif word is not None and word[0] in words.KEYWORDS:
             parts.append(f"**{word[0]}**: {words.KEYWORDS[word[0]]}")
-        elif word is not None and word[0] == "number" and _after_args(analysis.text, word[1]):
+        elif (
+            word is not None
+            and word[0] == "number"
+            and words.in_args_member(analysis.text, word[1])
+        ):
             parts.append(f"**args.number**: {words.KEYWORDS['args']}")
         elif word is not None and word[0] in words.FUNCTIONS:  # a claim's aggregates
             params, meaning = words.FUNCTIONS[word[0]]
@@ -204,12 +208,6 @@ def with_rows(found: types.Hover | None, rows: str | None) -> types.Hover | None
     value = f"{found.contents.value}\n\n---\n\n{rows}"  # type: ignore[union-attr]
     kind = types.MarkupKind.Markdown
     return types.Hover(contents=types.MarkupContent(kind=kind, value=value), range=found.range)
-
-
-def _after_args(text: str, start: int) -> bool:
-    """Whether the word at `start` is the member of `args.number` (one token: `args.`
-    stands right before it)."""
-    return text.endswith("args.", 0, start) and not text[start - 6 : start - 5].isidentifier()
 
 
 def word_at(text: str, offset: int) -> tuple[str, int] | None:

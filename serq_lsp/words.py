@@ -3,6 +3,8 @@ distributions, context variables and built-in attributes (for hover, completion,
 
 from __future__ import annotations
 
+import re
+
 from serq import builtins
 from serq.vocabulary import BUILTIN_ATTRS, CLAIM_CONTEXT, CONTEXT_VARS, TRACE_ATTRS
 
@@ -188,3 +190,13 @@ def context_homes(name: str) -> str:
 def signature(params: tuple[str, ...], name: str, prefix: str = "") -> str:
     """`name(a, b)` written out, with an optional `~` prefix for a draw."""
     return f"{prefix}{name}({', '.join(params)})"
+
+
+# `args.` and what of a member name follows it, ending where it is asked
+_ARGS_MEMBER = re.compile(r"(?<![A-Za-z0-9_.])args\.[A-Za-z_]*\Z")
+
+
+def in_args_member(text: str, offset: int) -> bool:
+    """Whether `offset` is in the member of `args.` (`args.number`): right after `args.`
+    and what of a name follows it (completion offers only `number` there, hover names it)."""
+    return _ARGS_MEMBER.search(text, max(0, offset - 80), offset) is not None
