@@ -1894,8 +1894,10 @@ def _count_stretches(
     one at a time."""
     lo = a
     before = ends[a - 1]  # the end the stretch's first gap starts from
-    for crossing in chain(crossings, ((k,),)):  # the last stretch ends at k
-        hi = min(crossing[0], k)  # the stretch is lo..hi-1
+    for crossing in crossings:
+        hi = crossing[0]  # the stretch is lo..hi-1
+        if hi >= k:
+            break  # the last stretch ends at k (below)
         if hi <= lo:
             continue  # before the first counted gap, or another crossing of lo's
         last = ends[hi - 1]
@@ -1904,10 +1906,15 @@ def _count_stretches(
             counts[gap] += (hi - lo) * n
         else:
             _count_gaps(islice(ends, lo, hi), islice(ends, lo - 1, hi), n, counts)
-        if hi == k:
-            return
         lo = hi
         before = last
+    if lo < k:
+        last = ends[k - 1]
+        gap = ends[lo] - before
+        if last - before == (k - lo) * gap:
+            counts[gap] += (k - lo) * n
+        else:
+            _count_gaps(islice(ends, lo, k), islice(ends, lo - 1, k), n, counts)
 
 
 def _started(ends: list[float], bound: float, until: float) -> int:
