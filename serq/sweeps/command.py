@@ -82,7 +82,8 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
             print_diagnostics([failed], {}, file=sys.stderr, color=color)
             return EXIT_USAGE
     done = len(result.runs)
-    shape = f"{len(checked.grid)} points × {len(checked.seeds)} seeds"
+    points, seeds = len(checked.grid), len(checked.seeds)
+    shape = f"{points} point{'s' * (points != 1)} × {seeds} seed{'s' * (seeds != 1)}"
     summary = (
         f"serq sweep: {done} of {len(checked.tasks)} runs ({shape}) in {elapsed:.1f} s, {where}"
     )

@@ -172,7 +172,11 @@ class SweepResult:
             cells += [row[column] for column in notes]
             body.append("<tr>" + "".join(f"<td>{escape(c)}</td>" for c in cells) + "</tr>")
         note = "" if self.complete else "<p>interrupted: not every run finished</p>"
-        caption = f"<caption>sweep: {len(self.points)} points × {len(self.seeds)} seeds</caption>"
+        points, seeds = len(self.points), len(self.seeds)
+        caption = (
+            f"<caption>sweep: {points} point{'s' * (points != 1)} × "
+            f"{seeds} seed{'s' * (seeds != 1)}</caption>"
+        )
         rows = "".join(body)
         return f"<table>{caption}<thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>{note}"
 

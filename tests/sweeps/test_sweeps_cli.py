@@ -177,3 +177,12 @@ def test_a_bad_value_of_a_program_with_syntax_errors_is_a_usage_error_as_for_che
     assert "expected `;`, found `workload`" in err and "<--set c>:1:11" in err
     assert "note: at the grid point (c=1;2)" in err
     assert run(capsys, "check", str(path), "--set", "c=1;2")[0] == 2
+
+
+def test_one_point_and_one_seed_are_counted_in_the_singular(capsys):
+    status, _, err = run(
+        capsys, "sweep", MM1, "--set", "lambda=0.5", "--horizon", "200", "--warmup", "20",
+        "--jobs", "1", "--color", "never",
+    )
+    assert status == 0, err
+    assert "1 of 1 runs (1 point × 1 seed)" in err
