@@ -96,7 +96,7 @@ BLOCK = 4096  # samples buffered per observation before they move to the recorde
 _CODES: OrderedDict[str, CodeType] = OrderedDict()
 _CODES_KEPT = 32
 # the slots a plain program's session is made with (the rest it never reads)
-_PLAIN_SLOTS = ("frames", "state")
+_PLAIN_SLOTS = ("gen", "state")
 _TRACE_SLOTS = ("trace_rows", "trace_pos", "trace_end")  # where its trace session is
 _TOKEN_SLOTS = ("last_token", "token_stage", "decoded")  # its last token, for the latencies
 
@@ -342,8 +342,8 @@ class CompiledWorld(World):
         from the generator's locals (but a part a `release` gave back); None when a
         generator is at no known `yield`."""
         held = []
-        for f in s.frames:
-            frame = f[0].gi_frame
+        for gen in _generators(s):
+            frame = gen.gi_frame
             if frame is None:
                 return None
             around = self.held_lines.get(frame.f_lineno)
@@ -365,13 +365,21 @@ class CompiledWorld(World):
         """The origin of the innermost loop `s` executes in, or None: from the line each of
         its generators is at, innermost first."""
         lines = self.loop_lines
-        for f in reversed(s.frames):
-            frame = f[0].gi_frame  # a plain program's frames are plain tuples
+        for gen in reversed(_generators(s)):
+            frame = gen.gi_frame
             if frame is not None:
                 origin = lines.get(frame.f_lineno)
                 if origin is not None:
                     return origin
         return None
+
+
+def _generators(s: Session) -> list[Any]:
+    """The generators `s` is suspended in, outermost first: a plain program's one (`gen`),
+    else its frames'."""
+    if s.gen is not None:
+        return [s.gen]
+    return [f[0] for f in s.frames]
 
 
 class _Codegen:
@@ -636,8 +644,8 @@ class _Codegen:
         self._plain_block(program.init, indent, self.workload_stream)
         if world.claims is not None and world.claims.givens:  # each `given` reads it
             self.emit(indent, f"{self.bind(world.claims)}.arrived(s)")
-        if not self.objects:  # nothing but the generated code reads its frames
-            self.emit(indent, f"s.frames = [(_k_main(s, a), {PLAIN}, None)]")
+        if not self.objects:  # nothing but the generated code resumes it: its generator,
+            self.emit(indent, "s.gen = _k_main(s, a)")  # in place of a list of frames
         else:
             frame = f"_k_tuple_new(_k_CFrame, (_k_main(s, a), {PLAIN}, None))"
             self.emit(indent, f"s.frames = [{frame}]")
@@ -678,6 +686,8 @@ class _Codegen:
         for slot in Session.__slots__:
             if slot in ("serial", "attrs", "frames") or (self.traced and slot in _TRACE_SLOTS):
                 continue  # (a trace's are set next, `_assign_trace`)
+            if slot == "gen" and not self.objects:
+                continue  # (set to its main generator last, `_new_session`)
             if self.slots is not None and slot not in self.slots:
                 continue
             if slot in _TOKEN_SLOTS and not self.world.steps:
@@ -850,7 +860,8 @@ class _Codegen:
             self.emit(indent + 2, "break")
             if self.leases:
                 indent -= 1
-        self.emit(indent, "s.frames.clear()")
+        # (a plain program's generator is its one frame: dropped, no cycle through it)
+        self.emit(indent, "s.frames.clear()" if self.objects else "s.gen = None")
         if self.self_slot is not None and not self.owners_read_self:
             self.emit(indent, f"s.attrs[{self.self_slot}] = None")  # no cycle left to collect
         if self.objects:
@@ -1483,10 +1494,10 @@ class _Codegen:
     def _resume(self, indent: int, s: str) -> None:
         """Resume the ready session `s` until it blocks (`World.run_session`)."""
         if not self.objects:
-            # its one frame is its main generator (inline holds have none), whose end
-            # ends the session; nothing reads where it is
+            # its one frame is its main generator, `gen` (inline holds have none), whose
+            # end ends the session; nothing reads where it is
             self.emit(indent, "try:")
-            self.emit(indent + 1, f"for _ in {s}.frames[-1][0]:")
+            self.emit(indent + 1, f"for _ in {s}.gen:")
             self.emit(indent + 2, "break")
             self.emit(indent, "except _k_SimError as error:")
             self.emit(indent + 1, "if error.serial is None:")

@@ -51,6 +51,7 @@ class Session:
         "serial",
         "attrs",
         "frames",
+        "gen",
         "state",
         "where",
         "waiter",
@@ -80,6 +81,8 @@ class Session:
         attrs[n_attrs] = self
         self.attrs = attrs
         self.frames: list[Frame] = []
+        # a plain program's one generator, in place of its frames (`serq.sim.compiled`)
+        self.gen: Any = None
         self.state = READY
         self.where: Any = None
         self.waiter: Any = None  # the hold run or grow it waits on
