@@ -8,8 +8,9 @@ vLLM.
 prints a line per scenario where serq's program (lib/vllm.sq's `vllm_request`, on the
 file's clock) parts from vLLM, with the first request that differs (or, the requests the
 same, the first of the report's figures that differs: `vllm_scenarios.FIGURES`, the
-time to first token, the finish time, the preemptions and the prefix-cache hit tokens
-as a report gives them), and a tally per file.
+time to first token, the finish time, the end-to-end latency, the preemptions, the
+prefix-cache hit tokens and the mean inter-token latency as a report gives them), and a
+tally per file.
 `--paths` also runs the interpreter and one iteration at a time.
 """
 

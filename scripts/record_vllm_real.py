@@ -54,6 +54,7 @@ FAMILIES = {
     "domain": vllm_scenarios.generate_domain,
     "large": vllm_scenarios.generate_large,
     "stop": vllm_scenarios.generate_stop,
+    "burst": vllm_scenarios.generate_burst,
 }
 
 

@@ -12,6 +12,7 @@ serq or pyserq) back into the model's `Result`, request for request.
 
 from __future__ import annotations
 
+import math
 import os
 import random
 from dataclasses import replace
@@ -191,6 +192,52 @@ def generate_stop(k: int) -> Scenario:
     return Scenario(Config(bs, blocks, budget, max_seqs, chunk, alone), tuple(sessions))
 
 
+def generate_burst(k: int) -> Scenario:
+    """Scenario `k` of decode-bound bursts, as a benchmark sends them (`vllm bench serve
+    --request-rate inf` on the random dataset): one to three bursts, each of 6 to 48
+    requests sent at one instant, short prompts (1 token to two blocks) and long outputs
+    (40 to 400 tokens, every output at least the prompt), the lengths of a burst its
+    input and output lengths spread by a range ratio of 0 (every request the same: they
+    all end in one step), 0.1 or 0.5; single turns, or a second turn sent the step the
+    first ends (think 0, a new burst of its own). The pool is sized from the requests at
+    their last token: the largest alone, or an eighth to a half of them all (decode
+    growth preempts, again and again, requests that have sampled tokens), or all of
+    them; `max_num_seqs` 1 to 256, the budget from `max_num_seqs` to 8,192."""
+    rng = random.Random(f"vllm-burst-{k}")
+    bs = rng.choice((4, 8, 16, 16, 32))
+    sessions = []
+    multi = rng.random() < 0.25
+    at = 0
+    for _ in range(rng.choice((1, 1, 2, 3))):
+        input_len = rng.choice((1, bs // 2, bs, 2 * bs, rng.randint(1, 2 * bs)))
+        output_len = max(input_len, rng.choice((40, 64, 128, 256, rng.randint(40, 400))))
+        ratio = rng.choice((0, 0, 0.1, 0.5))
+
+        def spread(n: int, ratio: float = ratio) -> int:
+            return rng.randint(max(1, round(n * (1 - ratio))), max(1, round(n * (1 + ratio))))
+
+        for _ in range(rng.choice((6, 8, 16, 24, 32, 48))):
+            new, out = spread(input_len), spread(output_len)
+            turns = [Turn(new, max(new, out))]
+            if multi:
+                new2 = spread(input_len)
+                turns.append(Turn(new2, max(new2, spread(output_len // 2))))
+            sessions.append(Session(at, tuple(turns)))
+        at += rng.choice((1, rng.randint(2, 50), rng.randint(50, 400)))
+    need = _blocks_needed(sessions, bs)
+    blocks = max(
+        max(need),
+        rng.choice(
+            (max(need), sum(need) // 8, sum(need) // 4, sum(need) // 2, sum(need) + 2),
+        ),
+    )
+    max_seqs = rng.choice((1, 8, 16, 32, 64, 256))
+    budget = max(max_seqs, rng.choice((64, 256, 512, 2048, 8192)))
+    chunk = rng.choice((0, 0, 0, bs, 64))
+    alone = rng.random() < 0.5
+    return Scenario(Config(bs, blocks, budget, max_seqs, chunk, alone), tuple(sessions))
+
+
 def with_order(k: int, scenario: Scenario) -> Scenario:
     """Scenario `k` served newest first or prefill first (serQ's `serve by`, the model's
     `Config.order`): not vLLM's order, a check of the step engine's other serve orders."""
@@ -223,11 +270,18 @@ def _blocks_needed(sessions: list[Session], bs: int) -> list[int]:
 # -- the serQ program ---------------------------------------------------------------
 
 
-def _by(var: str, values: list[str]) -> str:
-    """`var == 0 ? v0 : var == 1 ? v1 : ... : v_last`, or v0 if all are equal."""
+def _by(var: str, values: list[str], offset: int = 0) -> str:
+    """`var == 0 ? v0 : var == 1 ? v1 : ... : v_last`, or v0 if all are equal; past 64
+    values, split in halves first (`var < m ? (...) : (...)`), so that a program of a
+    hundred sessions and more stays within the 100 levels an item may nest
+    (docs/limits.md)."""
     if len(set(values)) == 1:
         return values[0]
-    parts = [f"{var} == {i} ? {v} : " for i, v in enumerate(values[:-1])]
+    if len(values) > 64:
+        m = len(values) // 2
+        low, high = _by(var, values[:m], offset), _by(var, values[m:], offset + m)
+        return f"{var} < {offset + m} ? ({low}) : ({high})"
+    parts = [f"{var} == {offset + i} ? {v} : " for i, v in enumerate(values[:-1])]
     return "".join(parts) + values[-1]
 
 
@@ -317,11 +371,13 @@ def program(scenario: Scenario, where: str | Path, title: str = "", clock: Clock
         "  set K = 0;",
         "  set k = 0;",
         "  loop {",
+        "    turn; // a new request: its inter-token latencies start afresh",
         "    set arrived = now;",
         f"    set prompt = K + ({_per_turn(scenario, 'new')});",
         f"    set o = {_per_turn(scenario, 'out')};",
         f"    vllm_request(o, {_per_turn(scenario, 'forced')});",
         "    observe last = now;",
+        "    observe response = now - arrived;",
         "    observe hit = c;",
         "    observe hit_first = c_first;",
         "    set K = prompt + o;",
@@ -427,10 +483,14 @@ def comparable(result: Result) -> Result:
 # The figures a user reads off a report, each as the sorted list of its samples (so that
 # every statistic of it, the count, mean, percentiles and maximum, is compared at once):
 # the time to first token of every request (`ttft`, one sample a request), its finish
-# time (`last`), the preemptions (the kv pool's count) and the prefix-cache hit tokens,
-# at the first admission (`hit_first`: vLLM's num_cached_tokens, what its metrics
-# report) and at the last (`hit`, lib/vllm.sq's `c`).
-FIGURES = ("ttft", "finish", "preemptions", "hit_first", "hit")
+# time (`last`) and its end-to-end latency (`response`, the finish less the send, vLLM's
+# e2e request latency), the preemptions (the kv pool's count), the prefix-cache hit
+# tokens, at the first admission (`hit_first`: vLLM's num_cached_tokens, what its metrics
+# report) and at the last (`hit`, lib/vllm.sq's `c`), and the engine's mean inter-token
+# latency (the report's `mean_itl`; vLLM's is the mean gap between a request's
+# consecutive output tokens, over every request: every gap sums to its last token's time
+# less its first's, over its outputs less one), as one sample.
+FIGURES = ("ttft", "finish", "e2e", "preemptions", "hit_first", "hit", "itl")
 
 
 def _fig(x: float) -> float:
@@ -450,9 +510,11 @@ def report_figures(plain: dict[str, Any]) -> dict[str, list[float]]:
     return {
         "ttft": values("ttft"),
         "finish": values("last", times=True),
+        "e2e": values("response"),
         "preemptions": [plain["pools"][1][1]],
         "hit_first": values("hit_first"),
         "hit": values("hit"),
+        "itl": [] if math.isnan(plain.get("mean_itl", math.nan)) else [plain["mean_itl"]],
     }
 
 
@@ -460,7 +522,8 @@ def figures(result: Result, scenario: Scenario, clock: Clock = STEPS) -> dict[st
     """The same figures from a Result (vLLM's, the model's): a request's time to first
     token is its first token's time less its send (the session's `at`, or the previous
     turn's last token plus the think), as vLLM's metrics take it, once a request."""
-    ttft, finish, hit_first, hit = [], [], [], []
+    ttft, finish, e2e, hit_first, hit = [], [], [], [], []
+    gaps, tokens = 0.0, 0
     for (i, k), o in result.requests.items():
         if o.last is None:
             continue
@@ -471,15 +534,20 @@ def figures(result: Result, scenario: Scenario, clock: Clock = STEPS) -> dict[st
             sent = result.requests[(i, k - 1)].last + s.turns[k].think * clock.tick
         if o.first is not None:
             ttft.append(_fig(o.first - sent))
+            gaps += o.last - o.first
+            tokens += s.turns[k].out - 1
         finish.append(_fig(o.last))
+        e2e.append(_fig(o.last - sent))
         hit_first.append(_fig(o.cached_first))
         hit.append(_fig(o.cached_last))
     return {
         "ttft": sorted(ttft),
         "finish": sorted(finish),
+        "e2e": sorted(e2e),
         "preemptions": [result.preemptions],
         "hit_first": sorted(hit_first),
         "hit": sorted(hit),
+        "itl": [gaps / tokens] if tokens else [],
     }
 
 
@@ -488,6 +556,8 @@ def figures_difference(a: dict[str, list[float]], b: dict[str, list[float]]) -> 
     or None."""
     for name in FIGURES:
         x, y = a[name], b[name]
+        if name == "itl" and len(x) == len(y) == 1 and math.isclose(x[0], y[0], rel_tol=1e-9):
+            continue  # a mean: its sums are taken in different orders
         if x != y:
             first = next(
                 (i for i, (p, q) in enumerate(zip(x, y, strict=False)) if p != q),
