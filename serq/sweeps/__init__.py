@@ -124,7 +124,12 @@ def execute(
     the local pool), calling `on_outcome` as each run finishes, and return the results in
     grid order. Ctrl-C stops it: the result then holds the runs done, `complete` False,
     and in `interrupted` each run that was in progress, with its clock and what had
-    stopped moving by then (in this process or the local pool; see `executors`)."""
+    stopped moving by then (in this process or the local pool; see `executors`). A local
+    pool whose worker was killed from outside (out of memory) stops the same way, with
+    `broken` saying so."""
+    from concurrent.futures import BrokenExecutor
+    from dataclasses import replace
+
     from serq.sweeps.executors import stream
 
     outcomes: dict[int, RunOutcome] = {}
@@ -139,11 +144,17 @@ def execute(
             if on_outcome is not None:
                 on_outcome(outcome)
 
-    complete = True
+    complete, broken = True, ""
     runs = stream(sweep_plan.tasks, executor, jobs)
     try:
         for outcome in runs:
             take(outcome)
+    except BrokenExecutor:  # a worker killed from outside (out of memory, a signal)
+        complete = False
+        broken = (
+            "a worker process ended abruptly (killed by a signal, perhaps for lack of "
+            "memory), so the sweep stopped"
+        )
     except KeyboardInterrupt as stop:
         complete = False
         if getattr(runs, "gi_frame", None) is not None:  # Ctrl-C here, between two outcomes:
@@ -159,7 +170,8 @@ def execute(
         if close is not None:
             close()
     complete = complete and len(outcomes) == len(sweep_plan.tasks)
-    return collect(sweep_plan.grid, sweep_plan.seeds, outcomes, complete, interrupted)
+    result = collect(sweep_plan.grid, sweep_plan.seeds, outcomes, complete, interrupted)
+    return replace(result, broken=broken) if broken else result
 
 
 def sweep(

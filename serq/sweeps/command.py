@@ -7,7 +7,8 @@ command, 1 for the program's errors and values it cannot take). Then every run
 executes on the local pool (`--jobs`, default the CPU count) or the Dask scheduler
 (`--dask ADDRESS`, default `$SERQ_DASK_SCHEDULER`), with a progress bar and an ETA on
 stderr when it is a terminal. Stdout gets a table of the points; `--out` the files.
-Exit status: 0, or 1 when a run failed (its row says why), 130 after Ctrl-C (the runs
+Exit status: 0, or 1 when a run failed (its row says why) or a worker of the local
+pool was killed from outside (the runs done are written), 130 after Ctrl-C (the runs
 done are written, and each run that was in progress says, as `serq run` does when
 interrupted, what had stopped moving by then and its clock, naming its point and seed).
 """
@@ -93,6 +94,9 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
     if written:
         summary += "; wrote " + ", ".join(str(p) for p in written)
     print(summary, file=sys.stderr)
+    if result.broken:
+        print(f"serq sweep: {result.broken}; the runs done are kept", file=sys.stderr)
+        return EXIT_ERRORS
     if not result.complete:
         print("serq sweep: interrupted; the runs done are kept", file=sys.stderr)
         return EXIT_INTERRUPTED

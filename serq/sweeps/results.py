@@ -74,6 +74,7 @@ class SweepResult:
     runs: list[Row] = field(repr=False)
     complete: bool = True
     interrupted: tuple[InterruptedRun, ...] = field(default=(), repr=False)
+    broken: str = ""  # why the sweep stopped before its runs were done, if not Ctrl-C
 
     @property
     def measures(self) -> tuple[str, ...]:
