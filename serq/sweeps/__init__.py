@@ -14,6 +14,7 @@ From Python, `serq.sweep(path, sets={"lambda": "0.5:0.9:0.1"}, seeds=5)` does bo
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -21,10 +22,10 @@ from typing import Any
 from serq.diagnostics import Diagnostic, Severity, Span, codes
 from serq.sweeps.checks import check_points
 from serq.sweeps.grid import Axis, Point, parse_axes, points, repeated_sets, spec_sources
-from serq.sweeps.results import SweepResult, collect, read_points
+from serq.sweeps.results import InterruptedRun, SweepResult, collect, read_points
 from serq.sweeps.worker import RunOutcome, RunTask
 
-__all__ = ["Plan", "SweepResult", "execute", "plan", "read_points", "sweep"]
+__all__ = ["InterruptedRun", "Plan", "SweepResult", "execute", "plan", "read_points", "sweep"]
 
 
 @dataclass(frozen=True)
@@ -121,22 +122,56 @@ def execute(
 ) -> SweepResult:
     """Run every task of `sweep_plan` on `executor` (see `executors.stream`; `jobs` sizes
     the local pool), calling `on_outcome` as each run finishes, and return the results in
-    grid order. Ctrl-C stops it: the result then holds the runs done, `complete` False."""
+    grid order. Ctrl-C stops it: the result then holds the runs done, `complete` False,
+    and in `interrupted` each run that was in progress, with its clock and what had
+    stopped moving by then (in this process or the local pool; see `executors`). A local
+    pool whose worker was killed from outside (out of memory) stops the same way, with
+    `broken` saying so."""
+    from concurrent.futures import BrokenExecutor
+    from dataclasses import replace
+
     from serq.sweeps.executors import stream
 
     outcomes: dict[int, RunOutcome] = {}
-    complete = True
-    try:
-        for outcome in stream(sweep_plan.tasks, executor, jobs):
-            if outcome.index in outcomes:
-                continue
+    interrupted: dict[int, RunOutcome] = {}
+
+    def take(outcome: RunOutcome) -> None:
+        if outcome.interrupted:  # a run Ctrl-C stopped: why it had not finished
+            if outcome.started and outcome.index not in outcomes:
+                interrupted[outcome.index] = outcome
+        elif outcome.index not in outcomes:
             outcomes[outcome.index] = outcome
             if on_outcome is not None:
                 on_outcome(outcome)
-    except KeyboardInterrupt:
+
+    complete, broken = True, ""
+    runs = stream(sweep_plan.tasks, executor, jobs)
+    try:
+        for outcome in runs:
+            take(outcome)
+    except BrokenExecutor:  # a worker killed from outside (out of memory, a signal)
         complete = False
+        broken = (
+            "a worker process ended abruptly (killed by a signal, perhaps for lack of "
+            "memory), so the sweep stopped"
+        )
+    except KeyboardInterrupt as stop:
+        complete = False
+        if getattr(runs, "gi_frame", None) is not None:  # Ctrl-C here, between two outcomes:
+            try:  # the stream stops its runs in progress and yields what they say
+                outcome = runs.throw(stop)
+                while True:
+                    take(outcome)
+                    outcome = next(runs)
+            except (KeyboardInterrupt, StopIteration):
+                pass
+    finally:
+        close = getattr(runs, "close", None)
+        if close is not None:
+            close()
     complete = complete and len(outcomes) == len(sweep_plan.tasks)
-    return collect(sweep_plan.grid, sweep_plan.seeds, outcomes, complete)
+    result = collect(sweep_plan.grid, sweep_plan.seeds, outcomes, complete, interrupted)
+    return replace(result, broken=broken) if broken else result
 
 
 def sweep(
@@ -161,7 +196,8 @@ def sweep(
 
     `executor` is None (a local process pool of `jobs` workers, default the CPU count; 1
     runs here), a `concurrent.futures.Executor`, a `distributed.Client` or a Dask scheduler
-    address. Ctrl-C returns the runs done so far (`complete` False).
+    address. Ctrl-C returns the runs done so far (`complete` False); what each run then in
+    progress had found stopped (`interrupted`) is warned of as a `serq.RunWarning`.
 
     Raises:
         ValueError: the file cannot be read, a value is not one, or the program does not
@@ -193,7 +229,22 @@ def sweep(
     )
     if checked is None:
         raise ValueError(sim_api.render(diagnostics, known))
-    return execute(checked, executor, jobs or default_jobs(), on_outcome)
+    result = execute(checked, executor, jobs or default_jobs(), on_outcome)
+    for run in result.interrupted:  # why a run that seemed to hang did, as `serq.run` says
+        for found in named(run):
+            texts = sim_api.sources(file, text, dict(run.point.sets), [found], defs)
+            warnings.warn(sim_api.render([found], texts), sim_api.RunWarning, stacklevel=2)
+    return result
+
+
+def named(run: InterruptedRun) -> list[Diagnostic]:
+    """What the interrupted `run` had found, each with a note naming its point and seed."""
+    from dataclasses import replace
+
+    from serq.sweeps.checks import describe
+
+    where = f"in the run at ({describe(run.point)}), seed {run.seed}"
+    return [replace(d, notes=(*d.notes, where)) for d in run.found]
 
 
 def _value_problems(

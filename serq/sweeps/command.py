@@ -7,8 +7,10 @@ command, 1 for the program's errors and values it cannot take). Then every run
 executes on the local pool (`--jobs`, default the CPU count) or the Dask scheduler
 (`--dask ADDRESS`, default `$SERQ_DASK_SCHEDULER`), with a progress bar and an ETA on
 stderr when it is a terminal. Stdout gets a table of the points; `--out` the files.
-Exit status: 0, or 1 when a run failed (its row says why), 130 after Ctrl-C (the runs
-done are written).
+Exit status: 0, or 1 when a run failed (its row says why) or a worker of the local
+pool was killed from outside (the runs done are written), 130 after Ctrl-C (the runs
+done are written, and each run that was in progress says, as `serq run` does when
+interrupted, what had stopped moving by then and its clock, naming its point and seed).
 """
 
 from __future__ import annotations
@@ -89,13 +91,39 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
     )
     if result.failed:
         summary += f"; {result.failed} failed"
+    _say_interrupted(result, args, loaded, color)
     if written:
         summary += "; wrote " + ", ".join(str(p) for p in written)
     print(summary, file=sys.stderr)
+    if result.broken:
+        print(f"serq sweep: {result.broken}; the runs done are kept", file=sys.stderr)
+        return EXIT_ERRORS
     if not result.complete:
         print("serq sweep: interrupted; the runs done are kept", file=sys.stderr)
         return EXIT_INTERRUPTED
     return EXIT_ERRORS if result.failed else EXIT_OK
+
+
+def _say_interrupted(result: Any, args: argparse.Namespace, text: str, color: bool | None) -> None:
+    """For each run Ctrl-C stopped in progress, what `serq run` says when interrupted:
+    what had stopped moving (each diagnostic with a note naming the run's point and
+    seed), then the run's line with its clock."""
+    from serq.sim import api as sim_api
+    from serq.sweeps import named
+    from serq.sweeps.checks import describe
+
+    for run in result.interrupted:
+        where = f"the run at ({describe(run.point)}), seed {run.seed}"
+        found = named(run)
+        if found:
+            sets, defs = dict(run.point.sets), dict(args.defs)
+            sources = sim_api.sources(args.file, text, sets, found, defs)
+            print_diagnostics(found, sources, file=sys.stderr, color=color)
+        if run.now is None:
+            at = " before its simulation began"
+        else:
+            at = f" at t = {run.now:g}"
+        print(f"serq sweep: {where} was interrupted{at}", file=sys.stderr)
 
 
 def _unusable(out: str | None, dask: str | None) -> Diagnostic | None:

@@ -12,7 +12,14 @@ yields each run's outcome once, in completion order (the caller puts them in gri
   still reports once (a second result for a key already seen is dropped).
 
 Ctrl-C (KeyboardInterrupt) cancels the runs not yet started and propagates; the outcomes
-already yielded are the caller's to keep.
+already yielded are the caller's to keep. Before it propagates, the runs in progress in
+this process or in the local pool say why they had not finished: each is stopped as
+`serq run` is by Ctrl-C and yielded as an outcome with `interrupted` set, its clock and
+what had stopped moving (`worker.interrupted_outcome`). The pool's workers are sent
+SIGINT (a terminal's Ctrl-C reaches them already; `kill -INT` the parent's alone does
+not), and their answers are awaited for `GRACE` seconds at most; a second Ctrl-C, or the
+end of the wait, terminates the workers still running. On another executor or a Dask
+cluster the runs in progress are cancelled without a word.
 """
 
 from __future__ import annotations
@@ -22,7 +29,16 @@ import uuid
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from serq.sweeps.worker import RunOutcome, RunTask, ignore_interrupts, run_task
+from serq.sweeps.worker import (
+    RunOutcome,
+    RunTask,
+    interrupted_outcome,
+    interruptible,
+    pool_worker,
+    run_task,
+)
+
+GRACE = 10.0  # seconds the runs in progress have, after Ctrl-C, to say why they had not ended
 
 
 def default_jobs() -> int:
@@ -64,7 +80,12 @@ def stream(
         yield from _dask_address(tasks, executor, function)
     elif executor is None and jobs <= 1:
         for task in tasks:
-            yield function(task)
+            try:
+                outcome = function(task)
+            except KeyboardInterrupt as stop:  # the run in progress: why it had not ended
+                yield interrupted_outcome(task, stop)
+                raise
+            yield outcome
     elif executor is None:
         yield from _local_pool(tasks, jobs, function)
     elif is_dask(executor):
@@ -81,15 +102,90 @@ def stream(
 def _local_pool(
     tasks: Sequence[RunTask], jobs: int, function: Callable[[RunTask], RunOutcome]
 ) -> Iterator[RunOutcome]:
-    from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    pool = ProcessPoolExecutor(
-        max_workers=min(jobs, max(len(tasks), 1)), initializer=ignore_interrupts
-    )
+    pool = ProcessPoolExecutor(max_workers=min(jobs, max(len(tasks), 1)), initializer=pool_worker)
+    futures = {pool.submit(interruptible, function, task): task for task in tasks}
+    workers = dict(getattr(pool, "_processes", None) or {})  # pid -> Process, all started
+    state = "running"
     try:
-        yield from _futures(tasks, pool, function)
+        for future in as_completed(futures):
+            yield _result(future, futures[future])
+        state = "done"
+    except KeyboardInterrupt:
+        state = "stopping"
+        yield from _stop_pool(futures, workers)
+        state = "stopped"
+        raise
     finally:
-        pool.shutdown(wait=True, cancel_futures=True)
+        for future in futures:
+            future.cancel()
+        if state == "done":
+            pool.shutdown(wait=True)
+        else:
+            if state != "stopped":  # a second Ctrl-C, or the consumer gone: stop them now
+                _terminate(workers)
+            pool.shutdown(wait=False, cancel_futures=True)
+            _reap(workers)
+
+
+def _result(future: Any, task: RunTask) -> RunOutcome:
+    """The outcome of a pool's `future` of `task`: a SIGINT that reached its worker in the
+    instant the run ended, past `interruptible`, is an interrupted run found nothing."""
+    try:
+        return future.result()
+    except KeyboardInterrupt as stop:
+        return interrupted_outcome(task, stop)
+
+
+def _stop_pool(futures: dict[Any, RunTask], workers: dict[int, Any]) -> Iterator[RunOutcome]:
+    """After Ctrl-C: cancel the runs not begun, interrupt those in progress (SIGINT to
+    every worker; one waiting for work only notes it) and yield what each says, within
+    `GRACE` seconds; the workers still running then are terminated."""
+    import signal
+    from concurrent.futures import wait
+
+    for future in futures:
+        future.cancel()
+    running = [f for f in futures if not f.done()]
+    for process in workers.values():
+        try:
+            os.kill(process.pid, signal.SIGINT)
+        except (OSError, AttributeError, TypeError):  # gone already
+            pass
+    done, late = wait(running, timeout=GRACE)
+    for future in running:
+        if future in done and not future.cancelled():
+            try:
+                outcome = _result(future, futures[future])
+            except Exception:  # its worker ended abruptly: a run stopped, nothing said
+                outcome = interrupted_outcome(futures[future], KeyboardInterrupt())
+            if outcome.started:
+                yield outcome
+    if late:
+        _terminate(workers)
+
+
+def _terminate(workers: dict[int, Any]) -> None:
+    for process in workers.values():
+        try:
+            if process.is_alive():
+                process.terminate()
+        except (OSError, AttributeError, ValueError):
+            pass
+
+
+def _reap(workers: dict[int, Any]) -> None:
+    """Wait for the pool's workers to end (each stopped run has returned by now, or was
+    terminated), terminating any still there after `GRACE` seconds."""
+    for process in workers.values():
+        try:
+            process.join(GRACE)
+            if process.is_alive():
+                process.terminate()
+                process.join(1.0)
+        except (OSError, AttributeError, ValueError, AssertionError):
+            pass
 
 
 def _futures(

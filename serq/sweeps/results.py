@@ -37,6 +37,8 @@ from serq.sweeps.worker import RunOutcome
 if TYPE_CHECKING:
     from rich.table import Table
 
+    from serq.diagnostics import Diagnostic
+
 SCHEMA = "serq-sweep/1"
 SUFFIXES = (".csv", ".json", ".parquet")
 
@@ -44,10 +46,25 @@ Row = dict[str, Any]
 
 
 @dataclass(frozen=True)
+class InterruptedRun:
+    """A run that Ctrl-C stopped before it finished: its grid `point`, its `seed`, the
+    clock `now` it had reached (None: stopped before its simulation began), and `found`,
+    what had stopped moving by then, as `serq run` says it when interrupted (a job of
+    infinite work, an engine stopped, sessions waiting at the pools for ever, a livelock,
+    a clock that had not moved)."""
+
+    point: Point
+    seed: int
+    now: float | None
+    found: tuple[Diagnostic, ...] = ()
+
+
+@dataclass(frozen=True)
 class SweepResult:
     """A sweep's results: `points` and `runs` as lists of rows (dicts, in grid order),
     the swept `parameters`, the observation and gauge names, the `seeds` of each point, and
-    whether every run finished (`complete`: False after Ctrl-C)."""
+    whether every run finished (`complete`: False after Ctrl-C, `interrupted` then the
+    runs that were in progress, in grid order, each with what it had found)."""
 
     parameters: tuple[str, ...]
     observations: tuple[str, ...]
@@ -56,6 +73,8 @@ class SweepResult:
     points: list[Row] = field(repr=False)
     runs: list[Row] = field(repr=False)
     complete: bool = True
+    interrupted: tuple[InterruptedRun, ...] = field(default=(), repr=False)
+    broken: str = ""  # why the sweep stopped before its runs were done, if not Ctrl-C
 
     @property
     def measures(self) -> tuple[str, ...]:
@@ -186,9 +205,11 @@ def collect(
     seeds: Sequence[int],
     outcomes: Mapping[int, RunOutcome],
     complete: bool = True,
+    interrupted: Mapping[int, RunOutcome] | None = None,
 ) -> SweepResult:
     """The results of the runs `outcomes` (by run index: point × len(seeds) + seed's
-    position) of the points `grid` with `seeds`; points without a finished run are left out."""
+    position) of the points `grid` with `seeds`; points without a finished run are left
+    out. `interrupted` holds the runs Ctrl-C stopped (by run index), kept apart."""
     parameters = tuple(name for name, _ in grid[0].values) if grid else ()
     observations: dict[str, None] = {}
     gauges: dict[str, None] = {}
@@ -213,8 +234,20 @@ def collect(
             done.append(row)
         if done:
             points.append(_point_row(point, done, measures))
+    by_index = {point.index: point for point in grid}
+    stopped = tuple(
+        InterruptedRun(by_index[i // len(seeds)], seeds[i % len(seeds)], run.now, run.found)
+        for i, run in sorted((interrupted or {}).items())
+    )
     return SweepResult(
-        parameters, tuple(observations), tuple(gauges), tuple(seeds), points, runs, complete
+        parameters,
+        tuple(observations),
+        tuple(gauges),
+        tuple(seeds),
+        points,
+        runs,
+        complete,
+        stopped,
     )
 
 

@@ -7,6 +7,13 @@ settings and the seed. `run_task` compiles the program once per point in each wo
 process (a small cache keyed by the text, the values and the settings) and runs it with
 the task's seed; what comes back is a `RunOutcome`: the run's mean of every observation
 and gauge, or the error that stopped it, as one line.
+
+Ctrl-C: a run stopped by it is an outcome with `interrupted` set, carrying what `serq run`
+says when interrupted (`serq.sim.Interrupted`: the clock and what had stopped moving by
+then). In a local pool's worker (`interruptible`, with `pool_worker` as the pool's
+initializer) SIGINT stops the run in progress that way, once, and the worker starts no
+other run after it; a worker waiting for work only notes it. In this process the
+`KeyboardInterrupt` propagates, and `interrupted_outcome` turns it into the outcome.
 """
 
 from __future__ import annotations
@@ -18,6 +25,9 @@ from typing import TYPE_CHECKING
 from serq.diagnostics import Severity, render_concise
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from serq.diagnostics import Diagnostic
     from serq.sim.api import Compiled
 
 CACHE_SIZE = 8  # compiled points kept per worker process
@@ -54,6 +64,14 @@ class RunOutcome:
     gauges: tuple[tuple[str, float], ...] = ()
     error: str | None = None
     warning: str | None = None
+    # Ctrl-C stopped this run before it finished: `now` is its clock then (None: it
+    # stopped before its simulation began), `found` what had stopped moving by then
+    # (`serq.sim.Interrupted`); `started` False: it was never begun (its worker had
+    # been interrupted already)
+    interrupted: bool = False
+    now: float | None = None
+    found: tuple[Diagnostic, ...] = ()
+    started: bool = True
 
 
 _compiled: OrderedDict[tuple, Compiled | str] = OrderedDict()
@@ -133,8 +151,47 @@ def _one_line(diagnostics: list) -> str:
     return render_concise(first) + (f" (and {more} more)" if more else "")
 
 
-def ignore_interrupts() -> None:
-    """A pool worker's initializer: Ctrl-C is the parent's to handle (it stops the pool)."""
+def interrupted_outcome(task: RunTask, stop: BaseException) -> RunOutcome:
+    """The outcome of `task`'s run stopped by Ctrl-C (`stop`, a `KeyboardInterrupt`; a
+    `serq.sim.Interrupted` has the clock and the findings)."""
+    now = getattr(stop, "now", None)
+    found = tuple(getattr(stop, "found", ()))
+    return RunOutcome(task.index, interrupted=True, now=now, found=found)
+
+
+_stopped = False  # a pool worker that SIGINT reached: it begins no other run
+_running = False  # a pool worker in a run, which SIGINT stops
+
+
+def pool_worker() -> None:
+    """A local pool worker's initializer: SIGINT (Ctrl-C at the terminal, which reaches
+    the whole process group, or the parent's forwarding) stops the run in progress, once,
+    and the worker begins no other; the parent collects what the run had found
+    (`interruptible`)."""
     import signal
 
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    signal.signal(signal.SIGINT, _on_interrupt)
+
+
+def _on_interrupt(_signum: int, _frame: object) -> None:
+    global _stopped
+    first = not _stopped
+    _stopped = True
+    if first and _running:
+        raise KeyboardInterrupt  # in the run: `simulate` makes it an `Interrupted`
+
+
+def interruptible(function: Callable[[RunTask], RunOutcome], task: RunTask) -> RunOutcome:
+    """`function(task)` in a pool worker initialised by `pool_worker`: a run that Ctrl-C
+    stops is an interrupted outcome with what it had found, and a task given after
+    Ctrl-C is not begun (an outcome with `started` False)."""
+    global _running
+    _running = True
+    try:
+        if _stopped:  # checked in the run: a SIGINT before it would not stop it
+            return RunOutcome(task.index, interrupted=True, started=False)
+        return function(task)
+    except KeyboardInterrupt as stop:
+        return interrupted_outcome(task, stop)
+    finally:
+        _running = False
