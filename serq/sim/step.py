@@ -59,12 +59,13 @@ from typing import Any
 from serq import ir
 from serq.diagnostics import Span
 from serq.ir import SLOT
+from serq.ir.arith import fold
 from serq.ir.expr import reads_only
 from serq.sim.cache import EPS
 from serq.sim.claims import demand as claims_demand
 from serq.sim.compiled_stages import observed, reads_estimates
 from serq.sim.errors import SimError, bad_work, out_of_domain
-from serq.sim.exprs import key_tuple
+from serq.sim.exprs import constant_member, key_tuple
 from serq.sim.fastforward import RESIDENT, contexts
 from serq.sim.holds import innermost
 from serq.sim.ones import exact_ones, ones_past, plus_ones
@@ -269,7 +270,9 @@ class StepStage(StageBase):
         compile_expr, kind, keys = self._compile
         self.budget = compile_expr(kind.budget)[0]
         self.cost = compile_expr(kind.cost)[0]
-        self.chunk = None if kind.chunk is None else compile_expr(kind.chunk)[0]
+        # a chunk that is never a cap (`long_prefill(reqs, 0)`) is none: not read at each plan
+        chunk = kind.chunk
+        self.chunk = None if chunk is None or _never_caps(chunk) else compile_expr(chunk)[0]
         self.keys = tuple(compile_expr(k)[0] for k in keys)
         self.key_of = key_tuple(self.keys)
         self.world = world
@@ -1997,6 +2000,52 @@ def _endless_iteration(stage: StepStage, cost: float) -> str:
 def _num(x: float) -> str:
     """A number as a diagnostic shows it: whole numbers without a fraction."""
     return str(int(x)) if x == x and abs(x) < 2**53 and x == int(x) else repr(x)
+
+
+# what a chunk's test may read and still be skipped (`_never_caps`): the engine's totals,
+# and the counts of constant members, none of which can fail, draw or set anything
+_QUIET_CONTEXTS = frozenset(
+    ("now", "residents", "decoders", "kv_decode", "kv_prefill", "tokens", "prefilled", "attention")
+)
+_QUIET_OBSERVABLES = frozenset(
+    ("used", "free", "holders", "queued", "blocksize", "queue", "busy", "work")
+)
+
+
+def _quiet(e: ir.Expr) -> bool:
+    """Whether evaluating `e` can neither fail nor draw nor change anything."""
+    if isinstance(e, ir.Num | ir.Attr):
+        return True
+    if isinstance(e, ir.Ctx):
+        return e.name in _QUIET_CONTEXTS
+    if isinstance(e, ir.Unary):
+        return _quiet(e.operand)
+    if isinstance(e, ir.Binary):
+        return _quiet(e.left) and _quiet(e.right)
+    if isinstance(e, ir.Cond):
+        return _quiet(e.test) and _quiet(e.then) and _quiet(e.otherwise)
+    if isinstance(e, ir.Call):
+        return e.func in ("min", "max", "abs") and all(_quiet(x) for x in e.args)
+    if isinstance(e, ir.Observable):
+        return (
+            e.func in _QUIET_OBSERVABLES
+            and not e.args
+            and isinstance(e.target, ir.Ref)
+            and constant_member(e.target)
+        )
+    return False
+
+
+def _never_caps(chunk: ir.Expr) -> bool:
+    """Whether a chunk expression always gives a number at most 0, no cap (`cap`): a
+    constant one, or a choice between such whose tests are `_quiet` (vLLM's
+    `long_prefill(reqs, 0)`: `residents + queued(reqs) > 1 ? 0 : 0`)."""
+    value = fold(chunk)
+    if value is not None:
+        return value <= 0
+    if isinstance(chunk, ir.Cond):
+        return _quiet(chunk.test) and _never_caps(chunk.then) and _never_caps(chunk.otherwise)
+    return False
 
 
 def _steady_serve_key(key: ir.Expr) -> bool:
