@@ -143,6 +143,7 @@ class StepStage(StageBase):
         "cost_origin",
         "chunk_origin",
         "budget",
+        "budget_value",
         "cost",
         "chunk",
         "keys",
@@ -269,6 +270,8 @@ class StepStage(StageBase):
         compile the budget, cost, chunk and serve keys."""
         compile_expr, kind, keys = self._compile
         self.budget = compile_expr(kind.budget)[0]
+        # a budget that is a number (`budget B;` with a `let`) is not evaluated at each plan
+        self.budget_value = kind.budget.value if isinstance(kind.budget, ir.Num) else None
         self.cost = compile_expr(kind.cost)[0]
         # a chunk that is never a cap (`long_prefill(reqs, 0)`) is none: not read at each plan
         chunk = kind.chunk
@@ -479,7 +482,9 @@ class StepStage(StageBase):
         else:  # fast path: budget, chunk and serve keys read no sum over the residents
             engine.residents = float(len(residents))
         blank = self.blank
-        budget = self.budget(blank)
+        budget = self.budget_value
+        if budget is None:
+            budget = self.budget(blank)
         if not budget >= 0:  # 0 plans nothing: the stall rule's, not a domain error
             raise out_of_domain(
                 self.budget_origin, f"the budget of `{self.name}`", budget, "at least 0"
@@ -1159,9 +1164,13 @@ class StepStage(StageBase):
         engine = self.engine
         blank = self.blank
         until = engine.until
-        self._totals(n)
+        # fast path: `_totals` inline
+        engine.residents = engine.decoders = engine.tokens = float(n)
+        engine.kv_prefill = engine.prefilled = engine.attention = 0.0
         engine.kv_decode = kv
-        budget = self.budget(blank)
+        budget = self.budget_value
+        if budget is None:
+            budget = self.budget(blank)
         if not budget >= n or (waiting and budget != self._budget0):
             return None
         c = self.cost(blank)
@@ -1778,16 +1787,17 @@ class StepStage(StageBase):
                 last = s.last_token
                 s.last_token = now
                 s.token_stage = self
-                decoded = s.decoded
                 if r.decoding:
                     s.decoded = True
-                elif decoded is not True:
-                    # a first token (no decode before it): none, unless a preemption made
-                    # it the one this engine gave last, computed again; once (the
-                    # references, tests/sim/NOTES.md §34)
-                    s.decoded = False
-                    if decoded is not self:
-                        continue
+                else:
+                    decoded = s.decoded
+                    if decoded is not True:
+                        # a first token (no decode before it): none, unless a preemption
+                        # made it the one this engine gave last, computed again; once (the
+                        # references, tests/sim/NOTES.md §34)
+                        s.decoded = False
+                        if decoded is not self:
+                            continue
                 if last is not None and counted:
                     fresh.append(now - last)
         if finished:
