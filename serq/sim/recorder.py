@@ -199,13 +199,25 @@ class TokenGaps:
 
 
 class _Pool:
-    __slots__ = ("used", "cached", "queued", "holders", "admissions", "waits", "wait", "counts")
+    __slots__ = (
+        "used",
+        "cached",
+        "queued",
+        "holders",
+        "levels",
+        "admissions",
+        "waits",
+        "wait",
+        "counts",
+    )
 
     def __init__(self, warmup: float) -> None:
         self.used = _Level(warmup)
         self.cached = _Level(warmup)
         self.queued = _Level(warmup)
         self.holders = _Level(warmup)
+        # the four, which move together (`pool_state`), in one tuple
+        self.levels = (self.used, self.cached, self.queued, self.holders)
         self.admissions = 0
         self.waits = 0
         self.wait = 0.0
@@ -319,39 +331,28 @@ class StatsRecorder:
     def pool_state(
         self, pool: int, now: float, used: float, cached: float, queued: int, holders: int
     ) -> None:
-        p = self._pools[pool]
-        # fast path: `_Level.set` inlined on the four levels (they move together)
-        level = p.used
-        if now > level.since:
-            dt = now - level.since
-            level.area += level.value * dt
-            level.since = now
-            level.value = used
-            level = p.cached
-            level.area += level.value * dt
-            level.since = now
-            level.value = cached
-            level = p.queued
-            level.area += level.value * dt
-            level.since = now
-            level.value = queued
-            level = p.holders
-            level.area += level.value * dt
-            level.since = now
-            level.value = holders
-        else:  # not past `since`: every level's area is up to now (they move together)
-            level.value = used
-            p.cached.value = cached
-            p.queued.value = queued
-            p.holders.value = holders
+        # fast path: `_Level.set` inlined on the four levels (they move together: one
+        # `since`, and every level's area is up to it)
+        u, c, q, h = self._pools[pool].levels
+        since = u.since
+        if now > since:
+            dt = now - since
+            u.area += u.value * dt
+            c.area += c.value * dt
+            q.area += q.value * dt
+            h.area += h.value * dt
+            u.since = c.since = q.since = h.since = now
+        u.value = used
+        c.value = cached
+        q.value = queued
+        h.value = holders
 
     def pool_states(
         self, pool: int, rows: list[tuple[float, float, float]], queued: int, holders: int
     ) -> None:
         """`pool_state` at each (time, used, cached) of `rows`, their times increasing,
         with the other levels as given: the same sums, term by term."""
-        p = self._pools[pool]
-        u, c, q, h = p.used, p.cached, p.queued, p.holders
+        u, c, q, h = self._pools[pool].levels
         for now, value, held in rows:
             since = u.since
             if now > since:
