@@ -352,20 +352,28 @@ class StatsRecorder:
     ) -> None:
         """`pool_state` at each (time, used, cached) of `rows`, their times increasing,
         with the other levels as given: the same sums, term by term."""
+        if not rows:
+            return
         u, c, q, h = self._pools[pool].levels
+        # in locals through the rows (the same operations in the same order), then back
+        since = u.since
+        au, ac, aq, ah = u.area, c.area, q.area, h.area
+        vu, vc, vq, vh = u.value, c.value, q.value, h.value
         for now, value, held in rows:
-            since = u.since
             if now > since:
                 dt = now - since
-                u.area += u.value * dt
-                c.area += c.value * dt
-                q.area += q.value * dt
-                h.area += h.value * dt
-                u.since = c.since = q.since = h.since = now
-            u.value = value
-            c.value = held
-            q.value = queued
-            h.value = holders
+                au += vu * dt
+                ac += vc * dt
+                aq += vq * dt
+                ah += vh * dt
+                since = now
+            vu = value
+            vc = held
+            vq = queued
+            vh = holders
+        u.since = c.since = q.since = h.since = since
+        u.area, c.area, q.area, h.area = au, ac, aq, ah
+        u.value, c.value, q.value, h.value = vu, vc, vq, vh
 
     def pool_admitted(self, pool: int, now: float, waited: float) -> None:
         p = self._pools[pool]
