@@ -185,6 +185,7 @@ class StepStage(StageBase):
         "_bulk",
         "itl",
         "itl_from",
+        "_quiet",
     )
 
     def __init__(
@@ -238,6 +239,7 @@ class StepStage(StageBase):
         # warm-up on; None when it keeps none
         self.itl: TokenGaps | None = None
         self.itl_from = INF
+        self._quiet: dict[Any, tuple] = {}  # per pool, `_quiet_setup`'s
         self.memory_index = kind.memory
         self.memory: Any = None
         self.served: list[Any] = []
@@ -1655,20 +1657,14 @@ class StepStage(StageBase):
             self._pending = seq
             self._pending_end = end
 
-    def _cross_quietly(self, ends: list[float], crossings: list[tuple], pool: Any) -> None:
-        """`_end_span`'s crossings when they all grow one pool and no gauge reads the
-        instants: the pool's level is recorded at each crossing's time, evicting first
-        where the cache must make room (`Pool.evict`, inline); the levels are told to the
-        recorder together (`pool_states`), each at its time, as `pool_state` would be
-        (before an eviction that reads the clock or spills, those so far)."""
-        engine = self.engine
+    def _quiet_setup(self, pool: Any) -> tuple[Any, bool, bool, Any, bool]:
+        """What `_cross_quietly` needs of `pool` and the run, the same at every span (set
+        when the run starts): how the levels are told, whether at each crossing, whether
+        an eviction reads the clock, how evictions are counted, and whether one block is
+        evicted inline."""
         world = self.world
         recorder = self.recorder
-        index = pool.index
         cache = pool.cache
-        cap = pool.cap
-        queued = len(pool.queue) + len(pool.front)
-        holders = pool.n_holders
         check = world.check_invariants
         batch = None if check else self._bulk[1]
         eager = batch is None  # each crossing told at once (the invariants checked at each)
@@ -1681,17 +1677,37 @@ class StepStage(StageBase):
                     if check:  # not a flush of the pools: the clock is the span's end
                         world.check()
 
-        timed = cache.keys or cache.on_evict is not None  # an eviction that reads the clock
-        evict_to = cache.evict_to
-        count = recorder.pool_count
+        timed = bool(cache.keys) or cache.on_evict is not None  # an eviction reads the clock
         # the units each eviction takes, counted together at the end (`pool_counts`, the
         # same sum in the same order) when the recorder can
         counts = None if eager else self._bulk[2]
-        evicted: list[float] = []
         block = cache.block
         # an LRU cache of blocks without a spill: `evict_to`'s loop when it takes one block
-        # from the oldest entry, which keeps more than that, is inline below
+        # from the oldest entry, which keeps more than that, is inline (`_cross_quietly`)
         one_block = not timed and counts is not None and block is not None and block > 0
+        return batch, eager, timed, counts, one_block
+
+    def _cross_quietly(self, ends: list[float], crossings: list[tuple], pool: Any) -> None:
+        """`_end_span`'s crossings when they all grow one pool and no gauge reads the
+        instants: the pool's level is recorded at each crossing's time, evicting first
+        where the cache must make room (`Pool.evict`, inline); the levels are told to the
+        recorder together (`pool_states`), each at its time, as `pool_state` would be
+        (before an eviction that reads the clock or spills, those so far)."""
+        engine = self.engine
+        recorder = self.recorder
+        index = pool.index
+        cache = pool.cache
+        cap = pool.cap
+        queued = len(pool.queue) + len(pool.front)
+        holders = pool.n_holders
+        setup = self._quiet.get(pool)
+        if setup is None:
+            setup = self._quiet[pool] = self._quiet_setup(pool)
+        batch, eager, timed, counts, one_block = setup
+        evict_to = cache.evict_to
+        count = recorder.pool_count
+        evicted: list[float] = []
+        block = cache.block
         entries = cache.entries
         oldest = None  # the oldest entry, which only this loop changes (while not None)
         rows: list[tuple[float, float, float]] = []  # (time, used, cached) at each crossing
