@@ -78,13 +78,13 @@ def _hold(level: _Level, times: list[float], value: float) -> None:
 
 
 def _gaps_added(
-    totals: tuple[float, ...], weights: tuple[int, ...], first: float, last: float
-) -> list[float | None]:
-    """Each of `totals` after adding its weight (of `weights`) times `t - before` for each
-    of increasing times from `first` to `last`, one term at a time, when none of those
-    additions rounds: then it is `total + weight * (last - first)`, whatever the times
-    between; None for a total where an addition might round (the caller then adds its
-    terms one by one).
+    area: float, weighted: float, batch_time: float, decodes: int, first: float, last: float
+) -> tuple[float, float, float] | None:
+    """`area` and `batch_time` plus, and `weighted` plus `decodes` times, each `t - before`
+    for increasing times from `first` to `last`, one term at a time, when none of those
+    additions rounds: then each is `total + weight * (last - first)`, whatever the times
+    between; None when an addition might round (the caller then adds the terms one by
+    one).
 
     No addition rounds when `first` and `last` lie in one binade (so every gap is a
     whole multiple of its unit in the last place u, and so is their sum), the weighted
@@ -92,28 +92,27 @@ def _gaps_added(
     most u and stays in its binade (each partial sum is a multiple of its unit there).
     A span is short against the clock, so this holds for all but a few spans."""
     if not first > 0.0:
-        return [None] * len(totals)
+        return None
     e = _frexp(first)[1]
     if _frexp(last)[1] != e:
-        return [None] * len(totals)
+        return None
     gap = last - first
-    gaps = gap / _ldexp(1.0, e - 53)  # the gaps' sum in units u
-    sums: list[float | None] = []
-    for total, weight in zip(totals, weights, strict=True):
-        if weight * gaps >= _WHOLE:
-            sums.append(None)
-            continue
-        added = weight * gap  # exact: a multiple of u below 2**53 u
+    # the gaps' sum in units u, times the greatest weight (`decodes` is at least 1)
+    if decodes * (gap / _ldexp(1.0, e - 53)) >= _WHOLE:
+        return None
+    sums = []
+    for total, added in ((area, gap), (weighted, decodes * gap), (batch_time, gap)):
         if total == 0.0:
             sums.append(added)
             continue
         exponent = _frexp(total)[1]
         if exponent > e:  # the total's unit is coarser than the gaps'
-            sums.append(None)
-            continue
-        result = total + added
-        sums.append(result if _frexp(result)[1] == exponent else None)
-    return sums
+            return None
+        total += added
+        if _frexp(total)[1] != exponent:
+            return None
+        sums.append(total)
+    return sums[0], sums[1], sums[2]
 
 
 def _terms_added(
@@ -200,13 +199,25 @@ class TokenGaps:
 
 
 class _Pool:
-    __slots__ = ("used", "cached", "queued", "holders", "admissions", "waits", "wait", "counts")
+    __slots__ = (
+        "used",
+        "cached",
+        "queued",
+        "holders",
+        "levels",
+        "admissions",
+        "waits",
+        "wait",
+        "counts",
+    )
 
     def __init__(self, warmup: float) -> None:
         self.used = _Level(warmup)
         self.cached = _Level(warmup)
         self.queued = _Level(warmup)
         self.holders = _Level(warmup)
+        # the four, which move together (`pool_state`), in one tuple
+        self.levels = (self.used, self.cached, self.queued, self.holders)
         self.admissions = 0
         self.waits = 0
         self.wait = 0.0
@@ -320,52 +331,49 @@ class StatsRecorder:
     def pool_state(
         self, pool: int, now: float, used: float, cached: float, queued: int, holders: int
     ) -> None:
-        p = self._pools[pool]
-        # fast path: `_Level.set` inlined on the four levels (they move together)
-        level = p.used
-        if now > level.since:
-            dt = now - level.since
-            level.area += level.value * dt
-            level.since = now
-            level.value = used
-            level = p.cached
-            level.area += level.value * dt
-            level.since = now
-            level.value = cached
-            level = p.queued
-            level.area += level.value * dt
-            level.since = now
-            level.value = queued
-            level = p.holders
-            level.area += level.value * dt
-            level.since = now
-            level.value = holders
-        else:  # not past `since`: every level's area is up to now (they move together)
-            level.value = used
-            p.cached.value = cached
-            p.queued.value = queued
-            p.holders.value = holders
+        # fast path: `_Level.set` inlined on the four levels (they move together: one
+        # `since`, and every level's area is up to it)
+        u, c, q, h = self._pools[pool].levels
+        since = u.since
+        if now > since:
+            dt = now - since
+            u.area += u.value * dt
+            c.area += c.value * dt
+            q.area += q.value * dt
+            h.area += h.value * dt
+            u.since = c.since = q.since = h.since = now
+        u.value = used
+        c.value = cached
+        q.value = queued
+        h.value = holders
 
     def pool_states(
         self, pool: int, rows: list[tuple[float, float, float]], queued: int, holders: int
     ) -> None:
         """`pool_state` at each (time, used, cached) of `rows`, their times increasing,
         with the other levels as given: the same sums, term by term."""
-        p = self._pools[pool]
-        u, c, q, h = p.used, p.cached, p.queued, p.holders
+        if not rows:
+            return
+        u, c, q, h = self._pools[pool].levels
+        # in locals through the rows (the same operations in the same order), then back
+        since = u.since
+        au, ac, aq, ah = u.area, c.area, q.area, h.area
+        vu, vc, vq, vh = u.value, c.value, q.value, h.value
         for now, value, held in rows:
-            since = u.since
             if now > since:
                 dt = now - since
-                u.area += u.value * dt
-                c.area += c.value * dt
-                q.area += q.value * dt
-                h.area += h.value * dt
-                u.since = c.since = q.since = h.since = now
-            u.value = value
-            c.value = held
-            q.value = queued
-            h.value = holders
+                au += vu * dt
+                ac += vc * dt
+                aq += vq * dt
+                ah += vh * dt
+                since = now
+            vu = value
+            vc = held
+            vq = queued
+            vh = holders
+        u.since = c.since = q.since = h.since = since
+        u.area, c.area, q.area, h.area = au, ac, aq, ah
+        u.value, c.value, q.value, h.value = vu, vc, vq, vh
 
     def pool_admitted(self, pool: int, now: float, waited: float) -> None:
         p = self._pools[pool]
@@ -488,17 +496,12 @@ class StatsRecorder:
             # the decode level, the decode count and the batch time all add each start
             # less the one before, in one pass (as one at a time, term by term)
             since = starts[-1]
-            area = weighted = batch_time = None  # a short span: term by term, below
+            sums = None  # a short span: term by term, below
             if count > _SHORT:
-                area, weighted, batch_time = _gaps_added(
-                    (level.area, dec.area, s.batch_time), (1, decodes, 1), started, since
-                )
-            if area is None or weighted is None or batch_time is None:
-                # term by term in order, all three (those `_gaps_added` found are the same)
-                area, weighted, batch_time = _terms_added(
-                    level.area, dec.area, s.batch_time, decodes, started, starts
-                )
-            level.area, dec.area, s.batch_time = area, weighted, batch_time
+                sums = _gaps_added(level.area, dec.area, s.batch_time, decodes, started, since)
+            if sums is None:  # term by term in order, all three
+                sums = _terms_added(level.area, dec.area, s.batch_time, decodes, started, starts)
+            level.area, dec.area, s.batch_time = sums
             level.since = dec.since = since
             kinds[0].since = kinds[2].since = since  # their value is 0: no area
             s.batches += count

@@ -59,12 +59,13 @@ from typing import Any
 from serq import ir
 from serq.diagnostics import Span
 from serq.ir import SLOT
+from serq.ir.arith import fold
 from serq.ir.expr import reads_only
 from serq.sim.cache import EPS
 from serq.sim.claims import demand as claims_demand
 from serq.sim.compiled_stages import observed, reads_estimates
 from serq.sim.errors import SimError, bad_work, out_of_domain
-from serq.sim.exprs import key_tuple
+from serq.sim.exprs import constant_member, key_tuple
 from serq.sim.fastforward import RESIDENT, contexts
 from serq.sim.holds import innermost
 from serq.sim.ones import exact_ones, ones_past, plus_ones
@@ -142,6 +143,7 @@ class StepStage(StageBase):
         "cost_origin",
         "chunk_origin",
         "budget",
+        "budget_value",
         "cost",
         "chunk",
         "keys",
@@ -183,6 +185,7 @@ class StepStage(StageBase):
         "_bulk",
         "itl",
         "itl_from",
+        "_quiet",
     )
 
     def __init__(
@@ -236,6 +239,7 @@ class StepStage(StageBase):
         # warm-up on; None when it keeps none
         self.itl: TokenGaps | None = None
         self.itl_from = INF
+        self._quiet: dict[Any, tuple] = {}  # per pool, `_quiet_setup`'s
         self.memory_index = kind.memory
         self.memory: Any = None
         self.served: list[Any] = []
@@ -268,8 +272,12 @@ class StepStage(StageBase):
         compile the budget, cost, chunk and serve keys."""
         compile_expr, kind, keys = self._compile
         self.budget = compile_expr(kind.budget)[0]
+        # a budget that is a number (`budget B;` with a `let`) is not evaluated at each plan
+        self.budget_value = kind.budget.value if isinstance(kind.budget, ir.Num) else None
         self.cost = compile_expr(kind.cost)[0]
-        self.chunk = None if kind.chunk is None else compile_expr(kind.chunk)[0]
+        # a chunk that is never a cap (`long_prefill(reqs, 0)`) is none: not read at each plan
+        chunk = kind.chunk
+        self.chunk = None if chunk is None or _never_caps(chunk) else compile_expr(chunk)[0]
         self.keys = tuple(compile_expr(k)[0] for k in keys)
         self.key_of = key_tuple(self.keys)
         self.world = world
@@ -476,7 +484,9 @@ class StepStage(StageBase):
         else:  # fast path: budget, chunk and serve keys read no sum over the residents
             engine.residents = float(len(residents))
         blank = self.blank
-        budget = self.budget(blank)
+        budget = self.budget_value
+        if budget is None:
+            budget = self.budget(blank)
         if not budget >= 0:  # 0 plans nothing: the stall rule's, not a domain error
             raise out_of_domain(
                 self.budget_origin, f"the budget of `{self.name}`", budget, "at least 0"
@@ -1156,9 +1166,13 @@ class StepStage(StageBase):
         engine = self.engine
         blank = self.blank
         until = engine.until
-        self._totals(n)
+        # fast path: `_totals` inline
+        engine.residents = engine.decoders = engine.tokens = float(n)
+        engine.kv_prefill = engine.prefilled = engine.attention = 0.0
         engine.kv_decode = kv
-        budget = self.budget(blank)
+        budget = self.budget_value
+        if budget is None:
+            budget = self.budget(blank)
         if not budget >= n or (waiting and budget != self._budget0):
             return None
         c = self.cost(blank)
@@ -1643,20 +1657,14 @@ class StepStage(StageBase):
             self._pending = seq
             self._pending_end = end
 
-    def _cross_quietly(self, ends: list[float], crossings: list[tuple], pool: Any) -> None:
-        """`_end_span`'s crossings when they all grow one pool and no gauge reads the
-        instants: the pool's level is recorded at each crossing's time, evicting first
-        where the cache must make room (`Pool.evict`, inline); the levels are told to the
-        recorder together (`pool_states`), each at its time, as `pool_state` would be
-        (before an eviction that reads the clock or spills, those so far)."""
-        engine = self.engine
+    def _quiet_setup(self, pool: Any) -> tuple[Any, bool, bool, Any, bool]:
+        """What `_cross_quietly` needs of `pool` and the run, the same at every span (set
+        when the run starts): how the levels are told, whether at each crossing, whether
+        an eviction reads the clock, how evictions are counted, and whether one block is
+        evicted inline."""
         world = self.world
         recorder = self.recorder
-        index = pool.index
         cache = pool.cache
-        cap = pool.cap
-        queued = len(pool.queue) + len(pool.front)
-        holders = pool.n_holders
         check = world.check_invariants
         batch = None if check else self._bulk[1]
         eager = batch is None  # each crossing told at once (the invariants checked at each)
@@ -1669,17 +1677,37 @@ class StepStage(StageBase):
                     if check:  # not a flush of the pools: the clock is the span's end
                         world.check()
 
-        timed = cache.keys or cache.on_evict is not None  # an eviction that reads the clock
-        evict_to = cache.evict_to
-        count = recorder.pool_count
+        timed = bool(cache.keys) or cache.on_evict is not None  # an eviction reads the clock
         # the units each eviction takes, counted together at the end (`pool_counts`, the
         # same sum in the same order) when the recorder can
         counts = None if eager else self._bulk[2]
-        evicted: list[float] = []
         block = cache.block
         # an LRU cache of blocks without a spill: `evict_to`'s loop when it takes one block
-        # from the oldest entry, which keeps more than that, is inline below
+        # from the oldest entry, which keeps more than that, is inline (`_cross_quietly`)
         one_block = not timed and counts is not None and block is not None and block > 0
+        return batch, eager, timed, counts, one_block
+
+    def _cross_quietly(self, ends: list[float], crossings: list[tuple], pool: Any) -> None:
+        """`_end_span`'s crossings when they all grow one pool and no gauge reads the
+        instants: the pool's level is recorded at each crossing's time, evicting first
+        where the cache must make room (`Pool.evict`, inline); the levels are told to the
+        recorder together (`pool_states`), each at its time, as `pool_state` would be
+        (before an eviction that reads the clock or spills, those so far)."""
+        engine = self.engine
+        recorder = self.recorder
+        index = pool.index
+        cache = pool.cache
+        cap = pool.cap
+        queued = len(pool.queue) + len(pool.front)
+        holders = pool.n_holders
+        setup = self._quiet.get(pool)
+        if setup is None:
+            setup = self._quiet[pool] = self._quiet_setup(pool)
+        batch, eager, timed, counts, one_block = setup
+        evict_to = cache.evict_to
+        count = recorder.pool_count
+        evicted: list[float] = []
+        block = cache.block
         entries = cache.entries
         oldest = None  # the oldest entry, which only this loop changes (while not None)
         rows: list[tuple[float, float, float]] = []  # (time, used, cached) at each crossing
@@ -1775,16 +1803,17 @@ class StepStage(StageBase):
                 last = s.last_token
                 s.last_token = now
                 s.token_stage = self
-                decoded = s.decoded
                 if r.decoding:
                     s.decoded = True
-                elif decoded is not True:
-                    # a first token (no decode before it): none, unless a preemption made
-                    # it the one this engine gave last, computed again; once (the
-                    # references, tests/sim/NOTES.md §34)
-                    s.decoded = False
-                    if decoded is not self:
-                        continue
+                else:
+                    decoded = s.decoded
+                    if decoded is not True:
+                        # a first token (no decode before it): none, unless a preemption
+                        # made it the one this engine gave last, computed again; once (the
+                        # references, tests/sim/NOTES.md §34)
+                        s.decoded = False
+                        if decoded is not self:
+                            continue
                 if last is not None and counted:
                     fresh.append(now - last)
         if finished:
@@ -1997,6 +2026,52 @@ def _endless_iteration(stage: StepStage, cost: float) -> str:
 def _num(x: float) -> str:
     """A number as a diagnostic shows it: whole numbers without a fraction."""
     return str(int(x)) if x == x and abs(x) < 2**53 and x == int(x) else repr(x)
+
+
+# what a chunk's test may read and still be skipped (`_never_caps`): the engine's totals,
+# and the counts of constant members, none of which can fail, draw or set anything
+_QUIET_CONTEXTS = frozenset(
+    ("now", "residents", "decoders", "kv_decode", "kv_prefill", "tokens", "prefilled", "attention")
+)
+_QUIET_OBSERVABLES = frozenset(
+    ("used", "free", "holders", "queued", "blocksize", "queue", "busy", "work")
+)
+
+
+def _quiet(e: ir.Expr) -> bool:
+    """Whether evaluating `e` can neither fail nor draw nor change anything."""
+    if isinstance(e, ir.Num | ir.Attr):
+        return True
+    if isinstance(e, ir.Ctx):
+        return e.name in _QUIET_CONTEXTS
+    if isinstance(e, ir.Unary):
+        return _quiet(e.operand)
+    if isinstance(e, ir.Binary):
+        return _quiet(e.left) and _quiet(e.right)
+    if isinstance(e, ir.Cond):
+        return _quiet(e.test) and _quiet(e.then) and _quiet(e.otherwise)
+    if isinstance(e, ir.Call):
+        return e.func in ("min", "max", "abs") and all(_quiet(x) for x in e.args)
+    if isinstance(e, ir.Observable):
+        return (
+            e.func in _QUIET_OBSERVABLES
+            and not e.args
+            and isinstance(e.target, ir.Ref)
+            and constant_member(e.target)
+        )
+    return False
+
+
+def _never_caps(chunk: ir.Expr) -> bool:
+    """Whether a chunk expression always gives a number at most 0, no cap (`cap`): a
+    constant one, or a choice between such whose tests are `_quiet` (vLLM's
+    `long_prefill(reqs, 0)`: `residents + queued(reqs) > 1 ? 0 : 0`)."""
+    value = fold(chunk)
+    if value is not None:
+        return value <= 0
+    if isinstance(chunk, ir.Cond):
+        return _quiet(chunk.test) and _never_caps(chunk.then) and _never_caps(chunk.otherwise)
+    return False
 
 
 def _steady_serve_key(key: ir.Expr) -> bool:

@@ -83,9 +83,9 @@ def test_the_family_reaches_both_ways_of_adding_the_terms(monkeypatch) -> None:
     seen = {"short": 0, "exact": 0, "by term": 0}
     gaps_added = recorder_module._gaps_added
 
-    def spy(totals, weights, first, last):
-        sums = gaps_added(totals, weights, first, last)
-        seen["by term" if None in sums else "exact"] += 1
+    def spy(area, weighted, batch_time, decodes, first, last):
+        sums = gaps_added(area, weighted, batch_time, decodes, first, last)
+        seen["by term" if sums is None else "exact"] += 1
         return sums
 
     monkeypatch.setattr(recorder_module, "_gaps_added", spy)

@@ -26,10 +26,11 @@ import pytest
 import serq
 from serq import ir
 from serq.diagnostics import Span
+from serq.sim import step as step_module
 from serq.sim.core import Engine
 from serq.sim.exprs import ExprCompiler
 from serq.sim.pools import Pool
-from serq.sim.step import StepStage
+from serq.sim.step import StepStage, _never_caps
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "oracle"))
 
@@ -176,3 +177,46 @@ def test_pool_counts_written_inline(block):
             a = [0.0, session]
             assert fn(a) == method(a), (func, session)
     assert compiler.compile(ir.Observable("cachedin", ref, (), _SPAN))([0.0, owner]) == 32.0
+
+
+def _chunk(text: str) -> ir.Expr:
+    """The IR of the chunk expression `text` of an engine serving pool `reqs`."""
+    source = (
+        "pool reqs { cap 4; admit via engine; }\n"
+        f"stage engine : step {{ budget 8; cost 1; chunk {text}; }}\n"
+        "session { hold reqs (1) { run engine prefill (4); } }\nrun { horizon 10; }\n"
+    )
+    return serq.compile(source=source).program.stages[0].kind.chunk
+
+
+@pytest.mark.parametrize(
+    ("text", "never"),
+    [
+        ("0", True),
+        ("-2", True),
+        ("4", False),
+        ("residents + queued(reqs) > 1 ? 0 : 0", True),
+        ("residents + queued(reqs) > 1 ? 0 : -1", True),
+        ("residents + queued(reqs) > 1 ? 8 : 0", False),
+        ("kv_decode > 1 ? 0 : (decoders < 2 ? 0 : 0)", True),
+        ("~uniform(0, 1) > 0.5 ? 0 : 0", False),  # the test draws
+        ("budget_left(engine) > 1 ? 0 : 0", False),  # the test sets the engine's totals
+        ("residents > 1 ? 0 : 0 / 0", False),  # NaN is an error, not no cap
+    ],
+)
+def test_a_chunk_that_never_caps(text: str, never: bool) -> None:
+    """`_never_caps`: a chunk whose every value is at most 0 and whose tests can neither
+    fail, draw nor set anything is none, and the engine does not read it at each plan."""
+    assert _never_caps(_chunk(text)) is never
+
+
+def test_a_chunk_that_never_caps_changes_no_report(monkeypatch: pytest.MonkeyPatch) -> None:
+    """examples/vllm.sq (chunk `long_prefill(reqs, 0)`), short and under heavy load, reports
+    the same with its chunk read at every plan."""
+    path = str(Path(__file__).resolve().parents[2] / "examples" / "vllm.sq")
+    for sets in ({}, {"Lambda": 2.0, "blocks": 250}):
+        program = serq.compile(path, horizon=200, sets=sets)
+        fast = serq.run(program).json()
+        with monkeypatch.context() as patch:
+            patch.setattr(step_module, "_never_caps", lambda chunk: False)
+            assert serq.run(program).json() == fast
