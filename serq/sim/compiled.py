@@ -419,6 +419,9 @@ class _Codegen:
             for stmt in block
         )
         self.samples = Samples(world.recorder)
+        # the warm-up's end as the code compares the clock with it: a number, else its name
+        warmup = float(world.warmup)
+        self.warmup = repr(warmup) if math.isfinite(warmup) else "_k_warmup"
         self.gauge_points: list[GaugePoints] = []
         # whether a session's `turn_no` can be other than 0 (else an observation's turn is)
         self.turns = _sets_turn(program)
@@ -677,7 +680,10 @@ class _Codegen:
         model = Session(0, n)
         self.emit(indent, "s = _k_object_new(_k_Session)")
         self.emit(indent, "s.serial = serial")
-        self.emit(indent, f"s.attrs = a = [0.0] * {n + 1}")
+        # a display of constants, which Python copies from one constant tuple (40 against
+        # 66 ns for `[0.0] * 11`), up to a size where the source would grow long
+        zeros = ", ".join(["0.0"] * (n + 1)) if n < 64 else None
+        self.emit(indent, f"s.attrs = a = [{zeros}]" if zeros else f"s.attrs = a = [0.0] * {n + 1}")
         if self.self_slot is not None:
             # `cachedin` reads the session there: a cycle, broken where the session ends
             # unless an eviction key may read it later (`_end`)
@@ -870,7 +876,7 @@ class _Codegen:
         self.emit(indent, "W.live -= 1")
         if world.check_invariants:  # only `World.check` reads it
             self.emit(indent, "W.ended_all += 1")
-        self.emit(indent, "if now >= _k_warmup:")
+        self.emit(indent, f"if now >= {self.warmup}:")
         self.emit(indent + 1, "W.ended += 1")
         # `StatsRecorder.session_ended`, inline
         self.emit(indent, "if now > live_since:")
@@ -921,7 +927,7 @@ class _Codegen:
             self.emit(indent + 1, "else:")
             self.emit(indent + 2, f"a[{MORE}] = 0.0")
         self._plain_block(self.program.turn, indent, self.workload_stream)
-        self.emit(indent, "if now >= _k_warmup:")
+        self.emit(indent, f"if now >= {self.warmup}:")
         self.emit(indent + 1, "_k_world.turns += 1")
         recorder = world.recorder
         if "turn" in vars(recorder) or type(recorder).turn is not StatsRecorder.turn:
@@ -986,7 +992,9 @@ class _Codegen:
             return cs.fifo_arrive(st, job, w, "now", count_, o)
         if base is DelayStage:
             return cs.delay_arrive(st, job, w, "now", o)
-        return cs.ps_arrive(st, job, w, "now", self._ps_const(members), o, self.ps_flag)
+        # one member: its order of arrivals named once (a bound method the stage keeps)
+        order = self.bind(first._order, "_k_order") if len(members) == 1 else None
+        return cs.ps_arrive(st, job, w, "now", self._ps_const(members), o, self.ps_flag, order)
 
     def _ps_const(self, members: list[Any]) -> float | str | None:
         """The capacity of every ps stage of `members`, for `cs._ps_rate`: their constant,
@@ -1588,8 +1596,9 @@ class _Codegen:
                     ch.flush(name, ch.waiting(pool, name), cells, cached, self.preempts),
                 )
         if self.ps_flag:  # the one stage that can be pending, by its flag (`ps_flag`)
-            self.emit(indent, f"st = {self.bind(self.ps_stages[0], '_k_st')}")
-            self.emit(indent, "if st.dirty:")
+            stage = self.bind(self.ps_stages[0], "_k_st")
+            self.emit(indent, f"if {stage}.dirty:")
+            self.emit(indent + 1, f"st = {stage}")
             self.emit(indent + 1, "if pending:")
             self.emit(indent + 2, "pending.clear()")
             self.emit_all(indent + 1, cs.ps_reschedule("st", "now"))
@@ -1837,6 +1846,17 @@ class _Codegen:
         const = self._ps_const(self.ps_stages)
         self.emit_all(indent + 1, cs.ps_done("st", "now", self.options, const, self.ps_flag))
         self._wake(indent + 1, "job")
+        if self._stale_settles_nothing():
+            self.emit(indent, "else:")  # it changed nothing: the next event
+            self.emit(indent + 1, "continue")
+
+    def _stale_settles_nothing(self) -> bool:
+        """Whether the settle after a stale ps completion can be skipped: it finds no
+        session ready and no stage pending (the settle before emptied both), and there
+        is no pool to retry (a queue by keys that read `waited` may admit another head
+        at a later instant), no step engine to start and no invariant to check."""
+        world = self.world
+        return not (world.pools or world.steps or world.check_invariants)
 
     def _arrival_handler(self, indent: int) -> None:
         """`Workload._arrive`: a session arrives, the next arrival is scheduled, then the

@@ -160,10 +160,11 @@ def levels(st: str, now: str) -> list[str]:
 
 def fifo_arrive(st: str, job: str, work: str, now: str, servers: str, o: Options) -> list[str]:
     """`FifoStage.arrive(job, work)`."""
-    lines = [
-        f"{job}.at = {st}",
-        f"{job}.work = {work}",
-        f"{job}.arrived = {now}",
+    if o.tracked:  # `work_left` reads the work of a job in service too
+        lines = [f"{job}.at = {st}", f"{job}.work = {work}", f"{job}.arrived = {now}"]
+    else:  # only its start reads a waiting job's work (`_start_next`)
+        lines = [f"{job}.at = {st}", f"{job}.arrived = {now}"]
+    lines += [
         f"present = {st}.present",
         f"{st}.present = present + 1",
         f"if {st}.in_service < {servers}:",
@@ -172,11 +173,13 @@ def fifo_arrive(st: str, job: str, work: str, now: str, servers: str, o: Options
     ]
     if o.tracked:
         lines += [f"    {st}.serving[{job}] = None", f"    {job}.job_seq = sq = _k_seq()"]
+        seq = "sq"
     else:
-        lines.append("    sq = _k_seq()")
+        seq = "_k_seq()"
     lines += [
-        f"    _k_push(_k_heap, ({now} + {work}, sq, {FIFO_DONE}, {job}))",
+        f"    _k_push(_k_heap, ({now} + {work}, {seq}, {FIFO_DONE}, {job}))",
         "else:",
+        *([] if o.tracked else [f"    {job}.work = {work}"]),
         f"    {st}.waiting.append({job})",
         *levels(st, now),
     ]
@@ -204,11 +207,10 @@ def _start_next(st: str, now: str, tracked: bool) -> list[str]:
     lines.append(f"    nxt.started = {now}")
     if tracked:
         lines += [f"    {st}.serving[nxt] = None", "    nxt.job_seq = sq = _k_seq()"]
-    else:
-        lines.append("    sq = _k_seq()")
+    seq = "sq" if tracked else "_k_seq()"
     return [
         *lines,
-        f"    _k_push(_k_heap, ({now} + nxt.work, sq, {FIFO_DONE}, nxt))",
+        f"    _k_push(_k_heap, ({now} + nxt.work, {seq}, {FIFO_DONE}, nxt))",
         "else:",
         f"    {st}.in_service -= 1",
     ]
@@ -233,19 +235,20 @@ def fifo_cancel(o: Options) -> list[str]:
 
 def delay_arrive(st: str, job: str, work: str, now: str, o: Options) -> list[str]:
     """`DelayStage.arrive(job, work)`."""
-    lines = [
-        f"{job}.at = {st}",
-        f"{job}.work = {work}",
-        f"{job}.arrived = {job}.started = {now}",
-    ]
-    if o.tracked:
-        lines.append(f"{st}.jobs[{job}] = None")
+    if o.tracked:  # `work_left` reads its work, `cancel` its sequence number
+        lines = [
+            f"{job}.at = {st}",
+            f"{job}.work = {work}",
+            f"{job}.arrived = {job}.started = {now}",
+            f"{st}.jobs[{job}] = None",
+        ]
+    else:  # its completion reads its start alone (it waits for nothing: `_finish`)
+        lines = [f"{job}.at = {st}", f"{job}.started = {now}"]
     lines += [f"present = {st}.present", f"{st}.present = present + 1"]
     if o.tracked:
         lines.append(f"{job}.job_seq = sq = _k_seq()")
-    else:
-        lines.append("sq = _k_seq()")
-    lines += [f"_k_push(_k_heap, ({now} + {work}, sq, {DELAY_DONE}, {job}))", *levels(st, now)]
+    seq = "sq" if o.tracked else "_k_seq()"
+    lines += [f"_k_push(_k_heap, ({now} + {work}, {seq}, {DELAY_DONE}, {job}))", *levels(st, now)]
     return lines
 
 
@@ -330,14 +333,18 @@ def ps_arrive(
     const: float | str | None,
     o: Options,
     flag_only: bool = False,
+    order: str | None = None,
 ) -> list[str]:
-    """`PsStage.arrive(job, work)` (`flag_only` as for `_changed`)."""
+    """`PsStage.arrive(job, work)` (`flag_only` as for `_changed`; `order` the name of the
+    stage's `_order` where the code names it, else read off the stage). Where nothing can
+    cancel the job (not `tracked`), its stage and work are not kept: the completion finds
+    the stage in its event and the job by its tag."""
+    kept = [f"{job}.at = {st}", f"{job}.work = {work}"] if o.tracked else []
     return [
         *_advance_local(st, now),
-        f"{job}.at = {st}",
-        f"{job}.work = {work}",
+        *kept,
         f"{job}.arrived = {job}.started = {now}",
-        f"_k_push({st}.heap, (vt + {work}, {st}._order(), {job}))",
+        f"_k_push({st}.heap, (vt + {work}, {order or st + '._order'}(), {job}))",
         f"{st}.present = present + 1",
         *_ps_rate(st, "(present + 1)", const),
         *_changed(st, flag_only),
@@ -421,7 +428,9 @@ def _finish(st: str, job: str, now: str, o: Options, waits: bool = True) -> list
     """`StageBase._finish(job, now)` without the wake: the completion counted and
     measured (`measure`, `StatsRecorder.stage_done`). Not `waits` (a delay stage, whose
     jobs start as they arrive): the wait is 0.0, which adds nothing to the sum of waits."""
-    lines = [f"{job}.at = None", f"started = {job}.started"]
+    # (`job.at` is read again only by a cancel: not `tracked`, the next arrival sets it)
+    lines = [f"{job}.at = None"] if o.tracked else []
+    lines.append(f"started = {job}.started")
     if waits:
         lines.append(f"waited = started - {job}.arrived")
     if o.measuring:
