@@ -185,7 +185,7 @@ class StepStage(StageBase):
         "_bulk",
         "itl",
         "itl_from",
-        "_quiet",
+        "_quiet_setups",
     )
 
     def __init__(
@@ -239,7 +239,7 @@ class StepStage(StageBase):
         # warm-up on; None when it keeps none
         self.itl: TokenGaps | None = None
         self.itl_from = INF
-        self._quiet: dict[Any, tuple] = {}  # per pool, `_quiet_setup`'s
+        self._quiet_setups: dict[Any, tuple] = {}  # per pool, `_quiet_setup`'s
         self.memory_index = kind.memory
         self.memory: Any = None
         self.served: list[Any] = []
@@ -1166,9 +1166,7 @@ class StepStage(StageBase):
         engine = self.engine
         blank = self.blank
         until = engine.until
-        # fast path: `_totals` inline
-        engine.residents = engine.decoders = engine.tokens = float(n)
-        engine.kv_prefill = engine.prefilled = engine.attention = 0.0
+        self._totals(n)
         engine.kv_decode = kv
         budget = self.budget_value
         if budget is None:
@@ -1700,9 +1698,9 @@ class StepStage(StageBase):
         cap = pool.cap
         queued = len(pool.queue) + len(pool.front)
         holders = pool.n_holders
-        setup = self._quiet.get(pool)
+        setup = self._quiet_setups.get(pool)
         if setup is None:
-            setup = self._quiet[pool] = self._quiet_setup(pool)
+            setup = self._quiet_setups[pool] = self._quiet_setup(pool)
         batch, eager, timed, counts, one_block = setup
         evict_to = cache.evict_to
         count = recorder.pool_count
@@ -1923,10 +1921,11 @@ def _count_stretches(
     one at a time."""
     lo = a
     before = ends[a - 1]  # the end the stretch's first gap starts from
-    for crossing in crossings:
-        hi = crossing[0]  # the stretch is lo..hi-1
-        if hi >= k:
-            break  # the last stretch ends at k (below)
+    bounds = [crossing[0] for crossing in crossings]
+    bounds.append(k)  # the last stretch ends at k
+    for hi in bounds:  # the stretch is lo..hi-1
+        if hi > k:
+            hi = k
         if hi <= lo:
             continue  # before the first counted gap, or another crossing of lo's
         last = ends[hi - 1]
@@ -1935,15 +1934,10 @@ def _count_stretches(
             counts[gap] += (hi - lo) * n
         else:
             _count_gaps(islice(ends, lo, hi), islice(ends, lo - 1, hi), n, counts)
+        if hi == k:
+            return
         lo = hi
         before = last
-    if lo < k:
-        last = ends[k - 1]
-        gap = ends[lo] - before
-        if last - before == (k - lo) * gap:
-            counts[gap] += (k - lo) * n
-        else:
-            _count_gaps(islice(ends, lo, k), islice(ends, lo - 1, k), n, counts)
 
 
 def _started(ends: list[float], bound: float, until: float) -> int:
