@@ -18,12 +18,16 @@ this process or in the local pool say why they had not finished: each is stopped
 what had stopped moving (`worker.interrupted_outcome`). The pool's workers are sent
 SIGINT (a terminal's Ctrl-C reaches them already; `kill -INT` the parent's alone does
 not), and their answers are awaited for `GRACE` seconds at most; a second Ctrl-C, or the
-end of the wait, terminates the workers still running. On another executor or a Dask
-cluster the runs in progress are cancelled without a word.
+end of the wait, terminates the workers still running. On a Dask cluster each worker is
+asked (`Client.run`) to raise `KeyboardInterrupt` in the threads of this sweep's runs,
+and their answers are awaited the same way; runs still going after `GRACE` seconds are
+cancelled (Dask cannot stop a thread, so such a run ends on its worker unreported). On
+another executor the runs in progress are cancelled without a word.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import uuid
 from collections.abc import Callable, Iterator, Sequence
@@ -32,10 +36,12 @@ from typing import Any
 from serq.sweeps.worker import (
     RunOutcome,
     RunTask,
+    dask_interruptible,
     interrupted_outcome,
     interruptible,
     pool_worker,
     run_task,
+    stop_dask_runs,
 )
 
 GRACE = 10.0  # seconds the runs in progress have, after Ctrl-C, to say why they had not ended
@@ -218,7 +224,8 @@ def _dask(
 
     sweep = uuid.uuid4().hex[:12]
     keys = [f"serq-run-{sweep}-{task.index}" for task in tasks]
-    futures = client.map(function, list(tasks), key=keys, pure=False)
+    run = functools.partial(dask_interruptible, function, sweep)
+    futures = client.map(run, list(tasks), key=keys, pure=False)
     seen: set[int] = set()
     try:
         for future in as_completed(futures, loop=client.loop):
@@ -227,5 +234,33 @@ def _dask(
                 continue
             seen.add(outcome.index)
             yield outcome
+    except KeyboardInterrupt:
+        yield from _stop_dask(client, sweep, futures, seen)
+        raise
     finally:
         client.cancel([f for f in futures if not f.done()])
+
+
+def _stop_dask(client: Any, sweep: str, futures: list[Any], seen: set[int]) -> Iterator[RunOutcome]:
+    """After Ctrl-C: every worker interrupts `sweep`'s runs in progress and begins no other
+    (`worker.stop_dask_runs`); yield what each of those runs says, and any run that ended
+    meanwhile, within `GRACE` seconds."""
+    import time
+
+    try:
+        client.run(stop_dask_runs, sweep, on_error="ignore")
+    except Exception:  # the scheduler gone: nothing to ask
+        return
+    deadline = time.monotonic() + GRACE
+    while time.monotonic() < deadline and not all(f.done() for f in futures):
+        time.sleep(0.02)  # `distributed.wait` wants a default client, which this may not be
+    for future in futures:
+        if future.status != "finished":
+            continue
+        try:
+            outcome = future.result(timeout=GRACE)
+        except Exception:  # lost with its worker: nothing said
+            continue
+        if outcome.started and outcome.index not in seen:
+            seen.add(outcome.index)
+            yield outcome

@@ -13,7 +13,10 @@ says when interrupted (`serq.sim.Interrupted`: the clock and what had stopped mo
 then). In a local pool's worker (`interruptible`, with `pool_worker` as the pool's
 initializer) SIGINT stops the run in progress that way, once, and the worker starts no
 other run after it; a worker waiting for work only notes it. In this process the
-`KeyboardInterrupt` propagates, and `interrupted_outcome` turns it into the outcome.
+`KeyboardInterrupt` propagates, and `interrupted_outcome` turns it into the outcome. On a
+Dask worker, whose runs execute in threads that no signal reaches, `dask_interruptible`
+runs each task and `stop_dask_runs` (sent to every worker by `Client.run`) raises
+`KeyboardInterrupt` in the threads of a sweep's runs in progress (`serq.sweeps.stopping`).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from serq.diagnostics import Severity, render_concise
+from serq.sweeps import stopping
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -160,7 +164,7 @@ def interrupted_outcome(task: RunTask, stop: BaseException) -> RunOutcome:
 
 
 _stopped = False  # a pool worker that SIGINT reached: it begins no other run
-_running = False  # a pool worker in a run, which SIGINT stops
+POOL = ""  # the sweep a local pool worker's runs are registered under (one sweep a pool)
 
 
 def pool_worker() -> None:
@@ -171,13 +175,15 @@ def pool_worker() -> None:
     import signal
 
     signal.signal(signal.SIGINT, _on_interrupt)
+    stopping.keep_dropped_interrupts()
 
 
 def _on_interrupt(_signum: int, _frame: object) -> None:
     global _stopped
     first = not _stopped
     _stopped = True
-    if first and _running:
+    if first and stopping.running():
+        stopping.asked()
         raise KeyboardInterrupt  # in the run: `simulate` makes it an `Interrupted`
 
 
@@ -185,13 +191,39 @@ def interruptible(function: Callable[[RunTask], RunOutcome], task: RunTask) -> R
     """`function(task)` in a pool worker initialised by `pool_worker`: a run that Ctrl-C
     stops is an interrupted outcome with what it had found, and a task given after
     Ctrl-C is not begun (an outcome with `started` False)."""
-    global _running
-    _running = True
-    try:
+
+    def call() -> RunOutcome:
         if _stopped:  # checked in the run: a SIGINT before it would not stop it
             return RunOutcome(task.index, interrupted=True, started=False)
         return function(task)
+
+    try:
+        return stopping.run_registered(POOL, call)
     except KeyboardInterrupt as stop:
         return interrupted_outcome(task, stop)
-    finally:
-        _running = False
+
+
+def dask_interruptible(
+    function: Callable[[RunTask], RunOutcome], sweep: str, task: RunTask
+) -> RunOutcome:
+    """`function(task)` as a task of sweep `sweep` on a Dask worker, which
+    `stop_dask_runs(sweep)` can interrupt: a run it stops is an interrupted outcome with
+    what it had found; a task that begins after it is not begun (`started` False)."""
+    stopping.keep_dropped_interrupts()
+
+    def call() -> RunOutcome:
+        if stopping.stopped(sweep):
+            return RunOutcome(task.index, interrupted=True, started=False)
+        return function(task)
+
+    try:
+        return stopping.run_registered(sweep, call)
+    except KeyboardInterrupt as stop:
+        return interrupted_outcome(task, stop)
+
+
+def stop_dask_runs(sweep: str) -> int:
+    """Stop sweep `sweep`'s runs on this Dask worker (called there by `Client.run`): those
+    in progress are interrupted, once each, and those not begun will not begin. The
+    number of runs interrupted."""
+    return stopping.stop(sweep)

@@ -28,7 +28,7 @@ import warnings
 import pytest
 
 import serq
-from serq.sweeps import worker
+from serq.sweeps import stopping, worker
 from tests.cpu_wait import wait_for_cpu
 from tests.sweeps.conftest import ROOT
 
@@ -199,7 +199,7 @@ def test_a_pool_worker_stops_the_run_in_progress_once():
             worker._stopped = False
             outcome = worker.interruptible(function, task)
             assert (outcome.interrupted, outcome.started, outcome.now) == (True, True, None)
-            assert worker._stopped and not worker._running
+            assert worker._stopped and not stopping.running()
     finally:
         worker._stopped = False
         signal.signal(signal.SIGINT, previous)
