@@ -124,9 +124,10 @@ def execute(
     the local pool), calling `on_outcome` as each run finishes, and return the results in
     grid order. Ctrl-C stops it: the result then holds the runs done, `complete` False,
     and in `interrupted` each run that was in progress, with its clock and what had
-    stopped moving by then (in this process or the local pool; see `executors`). A local
-    pool whose worker was killed from outside (out of memory) stops the same way, with
-    `broken` saying so."""
+    stopped moving by then (in this process, the local pool or on Dask: see `executors`).
+    A local pool whose worker was killed from outside (out of memory) stops the same way,
+    with `broken` saying so. A Dask scheduler that cannot be reached raises
+    `executors.SchedulerUnreachable`, an `OSError`."""
     from concurrent.futures import BrokenExecutor
     from dataclasses import replace
 

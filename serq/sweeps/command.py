@@ -33,7 +33,7 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
     """Run `serq sweep` with the parsed `args`; return the exit status."""
     from serq import api
     from serq.sweeps import execute, plan
-    from serq.sweeps.executors import default_jobs, describe
+    from serq.sweeps.executors import SchedulerUnreachable, default_jobs, describe
 
     loaded = api.read_source(args.file)
     if isinstance(loaded, Diagnostic):
@@ -65,6 +65,16 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
     start = time.monotonic()
     try:
         result = execute(checked, dask, jobs, bar.advance)
+    except SchedulerUnreachable as error:
+        bar.close()
+        where = Span.point(f"<--dask {error.address}>", 0, 1, 1)
+        if error.malformed:
+            help = "a scheduler's address is `tcp://HOST:PORT`, as `dask scheduler` prints it"
+        else:
+            help = "is the scheduler running? `dask scheduler` prints its address"
+        unreachable = Diagnostic.error(codes.IO, where, str(error), help=help)
+        print_diagnostics([unreachable], {}, file=sys.stderr, color=color)
+        return EXIT_USAGE
     finally:
         bar.close()
     elapsed = time.monotonic() - start

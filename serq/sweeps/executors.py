@@ -44,6 +44,7 @@ from serq.sweeps.worker import (
     stop_dask_runs,
 )
 
+CONNECT = 10.0  # seconds to reach a Dask scheduler (Dask's default, 30, for a typo)
 GRACE = 10.0  # seconds the runs in progress have, after Ctrl-C, to say why they had not ended
 
 
@@ -213,8 +214,36 @@ def _dask_address(
 ) -> Iterator[RunOutcome]:
     from distributed import Client
 
-    with Client(address, set_as_default=False) as client:
+    _check_address(address)
+    try:
+        client = Client(address, set_as_default=False, timeout=CONNECT)
+    except (OSError, ValueError) as error:  # refused, no such host, timed out
+        raise SchedulerUnreachable(address, str(error)) from None
+    with client:
         yield from _dask(tasks, client, function)
+
+
+def _check_address(address: str) -> None:
+    """Raise `SchedulerUnreachable` for an address Dask cannot parse (an unknown scheme, no
+    port), before a `Client` is made: a client that fails on one spends 20 s closing."""
+    from distributed.comm.addressing import parse_address, parse_host_port
+    from distributed.comm.registry import get_backend
+
+    try:
+        scheme, location = parse_address(address)
+        get_backend(scheme)
+        if scheme in ("tcp", "tls", "ws", "wss"):
+            parse_host_port(location)
+    except ValueError as error:
+        raise SchedulerUnreachable(address, str(error), malformed=True) from None
+
+
+class SchedulerUnreachable(OSError):
+    """The Dask scheduler at `address` could not be reached (`why`, in Dask's words)."""
+
+    def __init__(self, address: str, why: str, malformed: bool = False) -> None:
+        super().__init__(f"cannot reach the Dask scheduler `{address}`: {why}")
+        self.address, self.why, self.malformed = address, why, malformed
 
 
 def _dask(
