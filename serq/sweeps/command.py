@@ -138,7 +138,8 @@ def _say_interrupted(result: Any, args: argparse.Namespace, text: str, color: bo
 
 def _unusable(out: str | None, dask: str | None) -> Diagnostic | None:
     """Why the sweep cannot write `out` or reach `dask`, before it runs: a suffix it does
-    not know, or an optional package that is missing."""
+    not know, a directory that is missing or not writable, or an optional package that
+    is missing."""
     if out is not None:
         from serq.sweeps.results import SUFFIXES
 
@@ -147,6 +148,16 @@ def _unusable(out: str | None, dask: str | None) -> Diagnostic | None:
         if suffix not in SUFFIXES:
             message = f"cannot write `{out}`: the suffix is none of {', '.join(SUFFIXES)}"
             return Diagnostic.error(codes.IO, where, message)
+        folder = Path(out).parent
+        if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
+            if folder.is_dir():
+                why = f"the directory `{folder}` is not writable"
+            elif folder.exists():
+                why = f"`{folder}` is not a directory"
+            else:
+                why = f"the directory `{folder}` does not exist"
+            message = f"cannot write `{out}`: {why}"
+            return Diagnostic.error(codes.IO, where, message)  # before the runs, not after
         if suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
             message = f"cannot write `{out}`: Parquet needs pyarrow"
             return Diagnostic.error(codes.IO, where, message, help="pip install 'serq-py[tables]'")

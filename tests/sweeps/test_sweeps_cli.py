@@ -186,3 +186,23 @@ def test_one_point_and_one_seed_are_counted_in_the_singular(capsys):
     )
     assert status == 0, err
     assert "1 of 1 runs (1 point × 1 seed)" in err
+
+
+@pytest.mark.parametrize(
+    ("out", "why"),
+    [("missing/r.csv", "the directory `{tmp}/missing` does not exist"),
+     ("file.txt/r.csv", "`{tmp}/file.txt` is not a directory")],
+    ids=["missing", "a-file"],
+)
+def test_an_out_file_that_cannot_be_written_stops_the_sweep_before_its_runs(
+    out, why, tmp_path, capsys
+):
+    """Before round 20 the runs went first and their rows were lost at the end."""
+    (tmp_path / "file.txt").write_text("x", encoding="utf-8")
+    target = str(tmp_path / out)
+    status = cli.main(["sweep", MM1, "--set", "lambda=0.5", "--horizon", "400", "--warmup",
+                       "40", "--out", target, "--color", "never"])
+    captured = capsys.readouterr()
+    assert status == 2 and captured.out == ""  # no table: nothing ran
+    message = f"error[E-io]: cannot write `{target}`: " + why.format(tmp=tmp_path)
+    assert message in captured.err and "Traceback" not in captured.err
