@@ -338,9 +338,7 @@ class FlowNetwork:
                         if not st.touched:
                             st.touched = True
                             touched.append(st)
-        if touched:
-            if len(touched) > 1:
-                touched.sort(key=_index)
+        if touched:  # in any order: each stage's record is its own
             record = touched[0].recorder.stage_state
             for st in touched:
                 st.touched = False
@@ -434,10 +432,6 @@ class FlowNetwork:
         for f in stage.members:  # in start order, as in `flows`
             total += f.left - f.rate * dt
         return total
-
-
-def _index(stage: StageBase) -> int:
-    return stage.index
 
 
 class FlowStage(StageBase):
@@ -534,6 +528,8 @@ def compile_flow_run(
     zero work goes through `world.zero_run`); a computed index draws from `stream`."""
     resolvers = tuple(exprs.resolver(ref, stream) for ref in stmt.stages)
     zero_run = world.zero_run
+    pair = len(resolvers) == 2
+    r0, r1 = resolvers[:2] if pair else (None, None)
 
     origin = stmt.origin
 
@@ -546,7 +542,7 @@ def compile_flow_run(
             for r in resolvers:  # the indices are read all the same: checked, draws made
                 r(a)
             return zero_run(s)
-        stages = tuple(r(a) for r in resolvers)
+        stages = (r0(a), r1(a)) if pair else tuple(r(a) for r in resolvers)
         s.state = AT_STAGE
         stages[0].network.start(s, stages, w)
         return False
