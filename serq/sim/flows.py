@@ -343,6 +343,7 @@ class FlowNetwork:
             for st in touched:
                 st.touched = False
                 capacity = st.capacity
+                present = st.present
                 if capacity < INF:
                     # Σ rate / φ, summed in start order as the whole recomputation does
                     total = 0.0
@@ -353,12 +354,13 @@ class FlowNetwork:
                             total += rate
                             times -= 1
                     st.rate_sum = total
-                    state = (st.present, total / capacity)
+                    busy = total / capacity
                 else:  # a stage of capacity inf carries none of it
-                    state = (st.present, 0.0)
+                    busy = 0.0
+                state = (present, busy)
                 if state != st.reported:
                     st.reported = state
-                    record(st.index, now, *state)
+                    record(st.index, now, present, busy)
             touched.clear()
         self._schedule_next(now)
 
