@@ -33,6 +33,7 @@ from itertools import count
 from typing import Any
 
 from serq import ir
+from serq.sim.compiled_stages import reads_estimates
 from serq.sim.errors import SimError, bad_work
 from serq.sim.session import AT_STAGE
 from serq.sim.stages import INF, PsStage, StageBase
@@ -235,6 +236,7 @@ class FlowNetwork:
         "pending",
         "t_last",
         "version",
+        "measuring",
         "_order",
     )
 
@@ -252,6 +254,7 @@ class FlowNetwork:
         self.pending = pending
         self.t_last = 0.0
         self.version = 0
+        self.measuring = True  # keep the online estimates (only where the program reads one)
         self._order = count().__next__
 
     def advance(self, now: float) -> None:
@@ -422,9 +425,12 @@ class FlowNetwork:
         del self.flows[job]
         self._remove(f)
         job.at = None
+        started = job.started
+        measuring = self.measuring
         for st in f.stages:
-            st.measure(job.started, 0.0, now - job.started)
-            st.recorder.stage_done(st.index, now, 0.0, now - job.started)
+            if measuring:
+                st.measure(started, 0.0, now - started)
+            st.recorder.stage_done(st.index, now, 0.0, now - started)
         f.stages[0].wake(job)
 
     def work_left(self, stage: FlowStage) -> float:
@@ -518,6 +524,7 @@ def install(program: ir.Program, stages: list[StageBase], pending: list[Any]) ->
             if network is None:
                 network = FlowNetwork(ps.engine, SHARES[program.share], pending)
                 network.index = k
+                network.measuring = reads_estimates(program)
             st = FlowStage(ps, network, phi)
             network.stages.append(st)
             stages[k] = st
