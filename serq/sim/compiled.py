@@ -1153,22 +1153,21 @@ class _Codegen:
 
     def _admits_at_once(self, stmt: ir.Hold, shape: ch.Shape) -> bool:
         """Whether the inline hold `stmt` may admit its session where it joins, when no
-        other session is ready and no pool has anyone waiting: then the settle after
-        it would run nobody else and `_k_retry` would admit it alone, so admitting it
-        here, with the same code, changes nothing but the cost. Not where its units
-        draw (`_k_retry` evaluates them again), nor with what else the settle does
-        between (step engines, flows, claims), nor with more pools than `_waiting`
-        tests. A first pool whose queue is ordered by keys is fine when they are ranked
-        (`Pool.ranked`: they read only constants and the session's own attributes, with
-        IEEE arithmetic, so reading them has no effect and cannot fail): a queue of one
-        gives its one, whatever its keys; keys that read live state or draw are read
-        again at each admission (`Pool.head`), so not there."""
+        other session is ready and no pool has anyone waiting: then the settle after it
+        would run nobody else and `_k_retry` would admit it alone, so admitting it here,
+        with the same code, changes nothing but the cost. Not where its units draw
+        (`_k_retry` evaluates them again), nor with what else the settle does between (step
+        engines, claims; a flow network only reschedules after it, as a ps stage does), nor
+        with more pools than `_waiting` tests. A first pool whose queue is ordered by keys
+        is fine when they are ranked (`Pool.ranked`: they read only constants and the
+        session's own attributes, with IEEE arithmetic, so reading them has no effect and
+        cannot fail): a queue of one gives its one, whatever its keys; keys that read live
+        state or draw are read again at each admission (`Pool.head`), so not there."""
         world = self.world
         first = world.pools[ch.members(stmt.pools[0].pool)[0]]
         return not (
             world.steps
             or world.claims is not None
-            or self.others_pending
             or self.options.spills
             or (shape.keyed and not first.ranked)
             or self._waiting() == "True"

@@ -1,27 +1,27 @@
 """The compiled path's holds: which can be written inline, and their templates.
 
-A hold is written inline into the generated session code (its body in the same
-generator, no frame) when nothing but that code ever reads where a session is in it:
-every pool of it is "inline", and its body holds only inline holds and runs only plain
-runs. A pool is inline when every hold of it is an inline candidate (no `lease`; never
-nested in a hold of the same family, nor naming a computed member beside another of its
-family), nothing loads it, no step engine admits from it, and it has no `reserve held`,
-in a program where no preemption can happen (no `grow` of a pool that preempts, no run
-`growing` a pool, no step engine's memory). It may be released early (`release P`) or
-grown (`grow P (d)`) by a statement inside the body of a hold of that very member (both
-named by a constant): a release gives the part back there, once, and not again at the
-end; a growth enlarges the part at once when the pool has room, else the session waits
-among the pool's growers (a `GrowWait` of a `HoldPart` made for the wait, which
-`Holds.try_growers` grows and wakes as it does any other). Its holders are sessions
-holding it once each. A hold may name a member by a computed
-index (`hold kv[i] (...)`, as a router writes it) when every member of the family is
-inline and all have the same block and kind of queue: the member is resolved where the
-session joins, as `Holds.join` resolves it, and the code is written once for the family.
-A pool may have a block, an eviction order, queue keys and a spill, and its holds may
-`reserve`, `cache` and `reuse`: the cache itself stays the `Cache` object's, called as
-the interpreter calls it. What the rest of the simulator reads of such a pool (its
-observables, the pools' levels, the stall diagnostics) it reads from the `Pool` and the
-`HoldRun`s in its queue as before.
+A hold is written inline into the generated session code (its body in the same generator,
+no frame) when nothing but that code ever reads where a session is in it: every pool of it
+is "inline", and its body holds only inline holds and runs only plain runs (flows over
+several stages too: the network wakes the session as a stage does, and nothing cancels a
+flow where no preemption can happen). A pool is inline when every hold of it is an inline
+candidate (no `lease`; never nested in a hold of the same family, nor naming a computed
+member beside another of its family), nothing loads it, no step engine admits from it, and
+it has no `reserve held`, in a program where no preemption can happen (no `grow` of a pool
+that preempts, no run `growing` a pool, no step engine's memory). It may be released early
+(`release P`) or grown (`grow P (d)`) by a statement inside the body of a hold of that
+very member (both named by a constant): a release gives the part back there, once, and not
+again at the end; a growth enlarges the part at once when the pool has room, else the
+session waits among the pool's growers (a `GrowWait` of a `HoldPart` made for the wait,
+which `Holds.try_growers` grows and wakes as it does any other). Its holders are sessions
+holding it once each. A hold may name a member by a computed index (`hold kv[i] (...)`, as
+a router writes it) when every member of the family is inline and all have the same block
+and kind of queue: the member is resolved where the session joins, as `Holds.join`
+resolves it, and the code is written once for the family. A pool may have a block, an
+eviction order, queue keys and a spill, and its holds may `reserve`, `cache` and `reuse`:
+the cache itself stays the `Cache` object's, called as the interpreter calls it. What the
+rest of the simulator reads of such a pool (its observables, the pools' levels, the stall
+diagnostics) it reads from the `Pool` and the `HoldRun`s in its queue as before.
 
 The templates are `Holds.join`, `Holds.try_admit` (with `_fits` and `_admit`),
 `Holds.close`, `Holds.release_all`, `Holds.release` and `Holds.grow` for such holds, in
@@ -56,8 +56,8 @@ def inline_holds(program: ir.Program) -> set[int]:
         candidates = {
             id(h): h for h in holds if all(set(members(p.pool)) <= pools for p in h.pools)
         }
-        # a body that holds another kind of hold, or runs at a step engine or a flow,
-        # makes the hold not inline (the rest of the simulator would see a session in it)
+        # a body that holds another kind of hold, or runs at a step engine, makes the
+        # hold not inline (the rest of the simulator would see a session in it)
         changed = True
         while changed:
             changed = False
@@ -227,9 +227,7 @@ def _plain_body(program: ir.Program, block: int, inline: dict[int, Any]) -> bool
     for stmt in _walk(program, block):
         if isinstance(stmt, ir.Hold) and id(stmt) not in inline:
             return False
-        if isinstance(stmt, ir.Run) and (
-            len(stmt.stages) > 1 or stmt.mode != "plain" or stmt.growing is not None
-        ):
+        if isinstance(stmt, ir.Run) and (stmt.mode != "plain" or stmt.growing is not None):
             return False
         if isinstance(stmt, ir.Load):
             return False
