@@ -23,7 +23,12 @@ run it as the model does: a budget below `max_num_seqs` (vLLM refuses the config
 or a request whose prompt needs more blocks than the pool has (the model and serQ refuse
 the request; vLLM would keep it waiting for ever). It prints a tally and, for each
 recorded scenario where the model (tests/oracle/vllm_model.py) parts from vLLM, the
-first difference. scripts/check_vllm_real.py runs serq on a recorded file.
+first difference. `--keep FILE SEEDS --out OUT` copies some scenarios of a recorded file
+(the committed files with every token's time are such subsets). Each record also keeps
+every request's output tokens' steps (`encode_tokens`: `tokens`, and on a clock of
+seconds `ends`), for the inter-token latencies; files recorded before round 20 have
+neither, and are read as they are.
+scripts/check_vllm_real.py runs serq on a recorded file.
 """
 
 from __future__ import annotations
@@ -35,6 +40,7 @@ import json
 import sys
 from collections import Counter
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests" / "oracle"))
 import vllm_model  # noqa: E402
@@ -66,7 +72,16 @@ def main() -> None:
     parser.add_argument("--alone", action="store_true", help="no cap for a request alone")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="steps")
     parser.add_argument("--out", help="default: tests/oracle/vllm_real/VERSION/FAMILY.json.gz")
+    parser.add_argument(
+        "--keep",
+        nargs=2,
+        metavar=("FILE", "SEEDS"),
+        help="no recording: write to --out the scenarios SEEDS (k,k,...) of a recorded FILE",
+    )
     args = parser.parse_args()
+    if args.keep:
+        keep(Path(args.keep[0]), {int(k) for k in args.keep[1].split(",")}, Path(args.out))
+        return
     try:
         import vllm_real  # vLLM, with the environment it needs here
     except ImportError as e:
@@ -87,13 +102,16 @@ def main() -> None:
             tally["a request that can never fit"] += 1
             continue
         clock = CLOCKS[args.clock]
-        real = vllm_real.simulate(scenario, clock)
+        driver = vllm_real.Driver(scenario, clock)
+        real = driver.run()
         model = vllm_model.simulate(scenario) if clock == vllm_model.STEPS else real
         if model != real:
             tally["model differs"] += 1
             print(k, "model differs:", first_difference(model, real), flush=True)
         tally["recorded"] += 1
-        records.append({"k": k, "scenario": encode(scenario), "real": encode_result(real)})
+        record = {"k": k, "scenario": encode(scenario), "real": encode_result(real)}
+        record.update(encode_tokens(driver, clock != vllm_model.STEPS))
+        records.append(record)
     data = {
         "vllm": vllm_real.VERSION,
         "family": args.family,
@@ -109,6 +127,20 @@ def main() -> None:
     text = json.dumps(data, separators=(",", ":")) + "\n"
     out.write_bytes(gzip.compress(text.encode(), mtime=0))
     print(dict(tally), "written to", out)
+
+
+def keep(path: Path, seeds: set[int], out: Path) -> None:
+    """A recorded file's scenarios `seeds` only (a small file to commit), as recorded."""
+    data = json.loads(gzip.decompress(path.read_bytes()))
+    data["scenarios"] = [r for r in data["scenarios"] if r["k"] in seeds]
+    if len(data["scenarios"]) != len(seeds):
+        missing = seeds - {r["k"] for r in data["scenarios"]}
+        sys.exit(f"record_vllm_real: {path} has no scenario {sorted(missing)}")
+    data["kept"] = sorted(seeds)  # of start..start + count
+    out.parent.mkdir(parents=True, exist_ok=True)
+    text = json.dumps(data, separators=(",", ":")) + "\n"
+    out.write_bytes(gzip.compress(text.encode(), mtime=0))
+    print(len(seeds), "scenarios written to", out, out.stat().st_size, "bytes")
 
 
 def first_difference(a: vllm_model.Result, b: vllm_model.Result) -> str:
@@ -147,6 +179,28 @@ def encode_result(result: vllm_model.Result) -> dict:
         "rejections": result.rejections,
         "iterations": result.iterations,
     }
+
+
+def encode_tokens(driver: Any, seconds: bool) -> dict:
+    """Every request's output tokens, compactly: `tokens`, a row a request, [session, turn,
+    d, n, d, n, ...], its tokens' steps as runs of n steps each d after the one before
+    (the first d from 0), where a step is the time on the step clock, else an index into
+    `ends`, every step's end (so every time is the driver's float). Read back by
+    tests/oracle/test_vllm_real.decode_tokens."""
+    rows = []
+    for info in driver.requests.values():
+        row = [info["session"], info["turn"]]
+        before = 0
+        for key in info["tokens"]:
+            d = key - before
+            before = key
+            if len(row) > 2 and row[-2] == d:
+                row[-1] += 1
+            else:
+                row += [d, 1]
+        rows.append(row)
+    rows.sort()
+    return {"tokens": rows, **({"ends": driver.ends} if seconds else {})}
 
 
 if __name__ == "__main__":

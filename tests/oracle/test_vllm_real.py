@@ -30,6 +30,10 @@ programs). vLLM is not needed here: the outcomes are data.
   preemptions, the hit tokens at the first admission (vLLM's num_cached_tokens) and at
   the last, as the report's samples, and the engine's mean inter-token latency, against
   vLLM's.
+- The inter-token latencies (files `itl-*`, from round 20, with every request's token
+  times: a subset of fresh seeds on the A100 clock): the report's `itl_p50` and
+  `itl_p99` and every latency the engine counted, against vLLM's gaps between a
+  request's consecutive tokens (vLLM's `inter_token_latency`, a preemption included).
 - The same scenarios from vLLM 0.34.0 on a clock of seconds (`-a100`): each step lasts
   what spec §8's fit of the A100 engine gives its batch (c + d·decoders + e·kv_decode +
   a·prefilled + b·attention), sessions are sent and think in ticks of 30 ms, and the
@@ -86,6 +90,43 @@ def decode_result(data: dict) -> Result:
     return Result(requests, data["preemptions"], data["rejections"], data["iterations"])
 
 
+def decode_tokens(record: dict) -> dict[tuple[int, int], list[float]] | None:
+    """Every request's output tokens' times (`scripts/record_vllm_real.encode_tokens`),
+    or None for a record of a file before round 20, which kept only the first and last."""
+    if "tokens" not in record:
+        return None
+    ends = record.get("ends")
+    tokens = {}
+    for row in record["tokens"]:
+        keys, key = [], 0
+        for d, n in zip(row[2::2], row[3::2], strict=True):
+            for _ in range(n):
+                key += d
+                keys.append(key)
+        tokens[(row[0], row[1])] = keys if ends is None else [ends[k] for k in keys]
+    return tokens
+
+
+def tokens_difference(
+    result: Result, scenario: Scenario, tokens: dict[tuple[int, int], list[float]]
+) -> str | None:
+    """Where a record's token times do not fit its outcome (a request's first and last
+    token, its output length), or None."""
+    for (i, k), o in result.requests.items():
+        times = tokens.get((i, k), [])
+        if o.last is None:
+            expected_count = len(times)  # refused: none, or what it gave before
+        else:
+            expected_count = scenario.sessions[i].turns[k].out
+        if len(times) != expected_count or (
+            times and (times[0] != o.first or (o.last is not None and times[-1] != o.last))
+        ):
+            return f"request {(i, k)}: {o} but tokens {times[:3]}..{times[-3:]} ({len(times)})"
+        if times != sorted(times) or len(set(times)) != len(times):
+            return f"request {(i, k)}: two tokens in one step, or out of order"
+    return None
+
+
 def _clock(path: Path) -> Clock:
     return Clock(**load(path)["clock"])
 
@@ -101,11 +142,53 @@ def test_the_records_are_both_versions_each_with_its_rule():
         assert data["vllm"] == path.parent.name
         assert data["alone"] is VERSIONS[data["vllm"]]
         assert all(decode(r["scenario"]).config.alone is data["alone"] for r in data["scenarios"])
-    assert len(RECORDS) == 3 * 611 + 3 * 80 + 3 * BURSTS
+    old = [(path, r) for path, r in RECORDS if not path.name.startswith("itl-")]
+    assert len(old) == 3 * 611 + 3 * 80 + 3 * BURSTS
+    assert all("tokens" not in r for _, r in old)  # recorded before round 20
     clocks = {path.name: _clock(path) for path in FILES}
     assert {name for name, clock in clocks.items() if clock != STEPS} == {
         f"{family}-a100.json.gz" for family in ("plain", "edge", "domain", "large", "stop", "burst")
-    }
+    } | {f"itl-{family}-a100.json.gz" for family in ("plain", "edge", "burst")}
+
+
+# The files with every token's time (round 20, NOTES §46): the scenarios with a preemption
+# of vLLM 0.34.0's `plain` 2600-2699 (12 of 13), `edge` 2600-2699 (6) and `burst` 300-349
+# (the 10 smallest files of 29), and of 0.30.0's `plain` (12 of 14), on the A100 clock,
+# where a gap is not a whole step and the percentiles tell the gaps apart.
+ITL_FILES = [path for path in FILES if path.name.startswith("itl-")]
+
+
+def test_the_token_records_fit_their_outcomes_and_draw_the_percentiles():
+    """Every request of the files with token times has its output length of tokens, the
+    first at its first token's time and the last at its last; every scenario has a
+    preemption (a gap across it) and inter-token latencies whose p50 and p99 differ."""
+    assert sorted(f"{p.parent.name}/{p.name}" for p in ITL_FILES) == [
+        "0.30.0/itl-plain-a100.json.gz",
+        "0.34.0/itl-burst-a100.json.gz",
+        "0.34.0/itl-edge-a100.json.gz",
+        "0.34.0/itl-plain-a100.json.gz",
+    ]
+    count = gaps = 0
+    for path in ITL_FILES:
+        for record in load(path)["scenarios"]:
+            scenario, real = decode(record["scenario"]), decode_result(record["real"])
+            tokens = decode_tokens(record)
+            assert tokens is not None
+            assert tokens_difference(real, scenario, tokens) is None, record["k"]
+            assert real.preemptions > 0
+            figures = vllm_scenarios.figures(real, scenario, _clock(path), tokens)
+            assert figures["itl_p50"] != figures["itl_p99"]
+            count += 1
+            gaps += len(figures["itl_gaps"])
+    assert count == 40 and gaps > 15_000
+
+
+def test_the_token_steps_round_trip():
+    """`scripts/record_vllm_real.encode_tokens`'s runs read back (`decode_tokens`)."""
+    record = {"tokens": [[0, 0, 9, 1, 1, 3], [1, 0, 16, 1, 2, 2, 1, 1], [2, 0]]}
+    assert decode_tokens(record) == {(0, 0): [9, 10, 11, 12], (1, 0): [16, 18, 20, 21], (2, 0): []}
+    record["ends"] = [i / 10 for i in range(30)]
+    assert decode_tokens(record)[(0, 0)] == [0.9, 1.0, 1.1, 1.2]
 
 
 def test_the_stop_records_end_by_a_stop_at_the_corners():
@@ -194,7 +277,11 @@ def test_serq_is_vllm(path, record, tmp_path):
     if record["k"] % 7 == 0:  # a sample on the interpreter and one iteration at a time
         runs += [(False, True), (True, False)]
     known = KNOWN.get((path.parent.name, path.name.split(".")[0], record["k"]))
-    expected = vllm_scenarios.figures(real, scenario, clock)
+    tokens = decode_tokens(record)
+    if tokens is not None:
+        why = tokens_difference(decode_result(record["real"]), scenario, tokens)
+        assert why is None, why
+    expected = vllm_scenarios.figures(real, scenario, clock, tokens)
     for codegen, fast_forward in runs:
         ours, figures = vllm_compare.run_serq(
             program, scenario, codegen, fast_forward, clock, figures=True

@@ -16,6 +16,9 @@ or "<side>-error".
 
 from __future__ import annotations
 
+import contextlib
+from collections import Counter
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -54,7 +57,8 @@ def run_serq(
     import serq
 
     try:
-        report = serq.run(serq.compile(str(path), codegen=codegen), fast_forward=fast_forward)
+        with _engine_gaps() as gaps:
+            report = serq.run(serq.compile(str(path), codegen=codegen), fast_forward=fast_forward)
     except Exception as e:  # a refused program or a failed run: a finding, not a crash
         error = f"error: {type(e).__name__}: {str(e)[:200]}"
         return (error, None) if figures else error
@@ -67,8 +71,33 @@ def run_serq(
     if not figures:
         return result
     # the engine's inter-token latencies (the stage row's mean), for the report's figures
+    # and its percentiles, and every latency the engine counted (`_engine_gaps`)
     plain["mean_itl"] = report.stages[0].mean_itl
+    plain["itl_p50"] = report.stages[0].itl_p50
+    plain["itl_p99"] = report.stages[0].itl_p99
+    plain["itl_gaps"] = [g for g, n in gaps["engine"].items() for _ in range(n)]
     return result, vllm_scenarios.report_figures(plain)
+
+
+@contextlib.contextmanager
+def _engine_gaps() -> Iterator[dict[str, Counter[float]]]:
+    """Every inter-token latency each stage counted, by stage name, as the recorder keeps
+    them for its stage row (`TokenGaps`: the report gives their mean, p50 and p99 only),
+    while the block runs."""
+    from serq.sim import recorder
+
+    kept: dict[str, Counter[float]] = {}
+    original = recorder.StatsRecorder._stage_row
+
+    def row(self: Any, member: Any, s: Any, end: float, average: Any) -> Any:
+        kept[member.name] = Counter(s.itl.merged())
+        return original(self, member, s, end, average)
+
+    recorder.StatsRecorder._stage_row = row  # type: ignore[method-assign]
+    try:
+        yield kept
+    finally:
+        recorder.StatsRecorder._stage_row = original  # type: ignore[method-assign]
 
 
 def _exact(report: Any) -> dict[str, Any]:

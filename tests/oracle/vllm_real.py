@@ -26,7 +26,8 @@ follows tests/sim/NOTES.md §23's mapping notes:
   stop token, and the runner samples `EOS` as its last token (vLLM's `check_stop` ends it
   as FINISHED_STOPPED, not length-capped; EOS is no session's token otherwise).
 
-Per request it records the first- and last-token times (a token sampled in a step exists
+Per request it records every output token's step (`Driver.token_times`: the inter-token
+latencies), the first- and last-token times (a token sampled in a step exists
 when the step ends: t + 1 on the step clock), the preemptions, and the cached tokens at
 its first and last admission (the computed tokens a schedule step admits it with, before
 that step's chunk).
@@ -175,6 +176,9 @@ class Driver:
         self.preemptions = 0
         self.rejections = 0
         self.iterations = 0
+        # every step's end on a clock of seconds (a token's time is its step's end: its
+        # `tokens` are indices into it); on the step clock a token's time is its step
+        self.ends: list[float] = []
         for i, s in enumerate(scenario.sessions):
             self._send(i, 0, s.at * self.clock.tick, 0)
 
@@ -206,6 +210,7 @@ class Driver:
             "cached": [],
             "outputs": [],
             "outputs_admitted": 0,
+            "tokens": [],  # each output token's step (`ends`' index, or the time on steps)
         }
         self.requests[rid] = info
         if -(-len(prompt) // bs) > self.cfg.num_blocks:  # as the model refuses it
@@ -268,6 +273,9 @@ class Driver:
                 info["cached"].append(request.num_computed_tokens - n)
                 info["outputs_admitted"] = len(info["outputs"])
         end = t + self._cost(scheduled) if scheduled or preempted else t
+        if scheduled or preempted:
+            self.ends.append(end)
+        key = int(end) if self.clock is STEPS else len(self.ends) - 1
         # the fake model runner
         req_ids = list(scheduled)
         sampled: list[list[int]] = []
@@ -299,6 +307,7 @@ class Driver:
                 continue
             info = self.requests[rid]
             info["outputs"].append(tokens[0])
+            info["tokens"].append(key)
             if info["first"] is None:
                 info["first"] = end
             if len(info["outputs"]) >= info["out"]:
@@ -360,6 +369,16 @@ class Driver:
                 cached[-1] if cached else None,
             )
         return Result(dict(sorted(out.items())), self.preemptions, self.rejections, self.iterations)
+
+    def token_times(self) -> dict[tuple[int, int], list[float]]:
+        """Every request's output tokens' times, in order."""
+        ends = self.ends
+        return {
+            (info["session"], info["turn"]): [
+                k if self.clock is STEPS else ends[k] for k in info["tokens"]
+            ]
+            for info in self.requests.values()
+        }
 
 
 def simulate(scenario: Scenario, clock: Clock | None = None, horizon: int = 100_000) -> Result:

@@ -302,9 +302,16 @@ SERVE = {
 }
 
 
-def program(scenario: Scenario, where: str | Path, title: str = "", clock: Clock = STEPS) -> str:
+def program(
+    scenario: Scenario,
+    where: str | Path,
+    title: str = "",
+    clock: Clock = STEPS,
+    warmup: float = 0,
+) -> str:
     """The scenario as a serQ program to be written in the folder `where`, on the step
-    clock or on `clock` (its cost the engine's, its tick the unit of sends and thinks)."""
+    clock or on `clock` (its cost the engine's, its tick the unit of sends and thinks),
+    its report measured from `warmup` (the outcome can be read back only from 0)."""
     c = scenario.config
     stepped = clock == STEPS
     cost = "1" if stepped else "c0 + d * decoders + e * kv_decode + a * prefilled + b * attention"
@@ -392,7 +399,7 @@ def program(scenario: Scenario, where: str | Path, title: str = "", clock: Clock
         "",
         "run {",
         "  horizon 1000000;",
-        "  warmup 0;",
+        f"  warmup {warmup!r};",
         "  seed 1;",
         "}",
         "",
@@ -490,7 +497,24 @@ def comparable(result: Result) -> Result:
 # latency (the report's `mean_itl`; vLLM's is the mean gap between a request's
 # consecutive output tokens, over every request: every gap sums to its last token's time
 # less its first's, over its outputs less one), as one sample.
-FIGURES = ("ttft", "finish", "e2e", "preemptions", "hit_first", "hit", "itl")
+# Where vLLM's every token time is known (a record's `tokens`, from round 20 on), the
+# inter-token latencies' distribution too: the report's `itl_p50` and `itl_p99` (one
+# sample each, none when null) and every latency the engine counted (`itl_gaps`, sorted:
+# the count and every percentile), against vLLM's gaps between a request's consecutive
+# output tokens (vLLM's `inter_token_latency`: a preemption's gap included; a request's
+# first token has none; warm-up 0). A figure that one side lacks is not compared.
+FIGURES = (
+    "ttft",
+    "finish",
+    "e2e",
+    "preemptions",
+    "hit_first",
+    "hit",
+    "itl",
+    "itl_p50",
+    "itl_p99",
+    "itl_gaps",
+)
 
 
 def _fig(x: float) -> float:
@@ -515,15 +539,47 @@ def report_figures(plain: dict[str, Any]) -> dict[str, list[float]]:
         "hit_first": values("hit_first"),
         "hit": values("hit"),
         "itl": [] if math.isnan(plain.get("mean_itl", math.nan)) else [plain["mean_itl"]],
+        **{
+            name: [] if math.isnan(plain[name]) else [plain[name]]
+            for name in ("itl_p50", "itl_p99")
+            if name in plain
+        },
+        **({"itl_gaps": sorted(plain["itl_gaps"])} if "itl_gaps" in plain else {}),
     }
 
 
-def figures(result: Result, scenario: Scenario, clock: Clock = STEPS) -> dict[str, list[float]]:
+def token_gaps(tokens: dict[tuple[int, int], list[float]], warmup: float = 0) -> list[float]:
+    """vLLM's inter-token latencies, sorted: every gap between two consecutive output
+    tokens of a request (a request's tokens' times, `Driver.token_times`) whose later
+    token comes at or after `warmup` (as a report counts them from its warm-up)."""
+    return sorted(
+        b - a
+        for times in tokens.values()
+        for a, b in zip(times, times[1:], strict=False)
+        if b >= warmup
+    )
+
+
+def nearest_rank(values: list[float], q: float) -> list[float]:
+    """The `q`-quantile of sorted `values` as serq's report takes it (nearest rank, the
+    ⌈q·n⌉-th smallest), as a figure: none of no values."""
+    n = len(values)
+    return [values[min(max(math.ceil(q * n), 1), n) - 1]] if n else []
+
+
+def figures(
+    result: Result,
+    scenario: Scenario,
+    clock: Clock = STEPS,
+    tokens: dict[tuple[int, int], list[float]] | None = None,
+) -> dict[str, list[float]]:
     """The same figures from a Result (vLLM's, the model's): a request's time to first
     token is its first token's time less its send (the session's `at`, or the previous
-    turn's last token plus the think), as vLLM's metrics take it, once a request."""
+    turn's last token plus the think), as vLLM's metrics take it, once a request. With
+    `tokens` (every request's output tokens' times), the inter-token latencies'
+    distribution too (`token_gaps`)."""
     ttft, finish, e2e, hit_first, hit = [], [], [], [], []
-    gaps, tokens = 0.0, 0
+    gaps, count = 0.0, 0
     for (i, k), o in result.requests.items():
         if o.last is None:
             continue
@@ -535,7 +591,7 @@ def figures(result: Result, scenario: Scenario, clock: Clock = STEPS) -> dict[st
         if o.first is not None:
             ttft.append(_fig(o.first - sent))
             gaps += o.last - o.first
-            tokens += s.turns[k].out - 1
+            count += s.turns[k].out - 1
         finish.append(_fig(o.last))
         e2e.append(_fig(o.last - sent))
         hit_first.append(_fig(o.cached_first))
@@ -547,7 +603,16 @@ def figures(result: Result, scenario: Scenario, clock: Clock = STEPS) -> dict[st
         "preemptions": [result.preemptions],
         "hit_first": sorted(hit_first),
         "hit": sorted(hit),
-        "itl": [gaps / tokens] if tokens else [],
+        "itl": [gaps / count] if count else [],
+        **({} if tokens is None else _distribution(token_gaps(tokens))),
+    }
+
+
+def _distribution(gaps: list[float]) -> dict[str, list[float]]:
+    return {
+        "itl_p50": nearest_rank(gaps, 0.5),
+        "itl_p99": nearest_rank(gaps, 0.99),
+        "itl_gaps": gaps,
     }
 
 
@@ -555,6 +620,8 @@ def figures_difference(a: dict[str, list[float]], b: dict[str, list[float]]) -> 
     """The first figure where two reports part (count, mean and the first sample apart),
     or None."""
     for name in FIGURES:
+        if name not in a or name not in b:
+            continue  # a record without every token's time, say
         x, y = a[name], b[name]
         if name == "itl" and len(x) == len(y) == 1 and math.isclose(x[0], y[0], rel_tol=1e-9):
             continue  # a mean: its sums are taken in different orders
