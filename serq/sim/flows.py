@@ -434,11 +434,14 @@ class FlowNetwork:
         f.stages[0].wake(job)
 
     def work_left(self, stage: FlowStage) -> float:
-        """The work the flows at `stage` have left now."""
+        """The work the flows at `stage` have left now; a flow at a rate of inf has none
+        (it ends at this instant, as a job at a ps stage of infinite speed does), not the
+        NaN of its work less inf · 0."""
         dt = self.engine.now - self.t_last
         total = -0.0
         for f in stage.members:  # in start order, as in `flows`
-            total += f.left - f.rate * dt
+            rate = f.rate
+            total += f.left - rate * dt if rate < INF else 0.0
         return total
 
 
