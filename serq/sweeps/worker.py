@@ -191,16 +191,7 @@ def interruptible(function: Callable[[RunTask], RunOutcome], task: RunTask) -> R
     """`function(task)` in a pool worker initialised by `pool_worker`: a run that Ctrl-C
     stops is an interrupted outcome with what it had found, and a task given after
     Ctrl-C is not begun (an outcome with `started` False)."""
-
-    def call() -> RunOutcome:
-        if _stopped:  # checked in the run: a SIGINT before it would not stop it
-            return RunOutcome(task.index, interrupted=True, started=False)
-        return function(task)
-
-    try:
-        return stopping.run_registered(POOL, call)
-    except KeyboardInterrupt as stop:
-        return interrupted_outcome(task, stop)
+    return _stoppable(function, task, POOL, lambda: _stopped)
 
 
 def dask_interruptible(
@@ -210,9 +201,21 @@ def dask_interruptible(
     `stop_dask_runs(sweep)` can interrupt: a run it stops is an interrupted outcome with
     what it had found; a task that begins after it is not begun (`started` False)."""
     stopping.keep_dropped_interrupts()
+    return _stoppable(function, task, sweep, lambda: stopping.stopped(sweep))
+
+
+def _stoppable(
+    function: Callable[[RunTask], RunOutcome],
+    task: RunTask,
+    sweep: str,
+    stopped: Callable[[], bool],
+) -> RunOutcome:
+    """`function(task)` registered as a run of `sweep` (`stopping.run_registered`), its
+    interruption an outcome; not begun when `stopped()`, which is asked once registered
+    (a stop before that would not reach the run)."""
 
     def call() -> RunOutcome:
-        if stopping.stopped(sweep):
+        if stopped():
             return RunOutcome(task.index, interrupted=True, started=False)
         return function(task)
 

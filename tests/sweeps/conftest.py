@@ -1,6 +1,6 @@
 """Programs the sweep tests share: M/M/1 on a short horizon, one whose servers a --set can
 make invalid (a point that does not check), and one whose branch guard a --set can make
-fail at run time (a point that checks but whose runs fail)."""
+fail at run time (a point that checks but whose runs fail); and a Dask cluster."""
 
 from __future__ import annotations
 
@@ -43,3 +43,15 @@ def guarded(tmp_path) -> str:
     path = tmp_path / "guarded.sq"
     path.write_text(GUARDED, encoding="utf-8")
     return str(path)
+
+
+@pytest.fixture(scope="module")
+def cluster():
+    """A real Dask cluster of two worker processes, one thread each (a module's tests
+    share it)."""
+    from distributed import LocalCluster
+
+    with LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    ) as running:
+        yield running

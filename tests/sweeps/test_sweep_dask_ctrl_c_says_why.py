@@ -30,16 +30,6 @@ from tests.sweeps.test_sweep_ctrl_c_says_why_runs_had_not_ended import (
 )
 
 
-@pytest.fixture(scope="module")
-def cluster():
-    from distributed import LocalCluster
-
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as running:
-        yield running
-
-
 @pytest.fixture
 def endless(tmp_path) -> str:
     path = tmp_path / "endless.sq"

@@ -4,23 +4,11 @@ as one local job."""
 
 from __future__ import annotations
 
-import pytest
-
 import serq
 from serq import cli
 from tests.sweeps.conftest import MM1, SHORT
 
 SETS = {"lambda": "0.5:0.9:0.2"}
-
-
-@pytest.fixture(scope="module")
-def cluster():
-    from distributed import LocalCluster
-
-    with LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    ) as running:
-        yield running
 
 
 def test_a_dask_client_gives_the_bytes_of_one_job(cluster):
