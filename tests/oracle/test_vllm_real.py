@@ -296,6 +296,8 @@ def test_serq_is_vllm(path, record, tmp_path):
         # finish times and end-to-end latencies, the preemptions, the hit tokens at the
         # first and last admission, the engine's mean inter-token latency (to a relative
         # 1e-9: its sums are taken in other orders)
+        if tokens is not None:  # `figures_difference` skips a figure one side lacks
+            assert {"itl_p50", "itl_p99", "itl_gaps"} <= expected.keys() & figures.keys()
         why = vllm_scenarios.figures_difference(expected, figures)
         assert why is None, why
 
