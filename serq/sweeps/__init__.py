@@ -235,7 +235,19 @@ def sweep(
         for found in named(run):
             texts = sim_api.sources(file, text, dict(run.point.sets), [found], defs)
             warnings.warn(sim_api.render([found], texts), sim_api.RunWarning, stacklevel=2)
+        if run.late:
+            from serq.sweeps.checks import describe
+
+            where = f"the run at ({describe(run.point)}), seed {run.seed}"
+            warnings.warn(f"{where} {late(run)}", sim_api.RunWarning, stacklevel=2)
     return result
+
+
+def late(run: InterruptedRun) -> str:
+    """What to say of an interrupted `run` that gave no answer in time (`run.late`)."""
+    from serq.sweeps.executors import GRACE
+
+    return f"gave no answer within {GRACE:g} s of Ctrl-C, so its clock is unknown: {run.late}"
 
 
 def named(run: InterruptedRun) -> list[Diagnostic]:

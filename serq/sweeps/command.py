@@ -119,7 +119,7 @@ def _say_interrupted(result: Any, args: argparse.Namespace, text: str, color: bo
     what had stopped moving (each diagnostic with a note naming the run's point and
     seed), then the run's line with its clock."""
     from serq.sim import api as sim_api
-    from serq.sweeps import named
+    from serq.sweeps import late, named
     from serq.sweeps.checks import describe
 
     for run in result.interrupted:
@@ -129,6 +129,9 @@ def _say_interrupted(result: Any, args: argparse.Namespace, text: str, color: bo
             sets, defs = dict(run.point.sets), dict(args.defs)
             sources = sim_api.sources(args.file, text, sets, found, defs)
             print_diagnostics(found, sources, file=sys.stderr, color=color)
+        if run.late:
+            print(f"serq sweep: {where} {late(run)}", file=sys.stderr)
+            continue
         if run.now is None:
             at = " before its simulation began"
         else:

@@ -21,8 +21,11 @@ not), and their answers are awaited for `GRACE` seconds at most; a second Ctrl-C
 end of the wait, terminates the workers still running. On a Dask cluster each worker is
 asked (`Client.run`) to raise `KeyboardInterrupt` in the threads of this sweep's runs,
 and their answers are awaited the same way; runs still going after `GRACE` seconds are
-cancelled (Dask cannot stop a thread, so such a run ends on its worker unreported). On
-another executor the runs in progress are cancelled without a word.
+cancelled (Dask cannot stop a thread, so such a run may go on on its worker). A run in
+progress that gave no answer within `GRACE` (stuck in a long call that no interrupt
+reaches) is yielded all the same, interrupted with `late` saying what became of it: so
+every run that was going is named. On another executor the runs in progress are
+cancelled without a word.
 """
 
 from __future__ import annotations
@@ -34,6 +37,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 from serq.sweeps.worker import (
+    BEGUN,
     RunOutcome,
     RunTask,
     dask_interruptible,
@@ -46,6 +50,9 @@ from serq.sweeps.worker import (
 
 CONNECT = 10.0  # seconds to reach a Dask scheduler (Dask's default, 30, for a typo)
 GRACE = 10.0  # seconds the runs in progress have, after Ctrl-C, to say why they had not ended
+# what became of a run in progress that did not answer within `GRACE` (`RunOutcome.late`)
+TERMINATED = "its worker was terminated"
+CANCELLED = "it was cancelled, and may go on running on its Dask worker, unreported"
 
 
 def default_jobs() -> int:
@@ -109,9 +116,19 @@ def stream(
 def _local_pool(
     tasks: Sequence[RunTask], jobs: int, function: Callable[[RunTask], RunOutcome]
 ) -> Iterator[RunOutcome]:
+    import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
 
-    pool = ProcessPoolExecutor(max_workers=min(jobs, max(len(tasks), 1)), initializer=pool_worker)
+    # which runs have begun and ended, marked by the workers: after Ctrl-C, the runs a
+    # worker that never answered was in (`_stop_pool`)
+    progress = multiprocessing.get_context().Array(
+        "b", max((task.index for task in tasks), default=-1) + 1, lock=False
+    )
+    pool = ProcessPoolExecutor(
+        max_workers=min(jobs, max(len(tasks), 1)),
+        initializer=pool_worker,
+        initargs=(progress,),
+    )
     futures = {pool.submit(interruptible, function, task): task for task in tasks}
     workers = dict(getattr(pool, "_processes", None) or {})  # pid -> Process, all started
     state = "running"
@@ -121,7 +138,7 @@ def _local_pool(
         state = "done"
     except KeyboardInterrupt:
         state = "stopping"
-        yield from _stop_pool(futures, workers)
+        yield from _stop_pool(futures, workers, progress)
         state = "stopped"
         raise
     finally:
@@ -145,10 +162,13 @@ def _result(future: Any, task: RunTask) -> RunOutcome:
         return interrupted_outcome(task, stop)
 
 
-def _stop_pool(futures: dict[Any, RunTask], workers: dict[int, Any]) -> Iterator[RunOutcome]:
+def _stop_pool(
+    futures: dict[Any, RunTask], workers: dict[int, Any], progress: Any
+) -> Iterator[RunOutcome]:
     """After Ctrl-C: cancel the runs not begun, interrupt those in progress (SIGINT to
     every worker; one waiting for work only notes it) and yield what each says, within
-    `GRACE` seconds; the workers still running then are terminated."""
+    `GRACE` seconds; the workers still running then are terminated, and each run that
+    had begun there and not ended is yielded as `late`."""
     import signal
     from concurrent.futures import wait
 
@@ -171,6 +191,10 @@ def _stop_pool(futures: dict[Any, RunTask], workers: dict[int, Any]) -> Iterator
                 yield outcome
     if late:
         _terminate(workers)
+        for future in running:
+            index = futures[future].index
+            if future in late and progress[index] == BEGUN:
+                yield RunOutcome(index, interrupted=True, late=TERMINATED)
 
 
 def _terminate(workers: dict[int, Any]) -> None:
@@ -277,9 +301,10 @@ def _stop_dask(client: Any, sweep: str, futures: list[Any], seen: set[int]) -> I
     import time
 
     try:
-        client.run(stop_dask_runs, sweep, on_error="ignore")
+        answers = client.run(stop_dask_runs, sweep, on_error="ignore")
     except Exception:  # the scheduler gone: nothing to ask
         return
+    in_progress = {i for indices in answers.values() if isinstance(indices, list) for i in indices}
     deadline = time.monotonic() + GRACE
     while time.monotonic() < deadline and not all(f.done() for f in futures):
         time.sleep(0.02)  # `distributed.wait` wants a default client, which this may not be
@@ -293,3 +318,6 @@ def _stop_dask(client: Any, sweep: str, futures: list[Any], seen: set[int]) -> I
         if outcome.started and outcome.index not in seen:
             seen.add(outcome.index)
             yield outcome
+    for index in sorted(in_progress - seen):  # interrupted, and silent since
+        seen.add(index)
+        yield RunOutcome(index, interrupted=True, late=CANCELLED)

@@ -57,6 +57,9 @@ class InterruptedRun:
     seed: int
     now: float | None
     found: tuple[Diagnostic, ...] = ()
+    # it gave no answer within the grace after Ctrl-C: what became of it (its clock and
+    # findings unknown)
+    late: str = ""
 
 
 @dataclass(frozen=True)
@@ -236,7 +239,9 @@ def collect(
             points.append(_point_row(point, done, measures))
     by_index = {point.index: point for point in grid}
     stopped = tuple(
-        InterruptedRun(by_index[i // len(seeds)], seeds[i % len(seeds)], run.now, run.found)
+        InterruptedRun(
+            by_index[i // len(seeds)], seeds[i % len(seeds)], run.now, run.found, run.late
+        )
         for i, run in sorted((interrupted or {}).items())
     )
     return SweepResult(

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 T = TypeVar("T")
 
 _lock = threading.RLock()  # reentrant: a signal's handler or the hook may run inside it
-_runs: dict[int, str] = {}  # thread ident -> the sweep whose run it executes
+_runs: dict[int, tuple[str, int]] = {}  # thread ident -> (sweep, run index) it executes
 _asked: set[int] = set()  # threads whose run was sent its KeyboardInterrupt
 _stopped: set[str] = set()  # sweeps stopped here: their runs not begun never begin
 _dropped: dict[int, float] = {}  # asked threads whose stop Python dropped -> when
@@ -33,13 +33,14 @@ _previous_hook: Callable[[Any], None] | None = None
 AGAIN = 0.02  # seconds between a dropped stop and its raising again
 
 
-def run_registered(sweep: str, call: Callable[[], T]) -> T:
-    """`call()` with this thread registered as running a run of `sweep`, which `stop`
-    can interrupt; a stop that comes as the run ends is cleared, never raised after it."""
+def run_registered(sweep: str, call: Callable[[], T], index: int = -1) -> T:
+    """`call()` with this thread registered as running the run `index` of `sweep`, which
+    `stop` can interrupt; a stop that comes as the run ends is cleared, never raised after
+    it."""
     ident = threading.get_ident()
     try:
         with _lock:
-            _runs[ident] = sweep
+            _runs[ident] = (sweep, index)
             _asked.discard(ident)  # left by a stop that landed in a `finally` below
         return call()
     finally:
@@ -55,18 +56,18 @@ def stopped(sweep: str) -> bool:
     return sweep in _stopped
 
 
-def stop(sweep: str) -> int:
+def stop(sweep: str) -> list[int]:
     """Interrupt `sweep`'s runs in progress in this process, once each, and mark `sweep`
-    stopped (its runs not begun check `stopped`). The number interrupted."""
+    stopped (its runs not begun check `stopped`). The indices of the runs interrupted."""
     with _lock:
         _stopped.add(sweep)
-        threads = [t for t, s in _runs.items() if s == sweep and t not in _asked]
+        threads = [t for t, (s, _) in _runs.items() if s == sweep and t not in _asked]
         for ident in threads:
             _asked.add(ident)
             _async_raise(ident, KeyboardInterrupt)
         if threads:
             _watch()
-    return len(threads)
+        return [_runs[t][1] for t in threads]
 
 
 def running() -> bool:

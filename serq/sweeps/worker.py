@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from serq.diagnostics import Severity, render_concise
 from serq.sweeps import stopping
@@ -76,6 +76,9 @@ class RunOutcome:
     now: float | None = None
     found: tuple[Diagnostic, ...] = ()
     started: bool = True
+    # an interrupted run that gave no answer within the grace after Ctrl-C: what became
+    # of it ("its worker was terminated"); its clock and findings are unknown
+    late: str = ""
 
 
 _compiled: OrderedDict[tuple, Compiled | str] = OrderedDict()
@@ -165,15 +168,21 @@ def interrupted_outcome(task: RunTask, stop: BaseException) -> RunOutcome:
 
 _stopped = False  # a pool worker that SIGINT reached: it begins no other run
 POOL = ""  # the sweep a local pool worker's runs are registered under (one sweep a pool)
+BEGUN, ENDED = 1, 2  # a run's mark in the pool's `progress`
+_progress: Any = None  # the pool's shared marks, one byte a run index (`pool_worker`)
 
 
-def pool_worker() -> None:
+def pool_worker(progress: Any = None) -> None:
     """A local pool worker's initializer: SIGINT (Ctrl-C at the terminal, which reaches
     the whole process group, or the parent's forwarding) stops the run in progress, once,
     and the worker begins no other; the parent collects what the run had found
-    (`interruptible`)."""
+    (`interruptible`). `progress`, bytes shared with the parent, gets each run's index
+    marked `BEGUN` as it begins and `ENDED` as it returns, so that the parent knows which
+    runs a worker that never answered was in (`executors`)."""
     import signal
 
+    global _progress
+    _progress = progress
     signal.signal(signal.SIGINT, _on_interrupt)
     stopping.keep_dropped_interrupts()
 
@@ -191,7 +200,7 @@ def interruptible(function: Callable[[RunTask], RunOutcome], task: RunTask) -> R
     """`function(task)` in a pool worker initialised by `pool_worker`: a run that Ctrl-C
     stops is an interrupted outcome with what it had found, and a task given after
     Ctrl-C is not begun (an outcome with `started` False)."""
-    return _stoppable(function, task, POOL, lambda: _stopped)
+    return _stoppable(function, task, POOL, lambda: _stopped, _progress)
 
 
 def dask_interruptible(
@@ -209,24 +218,32 @@ def _stoppable(
     task: RunTask,
     sweep: str,
     stopped: Callable[[], bool],
+    progress: Any = None,
 ) -> RunOutcome:
     """`function(task)` registered as a run of `sweep` (`stopping.run_registered`), its
     interruption an outcome; not begun when `stopped()`, which is asked once registered
-    (a stop before that would not reach the run)."""
+    (a stop before that would not reach the run). `progress`, if any, marks the run's
+    index `BEGUN` and then `ENDED`."""
 
     def call() -> RunOutcome:
         if stopped():
             return RunOutcome(task.index, interrupted=True, started=False)
-        return function(task)
+        if progress is None:
+            return function(task)
+        progress[task.index] = BEGUN
+        try:
+            return function(task)
+        finally:
+            progress[task.index] = ENDED
 
     try:
-        return stopping.run_registered(sweep, call)
+        return stopping.run_registered(sweep, call, task.index)
     except KeyboardInterrupt as stop:
         return interrupted_outcome(task, stop)
 
 
-def stop_dask_runs(sweep: str) -> int:
+def stop_dask_runs(sweep: str) -> list[int]:
     """Stop sweep `sweep`'s runs on this Dask worker (called there by `Client.run`): those
     in progress are interrupted, once each, and those not begun will not begin. The
-    number of runs interrupted."""
+    indices of the runs interrupted."""
     return stopping.stop(sweep)
