@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from itertools import chain, islice, repeat
 from operator import lt, mul, sub
 
@@ -74,13 +74,22 @@ def cv2(values: Sequence[float], known_mean: float | None = None) -> float:
             return math.fsum((v / m - 1.0) ** 2 for v in values) / (n - 1)
         except OverflowError:
             return math.inf
-    # fast path: map in C, the same `(v - m) ** 2` terms (fsum is exact: order is free;
-    # `** 2` is `** 2.0`: a float power converts an int exponent to float first)
+    # fast path: map in C, each term `(v - m) * (v - m)`, the correctly rounded square
+    # (`pow(d, 2.0)` can be an ulp off it, and is slower); a finite d whose square
+    # overflows gives an inf term, so an inf sum; fsum is exact: order is free
     try:
-        variance = math.fsum(map(pow, map(sub, values, repeat(m)), repeat(2.0))) / (n - 1)
+        variance = math.fsum(chain.from_iterable(_squares(values, m))) / (n - 1)
     except OverflowError:  # a square or the sum of squares passes the float range
         variance = math.inf if m == m else NAN
     return variance / (m * m)
+
+
+def _squares(values: Sequence[float], m: float, k: int = 4096) -> Iterator[Iterable[float]]:
+    """The terms `(v - m) * (v - m)` of `values`, `k` values at a time (a list of k
+    differences each: a list of them all would cost 32 bytes a sample)."""
+    for i in range(0, len(values), k):
+        d = list(map(sub, values[i : i + k], repeat(m)))
+        yield map(mul, d, d)
 
 
 def percentile(values: Sequence[float], q: float, known_mean: float | None = None) -> float:
