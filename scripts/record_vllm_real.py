@@ -15,8 +15,10 @@ beside it, 0.34.0's own package:
 
 writes tests/oracle/vllm_real/<vLLM version>/<family>[-<clock>].json.gz. `--clock a100`: each
 step lasts what spec §8's fit of the A100 engine says of its batch and sessions send and
-think in ticks of 30 ms, instead of the step clock. `--alone`: the long-prefill
-threshold does not cap a request that is alone (running or waiting as the step begins),
+think in ticks of 30 ms, instead of the step clock. `--policy priority`: vLLM's priority
+policy, each session's priority drawn by `vllm_scenarios.with_priority` (files
+`priority-<family>...`; the model knows only FCFS, so it is not compared). `--alone`: the
+long-prefill threshold does not cap a request that is alone (running or waiting as the step begins),
 as lib/vllm.sq's `long_prefill` writes it and as vLLM 0.34's scheduler does (0.30's caps
 it anyway: record 0.30 without it). A scenario is left out, and counted, when vLLM cannot
 run it as the model does: a budget below `max_num_seqs` (vLLM refuses the configuration)
@@ -71,6 +73,12 @@ def main() -> None:
     parser.add_argument("--count", type=int, default=100)
     parser.add_argument("--alone", action="store_true", help="no cap for a request alone")
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="steps")
+    parser.add_argument(
+        "--policy",
+        choices=("fcfs", "priority"),
+        default="fcfs",
+        help="vLLM's scheduling policy (priority: vllm_scenarios.with_priority)",
+    )
     parser.add_argument("--out", help="default: tests/oracle/vllm_real/VERSION/FAMILY.json.gz")
     parser.add_argument(
         "--keep",
@@ -91,6 +99,8 @@ def main() -> None:
     records = []
     for k in range(args.start, args.start + args.count):
         scenario = FAMILIES[args.family](k)
+        if args.policy == "priority":
+            scenario = vllm_scenarios.with_priority(k, scenario)
         scenario = dataclasses.replace(
             scenario, config=dataclasses.replace(scenario.config, alone=args.alone)
         )
@@ -98,13 +108,16 @@ def main() -> None:
         if c.budget < c.max_seqs:
             tally["budget below max_seqs"] += 1
             continue
-        if vllm_model.simulate(scenario).rejections:
+        fcfs = dataclasses.replace(scenario, config=dataclasses.replace(c, policy="fcfs"))
+        if vllm_model.simulate(fcfs).rejections:  # a prompt above the pool: any policy
             tally["a request that can never fit"] += 1
             continue
         clock = CLOCKS[args.clock]
         driver = vllm_real.Driver(scenario, clock)
         real = driver.run()
-        model = vllm_model.simulate(scenario) if clock == vllm_model.STEPS else real
+        # the model knows no policy but FCFS (tests/sim/NOTES.md §47)
+        known = clock == vllm_model.STEPS and c.policy == "fcfs"
+        model = vllm_model.simulate(scenario) if known else real
         if model != real:
             tally["model differs"] += 1
             print(k, "model differs:", first_difference(model, real), flush=True)
@@ -116,12 +129,15 @@ def main() -> None:
         "vllm": vllm_real.VERSION,
         "family": args.family,
         "alone": args.alone,
+        **({"policy": args.policy} if args.policy != "fcfs" else {}),
         "clock": dataclasses.asdict(CLOCKS[args.clock]),
         "start": args.start,
         "count": args.count,
         "scenarios": records,
     }
     name = args.family if args.clock == "steps" else f"{args.family}-{args.clock}"
+    if args.policy != "fcfs":
+        name = f"{args.policy}-{name}"
     out = Path(args.out or DATA / vllm_real.VERSION / f"{name}.json.gz")
     out.parent.mkdir(parents=True, exist_ok=True)
     text = json.dumps(data, separators=(",", ":")) + "\n"
@@ -158,6 +174,7 @@ def encode(scenario: vllm_model.Scenario) -> dict:
             key: value
             for key, value in dataclasses.asdict(scenario.config).items()
             if key not in ("first_chunk", "one_queue")
+            and not (key == "policy" and value == "fcfs")  # as before the policy
         },
         "sessions": [
             [
@@ -166,6 +183,7 @@ def encode(scenario: vllm_model.Scenario) -> dict:
                     [t.new, t.out, t.think, int(t.forced), *([t.stop] if t.stop else [])]
                     for t in s.turns
                 ],
+                *([s.priority] if scenario.config.policy != "fcfs" else []),
             ]
             for s in scenario.sessions
         ],

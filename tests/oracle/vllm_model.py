@@ -95,10 +95,12 @@ class Turn:
 
 @dataclass(frozen=True)
 class Session:
-    """A session sent at step `at`, its turns in order."""
+    """A session sent at step `at`, its turns in order; `priority` the priority of each of
+    its requests under vLLM's priority policy (`Config.policy`: the smaller first)."""
 
     at: int
     turns: tuple[Turn, ...]
+    priority: int = 0
 
 
 @dataclass(frozen=True)
@@ -107,7 +109,8 @@ class Config:
     per step, `max_seqs` running requests, the long-prefill threshold `chunk` (0: none),
     `alone` (lib/vllm.sq's long_prefill: no cap for a request alone) and the order of the
     running loop: "admission" (vLLM), "newest" (serve by (-admission)), "prefill_first"
-    (serve by (decoding)). `first_chunk` False allocates at admission what lib/vllm.sq's
+    (serve by (decoding)); `policy`, vLLM's `--scheduling-policy`: "fcfs" or "priority"
+    (the model knows only "fcfs": tests/sim/NOTES.md §47). `first_chunk` False allocates at admission what lib/vllm.sq's
     header does, the hit and the rest of the prompt as far as the budget left reaches,
     instead of vLLM's first chunk (which the threshold caps too). `one_queue` True takes
     the head of one free queue in LRU order (fresh blocks, a request's partial last block
@@ -124,6 +127,7 @@ class Config:
     order: str = "admission"
     first_chunk: bool = True
     one_queue: bool = False
+    policy: str = "fcfs"
 
 
 @dataclass(frozen=True)
@@ -276,6 +280,8 @@ class Model:
     """The scheduler, its block pool and the sessions' clock."""
 
     def __init__(self, scenario: Scenario) -> None:
+        if scenario.config.policy != "fcfs":  # not learnt: vllm_real.py runs vLLM's own
+            raise ValueError(f"the model knows no scheduling policy {scenario.config.policy!r}")
         self.cfg = scenario.config
         self.sessions = scenario.sessions
         self.pool = BlockPool(self.cfg.num_blocks, self.cfg.one_queue)

@@ -20,6 +20,9 @@ follows tests/sim/NOTES.md §23's mapping notes:
   tokens reach its `num_tokens` samples one token (the session's next token id, so that
   its next turn's prompt, the previous prompt, the outputs and new tokens, carries the
   same block hashes); `max_tokens` its output length, EOS ignored;
+- the scheduling policy `Config.policy` ("fcfs", vLLM's default, or "priority"), each
+  request's priority its session's (`Session.priority`) and its arrival time its place
+  in the order of the sends (time, then session: two requests never tie on it);
 - sessions share no token: every token id is drawn from the session's own range, and a
   forced miss replaces the first token of the prompt by a nonce (new hashes from there);
   a stop turn (`Turn.stop`) has `max_tokens` past its output length, with `EOS` as its
@@ -120,6 +123,7 @@ def scheduler(config: vllm_model.Config) -> Scheduler:
         max_model_len=MAX_MODEL_LEN,
         long_prefill_token_threshold=config.chunk,
         enable_chunked_prefill=True,
+        policy=config.policy,
         is_encoder_decoder=False,
     )
     cache_config = CacheConfig(
@@ -172,6 +176,8 @@ class Driver:
         self.next_id = [i * SESSION_TOKENS + 3 for i in range(n)]  # its next fresh token
         self.sends: list[tuple[float, float, int, tuple[int, int]]] = []
         self.seq = 0
+        self.arrivals = 0  # the requests' arrival order (`Request.arrival_time`)
+        self.arrival: dict[tuple[int, int], float] = {}
         self.requests: dict[str, dict[str, Any]] = {}
         self.preemptions = 0
         self.rejections = 0
@@ -225,7 +231,8 @@ class Driver:
                 max_tokens=t.out + t.stop, ignore_eos=True, stop_token_ids=[EOS] if t.stop else None
             ),
             pooling_params=None,
-            arrival_time=0.0,
+            arrival_time=self.arrival[(session, turn)],
+            priority=self.scenario.sessions[session].priority,
             block_hasher=self.hasher,
         )
         self.sched.add_request(request)
@@ -251,6 +258,12 @@ class Driver:
         """The step that starts at `t`; returns when it ends (`t` if it did nothing)."""
         arrived = sorted((s for s in self.sends if s[0] <= t), key=lambda s: s[:3])
         self.sends = [s for s in self.sends if s[0] > t]
+        # their arrival times: in the order of their sends, then of their sessions (a
+        # later step's sends come after every earlier one's), so that no two tie and the
+        # priority policy's (priority, arrival_time) never falls to the request id
+        for s in sorted(arrived, key=lambda s: (s[0], s[3][0])):
+            self.arrival[s[3]] = float(self.arrivals)
+            self.arrivals += 1
         for s in arrived:
             self._add(*s[3])
         if not self.sched.has_unfinished_requests():

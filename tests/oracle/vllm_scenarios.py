@@ -245,6 +245,17 @@ def with_order(k: int, scenario: Scenario) -> Scenario:
     return replace(scenario, config=replace(scenario.config, order=order))
 
 
+def with_priority(k: int, scenario: Scenario) -> Scenario:
+    """Scenario `k` under vLLM's priority policy (`--scheduling-policy priority`): each
+    session's requests get a priority drawn from a few values (two to four of them, so
+    that sessions tie on it and the arrival order decides among them), from a stream of
+    its own (the rest of the scenario is drawn as before)."""
+    rng = random.Random(f"vllm-priority-{k}")
+    values = rng.choice(((0, 1), (0, 1, 2), (-1, 0, 3), (0, 0, 1), (5, 1, 3, 2)))
+    sessions = tuple(replace(s, priority=rng.choice(values)) for s in scenario.sessions)
+    return replace(scenario, config=replace(scenario.config, policy="priority"), sessions=sessions)
+
+
 def _size(rng: random.Random, bs: int) -> int:
     """A prompt: small, on a block boundary or one either side, or long."""
     kind = rng.random()
@@ -294,6 +305,15 @@ def _per_turn(scenario: Scenario, field: str) -> str:
     return _by("serial", per_session)
 
 
+# vLLM's priority policy (scheduler.py, `SchedulingPolicy.PRIORITY`; tests/sim/NOTES.md
+# §47): the waiting queue ordered by (priority, arrival_time), a preempted request back in
+# it by the same keys (not at its head), and the victim of a growth that does not fit the
+# running request with the largest (priority, arrival_time), wherever it stands in the
+# running list. A request's arrival time is its send's (`arrived`), sessions sent at one
+# instant in serial order (the driver's arrival order).
+PRIORITY_QUEUE = ("  queue by (priority, arrived, serial);",)
+PRIORITY_PREEMPT = ("  preempt by (-priority, -arrived, -serial) requeue tail;",)
+
 # The model's running orders as serve clauses (vLLM's is admission order, the default).
 SERVE = {
     "admission": (),
@@ -328,6 +348,9 @@ def program(
             f"let b = {clock.b!r}; // per unit of prefill attention",
         ]
     )
+    priority = c.policy == "priority"
+    if c.policy not in ("fcfs", "priority"):
+        raise ValueError(f"no program for the scheduling policy {c.policy!r}")
     lib = os.path.relpath(LIB, where)
     chunk = "long_prefill(reqs, chunk)" if c.alone else "chunk"
     at = _by("serial", [str(s.at) for s in scenario.sessions])
@@ -345,13 +368,14 @@ def program(
         "pool reqs {",
         f"  cap {c.max_seqs};",
         "  admit via engine;",
+        *PRIORITY_QUEUE * priority,
         "}",
         "",
         "pool kv {",
         f"  cap {c.num_blocks} * bs;",
         "  block bs;",
         "  evict lru;",
-        "  preempt lifo;",
+        *(PRIORITY_PREEMPT if priority else ("  preempt lifo;",)),
         "}",
         "",
         "stage engine : step {",
@@ -370,6 +394,11 @@ def program(
         "  init {",
         f"    set at = {at};",
         f"    set turns = {turns};",
+        *(
+            [f"    set priority = {_by('serial', [str(x.priority) for x in scenario.sessions])};"]
+            if priority
+            else []
+        ),
         "  }",
         "}",
         "",

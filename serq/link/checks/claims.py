@@ -21,6 +21,9 @@ from serq.link.checks.places import Place, attributes, sites
 from serq.syntax import ast
 from serq.vocabulary import CLAIM_AGGREGATES, CLAIM_CONTEXT, OBSERVABLES
 
+# The one of pyserq 0.1.4's context variables (`CLAIM_CONTEXT`) a preempt key reads.
+PREEMPT_CONTEXT = frozenset({"position"})
+
 # What a claim over iterations may read of the deployment, as the iteration starts.
 ITERATION_OBSERVABLES = frozenset({"queue", "busy", "used", "free", "holders", "queued"})
 _CLAIMS = (Place.GIVEN, Place.ITERATION, Place.AT_END)
@@ -62,8 +65,10 @@ def _fault(place: Place, n: ast.Node, attrs: set[str]) -> str | None:  # noqa: C
             )
         if call == "budget_left":
             return "a preempt key may not read `budget_left(…)`: it plans an iteration"
-        if isinstance(n, ast.Name) and n.name in CLAIM_CONTEXT and n.name in attrs:
-            # ambiguous: the candidate's attribute or where its hold is now (0.1.4 refuses)
+        if isinstance(n, ast.Name) and n.name in PREEMPT_CONTEXT and n.name in attrs:
+            # ambiguous: the candidate's attribute or where its hold is now (0.1.4 refuses);
+            # the claims' own (`arrived`, `demand`, `served`) do not exist here, so an
+            # attribute of that name is read as it is (`set arrived = now;` of the spec)
             return (
                 f"`{n.name}` is both a session attribute and the context variable a preempt "
                 f"key reads (where the candidate's hold is now): rename the attribute"
