@@ -306,6 +306,12 @@ def _rejection(pool: Pool, origin: Span, serial: int, since: float, n: int) -> D
 def _drain_end(world: World, program: ir.Program, horizon: float, warmup: float, n: int) -> float:
     origin = _arrival_origin(program)
     if world.arrivals < n:
+        if horizon == math.inf:  # the clock passed the float range (`Workload._arrive`)
+            raise SimError(
+                origin,
+                f"the arrivals stop at {world.arrivals} of the {n} requested: the next would "
+                f"come after t = {world.engine.now!r}, past the float range",
+            )
         raise SimError(
             origin,
             f"horizon {_num(horizon)} reached before the requested arrivals: "

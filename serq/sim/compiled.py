@@ -1885,14 +1885,17 @@ class _Codegen:
                 bad = self.bind(functools.partial(bad_gap, self.program.arrival), "_k_bad_gap")
                 self.emit(inner + 1, f"raise {bad}(gap)")
                 gap = "gap"
+        # an arrival past the float range never comes: the arrivals stop (`Workload._arrive`)
         if self.split_arrival:  # the next arrival, kept out of the heap (`_loop_function`)
             self.emit(inner, f"t_arr = now + {gap}")
-            self.emit(inner, "s_arr = _k_seq()")
+            self.emit(inner, "s_arr = _k_seq() if t_arr < _k_INF else _k_INF")
             if limit is not None:
                 self.emit(indent, "else:")
                 self.emit(indent + 1, "t_arr = s_arr = _k_INF")
         else:
-            self.emit(inner, f"_k_push(heap, (now + {gap}, _k_seq(), _K_ARRIVE, None))")
+            self.emit(inner, f"t_arr = now + {gap}")
+            self.emit(inner, "if t_arr < _k_INF:")
+            self.emit(inner + 1, "_k_push(heap, (t_arr, _k_seq(), _K_ARRIVE, None))")
         del world
         self._run_first(indent, "s")
 

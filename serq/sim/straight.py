@@ -266,7 +266,7 @@ def run(
             # an arrival is pending at a finite time until an `arrivals` limit; then the
             # drain ends the loop, or the horizon (under a horizon of inf, a departure at
             # inf still fires, as the event path fires it)
-            if time > until:
+            if time > until or (job is None and not arriving):  # or nothing is pending
                 break
             if time != now:  # the instant `now` is over: `World.end_instant`
                 if table is not None:
@@ -292,6 +292,8 @@ def run(
                         t_arrive = now + workload._next_gap()
                     s_arrive = scheduled
                     scheduled += 1
+                    if t_arrive == INF:  # past the float range: it never comes (`_arrive`)
+                        s_arrive = INF
                 # `settle` runs the session up to its run
                 for slot, value, samples in pre:
                     if samples is None:  # set
@@ -612,6 +614,8 @@ def run_ps(
                         t_arrive = now + workload._next_gap()
                     s_arrive = scheduled
                     scheduled += 1
+                    if t_arrive == INF:  # past the float range: it never comes (`_arrive`)
+                        s_arrive = INF
                 # `settle` runs the session up to its run
                 for slot, value, samples in pre:
                     if samples is None:  # set

@@ -117,7 +117,9 @@ class Workload:
                 gap = -math.log(1.0 - self._uniform()) / rate
             else:
                 gap = self._next_gap()
-            engine.schedule(engine.now + gap, self._arrive)
+            t = engine.now + gap
+            if t < math.inf:  # past the float range it never comes: the arrivals stop
+                engine.schedule(t, self._arrive)
 
     def assign(self, s: Session) -> None:
         """Give a new session its trace session, if the workload has a trace."""
