@@ -266,8 +266,9 @@ def run(
             # an arrival is pending at a finite time until an `arrivals` limit; then the
             # drain ends the loop, or the horizon (under a horizon of inf, a departure at
             # inf still fires, as the event path fires it)
-            if time > until or (job is None and not arriving):  # or nothing is pending
-                break
+            if time >= until:  # (only at the horizon or at inf: the test below is rare)
+                if time > until or (job is None and not arriving):  # or nothing pending
+                    break
             if time != now:  # the instant `now` is over: `World.end_instant`
                 if table is not None:
                     if present != shown:  # a level gauge changes only with `present`
