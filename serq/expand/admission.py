@@ -273,9 +273,9 @@ def _write_out(e: ast.Aggregate, names: dict[str, Span], ctx: Context) -> ast.Ex
         return e
     terms = [substitute(e.body, {var: ast.Number(float(k), str(k), e.span)}) for k in range(count)]
     if e.func == "sum":
-        return _chain(terms, lambda a, b: ast.Binary("+", a, b, e.span))
+        return _chain(terms, lambda a, b: ast.Binary("+", a, b, e.span, aggregate=True))
     ident = ast.Ident(_AGG_FUNCS[e.func], e.span)
-    join = lambda a, b: ast.Call(ident, (a, b), e.span)  # noqa: E731
+    join = lambda a, b: ast.Call(ident, (a, b), e.span, aggregate=True)  # noqa: E731
     return _balance(terms, join) if balanced else _chain(terms, join)
 
 

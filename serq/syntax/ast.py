@@ -13,7 +13,7 @@ with`, aggregates, `def` calls): `serq.expand` rewrites it into the kernel.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Union
 
 from serq.diagnostics import Span
@@ -90,6 +90,10 @@ class Binary:
     left: Expr
     right: Expr
     span: Span
+    # a join of a written-out `sum`: whether its terms are evaluated is not assumed
+    # (serq-workload.txt, hidden: an aggregate body is not assumed to execute); where a
+    # node came from, so not part of what it is (equality, hash)
+    aggregate: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +113,8 @@ class Call:
     func: Ident
     args: tuple[Expr, ...]
     span: Span
+    # a join of a written-out `max` or `min` (`Binary.aggregate`)
+    aggregate: bool = field(default=False, compare=False)
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,8 @@ SUGAR = ast.SUGAR
 
 
 def shape(node):
-    """`node` without its spans; a number is its value."""
+    """`node` without its spans and provenance (fields outside equality: a written-out
+    aggregate's mark); a number is its value."""
     if isinstance(node, ast.Number):
         return ("number", "nan" if math.isnan(node.value) else node.value)
     if isinstance(node, Span):
@@ -41,7 +42,7 @@ def shape(node):
         return tuple(shape(n) for n in node)
     if is_dataclass(node):
         return (type(node).__name__,) + tuple(
-            shape(getattr(node, f.name)) for f in fields(node) if f.name != "span"
+            shape(getattr(node, f.name)) for f in fields(node) if f.name != "span" and f.compare
         )
     return node
 

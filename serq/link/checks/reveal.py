@@ -19,7 +19,8 @@ A forward data-flow analysis over each stretch of server statements. Its state:
 
 A loop's head joins its entry with its back edge until nothing changes, and a
 loop is left from its head (its body may not run at all). `c ? a : b`, `&&`
-and `||` read their arms on some paths only.
+and `||` read their arms on some paths only, and an aggregate (`sum`, `max`,
+`min` of n terms, written out by the expander) is not assumed to read its body.
 
 Which statements are the server's. The kernel's session is one block, the
 server's statements spliced in, so the side of a statement is told by its
@@ -141,6 +142,8 @@ class _Analysis:
             return _union(self.must(p.index, st) for p in e.parts if p.index is not None)
         if isinstance(e, ast.Unary):
             return self.must(e.operand, st)
+        if isinstance(e, (ast.Binary, ast.Call)) and e.aggregate:
+            return _EMPTY  # a written-out aggregate: its body is not assumed to execute
         if isinstance(e, ast.Binary):
             left = self.must(e.left, st)
             return left if e.op in ("&&", "||") else left | self.must(e.right, st)
