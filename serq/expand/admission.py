@@ -272,6 +272,8 @@ def _write_out(e: ast.Aggregate, names: dict[str, Span], ctx: Context) -> ast.Ex
         )
         return e
     terms = [substitute(e.body, {var: ast.Number(float(k), str(k), e.span)}) for k in range(count)]
+    if count == 1:  # no join to mark: the term is (`ast.Binary.aggregate`)
+        return replace(terms[0], aggregate=True)
     if e.func == "sum":
         return _chain(terms, lambda a, b: ast.Binary("+", a, b, e.span, aggregate=True))
     ident = ast.Ident(_AGG_FUNCS[e.func], e.span)

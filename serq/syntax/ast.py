@@ -37,6 +37,7 @@ class Number:
     value: float
     text: str
     span: Span
+    aggregate: bool = field(default=False, compare=False)  # `Binary.aggregate`
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,7 @@ class Name:
 
     ident: Ident
     span: Span
+    aggregate: bool = field(default=False, compare=False)  # `Binary.aggregate`
 
     @property
     def name(self) -> str:
@@ -66,6 +68,7 @@ class Ref:
 
     parts: tuple[RefPart, ...]
     span: Span
+    aggregate: bool = field(default=False, compare=False)  # `Binary.aggregate`
 
     @property
     def dotted(self) -> str:
@@ -80,6 +83,7 @@ class Unary:
     op: str
     operand: Expr
     span: Span
+    aggregate: bool = field(default=False, compare=False)  # `Binary.aggregate`
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,8 +94,8 @@ class Binary:
     left: Expr
     right: Expr
     span: Span
-    # a join of a written-out `sum`: whether its terms are evaluated is not assumed
-    # (serq-workload.txt, hidden: an aggregate body is not assumed to execute); where a
+    # written out from an aggregate (a join of its terms, or its one term): whether the
+    # aggregate's body is evaluated is not assumed (serq-workload.txt, hidden); where a
     # node came from, so not part of what it is (equality, hash)
     aggregate: bool = field(default=False, compare=False)
 
@@ -104,6 +108,7 @@ class Conditional:
     then: Expr
     otherwise: Expr
     span: Span
+    aggregate: bool = field(default=False, compare=False)  # `Binary.aggregate`
 
 
 @dataclass(frozen=True, slots=True)
@@ -113,8 +118,7 @@ class Call:
     func: Ident
     args: tuple[Expr, ...]
     span: Span
-    # a join of a written-out `max` or `min` (`Binary.aggregate`)
-    aggregate: bool = field(default=False, compare=False)
+    aggregate: bool = field(default=False, compare=False)  # `Binary.aggregate`
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,6 +128,7 @@ class Draw:
     dist: Ident
     args: tuple[Expr, ...]
     span: Span
+    aggregate: bool = field(default=False, compare=False)  # `Binary.aggregate`
 
 
 @dataclass(frozen=True, slots=True)

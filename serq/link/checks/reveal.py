@@ -136,14 +136,14 @@ class _Analysis:
 
     def must(self, e: ast.Expr, st: _State) -> frozenset[str]:
         """The hidden attributes `e` reads on every path of its evaluation."""
+        if getattr(e, "aggregate", False):
+            return _EMPTY  # a written-out aggregate: its body is not assumed to execute
         if isinstance(e, ast.Name):
             return frozenset({e.name}) if e.name in self.hidden else st.must.get(e.name, _EMPTY)
         if isinstance(e, ast.Ref):
             return _union(self.must(p.index, st) for p in e.parts if p.index is not None)
         if isinstance(e, ast.Unary):
             return self.must(e.operand, st)
-        if isinstance(e, (ast.Binary, ast.Call)) and e.aggregate:
-            return _EMPTY  # a written-out aggregate: its body is not assumed to execute
         if isinstance(e, ast.Binary):
             left = self.must(e.left, st)
             return left if e.op in ("&&", "||") else left | self.must(e.right, st)
