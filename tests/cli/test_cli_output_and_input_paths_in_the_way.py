@@ -71,3 +71,16 @@ def test_an_empty_file_name_is_no_such_file(command, capsys):
     err = capsys.readouterr().err
     assert "cannot read ``: no such file" in err
     assert "directory" not in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    "argv", [["run", "P", "--dump", ""], ["plot", "--dump", " ", "-o", "x.png"]]
+)
+def test_an_empty_dump_directory_is_a_usage_error(program, tmp_path, capsys, monkeypatch, argv):
+    """`--dump ""` wrote the run's observe/ into the working directory without a word, and
+    `serq plot --dump ""` read it from there."""
+    monkeypatch.chdir(tmp_path)
+    argv = [str(program) if a == "P" else a for a in argv]
+    assert main(argv) == 2
+    assert "argument --dump: not a directory name" in capsys.readouterr().err
+    assert not (tmp_path / "observe").exists()
