@@ -27,6 +27,8 @@ def read_source(path: str) -> str | Diagnostic:
     A byte-order mark is dropped; invalid UTF-8 is not a failure to read: the bytes are
     escaped (`serq.syntax.source_text`) and the parser reports the first with `E-utf8`."""
     try:
+        if not path:  # Path("") is the working directory
+            raise FileNotFoundError
         return decode(Path(path).read_bytes())
     except IsADirectoryError:
         reason = "it is a directory"

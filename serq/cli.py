@@ -171,6 +171,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--dump",
+        type=_directory,
         metavar="DIR",
         help="write the samples (DIR/observe/NAME.csv) and gauge change points "
         "(DIR/gauge/NAME.csv)",
@@ -274,7 +275,9 @@ def _plot_parser(commands: Any) -> None:
     plot.add_argument("--bars", action="store_true", help="error bars instead of a band")
     plot.add_argument("--log-x", action="store_true", help="a logarithmic x axis")
     plot.add_argument("--log-y", action="store_true", help="a logarithmic y axis")
-    plot.add_argument("--dump", metavar="DIR", help="plot a `serq run --dump DIR` instead")
+    plot.add_argument(
+        "--dump", type=_directory, metavar="DIR", help="plot a `serq run --dump DIR` instead"
+    )
     plot.add_argument(
         "--observe", metavar="NAME", help="with --dump: the observation (default: the first)"
     )
@@ -731,6 +734,14 @@ def _add_defs(parser: argparse.ArgumentParser, says: str) -> None:
         help="replace the body of the expression definition `def NAME(...) { expr }` by "
         f"EXPR, {says} (repeatable)",
     )
+
+
+def _directory(text: str) -> str:
+    """A directory's name: not empty (Path("") is the working directory, which a `--dump ""`
+    would fill, or read, without a word)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"not a directory name: {text!r}")
+    return text
 
 
 def _assignment(text: str) -> tuple[str, str]:

@@ -18,6 +18,7 @@ itself.
 
 from __future__ import annotations
 
+import itertools
 import re
 from bisect import bisect_left
 from dataclasses import dataclass
@@ -62,6 +63,38 @@ def format_source(
     `\r` is a line end, written as `\n` (as the parser reads it). `parsed` is `text`'s
     parse when the caller has it (the language server's analysis), used when `text` has
     no lone `\r`."""
+    swap = _free_marks(text)
+    if not swap:
+        return _format(text, path, only, parsed)
+    # the source holds a character the layout uses as a mark (a NUL in a comment, a
+    # string, or a line left as written): each is written as a character the text does
+    # not hold, and back in the output; the diagnostics are the text's own
+    masked = _format(text.translate(str.maketrans(swap)), path, only, None)
+    ended = lines_ended(text)
+    if parsed is None or ended is not text:
+        parsed = parse(ended, path)
+    back = str.maketrans({free: mark for mark, free in swap.items()})
+    return Formatted(masked.text.translate(back), parsed.diagnostics, masked.kept)
+
+
+def _free_marks(text: str) -> dict[str, str]:
+    """For each of the layout's marks that `text` holds, a private-use character that
+    `text` does not hold (none when it holds no mark, as any program a user writes)."""
+    held = [mark for mark in (_TRAIL, _HEAD, _NEXT) if mark in text]
+    if not held:
+        return {}
+    free = (
+        c
+        for c in map(chr, itertools.chain(range(0xE000, 0xF900), range(0xF0000, 0xFFFFE)))
+        if c not in text
+    )
+    return {mark: next(free) for mark in held}
+
+
+def _format(
+    text: str, path: str, only: tuple[int, int] | None, parsed: ParseResult | None
+) -> Formatted:
+    """`format_source` of a text that holds none of the layout's marks."""
     written = text
     text = lines_ended(text)
     if parsed is None or text is not written:

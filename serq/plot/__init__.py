@@ -10,7 +10,9 @@ Both return a `matplotlib.figure.Figure` built without pyplot (no display needed
 from __future__ import annotations
 
 import csv
+import errno
 import math
+import os
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -36,13 +38,19 @@ def plot_points(
 ) -> Any:
     """The figure of the point rows `rows`: `y`'s mean against `x`, its interval (`y_ci`,
     when the rows have it) as a band or, with `bars`, error bars, one line per value of
-    `hue`; logarithmic axes on request. Raises `PlotError` for a missing column."""
+    `hue`; logarithmic axes on request. Raises `PlotError` for a missing column, a `y`
+    that is text other than a number, or no point with a finite `y`."""
     for name in (x, y, hue):
         if name is not None and rows and name not in rows[0]:
             known = ", ".join(k for k in rows[0] if not k.endswith("_ci"))
             raise PlotError(f"the results have no column `{name}` (they have {known})")
     if not rows:
         raise PlotError("the results have no rows")
+    for k, row in enumerate(rows):  # an empty cell is a point whose runs failed
+        if isinstance(row[y], str) and row[y].strip() and math.isnan(_float(row[y])):
+            raise PlotError(f"`{y}` of the point in row {k + 1} is `{row[y]}`, not a number")
+    if not any(math.isfinite(_float(row[y])) for row in rows):
+        raise PlotError(f"no point has a finite `{y}` to draw (every run failed?)")
     figure, ax = _axes(ax)
     groups: dict[Any, list[dict[str, Any]]] = {}
     for row in rows:
@@ -85,8 +93,11 @@ def plot_dump(directory: str | Path, observe: str | None = None) -> Any:
     """The figure of the `serq run --dump` directory `directory`: its gauges over time
     (each a step line) and the histogram and empirical CDF of the observation `observe`
     (default: the first by name). Raises `PlotError` when there is nothing to draw, and
-    `OSError` when a file cannot be read."""
+    `OSError` when `directory` is not one or a file cannot be read."""
     root = Path(directory)
+    if not root.is_dir():
+        error = errno.ENOTDIR if root.exists() else errno.ENOENT
+        raise OSError(error, os.strerror(error), str(root))
     gauges = sorted((root / "gauge").glob("*.csv")) if (root / "gauge").is_dir() else []
     observes = sorted((root / "observe").glob("*.csv")) if (root / "observe").is_dir() else []
     if not gauges and not observes:

@@ -1,8 +1,9 @@
 """`serq plot RESULTS --x NAME --y NAME [--hue NAME] -o FILE` and `serq plot --dump DIR -o FILE`.
 
 Exit status: 0 when the picture is written, 1 when the data cannot be plotted (a column
-that is not there), 2 on a usage error, a file that cannot be read or written, or
-matplotlib missing.
+that is not there, a `--y` of text, no point with a finite `--y`), 2 on a usage error, a
+file that cannot be read or written (a `--dump` that is not a directory, results that are
+not UTF-8 or not CSV), or matplotlib missing.
 """
 
 from __future__ import annotations

@@ -141,8 +141,8 @@ def _say_interrupted(result: Any, args: argparse.Namespace, text: str, color: bo
 
 def _unusable(out: str | None, dask: str | None) -> Diagnostic | None:
     """Why the sweep cannot write `out` or reach `dask`, before it runs: a suffix it does
-    not know, a directory that is missing or not writable, or an optional package that
-    is missing."""
+    not know, a directory that is missing or not writable, a file to write that is a
+    directory or is not writable, or an optional package that is missing."""
     if out is not None:
         from serq.sweeps.results import SUFFIXES
 
@@ -161,6 +161,19 @@ def _unusable(out: str | None, dask: str | None) -> Diagnostic | None:
                 why = f"the directory `{folder}` does not exist"
             message = f"cannot write `{out}`: {why}"
             return Diagnostic.error(codes.IO, where, message)  # before the runs, not after
+        target = Path(out)
+        files = (
+            [target]
+            if suffix == ".json"
+            else [target, target.with_name(f"{target.stem}.runs{target.suffix}")]
+        )
+        for file in files:  # a file in the way: found after every run had been done
+            if file.is_dir():
+                message = f"cannot write `{file}`: it is a directory"
+                return Diagnostic.error(codes.IO, where, message)
+            if file.exists() and not os.access(file, os.W_OK):
+                message = f"cannot write `{file}`: the file is not writable"
+                return Diagnostic.error(codes.IO, where, message)
         if suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
             message = f"cannot write `{out}`: Parquet needs pyarrow"
             return Diagnostic.error(codes.IO, where, message, help="pip install 'serq-py[tables]'")

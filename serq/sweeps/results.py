@@ -277,11 +277,17 @@ def read_points(path: str | Path) -> list[Row]:
     if suffix == ".csv":
         rows = []
         with path.open(encoding="utf-8", newline="") as f:
-            reader = csv.DictReader(f)
-            for row in reader:
-                if None in row:  # more cells than the header has names: csv keys them None
-                    raise ValueError(f"line {reader.line_num} has more cells than the header")
-                rows.append(row)
+            reader = csv.DictReader(f, strict=True)  # a quote never closed is an error
+            try:
+                for row in reader:
+                    if None in row:  # more cells than the header has names: csv keys them None
+                        raise ValueError(f"line {reader.line_num} has more cells than the header")
+                    rows.append(row)
+            except csv.Error as error:
+                raise ValueError(f"not CSV after line {reader.line_num}: {error}") from None
+            except UnicodeDecodeError as error:
+                byte = error.object[error.start]
+                raise ValueError(f"not UTF-8 text (byte 0x{byte:02X})") from None
         return [{k: _read_cell(v) for k, v in row.items()} for row in rows]
     if suffix == ".json":
         try:

@@ -14,6 +14,13 @@ Edits (each sent as the `didChange` an editor sends, then undone):
 - `run`: an example run from the editor (`serq.run`), then its inlay hints;
 - `use`: the library a program `use`s opened and edited without saving.
 
+`--variant` edits every source first, as some users' files are: `crlf` (CRLF line ends),
+`tabs` (indented with tabs), `nonascii` (comments of accented, CJK and astral-plane
+characters on every line that ends a statement or opens a block), `ident` (the first
+`let`'s name given a non-ASCII tail everywhere, which serQ refuses: a diagnostic at each
+use, its UTF-16 column after the astral character); comma-separated, applied in that
+order.
+
 Checks, a line for each failure:
 - every published diagnostic lies inside the text of its version, and the diagnostics of
   an edited text are `serq check`'s (code, position, message) for that text;
@@ -599,6 +606,40 @@ def _renamed(found: list[tuple], tree: Path, folder: Path) -> list[tuple]:
     )
 
 
+_COMMENT = " // débit ✓ 数据 𝔘𝔫𝔦"
+
+
+def variant(text: str, kinds: list[str]) -> str:
+    """`text` edited as `--variant` says (see the module docstring)."""
+    for kind in ("ident", "nonascii", "tabs", "crlf"):
+        if kind not in kinds:
+            continue
+        if kind == "ident":
+            m = re.search(r"^let\s+([A-Za-z_][A-Za-z0-9_]*)", _uncommented(text), re.M)
+            if m:
+                name = m.group(1)
+                blank = _uncommented(text)
+                uses = [u.start() for u in re.finditer(rf"\b{name}\b", blank)]
+                for at in reversed(uses):
+                    text = text[: at + len(name)] + "é𝑥" + text[at + len(name) :]
+        elif kind == "nonascii":
+            lines = text.split("\n")
+            text = "// Größe — 𝔘𝔫𝔦𝔠𝔬𝔡𝔢 ✓\n" + "\n".join(
+                line + _COMMENT if line.rstrip().endswith((";", "{")) and "//" not in line else line
+                for line in lines
+            )
+        elif kind == "tabs":
+            text = re.sub(
+                r"^( +)",
+                lambda m: "\t" * (len(m.group(1)) // 2) + " " * (len(m.group(1)) % 2),
+                text,
+                flags=re.M,
+            )
+        elif kind == "crlf":
+            text = re.sub(r"\r?\n", "\r\n", text)
+    return text
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
@@ -609,6 +650,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--typed", type=int, default=400, help="characters typed per file")
     parser.add_argument("--run", action="store_true", help="run the renamed programs")
     parser.add_argument("--log", type=Path, default=Path("/tmp/serq-lsp-editing.log"))
+    parser.add_argument("--variant", default="", help="crlf,tabs,nonascii,ident")
     args = parser.parse_args(argv)
     only = set(args.only.split(","))
     sources = [
@@ -617,6 +659,9 @@ def main(argv: list[str] | None = None) -> int:
         if s.name.split("/")[0] == "examples" or s.name.startswith("tests/corpus")
     ]
     sources = [s for s in sources if args.match in s.name]
+    if args.variant:
+        kinds = args.variant.split(",")
+        sources = [tools_search.Source(s.path, variant(s.text, kinds), s.name) for s in sources]
     if args.limit:
         sources = sources[: args.limit]
     rng = random.Random(args.seed)
