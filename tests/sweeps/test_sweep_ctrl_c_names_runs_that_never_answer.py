@@ -18,6 +18,7 @@ from __future__ import annotations
 import io
 import os
 import signal
+import sys
 import threading
 import time
 import warnings
@@ -41,14 +42,15 @@ def stubborn(task: worker.RunTask) -> worker.RunOutcome:
     `$STUBBORN_MARKER` and ignores Ctrl-C."""
     if task.index == 0:
         return worker.RunOutcome(0)
-    (Path(os.environ["STUBBORN_MARKER"]) / str(task.index)).write_text("", encoding="utf-8")
     deadline = time.monotonic() + STUCK
-    while time.monotonic() < deadline:
-        try:
-            time.sleep(0.02)
-        except KeyboardInterrupt:
-            pass
-    return worker.RunOutcome(task.index)
+    while True:
+        try:  # the marker too: Ctrl-C comes once it is there, and may land anywhere after
+            (Path(os.environ["STUBBORN_MARKER"]) / str(task.index)).touch()
+            while time.monotonic() < deadline:
+                time.sleep(0.02)
+            return worker.RunOutcome(task.index)
+        except KeyboardInterrupt:  # one a worker (`worker.pool_worker`, `stopping.stop`)
+            continue
 
 
 def _tasks(n: int) -> list[worker.RunTask]:
@@ -105,32 +107,34 @@ def test_a_pool_run_that_never_answers_is_named_terminated(marker, grace):
     assert time.monotonic() - asked < STUCK  # the grace, not the stuck run, set the wait
 
 
+def _point_marker(path: str | None) -> None:
+    """Set `$STUBBORN_MARKER` to `path` (None: unset) in this process (a Dask worker's)."""
+    if path is None:
+        os.environ.pop("STUBBORN_MARKER", None)
+    else:
+        os.environ["STUBBORN_MARKER"] = path
+
+
 def test_a_dask_run_that_never_answers_is_named_cancelled(cluster, marker, grace):
+    import cloudpickle
     from distributed import Client
 
-    where = str(marker)
-
-    def stuck(task):  # made here, so that Dask ships it by value to its workers
-        if task.index == 0:
-            return worker.RunOutcome(0)
-        (Path(where) / str(task.index)).write_text("", encoding="utf-8")
-        deadline = time.monotonic() + STUCK
-        while time.monotonic() < deadline:
-            try:
-                time.sleep(0.02)
-            except KeyboardInterrupt:
-                pass
-        return worker.RunOutcome(task.index)
-
-    with Client(cluster) as client:
-        runs = executors.stream(_tasks(2), client, function=stuck)
-        first = next(runs)
-        _begun(marker)
-        said = _interrupt(runs, first)
-        assert [(o.index, o.interrupted, o.late) for o in said] == [
-            (1, True, executors.CANCELLED)
-        ]
-        time.sleep(STUCK)  # the stuck run's thread free again for the next tests
+    module = sys.modules[__name__]
+    cloudpickle.register_pickle_by_value(module)  # Dask ships `stubborn` whole
+    try:
+        with Client(cluster) as client:
+            client.run(_point_marker, str(marker))
+            runs = executors.stream(_tasks(2), client, function=stubborn)
+            first = next(runs)
+            _begun(marker)
+            said = _interrupt(runs, first)
+            assert [(o.index, o.interrupted, o.late) for o in said] == [
+                (1, True, executors.CANCELLED)
+            ]
+            time.sleep(STUCK)  # the stuck run's thread free again for the next tests
+            client.run(_point_marker, None)
+    finally:
+        cloudpickle.unregister_pickle_by_value(module)
 
 
 def test_serq_sweep_says_which_run_never_answered(grace):
