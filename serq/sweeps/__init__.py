@@ -91,6 +91,14 @@ def plan(
         where = Span.point(path, 0, 1, 1)
         message = f"seeds {seeds!r}: a sweep needs at least one seed, each a whole number ≥ 0"
         return None, [*diagnostics, Diagnostic.error(codes.CONSTANT, where, message)], known
+    if len(set(seed_list)) < len(seed_list):  # the same runs again, taken for replications
+        where = Span.point(path, 0, 1, 1)
+        twice = next(s for k, s in enumerate(seed_list) if s in seed_list[:k])
+        message = (
+            f"seeds {seeds!r}: seed {twice} is listed twice, and a repeated seed repeats its "
+            "runs, which the intervals would count as independent replications"
+        )
+        return None, [*diagnostics, Diagnostic.error(codes.CONSTANT, where, message)], known
     tasks = tuple(
         RunTask(
             p.index * len(seed_list) + k,

@@ -11,10 +11,11 @@ import sys
 
 import pytest
 
+import serq
 from serq import cli
 from serq.sweeps import executors
 from tests.cpu_wait import wait_for_cpu
-from tests.sweeps.conftest import MM1, ROOT
+from tests.sweeps.conftest import MM1, ROOT, SHORT
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:
@@ -206,3 +207,12 @@ def test_an_out_file_that_cannot_be_written_stops_the_sweep_before_its_runs(
     assert status == 2 and captured.out == ""  # no table: nothing ran
     message = f"error[E-io]: cannot write `{target}`: " + why.format(tmp=tmp_path)
     assert message in captured.err and "Traceback" not in captured.err
+
+
+def test_a_seed_listed_twice_is_refused_before_the_runs(capsys):
+    """A repeated seed repeats its runs, which the intervals would count as replications:
+    refused on the command line and from Python, before any run."""
+    code, _, err = run(capsys, "sweep", MM1, "--set", "lambda=0.5", "--seed-list", "1,2,1")
+    assert code == 2 and "seed 1 is listed twice" in err
+    with pytest.raises(ValueError, match="seed 3 is listed twice"):
+        serq.sweep(MM1, sets={"lambda": "0.5"}, seeds=[3, 4, 3], **SHORT)
