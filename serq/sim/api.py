@@ -14,6 +14,7 @@ import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
+from typing import Any
 
 from serq import api, ir
 from serq.diagnostics import Diagnostic, Severity, Span, codes, render_full
@@ -45,6 +46,17 @@ class Compiled:
     def from_json(cls, text: str, base_dir: str = ".") -> Compiled:
         """A program from its IR JSON; a relative trace is read against `base_dir`."""
         return cls(ir.from_json(text), base_dir)
+
+
+def _in_file(found: Any, path: str | None) -> list[Diagnostic]:
+    """`found`, where a finding about a program with no construct to point at (a file of a
+    `run` block alone, `serq.sim._fallback_span`) points at the start of the file `path`."""
+    out = []
+    for d in found:
+        if d.span.file == "<program>" and path is not None:
+            d = replace(d, span=Span.point(path, 0, 1, 1))
+        out.append(d)
+    return out
 
 
 def compile_program(
@@ -119,13 +131,14 @@ def execute(
                 codegen=codegen,
                 notice=notice,
             )
-        diagnostics = list(outcome.errors)
+        diagnostics = _in_file(outcome.errors, compiled.path)
         if any(d.severity >= Severity.ERROR for d in diagnostics):
             return None, diagnostics
         return recorder.finish(outcome), diagnostics
     except Interrupted as stop:  # Ctrl-C: a clock that had stopped is one more thing to say
         if isinstance(progress, Pace) and progress.still and progress.last == stop.now:
             stop.found.append(_clock_stopped(program, progress.still, stop.now))
+        stop.found[:] = _in_file(stop.found, compiled.path)
         raise
     except Exception as error:  # a bug in serq, not in the program: say so, never raise
         where = Span.point(compiled.path or "<input>", 0, 1, 1)

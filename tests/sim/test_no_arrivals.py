@@ -67,3 +67,20 @@ def test_fn_main_with_a_program_argument():
     said, _ = _said(MAIN, horizon=100.0)
     assert [(code, line) for code, line, _ in said] == [("W-idle", 5)]
     assert _said(MAIN, horizon=100.0, sets={"gap": "40"}) == ([], 2)
+
+
+def test_a_program_of_a_run_block_alone_is_warned_of_in_its_own_file(tmp_path):
+    """With no construct to point at (no statement, pool or stage), the warning points at
+    the start of the file, not at a `<program>` of no file (round 21, NOTES §49)."""
+    import warnings
+
+    import serq
+
+    path = tmp_path / "only_run.sq"
+    path.write_text("// nothing but the run\nrun { horizon 10; }\n", encoding="utf-8")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        serq.run(serq.compile(str(path)))
+    told = [str(w.message) for w in caught if issubclass(w.category, serq.RunWarning)]
+    assert len(told) == 1 and "W-idle" in told[0]
+    assert f"--> {path}:1:1" in told[0] and "<program>" not in told[0]
