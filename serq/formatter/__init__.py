@@ -60,7 +60,9 @@ def format_source(
 ) -> Formatted:
     """The text of `path` (whose contents are `text`) in the canonical layout; with `only`
     (offsets `start`, `end`), only the items that touch that range are formatted. A lone
-    `\r` is a line end, written as `\n` (as the parser reads it). `parsed` is `text`'s
+    `\r` is a line end, written as `\n` (as the parser reads it), and every line ends
+    with `\n`, what is copied as written too (but a file whose `fn main` wrapper is
+    broken, which is left whole as written). `parsed` is `text`'s
     parse when the caller has it (the language server's analysis), used when `text` has
     no lone `\r`."""
     swap = _free_marks(text)
@@ -144,6 +146,11 @@ def _format(
         if (c.start, c.end) in kept and (inside := at.between(c.start, c.end))
     }
     out = printer.file(chunks, at, set(broken) | set(outside), main, stops)
+    if "\r\n" in out:
+        # text copied as written (an item with a syntax error, a block comment over several
+        # lines, an item outside a range) kept the CRLF inside it that the output's own
+        # line breaks, `\n`, do not have
+        out = out.replace("\r\n", "\n")
     if out.startswith(BOM):
         # a U+FEFF after the start of the input (its own leading mark is not printed),
         # kept with an item left as written: first in the output it would be read as a

@@ -1,0 +1,34 @@
+"""`serq fmt` ends every line of a formatted file with `\\n`, also in what it copies as
+written: an item with a syntax error over several lines, a block comment over several
+lines. Before, a CRLF file came out with both line ends mixed (round 21, NOTES §49).
+Range formatting leaves the items it does not format as written but for their line ends."""
+
+from __future__ import annotations
+
+import pytest
+
+from serq.formatter import format_source
+
+CASES = {
+    "an item with an error": "let a = 1;\r\nsession {\r\n  set x = ;\r\n  run s (1);\r\n}\r\n"
+    "let   c = 2;\r\n",
+    "a block comment": "let a = 1;\r\n/* two\r\n   lines */\r\nlet   c = 2;\r\n",
+    "both, and a lone CR": "/* a\r\nb */\rlet a = 1;\r\nsession {\r\n  set x = ;\r\n}\r\n",
+}
+
+
+@pytest.mark.parametrize("text", CASES.values(), ids=CASES.keys())
+def test_the_formatted_file_has_one_line_end(text):
+    out = format_source(text).text
+    assert "\r" not in out
+    assert out.replace("\n", "") .replace(" ", "") == text.replace("\r", "").replace(
+        "\n", ""
+    ).replace(" ", "")  # the same text, comments and the broken item included
+    assert format_source(out).text == out  # and formatting it again changes nothing
+
+
+def test_a_range_leaves_the_items_it_does_not_format_as_written_but_for_line_ends():
+    text = "let   a = 1;\r\n/* two\r\n   lines */\r\nlet   c = 2;\r\n"
+    start = text.index("let   c")
+    out = format_source(text, only=(start, start + 3)).text
+    assert out == "let   a = 1;\n/* two\n   lines */\nlet c = 2;\n"
