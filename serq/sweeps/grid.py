@@ -182,7 +182,15 @@ def _range(name: str, spec: str, part: str, offset: int) -> list[str] | Diagnost
     if steps >= MAX_RANGE_VALUES:
         message = f"the range has more than {MAX_RANGE_VALUES} values"
         return _error(name, spec, offset, end, codes.CONSTANT, message)
-    return [_decimal_text(start + k * step) for k in range(int(steps) + 1)]
+    texts = [_decimal_text(start + k * step) for k in range(int(steps) + 1)]
+    distinct = len(set(map(float, texts)))
+    if distinct < len(texts):  # the same runs again, under other names
+        message = (
+            f"the range's {len(texts):,} values are only {distinct:,} distinct numbers: a STEP "
+            f"of {step} is below what a float can tell apart near {start}"
+        )
+        return _error(name, spec, offset, end, codes.CONSTANT, message)
+    return texts
 
 
 def _decimal_text(number: Decimal) -> str:

@@ -58,6 +58,9 @@ def test_python_values():
         ("0:1e9999999:1", codes.PARSE, "1e9999999"),
         ("0:1:1e-9999999", codes.CONSTANT, "0:1:1e-9999999"),
         ("0.1:0.3:1e-300", codes.CONSTANT, "0.1:0.3:1e-300"),
+        # values a float cannot tell apart: the same runs again under other names
+        ("0.1:0.1000000000001:1e-17", codes.CONSTANT, "0.1:0.1000000000001:1e-17"),
+        ("1e17:100000000000000010:1", codes.CONSTANT, None),
     ],
 )
 def test_bad_specs_point_at_the_fault(spec, code, bad):
@@ -66,7 +69,10 @@ def test_bad_specs_point_at_the_fault(spec, code, bad):
     assert diagnostic.code == code.id
     file, text, offset = spec_source("lam", spec)
     assert diagnostic.span.file == file == "<--set lam>"
-    if bad:
+    if bad is None:
+        assert text[diagnostic.span.start : diagnostic.span.end] == spec
+        assert "distinct numbers" in diagnostic.message
+    elif bad:
         assert text[diagnostic.span.start : diagnostic.span.end] == bad
     else:
         assert diagnostic.span.start == offset + spec.index(",,") + 1
