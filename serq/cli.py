@@ -782,24 +782,16 @@ def _arrivals(text: str) -> int:
 
 
 def _count_list(text: str) -> list[int]:
+    from serq.sweeps import repeated_seed
+
     seeds = [_seed(part.strip()) for part in text.split(",")]
-    repeated = _repeated(seeds)
+    repeated = repeated_seed(seeds)
     if repeated is not None:
         raise argparse.ArgumentTypeError(
             f"seed {repeated} is listed twice: a repeated seed repeats its runs, which would "
             "count as replications that they are not"
         )
     return seeds
-
-
-def _repeated(values: list[int]) -> int | None:
-    """The first value of `values` that an earlier one repeats, if any."""
-    seen: set[int] = set()
-    for v in values:
-        if v in seen:
-            return v
-        seen.add(v)
-    return None
 
 
 def _seed(text: str) -> int:

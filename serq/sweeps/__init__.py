@@ -91,9 +91,9 @@ def plan(
         where = Span.point(path, 0, 1, 1)
         message = f"seeds {seeds!r}: a sweep needs at least one seed, each a whole number ≥ 0"
         return None, [*diagnostics, Diagnostic.error(codes.CONSTANT, where, message)], known
-    if len(set(seed_list)) < len(seed_list):  # the same runs again, taken for replications
+    twice = repeated_seed(seed_list)
+    if twice is not None:  # the same runs again, taken for replications
         where = Span.point(path, 0, 1, 1)
-        twice = next(s for k, s in enumerate(seed_list) if s in seed_list[:k])
         message = (
             f"seeds {seeds!r}: seed {twice} is listed twice, and a repeated seed repeats its "
             "runs, which the intervals would count as independent replications"
@@ -181,6 +181,16 @@ def execute(
     complete = complete and len(outcomes) == len(sweep_plan.tasks)
     result = collect(sweep_plan.grid, sweep_plan.seeds, outcomes, complete, interrupted)
     return replace(result, broken=broken) if broken else result
+
+
+def repeated_seed(seeds: Sequence[int]) -> int | None:
+    """The first seed of `seeds` that an earlier one repeats, if any."""
+    seen: set[int] = set()
+    for seed in seeds:
+        if seed in seen:
+            return seed
+        seen.add(seed)
+    return None
 
 
 def sweep(
