@@ -48,9 +48,10 @@ def test_running_work_by_an_aggregate_does_not_reveal(work, refused):
         assert found[0].span.line == 11 and "before a run reveals it" in found[0].message
 
 
-def test_the_written_out_aggregate_prints_and_compares_as_before():
-    """The mark is where a node came from: the kernel prints as it did, and a node
-    written out equals the same node written by hand."""
+def test_the_mark_is_outside_equality_and_hash():
+    """The mark is where a node came from, not what it is: a node written out equals, and
+    hashes as, the same node written by hand (how the kernel prints is
+    tests/expand/test_expand_roundtrip.py's)."""
     from serq.diagnostics import Span
     from serq.syntax import ast
 
