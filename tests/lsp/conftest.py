@@ -75,6 +75,15 @@ class Docs:
             await asyncio.sleep(0.01)
         return list(self.client.diagnostics[uri])
 
+    async def format(self, uri: str) -> list[types.TextEdit] | None:
+        """The server's edits formatting the whole of `uri` (two spaces an indent)."""
+        return await self.client.text_document_formatting_async(
+            types.DocumentFormattingParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                options=types.FormattingOptions(tab_size=2, insert_spaces=True),
+            )
+        )
+
     def close(self, uri: str) -> None:
         self.client.text_document_did_close(
             types.DidCloseTextDocumentParams(text_document=types.TextDocumentIdentifier(uri=uri))

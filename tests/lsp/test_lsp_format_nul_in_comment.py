@@ -5,7 +5,6 @@ being already formatted, and a trailing comment with a U+0002 keeps its place.""
 from __future__ import annotations
 
 import pytest
-from lsprotocol import types
 
 from tests.lsp.conftest import EXAMPLES
 
@@ -17,11 +16,6 @@ TEXT = "let a = 1; // a\x00b\nlet b = 2; // c\x02d\n\nrun {\n  horizon 10;\n}\n"
 async def test_formatting_a_comment_with_a_nul_gives_no_edit(client, docs):
     uri = (EXAMPLES / "fmt_nul_comment.sq").as_uri()
     assert await docs.open(uri, TEXT) == []
-    edits = await client.text_document_formatting_async(
-        types.DocumentFormattingParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            options=types.FormattingOptions(tab_size=2, insert_spaces=True),
-        )
-    )
+    edits = await docs.format(uri)
     assert not edits
     docs.close(uri)

@@ -40,23 +40,13 @@ def _apply(text: str, edits: list[types.TextEdit]) -> str:
 async def test_formatting_gives_what_serq_fmt_gives(client, docs):
     uri = (EXAMPLES / "fmt_ugly.sq").as_uri()
     await docs.open(uri, UGLY)
-    edits = await client.text_document_formatting_async(
-        types.DocumentFormattingParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            options=types.FormattingOptions(tab_size=2, insert_spaces=True),
-        )
-    )
+    edits = await docs.format(uri)
     formatted = _apply(UGLY, edits)
     assert formatted == format_source(UGLY).text
     assert "let a = 1; // one\nlet bb = 2; // two\n" in formatted  # not aligned before
     assert "stage s : fifo(1);" in formatted
     await docs.replace(uri, formatted)
-    again = await client.text_document_formatting_async(
-        types.DocumentFormattingParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            options=types.FormattingOptions(tab_size=2, insert_spaces=True),
-        )
-    )
+    again = await docs.format(uri)
     assert not again
     docs.close(uri)
 

@@ -74,12 +74,7 @@ async def test_formatting_a_document_with_a_lone_surrogate(client, docs):
     uri = uri_of(EXAMPLES / "surrogate.sq")
     text = "let  a = 1;\nlet b = 2; // \udce2"  # no final line break: its UTF-16 length is measured
     await docs.open(uri, text)
-    edits = await client.text_document_formatting_async(
-        types.DocumentFormattingParams(
-            text_document=types.TextDocumentIdentifier(uri=uri),
-            options=types.FormattingOptions(tab_size=2, insert_spaces=True),
-        )
-    )
+    edits = await docs.format(uri)
     assert any(e.new_text.startswith("let a = 1;") for e in edits)
     assert format_source(text).text.startswith("let a = 1;")
     docs.close(uri)
