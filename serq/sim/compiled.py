@@ -1600,7 +1600,7 @@ class _Codegen:
             self.emit(indent + 1, f"st = {stage}")
             self.emit(indent + 1, "if pending:")
             self.emit(indent + 2, "pending.clear()")
-            self.emit_all(indent + 1, cs.ps_reschedule("st", "now"))
+            self.emit_all(indent + 1, cs.ps_reschedule("st", "now", self.options))
         elif self.any_pending:
             self.emit(indent, "if pending:")
             self.emit(indent + 1, "if len(pending) > 1:")
@@ -1612,7 +1612,7 @@ class _Codegen:
                     self.emit(indent + 2, f"if st.__class__ is not {ps_class}:")
                     self.emit(indent + 3, "st.reschedule()")
                     self.emit(indent + 3, "continue")
-                self.emit_all(indent + 2, cs.ps_reschedule("st", "now"))
+                self.emit_all(indent + 2, cs.ps_reschedule("st", "now", self.options))
             else:
                 self.emit(indent + 2, "st.reschedule()")
             self.emit(indent + 1, "pending.clear()")

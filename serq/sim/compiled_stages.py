@@ -394,13 +394,14 @@ def ps_cancel(o: Options) -> list[str]:
     ]
 
 
-def ps_reschedule(st: str, now: str) -> list[str]:
+def ps_reschedule(st: str, now: str, o: Options) -> list[str]:
     """`PsStage.reschedule()`: the next completion from the stage's state after a settle
-    (a stage whose jobs cannot progress fails, as the interpreter's method says)."""
+    (a stage whose jobs cannot progress fails, as the interpreter's method says). The
+    rate is kept for `work_left` where the program reads `work` (`tracked`)."""
     return [
         f"{st}.dirty = False",
         f"tags = {st}.heap",
-        f"ps_rate = {st}.rate",
+        f"{st}.rate_then = ps_rate = {st}.rate" if o.tracked else f"ps_rate = {st}.rate",
         f"rush = {st}.rush",
         f"{st}.rush = False",
         "if tags and ps_rate > 0:",

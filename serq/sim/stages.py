@@ -305,6 +305,7 @@ class PsStage(StageBase):
         "rush",
         "t_last",
         "rate",
+        "rate_then",
         "heap",
         "version",
         "pending",
@@ -326,6 +327,7 @@ class PsStage(StageBase):
         self.rush = False  # a job ended at a rate of inf: the next ends at that instant too
         self.t_last = 0.0
         self.rate = 0.0
+        self.rate_then = 0.0  # `rate` at the last reschedule, which `work_left` reads
         self.heap: list[tuple[float, int, Any]] = []
         self.version = 0
         self.origin: Any = None  # the stage's declaration, for a capacity that is not positive
@@ -358,7 +360,7 @@ class PsStage(StageBase):
         now = self.engine.now
         self.version += 1
         heap = self.heap
-        rate = self.rate
+        self.rate_then = rate = self.rate
         rush, self.rush = self.rush, False
         if heap and rate > 0:
             v = self.vtime
@@ -451,7 +453,12 @@ class PsStage(StageBase):
 
     def work_left(self):
         now = self.engine.now
-        v = self.vtime + ((now - self.t_last) * self.rate if self.present else 0.0)
+        # at the rate set at the last reschedule: a change at this instant that the stage
+        # has not rescheduled yet served nobody at its new rate. So jobs that joined a
+        # ps(inf) stage at this instant count whole until it reschedules, and after a
+        # reschedule at the rate of inf none has work left (0 · inf, NaN, below), as
+        # pyserq 0.1.2 reads them
+        v = self.vtime + ((now - self.t_last) * self.rate_then if self.present else 0.0)
         total = -0.0
         for tag, _, _ in sorted(self.heap, key=_START):
             # in start order (the reference sums in a hash order); none is left while the
