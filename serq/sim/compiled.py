@@ -63,7 +63,7 @@ from serq.ir.expr import contains
 from serq.sim import compiled_holds as ch
 from serq.sim import compiled_stages as cs
 from serq.sim import deadlock
-from serq.sim.core import INSTANT_LIMIT, PROGRESS_EVERY, clock_stops
+from serq.sim.core import INSTANT_LIMIT, PROGRESS_EVERY, ClockStops, clock_stops
 from serq.sim.errors import SimError, bad_work
 from serq.sim.exprs import keys_less
 from serq.sim.flows import FlowStage
@@ -287,6 +287,9 @@ class CompiledWorld(World):
                 self._k_loop(horizon)
             if not engine.stopped:
                 self._check_end()
+        except ClockStops as error:
+            self.place_clock_stop(error)
+            raise
         finally:
             self._write_back()
 
@@ -1786,6 +1789,9 @@ class _Codegen:
         self.emit(body, "else:")  # `Engine.run`'s count of the events of one instant
         self.emit(body + 1, "same += 1")
         self.emit(body + 1, f"if same >= {INSTANT_LIMIT}:")
+        if split:  # the event taken is pending again, for `World.place_clock_stop`
+            self.emit(body + 2, "if kind is not _K_ARRIVE:")
+            self.emit(body + 3, "_k_push(heap, (t, sq, kind, job))")
         self.emit(body + 2, "raise _k_clock_stops(now, same + 1)")
         if not split:
             self.emit(body, "_, sq, kind, job = pop(heap)")

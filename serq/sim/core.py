@@ -25,10 +25,15 @@ PROGRESS_EVERY = 1 << 16
 INSTANT_LIMIT = 10_000_000
 
 
+class ClockStops(SimError):
+    """A run whose clock cannot advance (`clock_stops`); the world places it at the loop
+    that repeats the work (`World.place_clock_stop`) when it can tell which."""
+
+
 def clock_stops(now: float, events: int) -> SimError:
     """The error of a run that fired `events` events at the instant `now` (both event
     paths raise it at the same event)."""
-    return SimError(
+    return ClockStops(
         None,
         f"the clock stops at {number(now)}: {events:,} events at that instant without "
         "time passing (work that takes no time, such as a run at a ps stage of capacity "

@@ -33,7 +33,7 @@ from serq.sim import (
     straight,
 )
 from serq.sim.claims import Claims
-from serq.sim.core import Engine
+from serq.sim.core import ClockStops, Engine
 from serq.sim.errors import SimError
 from serq.sim.exprs import ExprCompiler, arith_repr, key_tuple
 from serq.sim.holds import Holds
@@ -242,7 +242,11 @@ class World:
             self.check()
         engine = self.engine
         if not engine.stopped:
-            engine.run(horizon, settle, self.end_instant, self.recorder.progress)
+            try:
+                engine.run(horizon, settle, self.end_instant, self.recorder.progress)
+            except ClockStops as error:
+                self.place_clock_stop(error)
+                raise
         if not engine.stopped:
             self._check_end()
 
@@ -583,6 +587,39 @@ class World:
             if f.kind == LOOP:
                 return f.origin
         return None
+
+    def place_clock_stop(self, error: SimError) -> None:
+        """Place `error`, a clock that stopped (`serq.sim.core.ClockStops`), at the loop a
+        session executes in whose work at this instant repeats, with its number: the first
+        such session among those ready, those of the events pending now (in the order they
+        would fire), the jobs of a ps stage whose completion is pending now, and a step
+        engine's residents. Left at no place (the workload's, later) when none is in a loop."""
+        if error.origin is not None:
+            return
+        for s in self._at_this_instant():
+            origin = self.loop_origin(s)
+            if origin is not None:
+                error.origin = origin
+                if error.serial is None:
+                    error.serial = s.serial
+                return
+
+    def _at_this_instant(self) -> Any:
+        """The sessions that may act at this instant (`place_clock_stop`), in that order."""
+        yield from self.ready
+        now = self.engine.now
+        pending = sorted((e for e in self.engine._heap if e[0] == now), key=lambda e: e[1])
+        for event in pending:
+            job = event[3]
+            if isinstance(job, Session):
+                yield job
+                continue
+            # a ps stage's completion: the stage itself (generated code), or a method of it
+            stage = job if isinstance(job, StageBase) else getattr(event[2], "__self__", None)
+            if isinstance(stage, PsStage):
+                yield from (entry[2] for entry in sorted(stage.heap, key=lambda e: e[:2]))
+            elif isinstance(stage, StepStage):
+                yield from (r.session for r in stage.residents)
 
     def count_turn(self, s: Session) -> None:
         """`s` executed `turn;`."""

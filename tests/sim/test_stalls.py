@@ -260,7 +260,7 @@ def test_a_clock_that_stops_is_a_stall_on_both_paths(monkeypatch):
     code, span, message = failure_on_both_paths(CLOCK_STOPS, "<stop>")[0]
     assert code == "E-run"
     assert message.startswith("the clock stops at 1e+20: 1,001 events at that instant")
-    assert (span.line, span.column) == (2, 12)  # the workload, where a run without a construct is blamed
+    assert (span.line, span.column) == (3, 25)  # the loop that repeats the work
 
 
 @pytest.mark.parametrize("sessions", [1, 3])
@@ -293,10 +293,39 @@ def test_a_loop_at_a_ps_stage_of_capacity_inf_stops_the_clock_on_both_paths(monk
         "stage s : ps(inf);\nworkload { arrive poisson(1); }\n"
         "session { loop { run s (1); } }\nrun { horizon 100; }\n"
     )
-    code, _, _, message, _ = _fails_alike_on_both_paths(text)
+    code, line, column, message, notes = _fails_alike_on_both_paths(text)
     assert code == "E-run"
     assert message.startswith("the clock stops at ")
     assert "a run at a ps stage of capacity inf" in message
+    assert (line, column) == (3, 11)  # the loop, in the session whose runs repeat
+    assert notes[0].startswith("in session 0;")
+
+
+@pytest.mark.parametrize("arrive", ["batch(3)", "closed(2)", "renewal(1)"])
+def test_a_clock_that_stops_names_the_loop_that_repeats(monkeypatch, arrive):
+    """The clock-stop error names the loop of a session whose work repeats at the instant
+    (one of those ready, pending or at the ps stage), the same on both paths; a session
+    in no loop (a closed population whose sessions end at once and come back) leaves it
+    at the workload, which repeats them."""
+    from serq.sim import compiled, core
+
+    monkeypatch.setattr(core, "INSTANT_LIMIT", 1000)
+    monkeypatch.setattr(compiled, "INSTANT_LIMIT", 1000)
+    text = (
+        f"stage s : ps(inf);\nstage d : delay;\nworkload {{ arrive {arrive}; }}\n"
+        "session {\n  run d (1);\n  loop {\n    run s (1);\n    run d (0);\n  }\n}\n"
+        "run { horizon 100; }\n"
+    )
+    code, line, column, message, _ = _fails_alike_on_both_paths(text)
+    assert (code, line, column) == ("E-run", 6, 3)
+    assert message.startswith("the clock stops at ")
+    closed = (
+        "stage s : ps(inf);\nworkload { arrive closed(2); }\nsession { run s (1); }\n"
+        "run { horizon 100; }\n"
+    )
+    code, line, column, message, _ = _fails_alike_on_both_paths(closed)
+    assert (code, line, column) == ("E-run", 2, 12)
+    assert message.startswith("the clock stops at 0: ")
 
 
 def _fails_alike_on_both_paths(text: str) -> tuple:
