@@ -83,7 +83,7 @@ def main() -> None:
     print(f"{'program':<34}{'horizon':>10}{'pyserq s':>10}{'serq s':>9}{'ratio':>8}")
     ratios: dict[str, float] = {}
     for path in files:
-        name = path.relative_to(ROOT) if path.is_absolute() else path
+        name = path.relative_to(ROOT) if path.is_relative_to(ROOT) else path
         try:
             horizon = stretched(pyserq, path, args.least_ms / 1e3)
             if horizon is None:
