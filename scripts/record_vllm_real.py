@@ -17,7 +17,9 @@ writes tests/oracle/vllm_real/<vLLM version>/<family>[-<clock>].json.gz. `--cloc
 step lasts what spec §8's fit of the A100 engine says of its batch and sessions send and
 think in ticks of 30 ms, instead of the step clock. `--policy priority`: vLLM's priority
 policy, each session's priority drawn by `vllm_scenarios.with_priority` (files
-`priority-<family>...`; the model knows only FCFS, so it is not compared). `--alone`: the
+`priority-<family>...`; the model knows only FCFS, so it is not compared);
+`--policy priority-turn` the same policy with a priority drawn for each turn by
+`vllm_scenarios.with_turn_priority` (files `priority-turn-<family>...`). `--alone`: the
 long-prefill threshold does not cap a request that is alone (running or waiting as the step begins),
 as lib/vllm.sq's `long_prefill` writes it and as vLLM 0.34's scheduler does (0.30's caps
 it anyway: record 0.30 without it). A scenario is left out, and counted, when vLLM cannot
@@ -63,6 +65,8 @@ FAMILIES = {
     "large": vllm_scenarios.generate_large,
     "stop": vllm_scenarios.generate_stop,
     "burst": vllm_scenarios.generate_burst,
+    # two hand-made scenarios of the priority policy (record with --count 2)
+    "victim": vllm_scenarios.scheduled_victim,
 }
 
 
@@ -75,9 +79,11 @@ def main() -> None:
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="steps")
     parser.add_argument(
         "--policy",
-        choices=("fcfs", "priority"),
+        choices=("fcfs", "priority", "priority-turn"),
         default="fcfs",
-        help="vLLM's scheduling policy (priority: vllm_scenarios.with_priority)",
+        help="vLLM's scheduling policy (priority: vllm_scenarios.with_priority, a priority "
+        "a session; priority-turn: the priority policy, vllm_scenarios.with_turn_priority, "
+        "a priority a turn)",
     )
     parser.add_argument("--out", help="default: tests/oracle/vllm_real/VERSION/FAMILY.json.gz")
     parser.add_argument(
@@ -99,8 +105,12 @@ def main() -> None:
     records = []
     for k in range(args.start, args.start + args.count):
         scenario = FAMILIES[args.family](k)
-        if args.policy == "priority":
+        if scenario.config.policy != "fcfs":
+            pass  # a family with priorities of its own (`victim`) keeps them
+        elif args.policy == "priority":
             scenario = vllm_scenarios.with_priority(k, scenario)
+        elif args.policy == "priority-turn":
+            scenario = vllm_scenarios.with_turn_priority(k, scenario)
         scenario = dataclasses.replace(
             scenario, config=dataclasses.replace(scenario.config, alone=args.alone)
         )
@@ -129,7 +139,8 @@ def main() -> None:
         "vllm": vllm_real.VERSION,
         "family": args.family,
         "alone": args.alone,
-        **({"policy": args.policy} if args.policy != "fcfs" else {}),
+        **({"policy": "priority"} if args.policy != "fcfs" else {}),
+        **({"per_turn": True} if args.policy == "priority-turn" else {}),
         "clock": dataclasses.asdict(CLOCKS[args.clock]),
         "start": args.start,
         "count": args.count,
@@ -180,7 +191,14 @@ def encode(scenario: vllm_model.Scenario) -> dict:
             [
                 s.at,
                 [
-                    [t.new, t.out, t.think, int(t.forced), *([t.stop] if t.stop else [])]
+                    [
+                        t.new,
+                        t.out,
+                        t.think,
+                        int(t.forced),
+                        *([t.stop] if t.stop or t.priority is not None else []),
+                        *([t.priority] if t.priority is not None else []),
+                    ]
                     for t in s.turns
                 ],
                 *([s.priority] if scenario.config.policy != "fcfs" else []),

@@ -84,19 +84,23 @@ class Turn:
     the request ends by a stop token, its `out`-th token, under a `max_tokens` of `out +
     stop` (an output shorter than its budget; 0: it ends at `max_tokens = out`). The
     scheduler never reads the budget (spec §7: the output length is hidden), so the model
-    ignores `stop`; only the driver of vLLM itself (vllm_real.py) uses it."""
+    ignores `stop`; only the driver of vLLM itself (vllm_real.py) uses it. `priority`, if
+    not None, is this request's priority under vLLM's priority policy instead of its
+    session's (vLLM's priority is a request's: it may change from turn to turn)."""
 
     new: int
     out: int
     think: int = 0
     forced: bool = False
     stop: int = 0
+    priority: int | None = None
 
 
 @dataclass(frozen=True)
 class Session:
     """A session sent at step `at`, its turns in order; `priority` the priority of each of
-    its requests under vLLM's priority policy (`Config.policy`: the smaller first)."""
+    its requests under vLLM's priority policy (`Config.policy`: the smaller first), unless
+    the turn has one of its own (`Turn.priority`)."""
 
     at: int
     turns: tuple[Turn, ...]

@@ -21,7 +21,8 @@ follows tests/sim/NOTES.md §23's mapping notes:
   its next turn's prompt, the previous prompt, the outputs and new tokens, carries the
   same block hashes); `max_tokens` its output length, EOS ignored;
 - the scheduling policy `Config.policy` ("fcfs", vLLM's default, or "priority"), each
-  request's priority its session's (`Session.priority`) and its arrival time its place
+  request's priority its turn's (`Turn.priority`) or else its session's (`Session.priority`)
+  and its arrival time its place
   in the order of the sends (time, then session: two requests never tie on it);
 - sessions share no token: every token id is drawn from the session's own range, and a
   forced miss replaces the first token of the prompt by a nonce (new hashes from there);
@@ -232,7 +233,7 @@ class Driver:
             ),
             pooling_params=None,
             arrival_time=self.arrival[(session, turn)],
-            priority=self.scenario.sessions[session].priority,
+            priority=self.scenario.sessions[session].priority if t.priority is None else t.priority,
             block_hasher=self.hasher,
         )
         self.sched.add_request(request)

@@ -238,6 +238,18 @@ def generate_burst(k: int) -> Scenario:
     return Scenario(Config(bs, blocks, budget, max_seqs, chunk, alone), tuple(sessions))
 
 
+def scheduled_victim(k: int) -> Scenario:
+    """Hand-made scenario `k` (0 or 1) of vLLM's priority policy where the victim of a
+    growth was scheduled earlier in the same step (tests/sim/NOTES.md §51): session 0
+    (priority 1, sent at 0, a prompt of 32 or 30 tokens, 8 a step) runs first; session 1
+    (priority 0, sent at 1, 3 tokens and 3 outputs) is admitted after it, and at step 3
+    its decode needs a second block of a full pool of 9: the victim is session 0, already
+    scheduled its chunk of that step (24 to 32, or to 30)."""
+    prompt = (32, 30)[k]
+    config = Config(4, 9, 16, 2, 8, False, policy="priority")
+    return Scenario(config, (Session(0, (Turn(prompt, 1),), 1), Session(1, (Turn(3, 3),), 0)))
+
+
 def with_order(k: int, scenario: Scenario) -> Scenario:
     """Scenario `k` served newest first or prefill first (serQ's `serve by`, the model's
     `Config.order`): not vLLM's order, a check of the step engine's other serve orders."""
@@ -254,6 +266,31 @@ def with_priority(k: int, scenario: Scenario) -> Scenario:
     values = rng.choice(((0, 1), (0, 1, 2), (-1, 0, 3), (0, 0, 1), (5, 1, 3, 2)))
     sessions = tuple(replace(s, priority=rng.choice(values)) for s in scenario.sessions)
     return replace(scenario, config=replace(scenario.config, policy="priority"), sessions=sessions)
+
+
+def with_turn_priority(k: int, scenario: Scenario) -> Scenario:
+    """Scenario `k` under vLLM's priority policy with a priority drawn for each request
+    (vLLM's priority is a request's, `Turn.priority`), from a few values as
+    `with_priority`'s: a session's turns keep one priority or change it, turn by turn
+    (half the sessions draw each turn anew, the others one priority for all their turns,
+    so that a changed priority meets unchanged ones); a stream of its own."""
+    rng = random.Random(f"vllm-turn-priority-{k}")
+    values = rng.choice(((0, 1), (0, 1, 2), (-1, 0, 3), (0, 0, 1), (5, 1, 3, 2)))
+    sessions = []
+    for s in scenario.sessions:
+        fixed = rng.choice(values) if rng.random() < 0.5 else None
+        turns = tuple(
+            replace(t, priority=rng.choice(values) if fixed is None else fixed) for t in s.turns
+        )
+        sessions.append(replace(s, turns=turns))
+    return replace(
+        scenario, config=replace(scenario.config, policy="priority"), sessions=tuple(sessions)
+    )
+
+
+def per_turn_priority(scenario: Scenario) -> bool:
+    """Whether the scenario gives its requests priorities of their own (`Turn.priority`)."""
+    return any(t.priority is not None for s in scenario.sessions for t in s.turns)
 
 
 def _size(rng: random.Random, bs: int) -> int:
@@ -297,10 +334,16 @@ def _by(var: str, values: list[str], offset: int = 0) -> str:
 
 
 def _per_turn(scenario: Scenario, field: str) -> str:
+    return _per_turn_values(
+        [[int(getattr(t, field)) for t in s.turns] for s in scenario.sessions], "k"
+    )
+
+
+def _per_turn_values(by_session: list[list[int]], var: str, offset: int = 0) -> str:
+    """A value a turn: by `serial`, then by `var` (the turn's number from `offset`)."""
     per_session = []
-    for s in scenario.sessions:
-        values = [str(int(getattr(t, field))) for t in s.turns]
-        text = _by("k", values)
+    for values in by_session:
+        text = _by(var, [str(v) for v in values], offset)
         per_session.append(text if len(set(values)) == 1 else f"({text})")
     return _by("serial", per_session)
 
@@ -313,6 +356,11 @@ def _per_turn(scenario: Scenario, field: str) -> str:
 # instant in serial order (the driver's arrival order).
 PRIORITY_QUEUE = ("  queue by (priority, arrived, serial);",)
 PRIORITY_PREEMPT = ("  preempt by (-priority, -arrived, -serial) requeue tail;",)
+
+# Where a program with a priority a request (`Turn.priority`) sets it: "turn", the
+# workload's `turn` block, at each `turn;` (its `turn_no` the request's number from 1);
+# "session", the session's loop, before each request (its `k` from 0).
+TURN_PRIORITY = "turn"
 
 # The model's running orders as serve clauses (vLLM's is admission order, the default).
 SERVE = {
@@ -349,6 +397,15 @@ def program(
         ]
     )
     priority = c.policy == "priority"
+    per_turn = priority and per_turn_priority(scenario)
+    if per_turn and TURN_PRIORITY not in ("turn", "session"):
+        raise ValueError(f"no place {TURN_PRIORITY!r} to set a request's priority")
+    if per_turn:
+        # every turn its own (a turn without one has its session's)
+        by_turn = [
+            [s.priority if t.priority is None else t.priority for t in s.turns]
+            for s in scenario.sessions
+        ]
     if c.policy not in ("fcfs", "priority"):
         raise ValueError(f"no program for the scheduling policy {c.policy!r}")
     lib = os.path.relpath(LIB, where)
@@ -396,10 +453,19 @@ def program(
         f"    set turns = {turns};",
         *(
             [f"    set priority = {_by('serial', [str(x.priority) for x in scenario.sessions])};"]
-            if priority
+            if priority and not per_turn
             else []
         ),
         "  }",
+        *(
+            [
+                "  turn { // each request's priority (vLLM's is a request's)",
+                f"    set priority = {_per_turn_values(by_turn, 'turn_no', 1)};",
+                "  }",
+            ]
+            if per_turn and TURN_PRIORITY == "turn"
+            else []
+        ),
         "}",
         "",
         "session {",
@@ -408,6 +474,11 @@ def program(
         "  set k = 0;",
         "  loop {",
         "    turn; // a new request: its inter-token latencies start afresh",
+        *(
+            [f"    set priority = {_per_turn_values(by_turn, 'k')}; // this request's"]
+            if per_turn and TURN_PRIORITY == "session"
+            else []
+        ),
         "    set arrived = now;",
         f"    set prompt = K + ({_per_turn(scenario, 'new')});",
         f"    set o = {_per_turn(scenario, 'out')};",
