@@ -1,4 +1,4 @@
-"""A `grow` statement on a step engine's memory preempts the engine's newest resident.
+"""A growth on a step engine's memory preempts that engine's newest resident.
 
 Spec §3, `grow m (d)`: under `preempt lifo` the victim is "the holder that is a resident
 of the step stage the pool is the memory of and was admitted last"; a holder away from
@@ -12,6 +12,12 @@ resident, and session 1 grows at once (round 22, tests/sim/NOTES.md §50).
 
 A growth there that can never fit (the hold would need more than the cap) would wait for
 ever once the residents are gone, as under `preempt none`: an E-run at the statement.
+
+The same rule for a run on one engine growing another engine's memory: `StepStage._victim`
+took that pool's newest holder (here the growing run's own session, a resident of A),
+where the victims are B's residents, as in both references; with none left the run stops
+with the engine's stall diagnostic, where 0.1.2 runs to its horizon with every session
+stuck.
 """
 
 from __future__ import annotations
@@ -101,3 +107,72 @@ def test_a_pool_no_engine_uses_keeps_its_newest_holder(codegen):
     resumed = report.observe("resumed")
     assert list(resumed.sessions).count(1) >= 2
     assert report.pools[1].preemptions >= 1
+
+
+OTHER = """
+let bs = 4;
+pool reqs { cap 4; admit via A; }
+pool reqsB { cap 4; admit via B; }
+pool kvA { cap 100; block bs; evict lru; preempt lifo; }
+pool kvB { cap 40; block bs; evict lru; preempt lifo; }
+stage A : step { budget 8; cost 1; memory kvA; }
+stage B : step { budget 8; cost 1; memory kvB; }
+stage d : delay;
+workload { arrive batch(4); }
+session {
+  run d (serial * 0.5);
+  branch (serial < 2) {
+    hold reqsB (1), kvB (min(8, budget_left(B))) reserve (8) {
+      observe resumedB = computed;
+      run B prefill (8) growing kvB;
+      run B decode (12) growing kvB;
+    } cache (8);
+  } else {
+    hold kvB (4) {
+      hold reqs (1), kvA (min(8, budget_left(A))) reserve (8) {
+        observe resumed = computed;
+        run A prefill (8) growing kvB;
+        run A decode (DECODE) growing kvB;
+      } cache (8);
+    } cache (4);
+  }
+  observe done = now;
+}
+run { horizon 200; warmup 0; seed 1; }
+"""
+
+
+def _other(decode: str, codegen: bool):
+    text = OTHER.replace("DECODE", decode)
+    compiled, diagnostics = compile_program(text, "grow_other.sq")
+    assert compiled is not None, [d.message for d in diagnostics]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return execute(compiled, codegen=codegen)
+
+
+@pytest.mark.parametrize("codegen", [True, False])
+def test_a_run_growing_another_engines_memory_preempts_that_engines_residents(codegen):
+    report, said = _other("12", codegen)
+    assert report is not None, [d.message for d in said]
+    # sessions 2 and 3 (residents of A) grow kvB to 24 each, preempting B's residents
+    # (sessions 0 and 1) until they have; they are admitted once and end first
+    resumed = report.observe("resumed")
+    assert list(resumed.sessions) == [2, 3]
+    assert set(report.observe("resumedB").sessions) == {0, 1}
+    assert len(report.observe("resumedB").samples) > 2
+    done = report.observe("done")
+    assert list(done.sessions) == [2, 3, 0, 1]
+    assert list(done.samples) == [14.0, 16.0, 27.0, 29.0]
+    assert report.ended == 4
+
+
+@pytest.mark.parametrize("codegen", [True, False])
+def test_with_no_resident_of_that_engine_left_the_run_stops_at_the_engine(codegen):
+    # 2 * (4 + 8 + 20) = 64 > 40: once B's residents are gone nothing can give way
+    report, said = _other("20", codegen)
+    assert report is None
+    errors = [d for d in said if d.code == "E-run"]
+    assert len(errors) == 1, [d.message for d in said]
+    assert "none can be preempted" in errors[0].message
+    assert OTHER[errors[0].span.start : errors[0].span.end] == "A"
