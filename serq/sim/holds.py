@@ -383,9 +383,15 @@ class Holds:
                 raise never_grows(origin, pool, amount, part.alloc + delta)
             self._stall(s, pool, part, amount)
             return False
+        # the memory of a step engine gives way with its newest resident (spec §3, `grow`):
+        # a session at this statement is in no engine's running list, so it is never the
+        # victim, and a growth that can never fit would wait for ever
+        engine = next((st for st in self.world.steps if st.memory is pool), None)
+        if engine is not None and part.alloc + delta > pool.limit:
+            raise never_grows(origin, pool, amount, part.alloc + delta, lifo=True)
         preempted = False
         while pool.committed() + pool.growth(part, delta) > pool.limit:
-            victim = pool.victim(innermost)
+            victim = pool.victim(innermost) if engine is None else engine._victim(pool)
             if victim is None:
                 break
             self.preempt(victim.run, pool)
@@ -509,15 +515,24 @@ def bad_growth(origin: Span, pool: Pool, amount: float) -> SimError:
     return out_of_domain(origin, f"the units of `grow {pool.name}`", amount, "at least 0")
 
 
-def never_grows(origin: Span, pool: Pool, amount: float, need: float) -> SimError:
-    """The error of a growth by `amount` under `preempt none` whose hold would then need
-    `need` units, above `pool`'s cap: it would wait for ever."""
+def never_grows(
+    origin: Span, pool: Pool, amount: float, need: float, lifo: bool = False
+) -> SimError:
+    """The error of a growth by `amount` whose hold would then need `need` units, above
+    `pool`'s cap: under `preempt none`, or (`lifo`) on a step engine's memory, whose
+    residents alone give way, it would wait for ever."""
+    if lifo:
+        why = (
+            "only the residents of the engine whose memory it is give way to a growth, "
+            "which a session at a `grow` statement is not: it would wait forever"
+        )
+    else:
+        why = "under `preempt none` it would wait forever"
     return SimError(
         origin,
         f"`grow {pool.name} ({arith_repr(amount)})` can never be satisfied: the "
         f"hold would need {arith_repr(need)} of pool `{pool.name}`, "
-        f"whose cap is {arith_repr(pool.cap)}, and under `preempt none` it "
-        "would wait forever",
+        f"whose cap is {arith_repr(pool.cap)}, and {why}",
     )
 
 

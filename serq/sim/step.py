@@ -825,9 +825,12 @@ class StepStage(StageBase):
         step stage whose memory `pool` is (spec §3, preempt lifo). A resident holding
         `pool` has its session's latest admission number, which no other session has, so
         where a stage keeps its residents in admission order (`_serve_order` without
-        keys) its newest holder is the last of them that holds the pool."""
+        keys) its newest holder is the last of them that holds the pool. A pool that is
+        another engine's memory (a run here growing it) gives way with that engine's
+        residents; only a pool that is no engine's memory with its newest holder."""
         if pool is not self.memory:
-            return pool.victim(innermost)
+            engine = next((st for st in self.world.steps if st.memory is pool), None)
+            return pool.victim(innermost) if engine is None else engine._victim(pool)
         if pool.preempt_key_of is not None:
             return resident_by_keys(pool, self.world.steps)
         best = None
