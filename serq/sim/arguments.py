@@ -140,7 +140,7 @@ def defs(function: str, value: object) -> dict[str, str] | None:
     return dict(value)
 
 
-def seeds(function: str, value: object) -> int | list[int] | None:
+def seeds(function: str, value: object) -> int | list[Any] | None:
     """A sweep's `seeds`: a count N (seeds 1..N) or the seeds themselves, as ints (numpy's
     too); None for the program's own seed."""
     if value is None:
@@ -151,11 +151,12 @@ def seeds(function: str, value: object) -> int | list[int] | None:
         raise TypeError(
             f"{function}: `seeds` is a count N (seeds 1..N) or a list of seeds, not {kind(value)}"
         )
-    listed = list(value)
-    for k, seed in enumerate(listed):
-        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral):
-            raise TypeError(f"{function}: `seeds[{k}]` is a whole number, not {kind(seed)}")
-    return [int(seed) for seed in listed]
+    # a listed seed that is no whole number (1.5, True) is left for the sweep's own check,
+    # a ValueError with the others' (`serq.sweeps.plan`)
+    return [
+        int(seed) if isinstance(seed, numbers.Integral) and not isinstance(seed, bool) else seed
+        for seed in value
+    ]
 
 
 def jobs(function: str, value: object) -> int | None:
