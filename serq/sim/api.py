@@ -213,11 +213,26 @@ def compile(
     `codegen=False` runs the sessions on the interpreter instead of generated code
     (`serq run --no-compile`; the same report).
 
+    `path` is a `str` or a `pathlib.Path`; the numbers may be numpy's (`seed` and
+    `arrivals` whole numbers, `horizon` and `warmup` real ones; never a bool).
+
     Raises:
         ValueError: the file cannot be read or the program has errors; the message is
-        the diagnostics as `serq check` renders them."""
+        the diagnostics as `serq check` renders them.
+        TypeError: an argument is not the kind of thing it takes (`serq.sim.arguments`):
+        the message names it."""
+    from serq.sim import arguments as given
+
+    path, source = given.path("compile", path), given.source("compile", source)
     if (path is None) == (source is None):
         raise ValueError("compile takes a path or a source, not both and not neither")
+    seed, arrivals = (
+        given.whole("compile", "seed", seed),
+        given.whole("compile", "arrivals", arrivals),
+    )
+    horizon = given.time("compile", "horizon", horizon)
+    warmup = given.time("compile", "warmup", warmup)
+    sets, defs = given.sets("compile", sets), given.defs("compile", defs)
     if source is None:
         loaded = api.read_source(path)
         if isinstance(loaded, Diagnostic):
@@ -266,6 +281,10 @@ def run(
         `serq.sim.Interrupted`; what it had found stopped by then (a livelock, an engine
         or a stage that stopped serving, sessions waiting at the pools for ever) is
         warned of first, as at the end of a run."""
+    if not isinstance(program, Compiled):
+        from serq.sim.arguments import kind
+
+        raise TypeError(f"run takes the program `serq.compile` returns, not {kind(program)}")
     noticed: list[Diagnostic] = []
     try:
         report, diagnostics = execute(
@@ -422,4 +441,6 @@ def _head(span: Span) -> tuple[int, int, int, int]:
 
 
 def _num(x: float) -> str:
+    if isinstance(x, int):  # a seed or arrivals past any float (10**400) too
+        return str(x)
     return str(int(x)) if math.isfinite(x) and x == int(x) else repr(x)

@@ -21,9 +21,18 @@ from typing import Any
 
 from serq.diagnostics import Diagnostic, Severity, Span, codes
 from serq.sweeps.checks import check_points
-from serq.sweeps.grid import Axis, Point, parse_axes, points, repeated_sets, spec_sources
+from serq.sweeps.grid import (
+    MAX_RUNS,
+    Axis,
+    Point,
+    parse_axes,
+    points,
+    repeated_sets,
+    spec_sources,
+)
 from serq.sweeps.results import InterruptedRun, SweepResult, collect, read_points
 from serq.sweeps.worker import RunOutcome, RunTask
+from serq.vocabulary import SEED_MAX, SEED_MIN
 
 __all__ = ["InterruptedRun", "Plan", "SweepResult", "execute", "plan", "read_points", "sweep"]
 
@@ -71,6 +80,9 @@ def plan(
     axes = parse_axes(pairs)
     if axes and isinstance(axes[0], Diagnostic):
         return None, list(axes), spec_sources(pairs)  # type: ignore[arg-type]
+    many = _too_many_runs(path, axes, seeds)  # type: ignore[arg-type]
+    if many is not None:
+        return None, [many], {}
     grid = points(axes)  # type: ignore[arg-type]
     problems, known = _value_problems(text, path, axes)  # type: ignore[arg-type]
     if problems:
@@ -87,15 +99,21 @@ def plan(
         seed_list = tuple(range(1, seeds + 1))
     else:
         seed_list = tuple(seeds)
-    if not seed_list or any(not isinstance(s, int) or s < 0 for s in seed_list):
+    if not seed_list or any(
+        isinstance(s, bool) or not isinstance(s, int) or not SEED_MIN <= s <= SEED_MAX
+        for s in seed_list
+    ):
         where = Span.point(path, 0, 1, 1)
-        message = f"seeds {seeds!r}: a sweep needs at least one seed, each a whole number ≥ 0"
+        message = (
+            f"seeds {_shown(seeds)}: a sweep needs at least one seed, each a whole number "
+            f"from {SEED_MIN} to {SEED_MAX}"
+        )
         return None, [*diagnostics, Diagnostic.error(codes.CONSTANT, where, message)], known
     twice = repeated_seed(seed_list)
     if twice is not None:  # the same runs again, taken for replications
         where = Span.point(path, 0, 1, 1)
         message = (
-            f"seeds {seeds!r}: seed {twice} is listed twice, and a repeated seed repeats its "
+            f"seeds {_shown(seeds)}: seed {twice} is listed twice, and a repeated seed repeats its "
             "runs, which the intervals would count as independent replications"
         )
         return None, [*diagnostics, Diagnostic.error(codes.CONSTANT, where, message)], known
@@ -183,6 +201,36 @@ def execute(
     return replace(result, broken=broken) if broken else result
 
 
+def _too_many_runs(path: str, axes: Sequence[Axis], seeds: object) -> Diagnostic | None:
+    """The error of a sweep of more than `MAX_RUNS` runs (a typo: `--seeds 1000000000`, or
+    two fine ranges), found before the points and the seeds are made, or None."""
+    count = 1
+    for axis in axes:
+        count *= len(axis.texts)
+    replications = seeds if isinstance(seeds, int) else 1
+    if isinstance(seeds, Sequence):
+        replications = len(seeds)
+    if count * max(replications, 1) <= MAX_RUNS:
+        return None
+    message = (
+        f"the sweep would be {count:,} point{'s' * (count != 1)} × {replications:,} "
+        f"seed{'s' * (replications != 1)}, more than {MAX_RUNS:,} runs"
+    )
+    return Diagnostic.error(
+        codes.CONSTANT,
+        Span.point(path, 0, 1, 1),
+        message,
+        help="a sweep that large is a typo: sweep fewer values, or fewer seeds",
+    )
+
+
+def _shown(seeds: object) -> str:
+    """`seeds` as a message shows them: a long list cut short."""
+    if isinstance(seeds, Sequence) and len(seeds) > 8:
+        return "[" + ", ".join(map(str, seeds[:4])) + f", ... ({len(seeds):,} seeds)]"
+    return repr(seeds)
+
+
 def repeated_seed(seeds: Sequence[int]) -> int | None:
     """The first seed of `seeds` that an earlier one repeats, if any."""
     seen: set[int] = set()
@@ -218,16 +266,28 @@ def sweep(
     address. Ctrl-C returns the runs done so far (`complete` False); what each run then in
     progress had found stopped (`interrupted`) is warned of as a `serq.RunWarning`.
 
+    The numbers may be numpy's (a list of seeds, `np.linspace(...)` as a let's values).
+
     Raises:
-        ValueError: the file cannot be read, a value is not one, or the program does not
-        compile at some point of the grid (nothing ran); the message is the rendered
-        diagnostics, naming the points."""
+        ValueError: the file cannot be read, a value is not one, a seed is out of range,
+        the sweep has more than `grid.MAX_RUNS` runs, or the program does not compile at
+        some point of the grid (nothing ran); the message is the rendered diagnostics,
+        naming the points.
+        TypeError: an argument is not the kind of thing it takes (`serq.sim.arguments`):
+        the message names it."""
     from serq import api
     from serq.sim import api as sim_api
+    from serq.sim import arguments as given
     from serq.sweeps.executors import default_jobs
 
+    path, source = given.path("sweep", path), given.source("sweep", source)
     if (path is None) == (source is None):
         raise ValueError("sweep takes a path or a source, not both and not neither")
+    horizon = given.time("sweep", "horizon", horizon)
+    warmup = given.time("sweep", "warmup", warmup)
+    arrivals = given.whole("sweep", "arrivals", arrivals)
+    sets, defs = given.sets("sweep", sets, many=True), given.defs("sweep", defs)
+    seeds, jobs = given.seeds("sweep", seeds), given.jobs("sweep", jobs)
     if source is None:
         loaded = api.read_source(path)  # type: ignore[arg-type]
         if isinstance(loaded, Diagnostic):

@@ -24,6 +24,7 @@ from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation, loca
 from serq.diagnostics import Diagnostic, Span, codes
 
 MAX_RANGE_VALUES = 100_000  # a range with more values than this is a typo, not a sweep
+MAX_RUNS = 1_000_000  # so is a sweep of more runs (points × seeds) than this
 REPEATED_HELP = "give all its values in one --set: NAME=V1,V2 or NAME=START:STOP:STEP"
 _LARGEST = Decimal(sys.float_info.max)  # a range's numbers are finite as floats too
 
