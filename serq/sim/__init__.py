@@ -152,6 +152,12 @@ def simulate(
         if not failed:  # (a livelock the run stopped at, at one instant, is its error)
             for pool, (origin, serial, since, position, n) in world.livelocks.items():
                 outcome.errors.append(_livelock(pool, origin or where, serial, since, position, n))
+            for pool, (_, _, _, _, n) in world.stuck.items():
+                # a session alone at the pool that can never grow enough (above) is what
+                # keeps the others from getting past their preemptions there
+                still = [] if pool in world.livelocks else world.livelocked_at(pool)
+                if still:
+                    outcome.errors.append(_mutual_livelock(pool, still, n, where))
         for pool, (origin, serial, since, n) in world.rejections.items():
             outcome.errors.append(_rejection(pool, origin or where, serial, since, n))
         if world.arrivals == 0 and not failed:
@@ -286,6 +292,27 @@ def _livelock(
         "grow to what its body needs is preempted and executed again for ever",
         help="the report counts them under `stuck`: size the pool for the hold's whole body, "
         "or reserve what it will need (`reserve (known)`), which is rejected once above the cap",
+    )
+
+
+def _mutual_livelock(pool: Pool, still: list, n: int, where: Span) -> Diagnostic:
+    """The warning of the sessions `still` stuck at `pool` at the end of the run, of the `n`
+    preempted again without progress there while others held it (`World.still_stuck`)."""
+    origin, s, since, position = still[0]
+    sessions = "1 session was" if n == 1 else f"{n} sessions were"
+    m = len(still)
+    return Diagnostic.warning(
+        codes.STALL,
+        origin or where,
+        f"a livelock at pool `{pool.name}`: {sessions} preempted again without getting past "
+        f"the previous preemption while other sessions held the pool, and {m} of them "
+        f"{'was' if m == 1 else 'were'} still short of it when the run ended (the first, "
+        f"session {s.serial}, at position {_num(position)} at t = {_num(since)}): holders "
+        "whose growths preempt one another can go on taking turns without any of them "
+        "finishing",
+        help="the report counts them under `stuck`: size the pool so that the holds running "
+        "together can reach the end of their bodies, or let the growth preempt holders "
+        "that have done less (`preempt lifo` preempts the newest)",
     )
 
 

@@ -261,7 +261,10 @@ class Holds:
                     "at least 0",
                 )
         plain = spec.cache is None
+        fruitless = self.world.fruitless
         for part in run.parts:
+            if fruitless:  # a hold there completed: not a livelock (`World.livelocked_at`)
+                fruitless.pop(part.pool, None)
             if part.released:
                 continue
             if part.pool is lease_pool:
@@ -451,6 +454,8 @@ class Holds:
         s = run.session
         recorder = self.recorder
         recorder.pool_count(pool.index, "preemptions")
+        fruitless = self.world.fruitless  # preemptions since the pool's last completed hold
+        fruitless[pool] = fruitless.get(pool, 0) + 1
         # the token its session had last, as it is computed again, follows the ones it
         # had: an output token where the same engine gives it next (`StepStage._end`;
         # without a step engine the generated code makes a session without the slots)
@@ -486,7 +491,7 @@ class Holds:
             if all(h.run.session is s for h in pool.holders):
                 self.world.livelocked(pool, run.spec.origin, s.serial, position)
             else:  # another holder may yet release: only the report's note, or a Ctrl-C's
-                self.world.stuck_beside(pool, run.spec.origin, s.serial, position)
+                self.world.stuck_beside(pool, run.spec.origin, s, position)
         s.last_preempt = position
         s.preempted = run.spec
         self.world.cancel_wait(s)

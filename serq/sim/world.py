@@ -75,6 +75,11 @@ def _reschedule(pending: list[PsStage]) -> None:
     pending.clear()
 
 
+# preemptions at a pool, per session stuck there, with no hold of it completed, that make
+# the stuck sessions a livelock at the end of a run (`World.livelocked_at`)
+LIVELOCK_ROUNDS = 4
+
+
 class World:
     """The runtime state of one run of `program`."""
 
@@ -131,6 +136,11 @@ class World:
         # sessions held the pool too (origin, serial, time, position), and how many: the
         # report's note, and what a Ctrl-C says of them (`serq.sim.interrupted`)
         self.stuck: dict[Pool, tuple[Any, int, float, float, int]] = {}
+        # per pool, each session so stuck (origin, session, time, position): those still
+        # short of their previous preemption when the run ends are a livelock (W-stall)
+        self.stuck_sessions: dict[Pool, list[tuple[Any, Session, float, float]]] = {}
+        # per pool, the preemptions since a hold of it last completed (none: since the start)
+        self.fruitless: dict[Pool, int] = {}
         self.n_attrs = len(program.attrs)
         # what an expression without a session reads as its attributes: zeros, no session
         self.blank: list[Any] = [0.0] * self.n_attrs + [None]
@@ -671,15 +681,32 @@ class World:
         if self.stall_noticed is not None:
             self.stall_noticed(origin, since, why)
 
-    def stuck_beside(self, pool: Pool, origin: Any, serial: int, position: float) -> None:
-        """Session `serial`'s hold (at `origin`) was preempted at `pool` again at `position`,
-        no further than its previous preemption, while other sessions held the pool: keep
-        the first, and count them."""
+    def stuck_beside(self, pool: Pool, origin: Any, s: Session, position: float) -> None:
+        """Session `s`'s hold (at `origin`) was preempted at `pool` again at `position`, no
+        further than its previous preemption, while other sessions held the pool: keep the
+        first, count them, and keep the session (`still_stuck`)."""
+        now = self.engine.now
         first = self.stuck.get(pool)
         if first is None:
-            self.stuck[pool] = (origin, serial, self.engine.now, position, 1)
+            self.stuck[pool] = (origin, s.serial, now, position, 1)
         else:
             self.stuck[pool] = (*first[:4], first[4] + 1)
+        self.stuck_sessions.setdefault(pool, []).append((origin, s, now, position))
+
+    def livelocked_at(self, pool: Pool) -> list[tuple[Any, Session, float, float]]:
+        """The sessions stuck at `pool` beside others (`stuck_beside`) that are still live
+        and have not completed the hold preempted then, when the pool's holders went on
+        preempting one another without completing a hold: at least `LIVELOCK_ROUNDS`
+        preemptions a session so stuck since the last hold of the pool completed (a pool
+        past its cliff completes holds between its preemptions). Empty when none."""
+        still = [
+            entry
+            for entry in self.stuck_sessions.get(pool, ())
+            if entry[1].state != ENDED and entry[1].last_preempt is not None
+        ]
+        if self.fruitless.get(pool, 0) < LIVELOCK_ROUNDS * len(still):
+            return []
+        return still
 
     def end_session(self, s: Session) -> None:
         """`s` ends: it releases every hold and lease, keeping its cached prefixes."""

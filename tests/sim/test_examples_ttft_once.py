@@ -40,9 +40,15 @@ def test_one_ttft_a_request_past_the_cliff(path, sets, preempted, running_most, 
         program = _preempting(path, "cap 800 * bs;", "cap 60 * bs;", tmp_path)
     elif path == "replica.sq":
         program = _preempting(path, "cap 600 * bs;", "cap 300 * bs;", tmp_path)
-    with warnings.catch_warnings():
-        warnings.simplefilter("error")  # preempted, not stuck or rejected
+    with warnings.catch_warnings(record=True) as said:
+        warnings.simplefilter("always")
         report = serq.run(serq.compile(str(program), sets=sets, horizon=100, warmup=0))
+    # preempted, not rejected; the step engine's example this far past its cliff (29 of
+    # 2,482 admissions completed, none after t = 11.5) is a livelock of holders preempting
+    # one another, which the run names
+    livelock = [str(w.message) for w in said if "still short of it" in str(w.message)]
+    assert len(livelock) == (path == "tutorial/05_step_engine.sq")
+    assert len(said) == len(livelock), [str(w.message) for w in said]
     kv = next(p for p in report.pools if p.name == "kv")
     assert kv.preemptions >= preempted  # past the cliff
     first, done = report.observe("ttft").count, report.observe("response").count
