@@ -4,8 +4,23 @@ on one event path or the same on both."""
 from __future__ import annotations
 
 import json
+import warnings
+from typing import Any
 
 from serq.sim import api as sim_api
+
+
+def run_text(text: str, path: str = "t.sq", **options: Any) -> tuple[Any, list]:
+    """The report and the diagnostics of the run of `text` (named `path`) with `execute`'s
+    `options` (`codegen`, `fast_forward`), its `RunWarning`s kept quiet; the run must end
+    with a report."""
+    compiled, diagnostics = sim_api.compile_program(text, path)
+    assert compiled is not None, [d.message for d in diagnostics]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        report, said = sim_api.execute(compiled, **options)
+    assert report is not None, [d.message for d in said]
+    return report, said
 
 
 def report_json(text: str, codegen: bool, **settings: float) -> dict:

@@ -12,12 +12,11 @@ it. (Before the reschedule its rate is not yet set and its whole work is read, a
 from __future__ import annotations
 
 import math
-import warnings
 
 import pytest
 
 from serq.sim import flows
-from serq.sim.api import compile_program, execute
+from tests.sim.both_paths import run_text
 
 FLOW = """
 stage up[2] : ps(inf);
@@ -39,12 +38,7 @@ PLAIN = FLOW.replace("share maxmin;\n", "").replace("run up[0], down[1] (1);", "
 
 
 def _readings(text: str, codegen: bool) -> list[float]:
-    compiled, diagnostics = compile_program(text, "work_inf.sq")
-    assert compiled is not None, [d.message for d in diagnostics]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        report, said = execute(compiled, codegen=codegen)
-    assert report is not None, [d.message for d in said]
+    report, _ = run_text(text, "work_inf.sq", codegen=codegen)
     return list(report.observe("w0").samples)
 
 

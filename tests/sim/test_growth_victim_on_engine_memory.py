@@ -27,6 +27,7 @@ import warnings
 import pytest
 
 from serq.sim.api import compile_program, execute
+from tests.sim.both_paths import run_text
 
 PROGRAM = """
 let bs = 4;
@@ -96,12 +97,7 @@ def test_a_pool_no_engine_uses_keeps_its_newest_holder(codegen):
     # preempts itself (a growing run then has nothing to grow: prefill/decode do not grow)
     text = PROGRAM.replace("GROW", "28").replace("PREEMPT", "lifo")
     text = text.replace(" memory kv;", "").replace(" growing kv", "")
-    compiled, diagnostics = compile_program(text, "grow_plain.sq")
-    assert compiled is not None, [d.message for d in diagnostics]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        report, said = execute(compiled, codegen=codegen)
-    assert report is not None, [d.message for d in said]
+    report, said = run_text(text, "grow_plain.sq", codegen=codegen)
     # 8 + 8 + 28 > 40: session 1 is preempted at its statement, re-executes, and grows
     # once session 0 has ended
     resumed = report.observe("resumed")

@@ -13,11 +13,9 @@ gives none.
 
 from __future__ import annotations
 
-import warnings
-
 import pytest
 
-from serq.sim.api import compile_program, execute
+from tests.sim.both_paths import run_text
 
 PROGRAM = """pool reqs { cap 8; admit via engine; }
 pool kv { cap CAP; block 16; preempt PREEMPT; }
@@ -35,13 +33,7 @@ run { horizon 4000; }
 
 def _run(cap: int, preempt: str, out: int, codegen: bool):
     text = PROGRAM.replace("CAP", str(cap)).replace("PREEMPT", preempt).replace("OUT", str(out))
-    compiled, diagnostics = compile_program(text, "livelock.sq")
-    assert compiled is not None, [d.message for d in diagnostics]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        report, said = execute(compiled, codegen=codegen)
-    assert report is not None, [d.message for d in said]
-    return report, said
+    return run_text(text, "livelock.sq", codegen=codegen)
 
 
 @pytest.mark.parametrize("codegen", [True, False])

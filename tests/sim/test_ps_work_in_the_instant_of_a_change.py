@@ -12,11 +12,11 @@ pyserq 0.1.2's, signs included (the spec leaves 0 · inf open: the reference dec
 from __future__ import annotations
 
 import math
-import warnings
 
 import pytest
 
 from serq.sim.api import compile_program, execute
+from tests.sim.both_paths import run_text
 
 BATCH = """
 stage S : ps({cap});
@@ -46,12 +46,7 @@ CASES = [
 
 
 def _readings(text: str, codegen: bool) -> dict[str, list[float]]:
-    compiled, diagnostics = compile_program(text, "ps_work.sq")
-    assert compiled is not None, [d.message for d in diagnostics]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        report, said = execute(compiled, codegen=codegen)
-    assert report is not None, [d.message for d in said]
+    report, _ = run_text(text, "ps_work.sq", codegen=codegen)
     return {name: list(report.observe(name).samples) for name in ("before", "after")}
 
 
