@@ -297,7 +297,7 @@ def _livelock(
 
 def _mutual_livelock(pool: Pool, still: list, n: int, where: Span) -> Diagnostic:
     """The warning of the sessions `still` stuck at `pool` at the end of the run, of the `n`
-    preempted again without progress there while others held it (`World.still_stuck`)."""
+    preempted again without progress there while others held it (`World.livelocked_at`)."""
     origin, s, since, position = still[0]
     sessions = "1 session was" if n == 1 else f"{n} sessions were"
     m = len(still)

@@ -684,7 +684,7 @@ class World:
     def stuck_beside(self, pool: Pool, origin: Any, s: Session, position: float) -> None:
         """Session `s`'s hold (at `origin`) was preempted at `pool` again at `position`, no
         further than its previous preemption, while other sessions held the pool: keep the
-        first, count them, and keep the session (`still_stuck`)."""
+        first, count them, and keep the session (`livelocked_at`)."""
         now = self.engine.now
         first = self.stuck.get(pool)
         if first is None:
