@@ -220,7 +220,8 @@ def _too_many_runs(path: str, axes: Sequence[Axis], seeds: object) -> Diagnostic
         codes.CONSTANT,
         Span.point(path, 0, 1, 1),
         message,
-        help="a sweep that large is a typo: sweep fewer values, or fewer seeds",
+        help="one sweep runs at most that many (its plan is held whole): sweep fewer values "
+        "or fewer seeds, or split it into several sweeps",
     )
 
 
