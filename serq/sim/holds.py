@@ -281,6 +281,8 @@ class Holds:
             # hold completing does not count, as in the reference)
             s.last_preempt = None
             s.preempted = None
+            if s.stuck:  # it got past the preemption it was stuck at (`World.livelocked_at`)
+                self.world.stuck_sessions.pop(s, None)
         self.world.retry_pools()
 
     def release_part(self, s: Session, part: HoldPart) -> None:

@@ -136,9 +136,10 @@ class World:
         # sessions held the pool too (origin, serial, time, position), and how many: the
         # report's note, and what a Ctrl-C says of them (`serq.sim.interrupted`)
         self.stuck: dict[Pool, tuple[Any, int, float, float, int]] = {}
-        # per pool, each session so stuck (origin, session, time, position): those still
-        # short of their previous preemption when the run ends are a livelock (W-stall)
-        self.stuck_sessions: dict[Pool, list[tuple[Any, Session, float, float]]] = {}
+        # each session so stuck that has not got past that preemption since (its hold
+        # completed), in the order they were stuck: (pool, origin, time, position). Those
+        # still live when the run ends may be a livelock (`livelocked_at`)
+        self.stuck_sessions: dict[Session, tuple[Pool, Any, float, float]] = {}
         # per pool, the preemptions since a hold of it last completed (none: since the start)
         self.fruitless: dict[Pool, int] = {}
         self.n_attrs = len(program.attrs)
@@ -691,18 +692,19 @@ class World:
             self.stuck[pool] = (origin, s.serial, now, position, 1)
         else:
             self.stuck[pool] = (*first[:4], first[4] + 1)
-        self.stuck_sessions.setdefault(pool, []).append((origin, s, now, position))
+        self.stuck_sessions[s] = (pool, origin, now, position)
 
     def livelocked_at(self, pool: Pool) -> list[tuple[Any, Session, float, float]]:
         """The sessions stuck at `pool` beside others (`stuck_beside`) that are still live
-        and have not completed the hold preempted then, when the pool's holders went on
-        preempting one another without completing a hold: at least `LIVELOCK_ROUNDS`
-        preemptions a session so stuck since the last hold of the pool completed (a pool
-        past its cliff completes holds between its preemptions). Empty when none."""
+        and have not completed the hold preempted then, as (origin, session, time,
+        position), when the pool's holders went on preempting one another without
+        completing a hold: at least `LIVELOCK_ROUNDS` preemptions a session so stuck since
+        the last hold of the pool completed (a pool past its cliff completes holds between
+        its preemptions). Empty when none."""
         still = [
-            entry
-            for entry in self.stuck_sessions.get(pool, ())
-            if entry[1].state != ENDED and entry[1].last_preempt is not None
+            (origin, s, since, position)
+            for s, (at, origin, since, position) in self.stuck_sessions.items()
+            if at is pool and s.state != ENDED
         ]
         if self.fruitless.get(pool, 0) < LIVELOCK_ROUNDS * len(still):
             return []
