@@ -97,18 +97,17 @@ def sets(function: str, value: object, *, many: bool = False) -> dict[str, Any] 
         if not isinstance(name, str):
             raise TypeError(f"{function}: a name in `sets` is a str, not {kind(name)}")
         one = number(given)
+        values = [one]
         if one is None and many and _sequence(given):
-            items = [number(item) for item in given]  # type: ignore[union-attr]
-            if all(item is not None for item in items):
-                one = items  # type: ignore[assignment]
-                if any(isinstance(item, float) and math.isnan(item) for item in items):
-                    raise ValueError(f"{function}: `sets[{name!r}]` holds NaN, which no let takes")
+            values = [number(item) for item in given]  # type: ignore[union-attr]
+            if all(item is not None for item in values):
+                one = values  # type: ignore[assignment]
         if one is None:
             what = "a number, an expression's text or a list of them" if many else ""
             what = what or "a number or an expression's text"
             raise TypeError(f"{function}: `sets[{name!r}]` is {what}, not {kind(given)}")
-        if many and isinstance(one, float) and math.isnan(one):
-            raise ValueError(f"{function}: `sets[{name!r}]` is NaN, which no let takes")
+        if many and any(isinstance(v, float) and math.isnan(v) for v in values):
+            raise ValueError(f"{function}: `sets[{name!r}]` holds NaN, which no let takes")
         out[name] = one
     return out
 
