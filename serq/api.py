@@ -41,6 +41,17 @@ def read_source(path: str) -> str | Diagnostic:
     return Diagnostic.error(codes.IO, Span.point(path, 0, 1, 1), f"cannot read `{path}`: {reason}")
 
 
+def library_sources(sources: dict[str, str], diagnostics: Iterable[Diagnostic]) -> None:
+    """Add to `sources` the text of each file `diagnostics` point into, by their spans or
+    their labels', that is not there yet: the `use`d libraries (`<...>` names are no file)."""
+    for d in diagnostics:
+        for file in (d.span.file, *(label.span.file for label in d.labels)):
+            if file not in sources and not file.startswith("<"):
+                library = read_source(file)
+                if isinstance(library, str):
+                    sources[file] = library
+
+
 def parse_source(text: str, path: str = "<input>", cache: ItemCache | None = None) -> ParseResult:
     """Parse `text` (the contents of `path`); pass a `cache` to reparse edits incrementally."""
     return parse(text, path, cache)

@@ -415,10 +415,11 @@ def _print_check(
     diagnostics: list[Diagnostic], sources: dict[str, str], args: argparse.Namespace
 ) -> None:
     """`serq check`'s output: the diagnostics as a JSON list on stdout with `--json`, else
-    rendered on stderr."""
+    rendered on stderr (with the lines of the `use`d libraries they point into)."""
     if args.json:
         print(json.dumps([to_json(d) for d in diagnostics], indent=2))
     else:
+        api.library_sources(sources, diagnostics)
         print_diagnostics(diagnostics, sources, file=sys.stderr, color=_color(args))
 
 
@@ -460,7 +461,7 @@ def _expand(args: argparse.Namespace) -> int:
         report = {"kernel": kernel_text, "diagnostics": [to_json(d) for d in diagnostics]}
         print(json.dumps(report, indent=2))
     else:
-        _library_sources(sources, diagnostics)  # an expansion error may lie in a `use`d one
+        api.library_sources(sources, diagnostics)  # an expansion error may lie in a `use`d one
         color = {"auto": None, "always": True, "never": False}[args.color]
         print_diagnostics(diagnostics, sources, file=sys.stderr, color=color)
         if kernel_text is not None:
@@ -493,7 +494,7 @@ def _ir(args: argparse.Namespace) -> int:
             text = printed
     sources = {path: loaded}
     _override_sources(sources, sets, defs)
-    _library_sources(sources, diagnostics)
+    api.library_sources(sources, diagnostics)
     print_diagnostics(diagnostics, sources, file=sys.stderr, color=_color(args))
     if text is not None:
         sys.stdout.write(text + "\n")
@@ -585,15 +586,6 @@ def _run(args: argparse.Namespace) -> int:
     if args.claims_fail and report.claims_failed():
         return EXIT_CLAIMS
     return EXIT_OK
-
-
-def _library_sources(sources: dict[str, str], diagnostics: list[Diagnostic]) -> None:
-    """Add the texts of the `use`d libraries that `diagnostics` point into."""
-    for d in diagnostics:
-        if d.span.file not in sources:
-            library = api.read_source(d.span.file)
-            if isinstance(library, str):
-                sources[d.span.file] = library
 
 
 def _override_sources(sources: dict[str, str], sets: dict, defs: dict) -> None:

@@ -341,11 +341,7 @@ def sources(
     for name, body in (defs or {}).items():
         file, def_text = api.def_source(name, body)
         known[file] = def_text
-    for d in diagnostics:
-        if d.span.file not in known and not d.span.file.startswith("<"):
-            library = api.read_source(d.span.file)
-            if isinstance(library, str):
-                known[d.span.file] = library
+    api.library_sources(known, diagnostics)
     return known
 
 
