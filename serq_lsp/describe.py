@@ -29,6 +29,8 @@ def describe(analysis: Analysis, key: Key) -> str | None:
         return builtin.markdown() if builtin is not None else None
     if namespace == "file":
         return f"library file `{name}`"
+    if namespace == "std":
+        return f"library `{name}`, supplied by serq: {words.KEYWORDS['args']}"
     declarations = analysis.index.declarations(key)
     if not declarations:
         return None

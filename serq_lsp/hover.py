@@ -177,6 +177,8 @@ def hover_at(analysis: Analysis, offset: int) -> types.Hover | None:
         law = builtins.ARRIVALS.get(word[0]) if word is not None else None
         if law is not None and analysis.text[: word[1]].rstrip().endswith("arrive"):
             parts.append(law.markdown())
+        elif word is not None and word[0] == "cost" and _calls_cost(analysis, word[1]):
+            parts.append(f"**cost**(X, amount): {words.COST_CALL}")
         elif word is not None and word[0] in words.KEYWORDS:
             parts.append(f"**{word[0]}**: {words.KEYWORDS[word[0]]}")
         elif (
@@ -197,6 +199,18 @@ def hover_at(analysis: Analysis, offset: int) -> types.Hover | None:
         return None
     content = types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n\n---\n\n".join(parts))
     return types.Hover(contents=content, range=lsp_range(span, analysis.lines) if span else None)
+
+
+def _calls_cost(analysis: Analysis, start: int) -> bool:
+    """Whether the word `cost` at `start` names the function `cost(X, amount)` (a call), not
+    a step stage's clause."""
+    stack = [i for i in analysis.items_at(start) if _holds(i, start)]
+    while stack:
+        node = stack.pop()
+        if isinstance(node, ast.Call) and node.func.span.start == start:
+            return node.func.name == "cost"
+        stack.extend(c for c in walk_children(node) if _holds(c, start))
+    return False
 
 
 def with_rows(found: types.Hover | None, rows: str | None) -> types.Hover | None:

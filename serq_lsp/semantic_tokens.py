@@ -67,6 +67,7 @@ _BY_NAMESPACE = {
     "func": "function",
     "dist": "function",
     "file": "string",
+    "std": "string",
 }
 
 

@@ -123,6 +123,12 @@ KEYWORDS: dict[str, str] = {
     "growth until it releases, not only at its admission.",
 }
 
+# `cost(X, amount)`, the function (the keyword `cost` is a step stage's clause)
+COST_CALL = (
+    "`amount` stated in the unit of the pool or stage `X`; its value is `amount` (how the "
+    "`fn main` dialect writes a quantity handed to a resource)."
+)
+
 # Built-in functions and distributions: parameter names and what they give (serq.builtins).
 FUNCTIONS: dict[str, tuple[tuple[str, ...], str]] = {
     **{

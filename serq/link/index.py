@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, is_dataclass
 from typing import TYPE_CHECKING, Any
 
 from serq.diagnostics import Span
+from serq.expand.loader import STD_LIBRARIES
 from serq.syntax import ast
 from serq.vocabulary import (
     BUILTIN_ATTRS,
@@ -324,6 +325,8 @@ class _Builder:
         if isinstance(item, ast.Let):
             self.declare(("value", item.name.name), item.name, "let", item, env)
             self.expr(item.value, env)
+        elif isinstance(item, ast.Use) and item.path in STD_LIBRARIES:
+            self.refer(item.path_span, [], ("std", item.path))  # serq's own: no file
         elif isinstance(item, ast.Use):
             path = library_path(self.file, item)
             self.refer(item.path_span, [], ("file", path))
