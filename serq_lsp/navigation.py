@@ -182,6 +182,7 @@ def _taken(analysis: Analysis, occ: Occurrence, new: str) -> bool:
     if namespace == "local":
         prefix = name.rsplit(":", 1)[0] + ":"
     return any(
-        o.key[1] in (prefix + new, new) and o.key[0] in ("value", "res", "def", namespace)
-        for o in analysis.index.symbols()
+        key[1] in (prefix + new, new) and key[0] in ("value", "res", "def", namespace)
+        for key, found in analysis.index.by_key().items()  # the libraries' `def`s too
+        if any(o.is_declaration for o in found)
     )

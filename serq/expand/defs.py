@@ -68,6 +68,7 @@ def expand_defs(items: list[ast.Item], ctx: Context) -> list[ast.Item]:
                 )
                 continue
             defs[item.name.name] = item
+    _check_names(defs, items, ctx)
     for d in defs.values():
         _check_params(d, ctx)
     recursive = _recursive(defs, ctx)
@@ -78,6 +79,33 @@ def expand_defs(items: list[ast.Item], ctx: Context) -> list[ast.Item]:
             expander.too_big = False
             out.append(expander.node(item, ()))
     return out
+
+
+# The declarations a definition may not share a name with (both references refuse
+# `let f = 1; def f() = 2;`, "`f` is defined, and is also a `let` constant"); a session
+# attribute, a gauge or an observation may (a call and a read differ by their parentheses).
+_DECLARES = (
+    (ast.Let, "`let` constant"),
+    (ast.Pool, "pool"),
+    (ast.Stage, "stage"),
+    (ast.Queue, "queue"),
+)
+
+
+def _check_names(defs: Defs, items: list[ast.Item], ctx: Context) -> None:
+    """Report a definition whose name a `let`, a pool, a stage or a queue also has, at the
+    definition (still defined: its calls are not errors of their own)."""
+    for item in items:
+        noun = next((n for kind, n in _DECLARES if isinstance(item, kind)), None)
+        d = defs.get(item.name.name) if noun is not None else None  # type: ignore[union-attr]
+        if d is not None:
+            ctx.error(
+                codes.NAME_CLASH,
+                d.name.span,
+                f"`{d.name.name}` is both a definition and a {noun}",
+                labels=(Label(item.name.span, f"the {noun} is declared here"),),  # type: ignore[union-attr]
+                help="one name reads one thing: rename one of them",
+            )
 
 
 class _TooDeep(Exception):

@@ -127,6 +127,10 @@ CASES = [
         [(5, 7, CLASH)],
         BOTH,
     ),
+    # a definition and a let, a pool or a stage (found in round 23: serq took them)
+    ("a def and a let", "let f = 1; def f() = 2; session { run svc (f()); }", [(5, 16, CLASH)], BOTH),
+    ("a def and a pool", "def kv() = 2; session { run svc (kv()); }", [(5, 5, CLASH)], BOTH),
+    ("a def and a stage", "def sa(w) { run svc (w); } session { sa(1); }", [(5, 5, CLASH)], BOTH),
     ("a let twice", "let a = 1; let a = 2;", [(5, 16, CLASH)], OURS),
     ("a let and a stage", "let svc = 1;", [(5, 5, CLASH)], OURS),
     ("a pool and a stage", "pool svc { cap 1; }", [(5, 6, CLASH)], OURS),
@@ -231,6 +235,22 @@ def test_suggestions_come_from_the_right_namespace(source, help, labelled):
     (d,) = diagnostics_of(program_text(source))
     assert d.help == help
     assert len(d.labels) == labelled
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "def f() = 2; session { set f = 1; run svc (f() + f); }",
+        "def f() = 2; gauge f = used(kv); session { run svc (f()); }",
+        "def f() = 2; session { run svc (f()); observe f = 1; }",
+    ],
+    ids=["an attribute", "a gauge", "an observation"],
+)
+def test_a_def_may_share_a_name_with(source):
+    """...what is not a `let`, a pool, a stage or a queue, as in both references."""
+    assert diagnostics_of(program_text(source)) == []
+    pyserq = pytest.importorskip("pyserq")
+    pyserq.compile(source=program_text(source))
 
 
 def test_a_clash_labels_the_declaration_it_clashes_with():
