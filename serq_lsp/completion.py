@@ -113,7 +113,14 @@ def register(server: SerqServer) -> None:
     )
     @guarded
     def completion(ls: SerqServer, params: types.CompletionParams):
-        view = ls.view(params.text_document.uri)  # never waits for a check in flight
+        uri = params.text_document.uri
+        view = ls.view(uri)  # never waits for a check in flight
+        if view.typed_before(params.position, "."):
+            # a member after a `.` just typed: the older analysis would complete what was
+            # before the dot (every name in scope), so read the current text's parse
+            analysis = ls.parsed(uri)
+            offset = analysis.offset(params.position.line, params.position.character)
+            return types.CompletionList(is_incomplete=False, items=complete(analysis, offset))
         offset = view.offset(params.position)
         if offset is None:  # inside text edited since the last analysis: ask again after
             return types.CompletionList(is_incomplete=True, items=[])

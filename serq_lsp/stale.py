@@ -51,7 +51,7 @@ def _shift(p: types.Position, a: types.Position, b: types.Position) -> types.Pos
 class View:
     """The analysis of an older version of a document, seen from its current text."""
 
-    __slots__ = ("analysis", "text", "current", "start", "old_end", "new_end")
+    __slots__ = ("analysis", "text", "current", "start", "old_end", "new_end", "_typed")
 
     def __init__(self, analysis: Analysis, text: str) -> None:
         self.analysis = analysis
@@ -73,6 +73,7 @@ class View:
         self.start = _position(old, p, line - 1, line_start)
         self.old_end = _position(old, len(old) - s, line - 1, line_start)
         self.new_end = _position(text, len(text) - s, line - 1, line_start)
+        self._typed = text[p : len(text) - s]  # what the edits put in the region
 
     def to_old(self, position: types.Position) -> types.Position | None:
         """The position in the analysed text of the current `position`; None inside the
@@ -82,6 +83,13 @@ class View:
         if _before(self.new_end, position):
             return _shift(position, self.new_end, self.old_end)
         return None
+
+    def typed_before(self, position: types.Position, ending: str) -> bool:
+        """Whether the edits since the analysis put text ending with `ending` right before
+        the current `position` (a `.` just typed where the cursor is)."""
+        return (
+            not self.current and _same(position, self.new_end) and self._typed.endswith(ending)
+        )
 
     def offset(self, position: types.Position) -> int | None:
         """The analysis' code-point offset of the current `position`, or None."""
