@@ -68,7 +68,9 @@ def register(server: SerqServer) -> None:
         offset = view.offset(params.position)
         if offset is None or not _clear(view, offset):
             return None  # on text edited since the last analysis: nothing known yet
-        found = hover_at(analysis, offset) or _read_by_users(ls, analysis, offset)
+        # a library's name its users declare first: `server` there is their stage, not
+        # the keyword `server` that `hover_at` would explain
+        found = _read_by_users(ls, analysis, offset) or hover_at(analysis, offset)
         if not analysis.complete and expands_at(analysis, offset):  # the check was superseded
             found = with_rows(found, PENDING)
         rows = results.hover_rows(analysis, ls.results.get(uri, []), offset)

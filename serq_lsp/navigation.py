@@ -89,6 +89,9 @@ def register(server: SerqServer) -> None:
             raise JsonRpcInvalidParams(f"`{params.new_name}` is not a name")
         if _taken(analysis, occ, params.new_name):
             raise JsonRpcInvalidParams(f"`{params.new_name}` is already a name of this program")
+        user = _taken_by_a_user(ls, analysis, occ, params.new_name)
+        if user is not None:
+            raise JsonRpcInvalidParams(f"`{params.new_name}` is already a name of `{user}`")
         changes: dict[str, list[types.TextEdit]] = {}
         for location in _locations(ls, analysis, every_reference(ls, uri, analysis, occ)):
             edit = types.TextEdit(range=location.range, new_text=params.new_name)
@@ -170,6 +173,21 @@ def refusal(ls: SerqServer, uri: str, analysis: Analysis, occ: Occurrence) -> st
     if elsewhere:
         files = ", ".join(f"`{os.path.basename(f)}`" for f in sorted(elsewhere))
         return f"`{occ.key[1]}` is read in the library {files}, which other programs may use"
+    return None
+
+
+def _taken_by_a_user(ls: SerqServer, analysis: Analysis, occ: Occurrence, new: str) -> str | None:
+    """For a library's `def`, the name of a program that `use`s the library and declares
+    `new` (a `let`, a pool, a stage or another `def`), or None."""
+    if occ.key[0] != "def":
+        return None
+    for home in {d.span.file for d in analysis.index.declarations(occ.key)}:
+        for index in crossfile.users(ls, home, analysis.path):
+            for key, found in index.by_key().items():
+                if key[1] == new and key[0] in ("value", "res", "def"):
+                    declared = [o for o in found if o.is_declaration]
+                    if declared:
+                        return os.path.basename(declared[0].span.file)
     return None
 
 
