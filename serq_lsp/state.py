@@ -384,7 +384,9 @@ class SerqServer(LanguageServer):
         changed = {os.path.abspath(p) for p in paths}
         for other, analysis in self.open_analyses():
             if other != but and changed & analysis.uses:
-                self._analyses.pop(other, None)
+                # out of date, but kept until its check ends: what the other documents ask
+                # of their users meanwhile (a library's hover, references) still finds it
+                self._analyses[other] = (None, analysis)
                 self.schedule(other, 0)
 
 

@@ -7,7 +7,10 @@ also a keyword, and rename of the library's `def` refuses a name a user declares
 every `request;` stands for"), because the keyword's text came first. And renaming the
 library's `def twice` to `scale` from the library was allowed, though `scale` is a `let`
 of the programs that use it (an `E-name-clash` in each of them); from a program it was
-refused.
+refused. The first form of this test failed one run in two: opening the library checks
+its users again, and until each check ended the user was dropped from the open
+documents, so a hover in the library then found no user (it is now kept, marked out of
+date).
 """
 
 from __future__ import annotations
