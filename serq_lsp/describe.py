@@ -47,7 +47,7 @@ def _number(value: float | None) -> str:
         return "not a constant"
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
-    return str(int(value)) if value == int(value) else repr(value)
+    return str(int(value)) if value == int(value) and abs(value) < 2**53 else repr(value)
 
 
 def _let(analysis: Analysis, decl: Occurrence, _: list[Occurrence]) -> str:

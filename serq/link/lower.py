@@ -615,4 +615,6 @@ _NO_REF = ir.Ref("pool", 0, 1, None, Span("<none>", 0, 0, 1, 1, 1, 1))
 
 
 def _num(x: float) -> str:
-    return str(int(x)) if math.isfinite(x) and x == int(x) else repr(x)
+    # whole numbers without a fraction, as far as a float holds them exactly; 1e300
+    # as 1e+300, not its 301 digits
+    return str(int(x)) if math.isfinite(x) and x == int(x) and abs(x) < 2**53 else repr(x)

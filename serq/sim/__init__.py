@@ -360,7 +360,9 @@ def _drain_end(world: World, program: ir.Program, horizon: float, warmup: float,
 
 
 def _num(x: float) -> str:
-    return str(int(x)) if math.isfinite(x) and x == int(x) else repr(x)
+    # whole numbers without a fraction, as far as a float holds them exactly; 1e300
+    # as 1e+300, not its 301 digits
+    return str(int(x)) if math.isfinite(x) and x == int(x) and abs(x) < 2**53 else repr(x)
 
 
 def _error(span: Span, message: str) -> Diagnostic:

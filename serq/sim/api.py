@@ -439,4 +439,6 @@ def _head(span: Span) -> tuple[int, int, int, int]:
 def _num(x: float) -> str:
     if isinstance(x, int):  # a seed or arrivals past any float (10**400) too
         return str(x)
-    return str(int(x)) if math.isfinite(x) and x == int(x) else repr(x)
+    # whole numbers without a fraction, as far as a float holds them exactly; 1e300
+    # as 1e+300, not its 301 digits
+    return str(int(x)) if math.isfinite(x) and x == int(x) and abs(x) < 2**53 else repr(x)
