@@ -80,10 +80,10 @@ def register(server: SerqServer) -> None:
                 load=ls._load,  # noqa: SLF001
             )
         if kernel is None:
-            return _failed("the kernel", diagnostics)
+            return _failed("kernel", diagnostics, path or uri)
         text = api.format_kernel(kernel, path or uri)
         if isinstance(text, Diagnostic):
-            return _failed("the kernel", [text])
+            return _failed("kernel", [text], path or uri)
         return f"```serq\n{text}\n```"
 
     @server.command(SHOW_IR)
@@ -98,10 +98,10 @@ def register(server: SerqServer) -> None:
                 load=ls._load,  # noqa: SLF001
             )
         if program is None:
-            return _failed("the IR", diagnostics)
+            return _failed("IR", diagnostics, path or uri)
         text = api.format_ir(program, path or uri)
         if isinstance(text, Diagnostic):
-            return _failed("the IR", [text])
+            return _failed("IR", [text], path or uri)
         return f"```json\n{text}\n```"
 
     @server.command(RUN)
@@ -170,8 +170,16 @@ async def _interrupt(worker: asyncio.subprocess.Process, grace: float = 2.0) -> 
     return "\n".join(line.strip() for line in lines if line.lstrip().startswith(kept))
 
 
-def _failed(what: str, diagnostics) -> str:
-    lines = [f"- `{d.code}` line {d.span.line}: {d.message}" for d in diagnostics]
+def _failed(what: str, diagnostics, program: str) -> str:
+    """Why there is no `what` (kernel, IR): each error at its line, with its file's name when
+    it lies in a `use`d library rather than the program."""
+
+    def where(d: Diagnostic) -> str:
+        if d.span.file == program:
+            return f"line {d.span.line}"
+        return f"`{os.path.basename(d.span.file)}` line {d.span.line}"
+
+    lines = [f"- `{d.code}` {where(d)}: {d.message}" for d in diagnostics]
     return f"**No {what}**: the program has errors.\n\n" + "\n".join(lines)
 
 

@@ -50,7 +50,7 @@ describe('src/results.ts', () => {
     assert.deepEqual(r.presentResult(r.SHOW_KERNEL, '```serq\nstage s : delay;\n```'), { text: 'stage s : delay;\n', language: 'serq' });
     assert.deepEqual(r.presentResult(r.SHOW_IR, '```json\n{}\n```'), { text: '{}\n', language: 'json' });
     assert.equal(r.presentResult(r.RUN, '# Run report\n\n- **turns**: 3').language, 'markdown');
-    assert.equal(r.presentResult(r.SHOW_KERNEL, '**No the kernel**: the program has errors.').language, 'markdown');
+    assert.equal(r.presentResult(r.SHOW_KERNEL, '**No kernel**: the program has errors.').language, 'markdown');
     assert.deepEqual(r.presentResult(r.SHOW_KERNEL, 'stage s : delay;'), { text: 'stage s : delay;\n', language: 'serq' });
     assert.deepEqual(r.presentResult(r.SHOW_KERNEL, { kernel: 'x' }), { text: 'x\n', language: 'serq' });
     assert.deepEqual(r.presentResult(r.RUN, { turns: 3 }), { text: '{\n  "turns": 3\n}\n', language: 'json' });
