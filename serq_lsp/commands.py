@@ -193,10 +193,16 @@ async def run_program(ls: SerqServer, uri: str, text: str, path: str | None, tim
         raise JsonRpcInternalError(f"cannot write the program to run: {error}") from error
     program = copies.get(path or "", path) if copies else path
     if not copies and (not path or not _on_disk(path, text)):
-        folder = os.path.dirname(path) if path and os.path.isdir(os.path.dirname(path)) else None
-        handle, program = tempfile.mkstemp(suffix=".sq", prefix=".serq-run-", dir=folder)
-        with os.fdopen(handle, "w", encoding="utf-8") as f:
-            f.write(text)
+        # beside the file, where its `use`s are read from: for a document with no folder of
+        # its own (`untitled:`), the server's working directory, as its diagnostics read them
+        folder = os.path.dirname(os.path.abspath(path)) if path else None
+        folder = folder if folder and os.path.isdir(folder) else None
+        try:
+            handle, program = tempfile.mkstemp(suffix=".sq", prefix=".serq-run-", dir=folder)
+            with os.fdopen(handle, "w", encoding="utf-8") as f:
+                f.write(text)
+        except OSError as error:  # a folder the server may not write in
+            raise JsonRpcInternalError(f"cannot write the program to run: {error}") from error
         copies = {"": program}
     command = [part.replace("{file}", program) for part in ls.run_command or RUN_COMMAND]
     worker = await asyncio.create_subprocess_exec(
