@@ -51,8 +51,10 @@ def flatten(module: ast.Module, ctx: Context, load: Loader = read_file) -> list[
     chain = [library_key(module.file)]
     items = _items(module.all_items(), module.file, ctx, load, seen, chain, True)
     out = []
+    arguments: dict[str, ast.Ident] = {}  # each argument's first reading
     for item in items:  # an input is its value from here on (sets replaced it before)
         if isinstance(item, ast.Let) and item.argument is not None:
+            _read_once(item.argument, arguments, ctx)
             if not ctx.std_args:
                 ctx.error(
                     codes.USE,
@@ -64,6 +66,20 @@ def flatten(module: ast.Module, ctx: Context, load: Loader = read_file) -> list[
             item = replace(item, argument=None)
         out.append(item)
     return out
+
+
+def _read_once(argument: ast.Ident, arguments: dict[str, ast.Ident], ctx: Context) -> None:
+    """Report a program argument read by a second `let` (both references refuse it: one
+    `--set` would give the one and leave the other at its default)."""
+    first = arguments.setdefault(argument.name, argument)
+    if first is not argument:
+        ctx.error(
+            codes.NAME_CLASH,
+            argument.span,
+            f"the program argument `{argument.name}` is read twice",
+            labels=(Label(first.span, "first read here"),),
+            help="read it in one `let` and use that let's name",
+        )
 
 
 _STD_ARGS_HELP = 'add `use "std/args";` at the top of the file'

@@ -19,7 +19,8 @@ files too (`summarize_use`).
 Names are plain strings, namespaces merged (a `def f` and a `let f` share the name `f`):
 merging only adds edges, which costs recomputation, never soundness. Pseudo-names starting
 with `#` stand for the rest: `#std/args` is declared by `use "std/args";` and read by every
-`let` that is a program argument; `#file:PATH` is declared by every `use` that reads the
+`let` that is a program argument, and `#arg:NAME` declared by each `let` that reads the
+argument NAME (two of them clash); `#file:PATH` is declared by every `use` that reads the
 file.
 """
 
@@ -33,6 +34,7 @@ from serq.diagnostics import Span
 from serq.syntax import ast
 
 STD_ARGS = "#std/args"
+ARGUMENT = "#arg:"  # `#arg:NAME` is declared by each `let` that reads the argument NAME
 
 _DEFINITIONS = (ast.Let, ast.DefExpr, ast.Use)
 _ERRORS = (ast.ErrorItem, ast.ErrorStmt, ast.ErrorOption)
@@ -108,6 +110,7 @@ class _Walker:
             self.declares.add(node.name.name)
             if node.argument is not None:
                 self.reads.add(STD_ARGS)
+                self.declares.add(ARGUMENT + node.argument.name)  # read twice is a clash
             self.walk(node.value, frozenset())
         elif isinstance(node, (ast.DefExpr, ast.DefBlock)):
             self.declares.add(node.name.name)
