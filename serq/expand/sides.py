@@ -33,6 +33,8 @@ def expand_sides(items: list[ast.Item], ctx: Context) -> list[ast.Item]:
     _words(ctx, servers, sessions)
     if ctx.fn_main:
         _sizes(ctx, workloads, servers)
+        if not sessions and not wsessions:  # a workload's session without one is said apart
+            _paired(ctx, workloads, servers)
     if sessions and (servers or wsessions):
         later = max([sessions[0], *servers[:1], *wsessions[:1]], key=lambda n: n.span.start)
         first = min([sessions[0], *servers[:1], *wsessions[:1]], key=lambda n: n.span.start)
@@ -80,6 +82,26 @@ def _head(node: ast.Server | ast.Session | ast.WorkloadSession) -> Span:
     s = node.span
     word = "server" if isinstance(node, ast.Server) else "session"
     return replace(s, end=s.start + len(word), end_line=s.line, end_column=s.column + len(word))
+
+
+def _paired(ctx: Context, workloads: list[ast.Workload], servers: list[ast.Server]) -> None:
+    """`fn main`: a workload with no server to run its turns, or a server no workload
+    requests (both references refuse either)."""
+    if workloads and not servers:
+        head = workloads[0].span
+        ctx.error(
+            codes.SIDES,
+            replace(head, end=head.start + 8, end_line=head.line, end_column=head.column + 8),
+            "a workload needs a `server` block to handle its turns",
+            help="add `server { ... }`: what the deployment does at each `turn;`",
+        )
+    elif servers and not workloads:
+        ctx.error(
+            codes.SIDES,
+            _head(servers[0]),
+            "a `server` needs a `workload`: nothing arrives to request it",
+            help="add `workload { arrive ...; }` before the server",
+        )
 
 
 def _once(ctx: Context, nodes: list, what: str) -> None:

@@ -419,6 +419,7 @@ class _Lowering:
         trace: ir.Trace | None = None
         hidden: dict[int, None] = {}
         for workload in workloads:
+            self.clauses_once(workload)
             for clause in workload.clauses:
                 if isinstance(clause, ast.Arrive):
                     arrival = self.arrival(clause)
@@ -438,6 +439,26 @@ class _Lowering:
                         "(a bug in serq's expander)",
                     )
         return arrival, trace, tuple(hidden)
+
+    def clauses_once(self, workload: ast.Workload) -> None:
+        """A second `arrive`, `trace`, `init` or `turn` in one workload: the spec's workload
+        has one of each (the references keep the last silently, the first's statements
+        gone; serq ran both `init`s and both `turn`s)."""
+        first: dict[type, ast.WorkloadClause] = {}
+        for clause in workload.clauses:
+            word = _ONCE.get(type(clause))
+            if word is None:
+                continue
+            seen = first.setdefault(type(clause), clause)
+            if seen is not clause:
+                self.error(
+                    codes.STRUCTURE,
+                    _word_span(clause.span, word),
+                    f"a second `{word}` in `workload`: a workload has one",
+                    labels=(Label(_word_span(seen.span, word), "the first is here"),),
+                    help=f"keep one `{word}`"
+                    + ("" if word in ("arrive", "trace") else ", with the statements of both"),
+                )
 
     def arrival(self, clause: ast.Arrive) -> ir.Arrival | None:
         process, arg, span = clause.process, clause.arg, clause.span
@@ -604,6 +625,17 @@ class _Lowering:
             self.error(codes.INTERNAL, s.span, f"`run` with the mode `{s.mode}`")
             mode = "plain"
         return ir.Run(tuple(st or _NO_REF for st in stages), mode, work, growing, s.span)
+
+
+# The workload's clauses that it has at most one of, and their words.
+_ONCE = {ast.Arrive: "arrive", ast.Trace: "trace", ast.Init: "init", ast.TurnBlock: "turn"}
+
+
+def _word_span(span: Span, word: str) -> Span:
+    """The first word of the clause at `span`, where a diagnostic about it points."""
+    return replace(
+        span, end=span.start + len(word), end_line=span.line, end_column=span.column + len(word)
+    )
 
 
 def _clause_statements(workloads: list[ast.Workload], kind: type) -> list[ast.Stmt]:

@@ -229,6 +229,17 @@ def layout_diagnostics(layout: Layout) -> tuple[Diagnostic, ...]:
         diagnostics.extend(layout.parsed(i).diagnostics)
     fn = layout.fn_units()
     heads = [i for i in fn if units[i].kind == FN_HEAD]
+    for extra in heads[1:]:  # both references refuse it ("exactly one `fn main()`")
+        first = lines.span(file, layout.starts[heads[0]], layout.ends[heads[0]])
+        diagnostics.append(
+            Diagnostic.error(
+                codes.PARSE,
+                lines.span(file, layout.starts[extra], layout.ends[extra]),
+                "a second `fn main()`: a program has one",
+                labels=(Label(first, "the first is here"),),
+                help="put its items in the first `fn main()`",
+            )
+        )
     if heads:
         last = heads[-1]
         head = lines.span(file, layout.starts[last], layout.ends[last])
