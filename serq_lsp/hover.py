@@ -49,6 +49,8 @@ _ANYWHERE = (
     ast.DefCall,
 )
 _FIRST_WORD = (ast.Queue, ast.Pull, ast.WorkloadSession, ast.Server)
+# the index's namespaces of names the language supplies, which no program declares
+_LANGUAGE_NAMESPACES = frozenset({"context", "builtin", "func", "dist", "file", "std"})
 # said in a hover on such a form when the check it waited for was superseded by an edit
 PENDING = "*expansion: shown once the document is analysed*"
 
@@ -151,7 +153,9 @@ def _read_by_users(ls: SerqServer, analysis: Analysis, offset: int) -> types.Hov
     """In a library, a name it reads but does not declare: what it is in each program of
     the workspace that uses the library."""
     occurrence = analysis.index.at(offset)
-    if occurrence is None or analysis.index.declarations(occurrence.key):
+    if occurrence is None or occurrence.key[0] in _LANGUAGE_NAMESPACES:
+        return None  # the language's own names (`now`, `min`) are no program's
+    if analysis.index.declarations(occurrence.key):
         return None
     lines = []
     for index, there in crossfile.meanings(ls, analysis, occurrence):
