@@ -219,7 +219,7 @@ class SerqServer(LanguageServer):
         """The last complete analysis of the document at `uri`, seen from its current text;
         a document with none yet is seen as far as its parse (`parsed`)."""
         cached = self._analyses.get(uri)
-        if cached is None:
+        if cached is None or cached[0] is None:  # none yet, or out of date (`recheck_users`)
             analysis = self.parsed(uri)
             return View(analysis, analysis.text)
         return View(cached[1], _source(self.workspace.get_text_document(uri)))
