@@ -196,6 +196,17 @@ class Resolver:
         """The whole family (`kind`) that `ident` names, or None after reporting why not."""
         return _Expr(self, False, True, None).lookup(ident, kind)
 
+    def folded(self, e: ast.Expr) -> tuple[ir.Expr, float | None]:
+        """`e` resolved (`expr`) and the value it folds to; None for a value that depends
+        on the run, and for one whose resolution failed and said so (its placeholder is no
+        value to judge: `budget foo;` is an unknown name, not a budget of 0)."""
+        failed, self.failed = self.failed, False
+        try:
+            lowered = self.expr(e)
+            return lowered, None if self.failed else arith.fold(lowered)
+        finally:
+            self.failed = self.failed or failed
+
     def fail(self, code: codes.Code, span: Span, message: str, **kw) -> ir.Num:
         """Report an error and return a placeholder expression."""
         self.failed = True

@@ -26,7 +26,6 @@ from dataclasses import replace
 
 from serq import ir
 from serq.diagnostics import Label, Span, codes
-from serq.ir import arith
 from serq.link.expressions import Resolver
 from serq.link.flood import arrival_flood
 from serq.link.resolve import Family, Scope
@@ -272,8 +271,8 @@ class _Lowering:
                 servers = self.r.whole(kind.servers, what, low=1) or 1
             lowered = ir.Fifo(servers)
         elif isinstance(kind, ast.Ps):
-            lowered = ir.Ps(self.r.expr(kind.capacity), kind.capacity.span)
-            folded = arith.fold(lowered.capacity)
+            capacity, folded = self.r.folded(kind.capacity)
+            lowered = ir.Ps(capacity, kind.capacity.span)
             if folded is not None and not folded > 0:  # a capacity that reads nothing
                 what = f"the capacity of ps stage `{name}`"
                 self.r.out_of_domain(kind.capacity, what, "positive", folded)
@@ -304,20 +303,17 @@ class _Lowering:
             if value is not None:
                 spans[key] = value.span
             if key == "budget" and value is not None:
-                budget = self.r.expr(value)
-                folded = arith.fold(budget)
+                budget, folded = self.r.folded(value)
                 if folded is not None and not folded > 0:
                     what = f"the budget of step stage `{name}`"
                     self.r.out_of_domain(value, what, "positive", folded)
             elif key == "cost" and value is not None:
-                cost = self.r.expr(value)
-                folded = arith.fold(cost)
+                cost, folded = self.r.folded(value)
                 if folded is not None and not 0 <= folded < math.inf:  # inf: never ends
                     what = f"the cost of step stage `{name}`"
                     self.r.out_of_domain(value, what, "at least 0 and finite", folded)
             elif key == "chunk" and value is not None:
-                chunk = self.r.expr(value)
-                folded = arith.fold(chunk)
+                chunk, folded = self.r.folded(value)
                 if folded is not None and folded != folded:  # 0 or below: no cap
                     what = f"the chunk of step stage `{name}`"
                     self.r.out_of_domain(value, what, "a number", folded)
@@ -568,8 +564,7 @@ class _Lowering:
         if isinstance(s, ast.Loop):
             return ir.Loop(self.block(s.body), span)
         if isinstance(s, ast.Choose):
-            count = r.expr(s.count)
-            folded = arith.fold(count)
+            count, folded = r.folded(s.count)
             if folded is not None and not (
                 1 <= folded <= MAX_MEMBERS and folded == math.floor(folded)
             ):

@@ -428,6 +428,10 @@ class StatsRecorder:
         s.ends = ends
         s.carried = decodes
 
+    def iteration_started(self, stage: int) -> float | None:
+        """When the running iteration of step stage `stage` started (None: none runs)."""
+        return self._stages[stage].started
+
     def iteration_end(self, stage: int, now: float) -> None:
         """The running iteration of step stage `stage`, if any, ends at `now`: its batch
         counts, and the levels it set go back to 0 (the one body of an iteration's end:

@@ -604,7 +604,9 @@ class World:
         session executes in whose work at this instant repeats, with its number: the first
         such session among those ready, those of the events pending now (in the order they
         would fire), the jobs of a ps stage whose completion is pending now, and a step
-        engine's residents. Left at no place (the workload's, later) when none is in a loop."""
+        engine's residents. With none in a loop, at the cost of a step engine whose
+        iteration ends now (iterations of no time, one after another, repeat the work);
+        else at no place (the workload's, later)."""
         if error.origin is not None:
             return
         for s in self._at_this_instant():
@@ -613,6 +615,16 @@ class World:
                 error.origin = origin
                 if error.serial is None:
                     error.serial = s.serial
+                return
+        now = self.engine.now
+        for event in sorted((e for e in self.engine._heap if e[0] == now), key=lambda e: e[1]):
+            stage = getattr(event[2], "__self__", None)
+            if isinstance(stage, StepStage) and self.recorder.iteration_started(stage.index) == now:
+                error.origin = stage.cost_origin
+                error.message += (
+                    f"; here step stage `{stage.name}` runs iterations that cost 0, one after "
+                    "another"
+                )
                 return
 
     def _at_this_instant(self) -> Any:

@@ -123,6 +123,12 @@ PROGRAMS = {
         "  branch (1) { run svc (1); }\n  branch (0) { run svc (1); } else { run svc (one); }"
     ),
     # structure
+    # `budget_left` read by a cost and a serve key: they are not what it plans from
+    "structure_budget_left_in_cost_and_serve_keys": session(
+        "  hold reqs (1) { run e3 prefill (10) growing kv; }",
+        "stage e3 : step { budget 32; cost 0.1 + 0.001 * budget_left(e3);"
+        " serve by (budget_left(e3), -admission); }\n",
+    ),
     "structure_key_draws": session(
         "  choose j in 2 by (~uniform(0, 1));\n  hold q (1) { run svc (j); } cache (1);",
         "pool q { cap 10; evict by (~exp(1)); }\n",

@@ -108,8 +108,9 @@ def reference(
     except subprocess.TimeoutExpired:
         return {"error": "timeout"}
     lines = [x for x in done.stdout.splitlines() if x.startswith("{")]
-    if not lines:
-        return {"error": "no output: " + done.stderr.strip().splitlines()[-1][:300]}
+    if not lines:  # a crash: its last word, or the signal that killed it (a segfault)
+        said = done.stderr.strip().splitlines() or [f"exit status {done.returncode}"]
+        return {"error": "no output: " + said[-1][:300]}
     return json.loads(lines[-1])
 
 

@@ -328,6 +328,51 @@ def test_a_clock_that_stops_names_the_loop_that_repeats(monkeypatch, arrive):
     assert message.startswith("the clock stops at 0: ")
 
 
+ZERO_COST_ENGINE = """pool kv { cap inf; admit via engine; }
+stage engine : step { budget 1; cost 0; memory kv; }
+workload { arrive batch(1); }
+session { hold kv (1) { run engine prefill (1e8) growing kv; } }
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize(
+    "edit",
+    [
+        (),
+        (("budget 1; cost 0;", "budget 1e-9; cost (-0); serve exclusive prefill;"),
+         ("(1e8)", "(12)")),
+        (("arrive batch(1);", "arrive renewal(1);"),),
+        (("pool kv { cap inf;", "stage E2 : step { budget 4; cost 1; }\npool kv { cap inf;"),),
+    ],
+)
+def test_a_clock_stopped_by_iterations_of_no_time_names_the_engine(monkeypatch, edit):
+    """A step engine whose iterations cost 0 runs them one after another at one instant: a
+    prefill of 10^8 tokens at a budget of 1 is 10^8 events there. With no session in a
+    loop the clock-stop error points at the engine's cost and names the engine, the same
+    on both paths, stepped or not (it pointed at the workload's `arrive`)."""
+    from serq.sim import compiled, core
+
+    assert ZERO_COST_ENGINE in DOC
+    monkeypatch.setattr(core, "INSTANT_LIMIT", 1000)
+    monkeypatch.setattr(compiled, "INSTANT_LIMIT", 1000)
+    text = ZERO_COST_ENGINE
+    for a, b in edit:
+        text = text.replace(a, b)
+    code, line, column, message, _ = _fails_alike_on_both_paths(text)
+    # the cost's expression (inside its parentheses)
+    where = text.index("cost 0") + 5 if "cost 0" in text else text.index("cost (-0)") + 6
+    assert (code, line) == ("E-run", text.count("\n", 0, where) + 1)
+    assert column == where - text.rfind("\n", 0, where)
+    assert message.startswith("the clock stops at ")
+    assert message.endswith(
+        "; here step stage `engine` runs iterations that cost 0, one after another"
+    )
+    compiled_program, _ = sim_api.compile_program(text, "t.sq")
+    report, ran = sim_api.execute(compiled_program, fast_forward=False)
+    assert report is None and [(d.span.line, d.message) for d in ran] == [(line, message)]
+
+
 def _fails_alike_on_both_paths(text: str) -> tuple:
     """The one diagnostic the run of `text` ends with, (code, line, column, message,
     notes), the same on the generated code and on the interpreter."""

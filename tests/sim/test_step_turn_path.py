@@ -200,13 +200,13 @@ def _chunk(text: str) -> ir.Expr:
         ("residents + queued(reqs) > 1 ? 8 : 0", False),
         ("kv_decode > 1 ? 0 : (decoders < 2 ? 0 : 0)", True),
         ("~uniform(0, 1) > 0.5 ? 0 : 0", False),  # the test draws
-        ("budget_left(engine) > 1 ? 0 : 0", False),  # the test sets the engine's totals
         ("residents > 1 ? 0 : 0 / 0", False),  # NaN is an error, not no cap
     ],
 )
 def test_a_chunk_that_never_caps(text: str, never: bool) -> None:
     """`_never_caps`: a chunk whose every value is at most 0 and whose tests can neither
-    fail, draw nor set anything is none, and the engine does not read it at each plan."""
+    fail, draw nor set anything is none, and the engine does not read it at each plan. (A
+    chunk may not read `budget_left`, which plans from it: E-structure.)"""
     assert _never_caps(_chunk(text)) is never
 
 

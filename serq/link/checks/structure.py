@@ -8,7 +8,9 @@
   share is in the kernel already);
 - a step stage says `serve` once (`exclusive prefill` is not an order, so it
   is never combined with one), each of `budget`, `cost`, `chunk` and `memory`
-  at most once, and has a `cost`;
+  at most once, and has a `cost`; its budget and chunk read no `budget_left(…)`
+  (it plans an iteration from them: serq overflowed Python's stack with E-internal,
+  pyserq 0.1.2 crashes, 0.1.4 refuses it so);
 - families pair member for member: `admit via S` on a pool family names a
   stage family of its size or of one, and `memory P` on a step stage family a
   pool family of its size or of one;
@@ -222,6 +224,18 @@ def _step_options(stage: ast.Stage, kind: ast.Step) -> Iterator[Diagnostic]:
             f"the step stage `{stage.name.name}` has no `cost`: an iteration's length",
             help="write `cost EXPR;` in the step block",
         )
+    for key in ("budget", "chunk"):
+        opt = first.get(key)
+        if opt is None or opt.value is None:
+            continue
+        for n in walk(opt.value):
+            if isinstance(n, ast.Call) and n.func.name == "budget_left":
+                yield _error(
+                    n.span,
+                    f"a step stage's {key} may not read `budget_left(…)`: reading it plans "
+                    "an iteration from the budget and the chunk, which would read themselves",
+                    help="read `residents`, `decoders`, `kv_decode` or `kv_prefill` instead",
+                )
 
 
 # ------------------------------------------------------------------------ families
