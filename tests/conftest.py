@@ -32,6 +32,17 @@ except ImportError as e:
     print(json.dumps({"import_error": str(e)})); sys.exit(0)
 """
 
+# A child script for `run014`: "ran" when 0.1.4 compiles the source on its stdin (a
+# horizon of 10 given), else the message of its refusal.
+COMPILES_014 = """
+source = json.load(sys.stdin)
+try:
+    pyserq.compile(source=source, horizon=10)
+    print(json.dumps("ran"))
+except ValueError as e:
+    print(json.dumps(str(e)))
+"""
+
 
 @pytest.fixture(scope="session")
 def run014() -> Callable[..., Any]:

@@ -15,6 +15,7 @@ import pytest
 from serq import api
 from serq.expand.loader import read_file
 from serq.incremental import Cache, analyze
+from tests.conftest import COMPILES_014
 
 PATH = "/tmp/args_twice.sq"
 ONE = """use "std/args";
@@ -53,14 +54,7 @@ def test_an_edit_between_one_and_two_readings(first, then):
 
 
 def test_the_reference_refuses_it_too(run014):
-    child = """
-source = json.load(sys.stdin)
-try:
-    pyserq.compile(source=source, horizon=10)
-    print(json.dumps("ran"))
-except ValueError as e:
-    print(json.dumps(str(e)))
-"""
+    child = COMPILES_014
     said = run014(child, TWICE)
     assert said.startswith("4:") and "argument `r` is declared twice" in said, said
     assert run014(child, ONE) == "ran"

@@ -19,6 +19,7 @@ from __future__ import annotations
 import pytest
 
 from serq import api
+from tests.conftest import COMPILES_014
 
 PATH = "/tmp/one_of_each.sq"
 SERVER = "  server { run s (cost(s, 1)); }\n"
@@ -37,12 +38,16 @@ CASES = [
     ("no workload", _main(SERVER), [(3, 3, "E-sides")]),
     (
         "two turns",
-        _main("  workload { arrive poisson(1); turn { set a = 1; } turn { set b = 2; } }\n", SERVER),
+        _main(
+            "  workload { arrive poisson(1); turn { set a = 1; } turn { set b = 2; } }\n", SERVER
+        ),
         [(3, 53, "E-structure")],
     ),
     (
         "two inits",
-        _main("  workload { arrive poisson(1); init { set a = 1; } init { set b = 2; } }\n", SERVER),
+        _main(
+            "  workload { arrive poisson(1); init { set a = 1; } init { set b = 2; } }\n", SERVER
+        ),
         [(3, 53, "E-structure")],
     ),
     (
@@ -54,10 +59,13 @@ CASES = [
 ACCEPTED = [
     ("one of each", _main(WORKLOAD, SERVER)),
     ("an empty main", "fn main() { }\n"),
-    ("two hiddens", _main(
-        "  workload { arrive poisson(1); turn { set a = 1; set b = 2; } hidden a; hidden b; }\n",
-        SERVER,
-    )),
+    (
+        "two hiddens",
+        _main(
+            "  workload { arrive poisson(1); turn { set a = 1; set b = 2; } hidden a; hidden b; }\n",
+            SERVER,
+        ),
+    ),
 ]
 
 
@@ -86,16 +94,11 @@ def test_the_old_dialect_too():
 _REFUSES = {"two mains", "two empty mains", "no server", "no server, no arrivals", "no workload"}
 
 
-@pytest.mark.parametrize(("label", "source"), [(c[0], c[1]) for c in CASES], ids=[c[0] for c in CASES])
+@pytest.mark.parametrize(
+    ("label", "source"), [(c[0], c[1]) for c in CASES], ids=[c[0] for c in CASES]
+)
 def test_what_the_reference_does(run014, label, source):
-    child = """
-source = json.load(sys.stdin)
-try:
-    pyserq.compile(source=source, horizon=10)
-    print(json.dumps("ran"))
-except ValueError as e:
-    print(json.dumps(str(e)))
-"""
+    child = COMPILES_014
     said = run014(child, source)
     if label in _REFUSES:
         assert said != "ran"
