@@ -35,9 +35,16 @@ __all__ = [
     "to_json",
     "render_json",
     "print_diagnostics",
+    "number_text",
 ]
 
 APPLICABILITIES = ("safe", "unsafe", "display")
+
+
+def number_text(x: float) -> str:
+    """A number as a message shows it: a whole number without a fraction, as far as a
+    float holds whole numbers exactly (below 2**53); else its repr (1e+300, inf, nan)."""
+    return str(int(x)) if x == x and abs(x) < 2**53 and x == int(x) else repr(x)
 
 
 class Severity(enum.IntEnum):

@@ -26,6 +26,7 @@ from dataclasses import replace
 
 from serq import ir
 from serq.diagnostics import Label, Span, codes
+from serq.diagnostics import number_text as _num
 from serq.link.expressions import Resolver
 from serq.link.flood import arrival_flood
 from serq.link.resolve import Family, Scope
@@ -639,9 +640,3 @@ def _clause_statements(workloads: list[ast.Workload], kind: type) -> list[ast.St
 
 # A placeholder for a reference that failed (the program is not built then).
 _NO_REF = ir.Ref("pool", 0, 1, None, Span("<none>", 0, 0, 1, 1, 1, 1))
-
-
-def _num(x: float) -> str:
-    # whole numbers without a fraction, as far as a float holds them exactly; 1e300
-    # as 1e+300, not its 301 digits
-    return str(int(x)) if math.isfinite(x) and x == int(x) and abs(x) < 2**53 else repr(x)

@@ -28,6 +28,7 @@ from typing import Any
 
 from serq import ir
 from serq.diagnostics import Diagnostic, Severity, Span, codes
+from serq.diagnostics import number_text as _num
 from serq.sim import compiled, deadlock, endless
 from serq.sim.errors import SimError
 from serq.sim.pools import Pool
@@ -357,12 +358,6 @@ def _drain_end(world: World, program: ir.Program, horizon: float, warmup: float,
             f"{_num(warmup)}: no measurement interval",
         )
     return world.drained_at
-
-
-def _num(x: float) -> str:
-    # whole numbers without a fraction, as far as a float holds them exactly; 1e300
-    # as 1e+300, not its 301 digits
-    return str(int(x)) if math.isfinite(x) and x == int(x) and abs(x) < 2**53 else repr(x)
 
 
 def _error(span: Span, message: str) -> Diagnostic:

@@ -17,7 +17,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from serq import api, ir
-from serq.diagnostics import Diagnostic, Severity, Span, codes, render_full
+from serq.diagnostics import Diagnostic, Severity, Span, codes, number_text, render_full
 from serq.link.flood import arrival_flood
 from serq.report.model import Report
 from serq.sim.recorder import StatsRecorder
@@ -439,6 +439,4 @@ def _head(span: Span) -> tuple[int, int, int, int]:
 def _num(x: float) -> str:
     if isinstance(x, int):  # a seed or arrivals past any float (10**400) too
         return str(x)
-    # whole numbers without a fraction, as far as a float holds them exactly; 1e300
-    # as 1e+300, not its 301 digits
-    return str(int(x)) if math.isfinite(x) and x == int(x) and abs(x) < 2**53 else repr(x)
+    return number_text(x)

@@ -58,6 +58,7 @@ from typing import Any
 
 from serq import ir
 from serq.diagnostics import Span
+from serq.diagnostics import number_text as _num
 from serq.ir import SLOT
 from serq.ir.arith import fold
 from serq.ir.expr import reads_only
@@ -2018,11 +2019,6 @@ def _endless_iteration(stage: StepStage, cost: float) -> str:
         f"an iteration of `{stage.name}` costs {_num(cost)}, so it never ends: the engine "
         f"serves nothing after it ({_count(len(stage.batch), 'session')} in it)"
     )
-
-
-def _num(x: float) -> str:
-    """A number as a diagnostic shows it: whole numbers without a fraction."""
-    return str(int(x)) if x == x and abs(x) < 2**53 and x == int(x) else repr(x)
 
 
 # what a chunk's test may read and still be skipped (`_never_caps`): the engine's totals,
