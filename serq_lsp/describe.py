@@ -6,6 +6,7 @@ import math
 import os
 
 from serq import builtins
+from serq.diagnostics import number_text
 from serq.expand.printer import print_node
 from serq.link.index import Key, Occurrence
 from serq.syntax import ast
@@ -45,9 +46,7 @@ def _code(text: str) -> str:
 def _number(value: float | None) -> str:
     if value is None or math.isnan(value):
         return "not a constant"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return str(int(value)) if value == int(value) and abs(value) < 2**53 else repr(value)
+    return number_text(value)  # inf and -inf as their repr
 
 
 def _let(analysis: Analysis, decl: Occurrence, _: list[Occurrence]) -> str:
