@@ -6,8 +6,10 @@ unpickling the finished object costs about 11. The pickle lives in
 `$SERQ_CACHE_DIR`, else `$XDG_CACHE_HOME/serq`, else `~/.cache/serq`, named after the
 SHA-256 of everything the object is made from: the grammar text, the source of the
 modules whose classes it holds (`parser.py`, `expected.py`), Lark's and Python's
-versions and `FORMAT`. A change to any of them names another file, and the old ones are
-removed when the new one is written.
+versions and `FORMAT`. A change to any of them names another file. When one is written,
+the `KEEP` most recently written stay and older ones are removed: two serq installs (two
+checkouts, two virtual environments) used in turn keep a file each instead of removing
+each other's.
 
 Every failure falls back to building: a directory that cannot be made or written (the
 object is then built in every process, as before), a file that does not unpickle, is
@@ -26,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 FORMAT = 1  # bump when what the pickle holds changes in a way the key does not see
+KEEP = 4  # grammar files kept in the cache dir (the newest, by the time they were written)
 _PREFIX = "grammar-"
 _SUFFIX = ".pickle"
 _SOURCES = ("parser.py", "expected.py")  # the modules of the classes the pickle holds
@@ -77,20 +80,26 @@ def load(path: Path | None, kind: type) -> Any | None:
 
 
 def store(path: Path | None, value: Any) -> bool:
-    """Pickle `value` at `path` (atomically, mode 0600) and remove older grammars beside
-    it; False when it could not be written (nothing is raised)."""
+    """Pickle `value` at `path` (atomically, mode 0600) and remove the grammars beside it
+    past the `KEEP` newest; False when it could not be written (nothing is raised)."""
     if path is None:
         return False
     from serq.user_cache import write_private
 
     if not write_private(path, lambda f: _pickler(f).dump(value), ".grammar-"):
         return False
-    for old in path.parent.glob(f"{_PREFIX}*{_SUFFIX}"):
-        if old != path:
-            try:
-                old.unlink()
-            except OSError:
-                pass
+    others = []
+    for other in path.parent.glob(f"{_PREFIX}*{_SUFFIX}"):
+        try:
+            if other != path:
+                others.append((other.stat().st_mtime_ns, other))
+        except OSError:  # removed meanwhile by another process
+            pass
+    for _, old in sorted(others, reverse=True)[KEEP - 1 :]:
+        try:
+            old.unlink()
+        except OSError:
+            pass
     return True
 
 

@@ -61,12 +61,16 @@ def test_a_stored_parser_parses_as_a_built_one(cache_in, monkeypatch):
     assert loaded.keywords == built.keywords
 
 
-def test_a_new_grammar_replaces_the_old_file(cache_in):
-    old = grammar_cache.path_for(_source() + "// old\n")
-    new = grammar_cache.path_for(_source())
-    assert grammar_cache.store(old, {"stale": True})
-    assert grammar_cache.store(new, {"fresh": True})
-    assert not old.exists() and new.exists()
+def test_the_newest_grammars_are_kept_and_older_ones_removed(cache_in):
+    """Two serq installs used in turn keep a file each; past `KEEP` files, a new one
+    removes the oldest."""
+    paths = [grammar_cache.path_for(_source() + f"// {i}\n") for i in range(grammar_cache.KEEP + 2)]
+    for i, path in enumerate(paths):
+        assert grammar_cache.store(path, {"version": i})
+        os.utime(path, ns=(i * 10**9, i * 10**9))  # written in this order, a second apart
+    kept = sorted(cache_in.glob("grammar-*.pickle"))
+    assert kept == sorted(paths[-grammar_cache.KEEP :])
+    assert grammar_cache.load(paths[-2], dict) == {"version": grammar_cache.KEEP}
 
 
 def test_a_bad_file_is_not_read(cache_in):
