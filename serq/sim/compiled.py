@@ -2037,9 +2037,9 @@ def _enterer(cell: list[Any]) -> Any:
 
 
 def _branch_fails(origin: Any, v: float) -> None:
-    from serq.sim.exprs import arith_repr
+    from serq.sim.errors import number
 
     raise SimError(
         origin,
-        f"the branch guard is {arith_repr(v)}, not 0 or 1; a draw is written `branch with (p)`",
+        f"the branch guard is {number(v)}, not 0 or 1; a draw is written `branch with (p)`",
     )

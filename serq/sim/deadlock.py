@@ -35,8 +35,7 @@ from typing import Any
 
 from serq import ir
 from serq.ir.expr import Aggregate, Ctx, Draw, Observable, contains
-from serq.sim.errors import SimError
-from serq.sim.exprs import arith_repr
+from serq.sim.errors import SimError, number
 from serq.sim.holds import _reserve, _units
 
 
@@ -275,9 +274,9 @@ def _message(
         counts = [f"{queued[p]}"] if p in queued else []
         if p in growing:
             counts.append(f"{growing[p]} waiting to grow")
-        used = f"used {arith_repr(p.allocated)} of {arith_repr(p.cap)}"
+        used = f"used {number(p.allocated)} of {number(p.cap)}"
         if not every:
-            used += f", {arith_repr(taken.get(p, 0.0))} of it by them"
+            used += f", {number(taken.get(p, 0.0))} of it by them"
         where.append(f"{', '.join(counts)} at pool `{p.name}` ({used})")
         if origin is None:
             origin = decl.origin
@@ -295,7 +294,7 @@ def _message(
             + (" until it was interrupted" if interrupted else "")
         )
     first = min(stuck, key=lambda w: w.session.serial)
-    since = "" if first.run is None else f", since t = {arith_repr(first.run.joined)}"
+    since = "" if first.run is None else f", since t = {number(first.run.joined)}"
     return origin, (
         f"{n} of the {world.live} live sessions wait at the pools for ever "
         f"({'; '.join(where)}; the first, session {first.session.serial}{since}): none "

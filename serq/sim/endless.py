@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from serq import ir
-from serq.sim.exprs import arith_repr
+from serq.sim.errors import number
 from serq.sim.flows import FlowStage
 from serq.sim.stages import FifoStage, PsStage
 from serq.sim.step import StepStage
@@ -84,7 +84,7 @@ def warnings(program: ir.Program, endless: list[Endless]) -> list[tuple[Any, str
         more = len(jobs) - 1
         whose = "a spill's" if first.serial < 0 else f"session {first.serial}'s"
         what = f"{whose} job of infinite work" + (f" (and {more} more)" if more else "")
-        since = f"since t = {arith_repr(first.since)}"
+        since = f"since t = {number(first.since)}"
         if isinstance(decl.kind, ir.Fifo):
             behind = max(e.behind for e in jobs)
             waits = (

@@ -38,7 +38,7 @@ from serq.ir.expr import (
     Unary,
 )
 from serq.sim import draws
-from serq.sim.errors import SimError, out_of_domain
+from serq.sim.errors import SimError, number, out_of_domain
 
 
 @functools.lru_cache(maxsize=4096)
@@ -134,7 +134,7 @@ def member(
             return items[base + i]
     raise SimError(
         origin,
-        f"{what}index {arith_repr(value)} is out of range: the array has {count} "
+        f"{what}index {number(value)} is out of range: the array has {count} "
         f"member{'s' if count != 1 else ''}, 0 .. {count - 1}",
     )
 
@@ -179,15 +179,6 @@ def _pure(e: Expr) -> bool:
     """Whether reading `e` again gives the same value and does nothing else: a number, a
     session attribute or a context variable."""
     return isinstance(e, Num | Attr) or (isinstance(e, Ctx) and e.name in CONTEXT)
-
-
-def arith_repr(value: float) -> str:
-    """`value` as the language writes it (3, 2.5, inf, NaN)."""
-    if value != value:
-        return "NaN"
-    if math.isinf(value):
-        return "inf" if value > 0 else "-inf"
-    return str(int(value)) if value == math.floor(value) and abs(value) < 1e15 else repr(value)
 
 
 def _no_aggregates(func: str, stat: int) -> float:
@@ -471,9 +462,9 @@ class ExprCompiler:
         self.warnings[origin] = Diagnostic.warning(
             codes.DRAW,
             origin,
-            f"`~h2({arith_repr(mean)}, {arith_repr(cv2)})`: no hyperexponential has a cv2 "
-            f"below 1; this draws `~h2({arith_repr(mean)}, 1)`, an exponential of mean "
-            f"{arith_repr(mean)}, not the variance asked for",
+            f"`~h2({number(mean)}, {number(cv2)})`: no hyperexponential has a cv2 "
+            f"below 1; this draws `~h2({number(mean)}, 1)`, an exponential of mean "
+            f"{number(mean)}, not the variance asked for",
             help="for a cv2 below 1, draw `~erlang(k, m)`: its cv2 is 1/k",
         )
 

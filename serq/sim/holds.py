@@ -18,8 +18,7 @@ from typing import Any
 
 from serq.diagnostics import Span
 from serq.ir import SLOT
-from serq.sim.errors import SimError, out_of_domain
-from serq.sim.exprs import arith_repr
+from serq.sim.errors import SimError, number, out_of_domain
 from serq.sim.pools import TOKEN_EPS, GrowWait, HoldPart, Pool
 from serq.sim.session import GROWING, HOLD, QUEUED, READY, Frame, Session
 
@@ -366,8 +365,8 @@ class Holds:
         if position + amount > part.alloc + TOKEN_EPS:
             raise SimError(
                 origin,
-                f"`{text}`: the hold has {arith_repr(part.alloc)} allocated and "
-                f"{arith_repr(position)} computed; a load must fit the allocation (grow first)",
+                f"`{text}`: the hold has {number(part.alloc)} allocated and "
+                f"{number(position)} computed; a load must fit the allocation (grow first)",
             )
         part.position = position + amount
         part.run.positioned = True
@@ -537,9 +536,9 @@ def never_grows(
         why = "under `preempt none` it would wait forever"
     return SimError(
         origin,
-        f"`grow {pool.name} ({arith_repr(amount)})` can never be satisfied: the "
-        f"hold would need {arith_repr(need)} of pool `{pool.name}`, "
-        f"whose cap is {arith_repr(pool.cap)}, and {why}",
+        f"`grow {pool.name} ({number(amount)})` can never be satisfied: the "
+        f"hold would need {number(need)} of pool `{pool.name}`, "
+        f"whose cap is {number(pool.cap)}, and {why}",
     )
 
 

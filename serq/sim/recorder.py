@@ -25,7 +25,7 @@ import serq
 from serq import ir
 from serq.report import stats
 from serq.report.model import Gauge, Observe, PoolRow, Report, Series, StageRow
-from serq.sim.exprs import arith_repr
+from serq.sim.errors import number
 
 if TYPE_CHECKING:
     from serq.ir import Program
@@ -736,10 +736,10 @@ def _claim_notes(claims: tuple) -> list[str]:
     notes = []
     for row in claims:
         if row.result == "fails":
-            read = ", ".join(f"{name} = {arith_repr(value)}" for name, value in row.values)
+            read = ", ".join(f"{name} = {number(value)}" for name, value in row.values)
             when = "at the end" if row.kind == "at_end" else "first at"
             notes.append(
-                f"claim `{row.name}` fails: {when} {arith_repr(row.first)}"
+                f"claim `{row.name}` fails: {when} {number(row.first)}"
                 + (f" ({read})" if read else "")
                 + ("" if row.kind == "at_end" else f", {row.failures} of {row.checked} iterations")
             )

@@ -14,8 +14,8 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
-from serq.sim.errors import SimError, bad_work
-from serq.sim.exprs import ExprCompiler, arith_repr, key_tuple, keys_less
+from serq.sim.errors import SimError, bad_work, number
+from serq.sim.exprs import ExprCompiler, key_tuple, keys_less
 from serq.sim.flows import compile_flow_run
 from serq.sim.holds import HoldSpec
 from serq.sim.session import AT_STAGE, LOOP, Frame, Session
@@ -111,7 +111,7 @@ class StatementCompiler:
             def load(s: Session) -> bool:
                 p = pool(s.attrs)
                 n = amount(s.attrs)
-                holds.load(s, p, n, origin, f"load {p.name} ({arith_repr(n)})")
+                holds.load(s, p, n, origin, f"load {p.name} ({number(n)})")
                 return True
 
             return load
@@ -211,7 +211,7 @@ def _branch(test: Callable[[Any], float], then: tuple, otherwise: tuple, origin:
         else:
             raise SimError(
                 origin,
-                f"the branch guard is {arith_repr(v)}, not 0 or 1; "
+                f"the branch guard is {number(v)}, not 0 or 1; "
                 "a draw is written `branch with (p)`",
             )
         return True
@@ -230,7 +230,7 @@ def _choose(
         if not (1 <= n <= MAX_MEMBERS and n == math.floor(n)):
             raise SimError(
                 origin,
-                f"choose over {arith_repr(n)} candidates: need a whole count from 1 to "
+                f"choose over {number(n)} candidates: need a whole count from 1 to "
                 f"{MAX_MEMBERS} (the largest family)",
             )
         best = 0

@@ -17,8 +17,8 @@ from typing import Any
 
 from serq import ir
 from serq.ir import SLOT
-from serq.sim.errors import SimError
-from serq.sim.exprs import ExprCompiler, arith_repr
+from serq.sim.errors import SimError, number
+from serq.sim.exprs import ExprCompiler
 from serq.sim.session import Session
 from serq.sim.trace import TraceTable, read_trace
 
@@ -32,7 +32,7 @@ REPLACE_LIMIT = 100_000  # replacements at one instant before a closed populatio
 def bad_gap(arrival: ir.Renewal, gap: float) -> SimError:
     """The error of a renewal gap that is not positive and finite."""
     return SimError(
-        arrival.origin, f"arrival gap {arith_repr(gap)}: gaps must be positive and finite"
+        arrival.origin, f"arrival gap {number(gap)}: gaps must be positive and finite"
     )
 
 
@@ -146,7 +146,7 @@ class Workload:
                     error = SimError(
                         arrival.origin,
                         f"the closed population's sessions end and are replaced at time "
-                        f"{arith_repr(now)} without end: nothing lets time pass (a hold that "
+                        f"{number(now)} without end: nothing lets time pass (a hold that "
                         f"can never fit is rejected, and its session ends; or every run of "
                         f"a session takes no time: work 0, iterations that cost 0)",
                     )

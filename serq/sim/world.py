@@ -34,8 +34,8 @@ from serq.sim import (
 )
 from serq.sim.claims import Claims
 from serq.sim.core import ClockStops, Engine
-from serq.sim.errors import SimError
-from serq.sim.exprs import ExprCompiler, arith_repr, key_tuple
+from serq.sim.errors import SimError, number
+from serq.sim.exprs import ExprCompiler, key_tuple
 from serq.sim.holds import Holds
 from serq.sim.pools import Pool
 from serq.sim.session import (
@@ -312,7 +312,7 @@ class World:
             if queued:
                 waits.append(
                     f"{queued} queued for pool `{p.name}` "
-                    f"(used {arith_repr(p.allocated)} of {arith_repr(p.cap)})"
+                    f"(used {number(p.allocated)} of {number(p.cap)})"
                 )
                 head = p.head()
                 if not late and head is not None and self.holds._fits(head):
@@ -337,7 +337,7 @@ class World:
         where = "; ".join(waits) or self._at_stages()
         raise SimError(
             origin or (self.program.arrival.origin if self.program.arrival else None),
-            f"the run stalls at {arith_repr(self.engine.now)}: no event is pending and "
+            f"the run stalls at {number(self.engine.now)}: no event is pending and "
             f"{self.live} session{'s wait' if self.live != 1 else ' waits'} for ever ({where}); "
             f"nothing that could free them will happen{late}",
         )
