@@ -45,6 +45,8 @@ fi
 ruff check .
 # Every example and valid corpus program is in `serq fmt`'s layout.
 find examples tests/corpus/valid tests/corpus/valid_main -name '*.sq' -print0 | xargs -0 python3 -m serq.cli fmt --check
-# On every core (pytest-xdist): a test file's tests stay together on one worker, in
-# their order, as they were written to run. SERQ_TEST_WORKERS=0 runs them in this process.
-python3 -m pytest -n "${SERQ_TEST_WORKERS:-auto}" --dist loadfile "$@"
+# On every core this process may use (pytest-xdist; at most four workers, each a few
+# hundred MB): a test file's tests stay together on one worker, in their order, as they
+# were written to run. SERQ_TEST_WORKERS=N sets the count; 0 runs them in this process.
+workers=${SERQ_TEST_WORKERS:-$(python3 -c 'import os; print(min(4, len(os.sched_getaffinity(0))))')}
+python3 -m pytest -n "$workers" --dist loadfile "$@"
