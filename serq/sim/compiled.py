@@ -63,7 +63,7 @@ from serq.ir.expr import contains
 from serq.sim import compiled_holds as ch
 from serq.sim import compiled_stages as cs
 from serq.sim import deadlock
-from serq.sim.core import INSTANT_LIMIT, PROGRESS_EVERY, ClockStops, clock_stops
+from serq.sim.core import INSTANT_LIMIT, LATEST, PROGRESS_EVERY, ClockStops, clock_stops
 from serq.sim.errors import SimError, bad_work
 from serq.sim.exprs import keys_less
 from serq.sim.flows import FlowStage
@@ -284,7 +284,7 @@ class CompiledWorld(World):
             if self.check_invariants:
                 self.check()
             if not engine.stopped:
-                self._k_loop(horizon)
+                self._k_loop(min(horizon, LATEST))  # an event at inf never fires
             if not engine.stopped:
                 self._check_end()
         except ClockStops as error:

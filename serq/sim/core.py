@@ -11,6 +11,7 @@ expressions find them with one attribute load.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from heapq import heapify, heappop, heappush
 from itertools import count
@@ -23,6 +24,9 @@ PROGRESS_EVERY = 1 << 16
 # events at one instant before the run is called stuck: a clock that cannot advance (a
 # positive delay below its resolution, 1e20 + 1 == 1e20, repeated in a loop, say)
 INSTANT_LIMIT = 10_000_000
+# the latest time an event fires at: one scheduled at inf (a job of infinite work, an
+# iteration that costs inf) never fires, even under a horizon of inf (`arrivals N`)
+LATEST = sys.float_info.max
 
 
 class ClockStops(SimError):
@@ -128,6 +132,7 @@ class Engine:
     ) -> None:
         """Fire every event up to and including time `until`, settling after each."""
         self.until = until
+        until = min(until, LATEST)  # an event at inf never fires
         heap = self._heap
         mask = PROGRESS_EVERY - 1  # a power of two: progress every PROGRESS_EVERY events
         fired = 0

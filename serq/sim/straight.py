@@ -47,7 +47,6 @@ one; the stage's `present` level is kept as a float equal to the count of jobs.
 from __future__ import annotations
 
 import math
-import sys
 from collections import deque
 from heapq import heappop, heappush, heapreplace
 from itertools import repeat
@@ -58,7 +57,7 @@ from serq.ir import SLOT
 from serq.ir.expr import reads_only
 from serq.sim import compiled_stages as cs
 from serq.sim import draws
-from serq.sim.core import PROGRESS_EVERY
+from serq.sim.core import LATEST, PROGRESS_EVERY
 from serq.sim.endless import Endless
 from serq.sim.errors import SimError, bad_work
 from serq.sim.recorder import StatsRecorder
@@ -70,7 +69,6 @@ TURN_NO = SLOT["turn_no"]
 INF = math.inf
 LEVELS = ("queue", "busy")  # the stage observables a level gauge reads
 PRESENT = frozenset({"present"})  # the one context a ps capacity reads
-MAX_TIME = sys.float_info.max  # the latest finite time
 MAX_JOBS = 2.0**53  # a bound on `queue` and `busy`: counts of jobs
 FINITE = 1e300  # a gauge bounded by this never overflows, so is never NaN
 
@@ -196,6 +194,7 @@ def run(
     then checks for a stall, as `World._check_end` does)."""
     if type(stage) is PsStage:
         return run_ps(world, until, pre, work, stage, post, gauge, serial_read, origin, measure)
+    until = min(until, LATEST)  # a departure at inf never fires (`Engine.run`)
     engine = world.engine
     workload = world.workload
     end_instant = world.end_instant if world.gauges else None
@@ -264,8 +263,8 @@ def run(
             arriving = t_arrive < t_done or (t_arrive == t_done and s_arrive < s_done)
             time = t_arrive if arriving else t_done
             # an arrival is pending at a finite time until an `arrivals` limit; then the
-            # drain ends the loop, or the horizon (under a horizon of inf, a departure at
-            # inf still fires, as the event path fires it)
+            # drain ends the loop, or the horizon (`until` is finite: a departure at inf
+            # never fires, as on the event path)
             if time >= until:  # (only at the horizon or at inf: the test below is rare)
                 if time > until or (job is None and not arriving):  # or nothing pending
                     break
@@ -502,7 +501,7 @@ def run_ps(
     keep_stale = _watched(world) or world.limit is not None
     # no event of this loop is at inf (`PsStage.reschedule` schedules no completion there),
     # so a time of inf is none pending, past every horizon (after an `arrivals` limit)
-    until = min(until, MAX_TIME)
+    until = min(until, LATEST)  # a completion at inf never fires (`Engine.run`)
     n_stale = 0  # the stale completions by `until` not kept: they count as fired
     last_stale = -INF  # and the latest of their times
     recorder: StatsRecorder = world.recorder
@@ -577,7 +576,7 @@ def run_ps(
                 if t_stale <= time and (t_stale < time or s_stale < s_done):
                     arriving = None
                     time = t_stale
-            if time > until:  # nothing pending is inf here: `until` is finite
+            if time > until:  # `until` is finite: nothing at inf fires
                 break
             if time != now:  # the instant `now` is over: as in `run`
                 if table is not None:
