@@ -29,7 +29,9 @@ def read_source(path: str) -> str | Diagnostic:
     try:
         if not path:  # Path("") is the working directory
             raise FileNotFoundError
-        return decode(Path(path).read_bytes())
+        from serq.expand.loader import text_path
+
+        return decode(Path(text_path(path)).read_bytes())
     except IsADirectoryError:
         reason = "it is a directory"
     except FileNotFoundError:
