@@ -42,6 +42,11 @@ def plot_points(
     that is text other than a number, or no point with a finite `y`."""
     for name in (x, y, hue):
         if name is not None and rows and name not in rows[0]:
+            if name == y and all(_float(row.get("runs", math.nan)) == 0 for row in rows):
+                # a sweep whose every run failed names no observation: say so, not "no column"
+                first = next((row["error"] for row in rows if row.get("error")), "")
+                why = f"; the first error: {first}" if first else ""
+                raise PlotError(f"every run of the sweep failed: it has no `{y}` to draw{why}")
             known = ", ".join(k for k in rows[0] if not k.endswith("_ci"))
             raise PlotError(f"the results have no column `{name}` (they have {known})")
     if not rows:

@@ -1,0 +1,52 @@
+"""`serq plot` of a sweep whose every run failed says so.
+
+Such a sweep's results name no observation (the names come from the runs that finished),
+so `serq plot r.csv --x g --y w` said "the results have no column `w` (they have point,
+g, runs, failed, error, warning)": true of the file, but the user's program does observe
+`w`, and the reason, every run's `E-run`, was not said. It now says every run failed and
+gives the first error; status 1 (nothing to draw), as before.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from serq import cli
+
+PROGRAM = """let g = 1;
+stage server : fifo(1);
+workload { arrive poisson(0.5); }
+session {
+  branch (floor(~uniform(0, g))) { run server (~exp(2)); } else { run server (~exp(1)); }
+  observe w = now;
+}
+run { horizon 50; seed 1; }
+"""
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".json"])
+def test_plot_of_a_sweep_whose_runs_all_failed(capsys, tmp_path, suffix):
+    program = tmp_path / "fail.sq"
+    program.write_text(PROGRAM)
+    out = tmp_path / f"r{suffix}"
+    sweep = ["sweep", str(program), "--set", "g=3", "--seeds", "2", "--jobs", "1"]
+    assert cli.main([*sweep, "--out", str(out)]) == 1  # its runs failed
+    capsys.readouterr()
+    status = cli.main(["plot", str(out), "--x", "g", "--y", "w", "-o", str(tmp_path / "p.png")])
+    err = capsys.readouterr().err
+    assert status == 1, err
+    assert "every run of the sweep failed" in err, err
+    assert "the branch guard is 2" in err, err
+    assert "no column" not in err, err
+    assert not (tmp_path / "p.png").exists()
+
+
+def test_a_column_no_sweep_has_is_still_named(capsys, tmp_path):
+    program = tmp_path / "fail.sq"
+    program.write_text(PROGRAM)
+    out = tmp_path / "r.csv"
+    assert cli.main(["sweep", str(program), "--set", "g=1,3", "--jobs", "1", "--out", str(out)]) == 1
+    capsys.readouterr()
+    status = cli.main(["plot", str(out), "--x", "g", "--y", "v", "-o", str(tmp_path / "p.png")])
+    err = capsys.readouterr().err
+    assert status == 1 and "no column `v`" in err, err
