@@ -39,7 +39,11 @@ def plot_points(
     """The figure of the point rows `rows`: `y`'s mean against `x`, its interval (`y_ci`,
     when the rows have it) as a band or, with `bars`, error bars, one line per value of
     `hue`; logarithmic axes on request. Raises `PlotError` for a missing column, a `y`
-    that is text other than a number, or no point with a finite `y`."""
+    that is text other than a number, or no point with a finite `y`, and `TypeError` when
+    `x`, `y` or `hue` is not a column's name (a str)."""
+    for what, name in (("x", x), ("y", y), ("hue", hue)):
+        if not isinstance(name, str) and not (what == "hue" and name is None):
+            raise TypeError(f"`{what}` names a column (a str), not {name!r}")
     for name in (x, y, hue):
         if name is not None and rows and name not in rows[0]:
             if name == y and all(_float(row.get("runs", math.nan)) == 0 for row in rows):

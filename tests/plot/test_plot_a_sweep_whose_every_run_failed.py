@@ -50,3 +50,13 @@ def test_a_column_no_sweep_has_is_still_named(capsys, tmp_path):
     status = cli.main(["plot", str(out), "--x", "g", "--y", "v", "-o", str(tmp_path / "p.png")])
     err = capsys.readouterr().err
     assert status == 1 and "no column `v`" in err, err
+
+
+@pytest.mark.parametrize("names", [(None, "w"), ("g", None), ("g", 3), ("g", "w", 1.5)])
+def test_a_column_that_is_not_a_name_is_a_type_error(names):
+    """`result.plot(x="g", y=None)` raised `KeyError: None` from inside the drawing."""
+    from serq.plot import plot_points
+
+    x, y, *hue = names
+    with pytest.raises(TypeError, match="names a column"):
+        plot_points([{"g": 1, "w": 2.0}], x, y, hue=hue[0] if hue else None)
