@@ -515,14 +515,22 @@ def _ir(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from serq.expand.loader import BUFFERS, library_key
+
+    # `--buffer FILE=COPY`: for this run only (`main` may be called again in one process)
+    BUFFERS.update((library_key(file), copy) for file, copy in args.buffer)
+    try:
+        return _run_program(args)
+    finally:
+        BUFFERS.clear()
+
+
+def _run_program(args: argparse.Namespace) -> int:
     from serq.sim import api as sim_api  # the simulator loads only when a program runs
 
     if _refuse_repeated(args):
         return EXIT_USAGE
     path = args.file
-    from serq.expand.loader import BUFFERS, library_key
-
-    BUFFERS.update((library_key(file), copy) for file, copy in args.buffer)
     loaded = api.read_source(path)
     if isinstance(loaded, Diagnostic):
         print_diagnostics([loaded], {}, file=sys.stderr, color=_color(args))
