@@ -23,6 +23,7 @@ from serq.syntax.depth import MAX_DEPTH
 from serq.syntax.parser import grammar
 from serq.vocabulary import CLAIM_AGGREGATES, DISTRIBUTIONS, MATH_FUNCS, OBSERVABLES
 
+_SYNTAX_ERRORS = (ast.ErrorStmt, ast.ErrorOption, ast.ErrorItem)
 # the functions a call may name besides a `def` (the linker's `_FUNCTION_NAMES`)
 _FUNCTIONS = frozenset(MATH_FUNCS) | OBSERVABLES | {"cost"} | CLAIM_AGGREGATES
 
@@ -211,6 +212,10 @@ class _Expander:
             )
             return False
         if not isinstance(d, want):
+            if any(isinstance(n, _SYNTAX_ERRORS) for n in walk(d)):
+                # a body with a syntax error (`def f(x) { x + }`, reported where it is)
+                # is read as statements whatever was meant: its calls say nothing more
+                return False
             kind = "statements" if isinstance(d, ast.DefBlock) else "an expression"
             where = "a statement" if want is ast.DefBlock else "an expression"
             self.ctx.error(
