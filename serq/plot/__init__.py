@@ -65,6 +65,12 @@ def plot_points(
     for row in rows:
         groups.setdefault(row[hue] if hue else None, []).append(row)
     categorical = not all(_is_number(row[x]) for row in rows)
+    for axis, name, wanted in (("x", x, log_x and not categorical), ("y", y, log_y)):
+        if wanted and not any(_float(row[name]) > 0 for row in rows):
+            # matplotlib would warn on stderr and draw a linear axis
+            raise PlotError(
+                f"no point has a positive `{name}` to draw on a logarithmic {axis} axis"
+            )
     ticks = list(dict.fromkeys(str(row[x]) for row in rows)) if categorical else []
     for key, group in groups.items():
         group = group if categorical else sorted(group, key=lambda r: float(r[x]))

@@ -45,7 +45,9 @@ def test_a_column_no_sweep_has_is_still_named(capsys, tmp_path):
     program = tmp_path / "fail.sq"
     program.write_text(PROGRAM)
     out = tmp_path / "r.csv"
-    assert cli.main(["sweep", str(program), "--set", "g=1,3", "--jobs", "1", "--out", str(out)]) == 1
+    assert (
+        cli.main(["sweep", str(program), "--set", "g=1,3", "--jobs", "1", "--out", str(out)]) == 1
+    )
     capsys.readouterr()
     status = cli.main(["plot", str(out), "--x", "g", "--y", "v", "-o", str(tmp_path / "p.png")])
     err = capsys.readouterr().err
@@ -60,3 +62,18 @@ def test_a_column_that_is_not_a_name_is_a_type_error(names):
     x, y, *hue = names
     with pytest.raises(TypeError, match="names a column"):
         plot_points([{"g": 1, "w": 2.0}], x, y, hue=hue[0] if hue else None)
+
+
+@pytest.mark.parametrize("axis", ["x", "y"])
+def test_a_log_axis_with_nothing_positive(capsys, tmp_path, axis):
+    """`--log-y` of a column of zeros printed matplotlib's UserWarning, with serq's own
+    source path, on stderr and drew a linear axis, status 0."""
+    results = tmp_path / "r.csv"
+    results.write_text("point,g,runs,failed,w,w_ci,error,warning\n0,0,1,0,0,0,,\n1,0,1,0,0,0,,\n")
+    flag = "--log-x" if axis == "x" else "--log-y"
+    status = cli.main(
+        ["plot", str(results), "--x", "g", "--y", "w", flag, "-o", str(tmp_path / "p.png")]
+    )
+    err = capsys.readouterr().err
+    assert status == 1, err
+    assert f"on a logarithmic {axis} axis" in err and "Warning" not in err, err
