@@ -193,7 +193,7 @@ async def run_program(ls: SerqServer, uri: str, text: str, path: str | None, tim
     # (`untitled:`), the server's working directory, as its diagnostics read them
     program = os.path.abspath(path or "untitled.sq")
     buffers = _buffers(ls, uri, text, program)
-    folder = None
+    folder, copies = None, {}  # the buffers' folder, and each file's copy there
     try:
         if buffers:
             folder = tempfile.mkdtemp(prefix="serq-run-")
@@ -205,11 +205,11 @@ async def run_program(ls: SerqServer, uri: str, text: str, path: str | None, tim
         _remove(folder)
         raise JsonRpcInternalError(f"cannot write the program to run: {error}") from error
     if ls.run_command:  # another worker: `{file}` is the program's text as the editor has it
-        file = copies.get(program, program) if buffers else program
+        file = copies.get(program, program)
         command = [part.replace("{file}", file) for part in ls.run_command]
     else:
         command = [part.replace("{file}", program) for part in RUN_COMMAND]
-        for file, copy in copies.items() if buffers else ():
+        for file, copy in copies.items():
             command += ["--buffer", f"{file}={copy}"]
     cwd = os.path.dirname(program)
     worker = await asyncio.create_subprocess_exec(
