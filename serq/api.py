@@ -29,7 +29,9 @@ def read_source(path: str) -> str | Diagnostic:
     try:
         if not path:  # Path("") is the working directory
             raise FileNotFoundError
-        return decode(Path(path).read_bytes())
+        from serq.expand.loader import text_path
+
+        return decode(Path(text_path(path)).read_bytes())
     except IsADirectoryError:
         reason = "it is a directory"
     except FileNotFoundError:
@@ -237,7 +239,14 @@ def override_lets(
             continue
         if target is None:
             names = [*arguments, *(n for n in declared if n not in arguments.values())]
-            diagnostics.append(_unknown_override(name, let.name.span, names))
+            unknown = _unknown_override(name, let.name.span, names)
+            if name in _def_names(module):
+                unknown = replace(
+                    unknown,
+                    message=f"`{name}` is a `def`, not a --set argument or constant",
+                    help=f"`--def {name}=EXPR` replaces its body",
+                )
+            diagnostics.append(unknown)
             continue
         if target in given:
             diagnostics.append(_same_target(target, given[target], (name, let.name.span)))
@@ -350,6 +359,17 @@ def override_defs(
         return (load or read_file)(path)
 
     return _rewrite_items(module, override), diagnostics, load_overridden
+
+
+def _def_names(module: ast.Module) -> set[str]:
+    """The names of the `def`s of `module` and of the libraries it uses."""
+    files = [
+        module.all_items(),
+        *(r.module.all_items() for _, r in _libraries(module, None).values()),
+    ]
+    return {
+        i.name.name for items in files for i in items if isinstance(i, (ast.DefExpr, ast.DefBlock))
+    }
 
 
 def _libraries(module: ast.Module, load: Loader | None) -> dict[str, tuple[str, ParseResult]]:

@@ -176,6 +176,15 @@ def _parser() -> argparse.ArgumentParser:
         help="write the samples (DIR/observe/NAME.csv) and gauge change points "
         "(DIR/gauge/NAME.csv)",
     )
+    run.add_argument(
+        "--buffer",
+        action="append",
+        default=[],
+        type=_buffer,
+        metavar="FILE=COPY",
+        help="read the text of FILE (the program or a library it uses) from COPY, FILE "
+        "keeping its name and folder (an editor's unsaved buffers; repeatable)",
+    )
     _color_option(run)
     _sweep_parser(commands)
     _plot_parser(commands)
@@ -506,6 +515,17 @@ def _ir(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
+    from serq.expand.loader import BUFFERS, library_key
+
+    # `--buffer FILE=COPY`: for this run only (`main` may be called again in one process)
+    BUFFERS.update((library_key(file), copy) for file, copy in args.buffer)
+    try:
+        return _run_program(args)
+    finally:
+        BUFFERS.clear()
+
+
+def _run_program(args: argparse.Namespace) -> int:
     from serq.sim import api as sim_api  # the simulator loads only when a program runs
 
     if _refuse_repeated(args):
@@ -726,6 +746,14 @@ def _add_defs(parser: argparse.ArgumentParser, says: str) -> None:
         help="replace the body of the expression definition `def NAME(...) { expr }` by "
         f"EXPR, {says} (repeatable)",
     )
+
+
+def _buffer(text: str) -> tuple[str, str]:
+    """`--buffer FILE=COPY`: read FILE's text from COPY."""
+    file, equals, copy = text.rpartition("=")
+    if not equals or not file or not copy:
+        raise argparse.ArgumentTypeError(f"expected FILE=COPY, got {text!r}")
+    return file, copy
 
 
 def _directory(text: str) -> str:

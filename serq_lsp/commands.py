@@ -6,8 +6,10 @@ command `serq.cancelRun`, kills the worker. Every answer is markdown.
 
 All three read the program and the files it `use`s as the diagnostics do: from the
 editor's buffers where they are open. A Run of a program that is not saved, or that uses
-a library that is not, writes each such file's buffer beside it (`.serq-run-*.sq`, gone
-after the run), the copies' `use`s pointing at one another, and runs the program's copy.
+a library that is not, writes each such buffer to a folder of its own (gone after the run)
+and tells the worker to read that file's text from its copy (`serq run --buffer
+FILE=COPY`): every file keeps its name and folder, so relative `use`s and `trace`s read
+what the diagnostics read, and nothing is written beside the user's files.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -25,8 +28,7 @@ from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 from serq import api
 from serq.cli import EXIT_INTERRUPTED  # `serq run` stopped by Ctrl-C
 from serq.diagnostics import Diagnostic
-from serq.expand.loader import library_path, read_text
-from serq.syntax import ast, parse
+from serq.expand.loader import read_text
 from serq_lsp import results
 from serq_lsp.convert import fs_uri
 from serq_lsp.documents import open_document
@@ -187,29 +189,34 @@ async def run_program(ls: SerqServer, uri: str, text: str, path: str | None, tim
     """Run `text` (the program at `path`) in a worker process; its report as markdown."""
     if uri in ls.runs:
         raise JsonRpcInternalError("a run of this program is already going on")
+    # named where its `use`s are read from: for a document with no folder of its own
+    # (`untitled:`), the server's working directory, as its diagnostics read them
+    program = os.path.abspath(path or "untitled.sq")
+    buffers = _buffers(ls, uri, text, program)
+    folder, copies = None, {}  # the buffers' folder, and each file's copy there
     try:
-        copies = _copies(ls, uri, text, path)
+        if buffers:
+            folder = tempfile.mkdtemp(prefix="serq-run-")
+            copies = {file: os.path.join(folder, f"{i}.sq") for i, file in enumerate(buffers)}
+            for file, copy in copies.items():
+                with open(copy, "w", encoding="utf-8", newline="") as f:
+                    f.write(buffers[file])
     except OSError as error:
+        _remove(folder)
         raise JsonRpcInternalError(f"cannot write the program to run: {error}") from error
-    program = copies.get(path or "", path) if copies else path
-    if not copies and (not path or not _on_disk(path, text)):
-        # beside the file, where its `use`s are read from: for a document with no folder of
-        # its own (`untitled:`), the server's working directory, as its diagnostics read them
-        folder = os.path.dirname(os.path.abspath(path)) if path else None
-        folder = folder if folder and os.path.isdir(folder) else None
-        try:
-            handle, program = tempfile.mkstemp(suffix=".sq", prefix=".serq-run-", dir=folder)
-            with os.fdopen(handle, "w", encoding="utf-8") as f:
-                f.write(text)
-        except OSError as error:  # a folder the server may not write in
-            raise JsonRpcInternalError(f"cannot write the program to run: {error}") from error
-        copies = {"": program}
-    command = [part.replace("{file}", program) for part in ls.run_command or RUN_COMMAND]
+    if ls.run_command:  # another worker: `{file}` is the program's text as the editor has it
+        file = copies.get(program, program)
+        command = [part.replace("{file}", file) for part in ls.run_command]
+    else:
+        command = [part.replace("{file}", program) for part in RUN_COMMAND]
+        for file, copy in copies.items():
+            command += ["--buffer", f"{file}={copy}"]
+    cwd = os.path.dirname(program)
     worker = await asyncio.create_subprocess_exec(
         *command,
         stdout=asyncio.subprocess.PIPE,
         stderr=asyncio.subprocess.PIPE,
-        cwd=os.path.dirname(program) or None,
+        cwd=cwd if os.path.isdir(cwd) else None,
     )
     ls.runs[uri] = worker
     _kill_on_cancel(ls, worker)
@@ -219,18 +226,14 @@ async def run_program(ls: SerqServer, uri: str, text: str, path: str | None, tim
         said = await _interrupt(worker)
         message = f"the run took longer than {timeout:g} s and was stopped"
         if said:  # serq's own account: how far it got, and a livelock it had found
-            message += ":\n" + _named_as_the_user_knows(said, copies, path or uri)[-2000:]
+            message += ":\n" + _named_as_the_user_knows(said, program, path or uri)[-2000:]
         raise JsonRpcInternalError(message) from None
     except asyncio.CancelledError:
         _kill(worker)
         raise
     finally:
         ls.runs.pop(uri, None)
-        for copy in copies.values():
-            try:
-                os.unlink(copy)
-            except OSError:
-                pass
+        _remove(folder)
     if ls.stopping:
         return "**Run stopped**: the language server shut down."
     if worker.returncode != 0:
@@ -241,22 +244,23 @@ async def run_program(ls: SerqServer, uri: str, text: str, path: str | None, tim
             )
         if worker.returncode < 0:
             raise JsonRpcInternalError("the run was cancelled")
-        message = _named_as_the_user_knows(message, copies, path or uri)
+        message = _named_as_the_user_knows(message, program, path or uri)
         raise JsonRpcInternalError(f"the run failed ({worker.returncode}): {message[-2000:]}")
     output = out.decode(errors="replace")
     results.record(ls, uri, _analysis_of(ls, uri, text), output)
     return report_markdown(output)
 
 
-def _named_as_the_user_knows(message: str, copies: dict[str, str], program: str) -> str:
-    """`message`, the worker's diagnostics of a run of unsaved copies (`.serq-run-*.sq`,
-    gone when the message is read), with each copy named as the file it copies: its path,
-    and its name where a `use` of it is quoted."""
-    for original, copy in sorted(copies.items(), key=lambda c: -len(c[1])):
-        original = original or program
-        message = message.replace(copy, original)
-        message = message.replace(os.path.basename(copy), os.path.basename(original))
-    return message
+def _remove(folder: str | None) -> None:
+    """Remove the folder of a Run's copies, if it made one."""
+    if folder is not None:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
+def _named_as_the_user_knows(message: str, program: str, name: str) -> str:
+    """`message`, the worker's diagnostics, with the program named as the editor names it
+    (`name`: its path, or its URI when it has no file)."""
+    return message.replace(program, name) if program != name else message
 
 
 def _on_disk(path: str, text: str) -> bool:
@@ -272,62 +276,18 @@ def _disk(path: str) -> str | None:
         return None
 
 
-def _copies(ls: SerqServer, uri: str, text: str, path: str | None) -> dict[str, str]:
-    """The files a Run writes when the program `text` uses (at any depth) a file open with
-    unsaved changes: each file whose buffer is not the disk's, and each that uses one of
-    those, written beside itself with its `use`s of the others pointing at their copies;
-    the original's path -> the copy's path (the program's under `path`). Empty when every
-    used file is as on disk (the caller writes the program alone if it is not)."""
-    if not path:
-        return {}
-    analysis = _analysis_of(ls, uri, text)
-    texts: dict[str, str] = {}  # each file read: its text as the analysis read it
-    dirty = set()
-    for used in analysis.uses:
+def _buffers(ls: SerqServer, uri: str, text: str, program: str) -> dict[str, str]:
+    """The texts a Run reads from the editor rather than from the disk: the program's when
+    the file `program` does not hold it, and each file it uses (at any depth) that is open
+    with unsaved changes; path -> text. The worker reads each from a copy in a folder of
+    its own (`serq run --buffer FILE=COPY`), under the file's own name, so that its `use`s
+    and `trace`s are read beside the file, and nothing is written where the user works."""
+    buffers = {} if _on_disk(program, text) else {program: text}
+    for used in _analysis_of(ls, uri, text).uses:
         document = open_document(ls.workspace, fs_uri(used) or "")
-        texts[used] = document.source if document is not None else (_disk(used) or "")
         if document is not None and not _on_disk(used, document.source):
-            dirty.add(used)
-    if not dirty:
-        return {}
-    program = os.path.abspath(path)
-    texts[program] = text
-    uses: dict[str, list[tuple[ast.Use, str]]] = {}
-    with ls.item_lock:  # the checker thread parses with the same item cache
-        for file, source in texts.items():
-            items = parse(source, file, ls.items).module.all_items()
-            found = [(i, library_path(i, file)) for i in items if isinstance(i, ast.Use)]
-            uses[file] = [(i, os.path.abspath(p)) for i, p in found if p is not None]
-    copied = dirty | {program}
-    grown = True
-    while grown:  # a file that uses a copied one is copied too
-        grown = False
-        for file, found in uses.items():
-            if file not in copied and any(target in copied for _, target in found):
-                copied.add(file)
-                grown = True
-    names: dict[str, str] = {}
-    try:
-        for file in sorted(copied):
-            handle, names[file] = tempfile.mkstemp(
-                suffix=".sq", prefix=".serq-run-", dir=os.path.dirname(file)
-            )
-            os.close(handle)
-        for file, name in names.items():
-            source = texts[file]
-            for item, target in sorted(uses[file], key=lambda u: -u[0].path_span.start):
-                if target in names:  # the copy is beside the original: only the name changes
-                    copy = os.path.basename(names[target])
-                    moved = os.path.join(os.path.dirname(item.path), copy)
-                    span = item.path_span
-                    source = f'{source[: span.start]}"{moved}"{source[span.end :]}'
-            with open(name, "w", encoding="utf-8", newline="") as f:
-                f.write(source)
-    except OSError:
-        for name in names.values():
-            os.unlink(name)
-        raise
-    return {(path if file == program else file): name for file, name in names.items()}
+            buffers[os.path.abspath(used)] = document.source
+    return buffers
 
 
 def _analysis_of(ls: SerqServer, uri: str, text: str):

@@ -10,9 +10,27 @@ from lsprotocol import types
 
 from serq import builtins
 from serq.syntax import ast
+from serq_lsp import words
 from serq_lsp.analysis import Analysis
 from serq_lsp.guard import guarded
 from serq_lsp.state import SerqServer
+
+# the calls that are forms of the language rather than functions: label, parameters, text
+FORMS = {
+    "cost": (
+        "cost(X, amount)",
+        (("X", "the pool or stage in whose unit `amount` is stated"), ("amount", "the quantity")),
+        words.COST_CALL,
+    ),
+    "args.number": (
+        'args.number("name", default)',
+        (
+            ("name", "the argument's name, given as `--set name=VALUE`"),
+            ("default", "its value when it is not given"),
+        ),
+        words.KEYWORDS["args"],
+    ),
+}
 
 
 def register(server: SerqServer) -> None:
@@ -43,7 +61,7 @@ def open_call(text: str, offset: int) -> tuple[str, str, int] | None:
                 while end > 0 and text[end - 1] == " ":
                     end -= 1
                 start = end
-                while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+                while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."):
                     start -= 1
                 if start == end:
                     return None
@@ -58,7 +76,26 @@ def open_call(text: str, offset: int) -> tuple[str, str, int] | None:
 def _how(text: str, start: int) -> str:
     if start > 0 and text[start - 1] == "~":
         return "draw"
-    return "arrival" if text[:start].rstrip().endswith("arrive") else "call"
+    before = text[:start].rstrip()
+    if before.endswith("arrive"):
+        return "arrival"
+    if text.startswith("cost", start) and _in_step_stage(text, start):
+        return "clause"  # a step stage's `cost (...)` clause, not the call `cost(X, amount)`
+    return "call"
+
+
+def _in_step_stage(text: str, offset: int) -> bool:
+    """Whether `offset` lies directly in the block of a `stage NAME : step { }`."""
+    depth, i = 0, offset - 1
+    while i >= 0:
+        if text[i] == "}":
+            depth += 1
+        elif text[i] == "{":
+            if depth == 0:
+                return text[:i].rstrip().endswith("step")
+            depth -= 1
+        i -= 1
+    return False
 
 
 def help_at(analysis: Analysis, offset: int) -> types.SignatureHelp | None:
@@ -97,6 +134,12 @@ def _signature(analysis: Analysis, name: str, how: str):
                     else (f"a `def` of `{where}`, which this program `use`s")
                 )
                 return label, params, doc
+    if how == "call" and name in FORMS:
+        label, params, doc = FORMS[name]
+        return label, list(params), doc
+    if how == "call" and name in words.FUNCTIONS and builtins.lookup(name) is None:
+        params, meaning = words.FUNCTIONS[name]  # a claim's aggregates
+        return f"{name}({', '.join(params)})", [(p, "") for p in params], meaning
     builtin = builtins.lookup(name, draw=how == "draw", arrival=how == "arrival")
     if builtin is None:
         return None

@@ -1,4 +1,5 @@
-"""Symbols: the document outline (stages, pools, queues with their entries, workload, server)
+"""Symbols: the document outline (the named items: lets, defs, pools, stages, queues with their
+entries, gauges, claims; and the blocks: workload, session, server, run, use, pull, share)
 and workspace symbols over every `.sq` file of the workspace (`serq_lsp.workspace`)."""
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ _ITEM_KINDS = {
     ast.Stage: K.Class,
     ast.Queue: K.Module,
     ast.Gauge: K.Variable,
+    ast.Claim: K.Boolean,
 }
 _KEY_KINDS = {
     "let": K.Constant,
@@ -33,6 +35,7 @@ _KEY_KINDS = {
     "statistic": K.Variable,
     "attribute": K.Field,
     "mark": K.Event,
+    "claim": K.Boolean,
 }
 _BLOCKS = {
     ast.Workload: "workload",
@@ -41,6 +44,7 @@ _BLOCKS = {
     ast.RunSettings: "run",
     ast.Use: "use",
     ast.Pull: "pull",
+    ast.Share: "share",
 }
 
 

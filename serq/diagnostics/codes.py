@@ -57,7 +57,12 @@ INVALID_UTF8 = Code(
 )
 
 # io
-IO = Code("E-io", "a file could not be read", "io")
+IO = Code(
+    "E-io",
+    "a file could not be read or written, something a command needs is missing, or "
+    "`serq plot` has nothing to draw",
+    "io",
+)
 INTERNAL = Code(
     "E-internal",
     "serq itself failed on this input (a bug in serq, not in the program); please report it",

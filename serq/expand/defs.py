@@ -15,12 +15,17 @@ from functools import lru_cache
 from typing import Any
 
 from serq.diagnostics import Label, codes
+from serq.diagnostics.suggest import close_names, did_you_mean
 from serq.expand.context import Context
 from serq.expand.walk import map_fields, measure, walk
 from serq.syntax import ast
 from serq.syntax.depth import MAX_DEPTH
 from serq.syntax.parser import grammar
 from serq.vocabulary import CLAIM_AGGREGATES, DISTRIBUTIONS, MATH_FUNCS, OBSERVABLES
+
+_SYNTAX_ERRORS = (ast.ErrorStmt, ast.ErrorOption, ast.ErrorItem)
+# the functions a call may name besides a `def` (the linker's `_FUNCTION_NAMES`)
+_FUNCTIONS = frozenset(MATH_FUNCS) | OBSERVABLES | {"cost"} | CLAIM_AGGREGATES
 
 Defs = dict[str, "ast.DefExpr | ast.DefBlock"]
 
@@ -175,6 +180,23 @@ class _Expander:
         finally:
             self.inlining -= 1
 
+    def _misspelt(self, name: ast.Ident) -> None:
+        """An error at a call of `name`, which no `def` declares, when the one name close to
+        it is a `def`'s (the linker, which knows no `def`s, would only say "unknown
+        function"); a name close to a built-in function's, or to none, is the linker's."""
+        if name.name in _FUNCTIONS:
+            return
+        close = close_names(name.name, [*self.defs, *_FUNCTIONS])
+        if len(close) != 1 or close[0] not in self.defs:
+            return
+        self.ctx.error(
+            codes.UNKNOWN_NAME,
+            name.span,
+            f"unknown function `{name.name}`",
+            labels=(Label(self.defs[close[0]].name.span, f"`{close[0]}` is defined here"),),
+            **did_you_mean(name.name, close, name.span),
+        )
+
     def _lookup(self, name: ast.Ident, stack: tuple[str, ...], n_args: int, want: type) -> Any:
         d = self.defs.get(name.name)
         if d is None:
@@ -190,6 +212,10 @@ class _Expander:
             )
             return False
         if not isinstance(d, want):
+            if any(isinstance(n, _SYNTAX_ERRORS) for n in walk(d)):
+                # a body with a syntax error (`def f(x) { x + }`, reported where it is)
+                # is read as statements whatever was meant: its calls say nothing more
+                return False
             kind = "statements" if isinstance(d, ast.DefBlock) else "an expression"
             where = "a statement" if want is ast.DefBlock else "an expression"
             self.ctx.error(
@@ -213,6 +239,8 @@ class _Expander:
         if not isinstance(e, ast.Call):
             return e
         d = self._lookup(e.func, stack, len(e.args), ast.DefExpr)
+        if d is None:
+            self._misspelt(e.func)
         if not d:
             return e
         body = bind(d.body, d.params, e.args)
@@ -259,7 +287,11 @@ class _Expander:
     def _stmt(self, s: ast.DefCall, stack: tuple[str, ...]) -> list[ast.Stmt]:
         d = self._lookup(s.name, stack, len(s.args), ast.DefBlock)
         if d is None:
-            self.ctx.error(codes.DEF, s.name.span, f"no definition named `{s.name.name}`")
+            kw = did_you_mean(s.name.name, self.defs, s.name.span)
+            if kw:
+                close = kw["help"].split("`")[1]
+                kw["labels"] = (Label(self.defs[close].name.span, f"`{close}` is defined here"),)
+            self.ctx.error(codes.DEF, s.name.span, f"no definition named `{s.name.name}`", **kw)
             return []
         if d is False:
             return []

@@ -24,10 +24,26 @@ STD_LIBRARIES = ("std/args",)
 Loader = Callable[[str], "ParseResult | str"]
 
 
+# Files whose text is read from another file (`serq run --buffer FILE=COPY`, which the
+# editor's Run passes for buffers with unsaved changes): key of FILE -> COPY. FILE keeps
+# its name and folder (its `use`s and `trace`s are read beside it); only its text moves.
+BUFFERS: dict[str, str] = {}
+
+
+def text_path(path: str) -> str:
+    """The file whose bytes are the text of the file at `path` (`BUFFERS`)."""
+    if not BUFFERS or not path:
+        return path
+    try:
+        return BUFFERS.get(library_key(path), path)
+    except ValueError:  # a path the system cannot name
+        return path
+
+
 def read_text(path: str) -> str:
     """The text of the file at `path` as serq reads a program (`decode`); OSError, or
     ValueError for a path the system cannot name, when it cannot be read."""
-    with open(path, "rb") as f:
+    with open(text_path(path), "rb") as f:
         return decode(f.read())
 
 

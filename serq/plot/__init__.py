@@ -39,9 +39,18 @@ def plot_points(
     """The figure of the point rows `rows`: `y`'s mean against `x`, its interval (`y_ci`,
     when the rows have it) as a band or, with `bars`, error bars, one line per value of
     `hue`; logarithmic axes on request. Raises `PlotError` for a missing column, a `y`
-    that is text other than a number, or no point with a finite `y`."""
+    that is text other than a number, or no point with a finite `y`, and `TypeError` when
+    `x`, `y` or `hue` is not a column's name (a str)."""
+    for what, name in (("x", x), ("y", y), ("hue", hue)):
+        if not isinstance(name, str) and not (what == "hue" and name is None):
+            raise TypeError(f"`{what}` names a column (a str), not {name!r}")
     for name in (x, y, hue):
         if name is not None and rows and name not in rows[0]:
+            if name == y and all(_float(row.get("runs", math.nan)) == 0 for row in rows):
+                # a sweep whose every run failed names no observation: say so, not "no column"
+                first = next((row["error"] for row in rows if row.get("error")), "")
+                why = f"; the first error: {first}" if first else ""
+                raise PlotError(f"every run of the sweep failed: it has no `{y}` to draw{why}")
             known = ", ".join(k for k in rows[0] if not k.endswith("_ci"))
             raise PlotError(f"the results have no column `{name}` (they have {known})")
     if not rows:
@@ -56,6 +65,12 @@ def plot_points(
     for row in rows:
         groups.setdefault(row[hue] if hue else None, []).append(row)
     categorical = not all(_is_number(row[x]) for row in rows)
+    for axis, name, wanted in (("x", x, log_x and not categorical), ("y", y, log_y)):
+        if wanted and not any(_float(row[name]) > 0 for row in rows):
+            # matplotlib would warn on stderr and draw a linear axis
+            raise PlotError(
+                f"no point has a positive `{name}` to draw on a logarithmic {axis} axis"
+            )
     ticks = list(dict.fromkeys(str(row[x]) for row in rows)) if categorical else []
     for key, group in groups.items():
         group = group if categorical else sorted(group, key=lambda r: float(r[x]))

@@ -93,6 +93,9 @@ class Grammar:
         }
         self.words = Words(spellings, self._list_members())
         self.keywords = {v: n for n, v in spellings.items() if _WORD.fullmatch(v)}
+        # the keywords that begin a statement and no item (`observe`, `set`; not `run`)
+        items = self._first_words(spellings, lambda rule: rule == "item" or rule.endswith("_item"))
+        self.statement_words = self._first_words(spellings, lambda rule: rule == "stmt") - items
 
     def keep_regexes(self) -> None:
         """Have every state's lexer compile its regexes through `serq.syntax.regex_code`,
@@ -103,6 +106,28 @@ class Grammar:
         lexers[id(self.lexer.root_lexer)] = self.lexer.root_lexer
         for lexer in lexers.values():
             lexer.re = regex_code.RE
+
+    def _first_words(self, spellings: dict[str, str], chosen) -> frozenset[str]:
+        """The keywords that can begin a rule `chosen` picks, through the rules it begins with."""
+        rules: dict[str, list] = {}
+        for rule in self.lark.rules:
+            rules.setdefault(rule.origin.name, []).append(rule.expansion)
+        words: set[str] = set()
+        todo = [name for name in rules if chosen(name)]
+        seen = set(todo)
+        while todo:
+            for expansion in rules.get(todo.pop(), []):
+                if not expansion:
+                    continue
+                first = expansion[0]
+                if first.is_term:
+                    spelled = spellings.get(first.name)
+                    if spelled is not None and _WORD.fullmatch(spelled):
+                        words.add(spelled)
+                elif first.name not in seen:
+                    seen.add(first.name)
+                    todo.append(first.name)
+        return frozenset(words)
 
     def _list_members(self) -> dict[str, set[str]]:
         """For each list marker terminal, the terminals that begin an element of its list."""
@@ -415,6 +440,15 @@ class _Driver:
                 labels=(Label(after, "`;` may be missing here"),),
                 fix=Fix("insert `;`", (Edit(after, ";"),)),
             )
+        word = _WORD_BEFORE.search(self.text, 0, token.start_pos) if token is not None else None
+        if expected == {"PULL"} and word is not None and word[1] in self.g.statement_words:
+            # `observe x = 1;` among the items, read as the start of `NAME pull NAME`: most
+            # often a `}` above that closed the block the statement was in
+            message = (
+                f"`{word[1]}` begins a statement, which belongs in a block, not among the items"
+            )
+            extra = {"help": "a `}` above may close its block too early"}
+            span = self.lines.span(self.file, word.start(1), word.end(1))
         if token is not None and token.value == "[" and not extra:
             extra = _indexed_family(self.text, token.start_pos)
         self.diagnostics.append(Diagnostic.error(codes.PARSE, span, message, **extra))
@@ -555,6 +589,9 @@ def _indexed_family(text: str, at: int) -> dict:
             "only member)"
         )
     }
+
+
+_WORD_BEFORE = re.compile(r"\b([A-Za-z_]\w*)\s*\Z")
 
 
 def _sync_point(text: str, begin: int, end: int) -> int:

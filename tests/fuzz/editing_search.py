@@ -425,9 +425,16 @@ def renamed(server: Server, source, rng, run: bool) -> list[str]:
     return out
 
 
+def _mirrored(folder: Path) -> Path:
+    """`folder`'s copy in `tools_search.mirror()`, where a program written for `serq run`
+    reads its `use`s and `trace`s as beside the original, and where no test of the
+    repository lists it (the tests glob examples/ while a search runs)."""
+    return tools_search.mirror() / folder.resolve().relative_to(ROOT)
+
+
 def _run(text: str, path: Path) -> str | None:
     """`serq run --json --horizon 30` of `text` as the file `path`, or None."""
-    folder = path.parent
+    folder = _mirrored(path.parent)
     with tempfile.NamedTemporaryFile(
         "w", suffix=".sq", dir=folder, prefix=SCRATCH, delete=False
     ) as f:
@@ -457,7 +464,7 @@ def run_and_hints(server: Server, source) -> list[str]:
     doc.diagnostics()
     out = []
     with tempfile.NamedTemporaryFile(
-        "w", suffix=".sq", dir=path.parent, prefix=SCRATCH, delete=False
+        "w", suffix=".sq", dir=_mirrored(path.parent), prefix=SCRATCH, delete=False
     ) as f:
         f.write(source.text)
     try:

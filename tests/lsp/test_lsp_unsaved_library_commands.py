@@ -3,9 +3,9 @@ diagnostics and hover do.
 
 A user edited a library a program `use`s, did not save it, and ran the program from the
 editor: the diagnostics showed the buffer's library, the run the disk's (the worker read
-the disk), and Show kernel and Show IR the disk's too. The run now writes each unsaved
-file (and each file that uses one) beside itself for the worker, its `use`s pointing at
-the copies, and removes them after; the commands expand with the server's loader.
+the disk), and Show kernel and Show IR the disk's too. The run now gives the worker each
+unsaved file's text (`serq run --buffer FILE=COPY`, the copies in a folder of their own,
+removed after); the commands expand with the server's loader.
 """
 
 from __future__ import annotations
