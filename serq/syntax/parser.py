@@ -440,15 +440,17 @@ class _Driver:
                 labels=(Label(after, "`;` may be missing here"),),
                 fix=Fix("insert `;`", (Edit(after, ";"),)),
             )
-        word = _WORD_BEFORE.search(self.text, 0, token.start_pos) if token is not None else None
-        if expected == {"PULL"} and word is not None and word[1] in self.g.statement_words:
+        pull = expected == {"PULL"} and token is not None
+        word = _word_before(self.text, token.start_pos) if pull else None
+        if word is not None and self.text[word[0] : word[1]] in self.g.statement_words:
             # `observe x = 1;` among the items, read as the start of `NAME pull NAME`: most
             # often a `}` above that closed the block the statement was in
+            spelled = self.text[word[0] : word[1]]
             message = (
-                f"`{word[1]}` begins a statement, which belongs in a block, not among the items"
+                f"`{spelled}` begins a statement, which belongs in a block, not among the items"
             )
             extra = {"help": "a `}` above may close its block too early"}
-            span = self.lines.span(self.file, word.start(1), word.end(1))
+            span = self.lines.span(self.file, *word)
         if token is not None and token.value == "[" and not extra:
             extra = _indexed_family(self.text, token.start_pos)
         self.diagnostics.append(Diagnostic.error(codes.PARSE, span, message, **extra))
@@ -591,7 +593,19 @@ def _indexed_family(text: str, at: int) -> dict:
     }
 
 
-_WORD_BEFORE = re.compile(r"\b([A-Za-z_]\w*)\s*\Z")
+def _word_before(text: str, at: int) -> tuple[int, int] | None:
+    """The offsets of the word that ends, but for white space, at offset `at` of `text`;
+    None when a word does not end there. It reads back from `at` only as far as that word
+    (a search from the start of the text would cost the whole text at every error)."""
+    end = at
+    while end > 0 and text[end - 1].isspace():
+        end -= 1
+    begin = end
+    while begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] == "_"):
+        begin -= 1
+    if begin == end or text[begin].isdigit():
+        return None
+    return begin, end
 
 
 def _sync_point(text: str, begin: int, end: int) -> int:

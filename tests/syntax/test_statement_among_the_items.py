@@ -59,3 +59,21 @@ def test_a_statement_among_the_items(dialect, statement):
 def test_a_pull_item_typed_wrong_still_expects_pull():
     found = api.check_source("queue q { }\nP D;\n", "p.sq")
     assert any("expected `pull`" in d.message for d in found), found
+
+
+def test_the_word_before_an_error_is_read_back_from_the_error_alone():
+    """Finding the keyword before the error reads back over white space and one word, not
+    from the start of the text: a block of 4,000 errors took 7 s of CPU that way (the
+    search ran at every error), and now takes well under one."""
+    import time
+
+    from serq.syntax.parser import _word_before
+
+    assert _word_before("  observe  \n x", 12) == (2, 9)
+    assert _word_before("a_1 ", 4) == (0, 3)
+    assert _word_before("x = 1 ", 6) is None  # a number, not a word
+    assert _word_before("}  ", 3) is None and _word_before("", 0) is None
+    text = "stage s : fifo(1);\nsession {\n" + "  set x = ;\n" * 4000 + "}\n"
+    started = time.process_time()
+    assert len(api.check_source(text, "x.sq")) >= 4000
+    assert time.process_time() - started < 4.0
