@@ -45,6 +45,19 @@ class Span:
         """Whether the span covers no character."""
         return self.start == self.end
 
+    def first(self, length: int) -> Span:
+        """Return the span of this span's first `length` characters, all on its first line
+        (a clause's keyword, where a diagnostic about the whole clause points)."""
+        return Span(
+            self.file,
+            self.start,
+            self.start + length,
+            self.line,
+            self.column,
+            self.line,
+            self.column + length,
+        )
+
     def cover(self, other: Span) -> Span:
         """Return the smallest span containing both this span and `other`, of the same file."""
         if other.file != self.file:

@@ -79,19 +79,16 @@ def expand_sides(items: list[ast.Item], ctx: Context) -> list[ast.Item]:
 
 def _head(node: ast.Server | ast.Session | ast.WorkloadSession) -> Span:
     """The keyword of a session or server block: where a diagnostic about the block points."""
-    s = node.span
-    word = "server" if isinstance(node, ast.Server) else "session"
-    return replace(s, end=s.start + len(word), end_line=s.line, end_column=s.column + len(word))
+    return node.span.first(len("server" if isinstance(node, ast.Server) else "session"))
 
 
 def _paired(ctx: Context, workloads: list[ast.Workload], servers: list[ast.Server]) -> None:
     """`fn main`: a workload with no server to run its turns, or a server no workload
     requests (both references refuse either)."""
     if workloads and not servers:
-        head = workloads[0].span
         ctx.error(
             codes.SIDES,
-            replace(head, end=head.start + 8, end_line=head.line, end_column=head.column + 8),
+            workloads[0].span.first(len("workload")),
             "a workload needs a `server` block to handle its turns",
             help="add `server { ... }`: what the deployment does at each `turn;`",
         )

@@ -450,9 +450,9 @@ class _Lowering:
             if seen is not clause:
                 self.error(
                     codes.STRUCTURE,
-                    _word_span(clause.span, word),
+                    clause.span.first(len(word)),
                     f"a second `{word}` in `workload`: a workload has one",
-                    labels=(Label(_word_span(seen.span, word), "the first is here"),),
+                    labels=(Label(seen.span.first(len(word)), "the first is here"),),
                     help=f"keep one `{word}`"
                     + ("" if word in ("arrive", "trace") else ", with the statements of both"),
                 )
@@ -625,13 +625,6 @@ class _Lowering:
 
 # The workload's clauses that it has at most one of, and their words.
 _ONCE = {ast.Arrive: "arrive", ast.Trace: "trace", ast.Init: "init", ast.TurnBlock: "turn"}
-
-
-def _word_span(span: Span, word: str) -> Span:
-    """The first word of the clause at `span`, where a diagnostic about it points."""
-    return replace(
-        span, end=span.start + len(word), end_line=span.line, end_column=span.column + len(word)
-    )
 
 
 def _clause_statements(workloads: list[ast.Workload], kind: type) -> list[ast.Stmt]:
