@@ -180,22 +180,23 @@ class _Expander:
         finally:
             self.inlining -= 1
 
+    def _close_def(self, name: ast.Ident, others: frozenset[str] = frozenset()) -> dict:
+        """A diagnostic's `help`, `fix` and a label at the `def`, when the one name close to
+        `name` among the `def`s and `others` is a `def`'s; else `{}`."""
+        close = close_names(name.name, [*self.defs, *others])
+        if len(close) != 1 or close[0] not in self.defs:
+            return {}
+        kw = did_you_mean(name.name, close, name.span)
+        kw["labels"] = (Label(self.defs[close[0]].name.span, f"`{close[0]}` is defined here"),)
+        return kw
+
     def _misspelt(self, name: ast.Ident) -> None:
         """An error at a call of `name`, which no `def` declares, when the one name close to
         it is a `def`'s (the linker, which knows no `def`s, would only say "unknown
         function"); a name close to a built-in function's, or to none, is the linker's."""
-        if name.name in _FUNCTIONS:
-            return
-        close = close_names(name.name, [*self.defs, *_FUNCTIONS])
-        if len(close) != 1 or close[0] not in self.defs:
-            return
-        self.ctx.error(
-            codes.UNKNOWN_NAME,
-            name.span,
-            f"unknown function `{name.name}`",
-            labels=(Label(self.defs[close[0]].name.span, f"`{close[0]}` is defined here"),),
-            **did_you_mean(name.name, close, name.span),
-        )
+        kw = self._close_def(name, _FUNCTIONS) if name.name not in _FUNCTIONS else {}
+        if kw:
+            self.ctx.error(codes.UNKNOWN_NAME, name.span, f"unknown function `{name.name}`", **kw)
 
     def _lookup(self, name: ast.Ident, stack: tuple[str, ...], n_args: int, want: type) -> Any:
         d = self.defs.get(name.name)
@@ -287,10 +288,7 @@ class _Expander:
     def _stmt(self, s: ast.DefCall, stack: tuple[str, ...]) -> list[ast.Stmt]:
         d = self._lookup(s.name, stack, len(s.args), ast.DefBlock)
         if d is None:
-            kw = did_you_mean(s.name.name, self.defs, s.name.span)
-            if kw:
-                close = kw["help"].split("`")[1]
-                kw["labels"] = (Label(self.defs[close].name.span, f"`{close}` is defined here"),)
+            kw = self._close_def(s.name)
             self.ctx.error(codes.DEF, s.name.span, f"no definition named `{s.name.name}`", **kw)
             return []
         if d is False:
