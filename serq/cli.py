@@ -19,28 +19,8 @@ import time
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
-
-def _lark_without_extras() -> None:
-    """Import Lark with its two optional extras hidden: it imports `regex` (to build
-    grammars with Unicode categories, which serQ's has none of) and `interegular` (to warn
-    of colliding terminals while it builds), about 12 ms, where a command parses with the
-    parser built once and cached (`serq.syntax.grammar_cache`). Nothing changes for a
-    process that imported Lark before, and the extras import as usual afterwards."""
-    if "lark" in sys.modules:
-        return
-    hidden = [name for name in ("regex", "interegular") if name not in sys.modules]
-    for name in hidden:
-        sys.modules[name] = None  # type: ignore[assignment]  # `import` raises ImportError
-    try:
-        import lark  # noqa: F401
-    finally:
-        for name in hidden:
-            if name in sys.modules and sys.modules[name] is None:
-                del sys.modules[name]
-
-
-from serq import __version__  # noqa: E402
-from serq.vocabulary import ARRIVALS_MAX, SEED_MAX, SEED_MIN  # noqa: E402
+from serq import __version__
+from serq.vocabulary import ARRIVALS_MAX, SEED_MAX, SEED_MIN
 
 if TYPE_CHECKING:
     from serq import api
@@ -49,13 +29,12 @@ if TYPE_CHECKING:
 
 
 def _load() -> None:
-    """Import the pipeline (Lark, the parser, the diagnostics) into this module's names.
+    """Import the pipeline (the parser, the diagnostics) into this module's names.
 
     `main` calls it inside its Ctrl-C handling: a Ctrl-C while a third of a second of
     imports runs stops the command with its one line, not with a traceback (the module
     itself imports only what argparse needs)."""
     global api, Diagnostic, Severity, print_diagnostics, to_json
-    _lark_without_extras()  # fast path: the start-up of `serq check` (issue 18)
     from serq import api
     from serq.diagnostics import Diagnostic, Severity, print_diagnostics, to_json
 

@@ -2,8 +2,8 @@
 
 `expected_at(text, offset)` cuts the document with the item scanner (as the parser does),
 lexes the current item from its start up to the word under the cursor with the same
-contextual lexer, feeds the tokens to a Lark interactive parser of `grammar/serq.lark`, and
-asks which terminals the parser would shift next. A terminal counts only if feeding it
+contextual lexer, feeds the tokens to a parser of `grammar/serq.lark` (`serq.syntax.lalr`),
+and asks which terminals the parser would shift next. A terminal counts only if feeding it
 succeeds on a copy of the parser (LALR merges lookaheads, so the table alone overstates).
 It returns None when the prefix does not lex or parse: the caller then falls back on the AST.
 """
@@ -13,14 +13,18 @@ from __future__ import annotations
 import logging
 import re
 from collections.abc import Sequence
-from copy import copy
 from dataclasses import dataclass
 from functools import lru_cache
 
-from lark import Token
-from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
-from lark.parsers.lalr_parser_state import ParserState
-
+from serq.syntax.lalr import (
+    LexerState,
+    ParseConf,
+    ParserState,
+    Token,
+    UnexpectedCharacters,
+    UnexpectedInput,
+    UnexpectedToken,
+)
 from serq.syntax.parser import Grammar, grammar
 from serq.syntax.scanner import FN_CLOSE, FN_HEAD, Chunk, scan
 from serq.syntax.source_text import lines_ended
@@ -112,12 +116,9 @@ class _InComment(Exception):
 
 def _feed(g: Grammar, prefix: str, symbol: str) -> ParserState:
     """A parser state that has read all of `prefix` as the start of `symbol`."""
-    interactive = g.lark.parse_interactive(prefix, start=symbol)
-    state = interactive.parser_state
-    conf = copy(state.parse_conf)
-    conf.callbacks = {}  # build no trees: values stay plain lists, copies stay cheap
-    state.parse_conf = conf
-    lex_state = interactive.lexer_thread.state
+    # build no trees: values stay plain lists, copies stay cheap
+    state = ParserState(ParseConf(g.table, {}, symbol))
+    lex_state = LexerState(prefix)
     lexers = g.lexer.lexers
     last_end = 0
     while True:

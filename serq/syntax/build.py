@@ -9,10 +9,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from lark import Token, Tree
-
 from serq.diagnostics import Diagnostic, Span, codes
 from serq.syntax import ast
+from serq.syntax.lalr import Token, Tree
 
 
 class Builder:

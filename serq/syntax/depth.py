@@ -17,7 +17,7 @@ recursion limit.
 
 from __future__ import annotations
 
-from lark import Tree
+from serq.syntax.lalr import Tree
 
 MAX_DEPTH = 100
 """The deepest a parse tree may nest (documented in docs/limits.md)."""

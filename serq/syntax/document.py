@@ -18,12 +18,11 @@ import threading
 from collections import OrderedDict
 from dataclasses import replace
 
-from lark import Tree
-
 from serq.diagnostics import Diagnostic, Label, LineIndex, Span, codes
 from serq.syntax import ast
 from serq.syntax.build import Builder
 from serq.syntax.depth import MAX_DEPTH, too_deep
+from serq.syntax.lalr import Tree
 from serq.syntax.layout import Layout, Parsed, Splice, fresh_layout, relayout, tail_of
 from serq.syntax.parser import parse_range
 from serq.syntax.scanner import FN_CLOSE, FN_HEAD, Chunk, scan_from

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
-from lark import Token
+from serq.syntax.lalr import Token
 
 # Terminals that can begin an expression; when NUMBER and `~` are both among
 # those expected, the parser was after an expression.

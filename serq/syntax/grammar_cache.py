@@ -1,12 +1,14 @@
 """The parser, pickled in the user cache dir, so that a process does not build it again.
 
-Building `serq.syntax.parser.Grammar` costs about 35 ms even from Lark's own cache (it
-deserialises the LALR tables object by object and makes a lexer per parser state);
-unpickling the finished object costs about 11. The pickle lives in
+Building `serq.syntax.parser.Grammar` imports Lark and has it build the LALR tables (from
+Lark's own cache at best, about 35 ms, then a lexer per parser state), which
+`serq.syntax.tables` reads into the plain tables of `serq.syntax.lalr`; unpickling those
+costs a few milliseconds and imports no Lark. The pickle lives in
 `$SERQ_CACHE_DIR`, else `$XDG_CACHE_HOME/serq`, else `~/.cache/serq`, named after the
 SHA-256 of everything the object is made from: the grammar text, the source of the
-modules whose classes it holds (`parser.py`, `expected.py`), Lark's and Python's
-versions and `FORMAT`. A change to any of them names another file. When one is written,
+modules that make it and whose classes it holds (`parser.py`, `expected.py`, `lalr.py`,
+`tables.py`), Lark's version (its `__init__.py`, read without importing it), Python's
+version and `FORMAT`. A change to any of them names another file. When one is written,
 the `KEEP` most recently written stay and older ones are removed: two serq installs (two
 checkouts, two virtual environments) used in turn keep a file each instead of removing
 each other's.
@@ -27,11 +29,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
-FORMAT = 1  # bump when what the pickle holds changes in a way the key does not see
+FORMAT = 2  # bump when what the pickle holds changes in a way the key does not see
 KEEP = 4  # grammar files kept in the cache dir (the newest, by the time they were written)
 _PREFIX = "grammar-"
 _SUFFIX = ".pickle"
-_SOURCES = ("parser.py", "expected.py")  # the modules of the classes the pickle holds
+# the modules that make the pickle and of the classes it holds
+_SOURCES = ("parser.py", "expected.py", "lalr.py", "tables.py")
 
 
 def cache_dir() -> Path | None:
@@ -48,11 +51,13 @@ def path_for(grammar_text: str) -> Path | None:
     directory = cache_dir()
     if directory is None:
         return None
-    import lark
-
+    lark = _lark_version()
+    if lark is None:
+        return None
     key = hashlib.sha256()
-    for part in (str(FORMAT), sys.version, lark.__version__, grammar_text):
+    for part in (str(FORMAT), sys.version, grammar_text):
         key.update(part.encode("utf-8", "surrogatepass") + b"\0")
+    key.update(lark + b"\0")
     here = Path(__file__).resolve().parent
     for name in _SOURCES:
         try:
@@ -86,7 +91,10 @@ def store(path: Path | None, value: Any) -> bool:
         return False
     from serq.user_cache import write_private
 
-    if not write_private(path, lambda f: _pickler(f).dump(value), ".grammar-"):
+    def dump(f: Any) -> None:
+        pickle.dump(value, f, protocol=pickle.HIGHEST_PROTOCOL)
+
+    if not write_private(path, dump, ".grammar-"):
         return False
     others = []
     for other in path.parent.glob(f"{_PREFIX}*{_SUFFIX}"):
@@ -103,31 +111,14 @@ def store(path: Path | None, value: Any) -> bool:
     return True
 
 
-def _pickler(f: Any) -> pickle.Pickler:
-    """A pickler that writes a module (Lark keeps `re` in its lexer configuration) as its
-    import by name, and Lark's two parse actions as the module constants they are (the
-    parser tells them apart by identity: `action is Shift`)."""
-    import copyreg
-    import types
+def _lark_version() -> bytes | None:
+    """Lark's `__init__.py` (which holds its version), found without importing Lark (a
+    process that finds the pickle never does); None when it cannot be read."""
+    from importlib.util import find_spec
 
-    from lark.parsers.lalr_analysis import Action
-
-    pickler = pickle.Pickler(f, protocol=pickle.HIGHEST_PROTOCOL)
-    pickler.dispatch_table = copyreg.dispatch_table.copy()
-    pickler.dispatch_table[types.ModuleType] = _module
-    pickler.dispatch_table[Action] = _action
-    return pickler
-
-
-def _module(module: Any) -> tuple:
-    import importlib
-
-    return importlib.import_module, (module.__name__,)
-
-
-def _action(action: Any) -> tuple:
-    from lark.parsers import lalr_analysis
-
-    if getattr(lalr_analysis, action.name, None) is not action:
-        raise pickle.PicklingError(f"a parse action that is not Lark's: {action.name}")
-    return getattr, (lalr_analysis, action.name)
+    try:
+        spec = find_spec("lark")
+        origin = spec.origin if spec is not None else None
+        return Path(origin).read_bytes() if origin else None
+    except (ImportError, OSError, ValueError):
+        return None

@@ -1,8 +1,8 @@
-"""The error-recovering driver around Lark's LALR parser.
+"""The error-recovering driver around the LALR parser Lark builds.
 
-Lark parses; this module decides what happens when it cannot. It feeds tokens
-from Lark's contextual lexer one at a time, and on an unexpected token or
-character it:
+Lark builds the parser's tables from `grammar/serq.lark`, which `serq.syntax.lalr` runs;
+this module decides what happens when the parse cannot go on. It feeds tokens from the
+contextual lexer one at a time, and on an unexpected token or character it:
 
 1. reports one `E-parse` diagnostic at the offending token, saying in words
    what was expected (`serq.syntax.expected`);
@@ -22,18 +22,26 @@ loop always ends.
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-
-from lark import Lark, Token, Tree
-from lark.exceptions import UnexpectedCharacters, UnexpectedToken
-from lark.lexer import LineCounter
-from lark.parsers.lalr_parser_state import ParseConf, ParserState
+from typing import Any
 
 from serq.diagnostics import Diagnostic, Edit, Fix, Label, LineIndex, codes
 from serq.diagnostics.suggest import did_you_mean
 from serq.syntax.expected import Words
+from serq.syntax.lalr import (
+    BUILD,
+    LexerState,
+    LineCounter,
+    ParseConf,
+    ParserState,
+    Token,
+    Tree,
+    UnexpectedCharacters,
+    UnexpectedToken,
+)
 
 GRAMMAR_NAME = "serq.lark"
 START_SYMBOLS = ("program", "chunk", "fn_head")
@@ -62,55 +70,89 @@ def grammar() -> Grammar:
     if loaded is None:
         loaded = Grammar(source)
         grammar_cache.store(path, loaded)
-    loaded.keep_regexes()
     return loaded
 
 
+def build_lark(source: str) -> Any:
+    """Lark's LALR parser of the grammar text `source`, with the options the tables of
+    `serq.syntax.lalr` are read from (`serq.syntax.tables`)."""
+    _import_lark_without_extras()
+    from lark import Lark
+
+    options = dict(
+        parser="lalr",
+        lexer="contextual",
+        start=list(START_SYMBOLS),
+        propagate_positions=True,
+        maybe_placeholders=True,
+    )
+    # Every state's lexer also knows NAME and BAD_NUMBER: `capacity` is then a
+    # name everywhere (not `cap` + `acity` where no name fits), and a
+    # malformed number is one token wherever it stands.
+    options["postlex"] = _AlwaysAccept()
+    try:
+        return Lark(source, cache=True, **options)
+    except OSError:  # no writable temp dir for Lark's cache: build the tables here
+        return Lark(source, **options)
+
+
+def _import_lark_without_extras() -> None:
+    """Import Lark with its two optional extras hidden: it imports `regex` (to build
+    grammars with Unicode categories, which serQ's has none of) and `interegular` (to warn
+    of colliding terminals while it builds), about 12 ms, which change nothing in the
+    tables. Nothing changes for a process that imported Lark before, and the extras import
+    as usual afterwards."""
+    if "lark" in sys.modules:
+        return
+    hidden = [name for name in ("regex", "interegular") if name not in sys.modules]
+    for name in hidden:
+        sys.modules[name] = None  # type: ignore[assignment]  # `import` raises ImportError
+    try:
+        import lark  # noqa: F401
+    finally:
+        for name in hidden:
+            if name in sys.modules and sys.modules[name] is None:
+                del sys.modules[name]
+
+
 class Grammar:
-    """The Lark parser for serQ with what recovery needs to know about its tables."""
+    """The parser for serQ (the tables of `serq.syntax.lalr`) with what recovery needs
+    to know about them."""
 
     def __init__(self, source: str) -> None:
-        options = dict(
-            parser="lalr",
-            lexer="contextual",
-            start=list(START_SYMBOLS),
-            propagate_positions=True,
-            maybe_placeholders=True,
-        )
-        # Every state's lexer also knows NAME and BAD_NUMBER: `capacity` is then a
-        # name everywhere (not `cap` + `acity` where no name fits), and a
-        # malformed number is one token wherever it stands.
-        options["postlex"] = _AlwaysAccept()
-        try:
-            self.lark = Lark(source, cache=True, **options)
-        except OSError:  # no writable temp dir for Lark's cache: build the tables here
-            self.lark = Lark(source, **options)
-        frontend = self.lark.parser
-        self.lexer = getattr(frontend.lexer, "lexer", frontend.lexer)  # under the post-lexer
-        self.states = frontend.parser.parser.parse_table.states
-        spellings = {
-            t.name: t.pattern.value for t in self.lark.terminals if t.pattern.type == "str"
-        }
+        from serq.syntax import tables
+
+        lark = build_lark(source)
+        self.table, self.lexer = tables.read(lark)
+        self.states = self.table.states
+        spellings = {t.name: t.pattern.value for t in lark.terminals if t.pattern.type == "str"}
         self.words = Words(spellings, self._list_members())
         self.keywords = {v: n for n, v in spellings.items() if _WORD.fullmatch(v)}
         # the keywords that begin a statement and no item (`observe`, `set`; not `run`)
-        items = self._first_words(spellings, lambda rule: rule == "item" or rule.endswith("_item"))
-        self.statement_words = self._first_words(spellings, lambda rule: rule == "stmt") - items
+        items = self._first_words(
+            lark.rules, spellings, lambda rule: rule == "item" or rule.endswith("_item")
+        )
+        self.statement_words = (
+            self._first_words(lark.rules, spellings, lambda rule: rule == "stmt") - items
+        )
+        # what the parse trees' nodes are called (an alias, else the rule's name) but the
+        # rules that are inlined (`_rule`, `?rule` without an alias)
+        self.node_names = frozenset(
+            str(rule.alias or rule.origin.name)
+            for rule in lark.rules
+            if not str(rule.alias or rule.origin.name).startswith("_")
+            and not (rule.options.expand1 and not rule.alias)
+        )
 
-    def keep_regexes(self) -> None:
-        """Have every state's lexer compile its regexes through `serq.syntax.regex_code`,
-        which keeps them between processes (after pickling: the pickle holds `re`)."""
-        from serq.syntax import regex_code
+    def parser_state(self, symbol: str) -> ParserState:
+        """A parse of `symbol` from its start, building its tree."""
+        return ParserState(ParseConf(self.table, BUILD, symbol))
 
-        lexers = {id(lexer): lexer for lexer in self.lexer.lexers.values()}
-        lexers[id(self.lexer.root_lexer)] = self.lexer.root_lexer
-        for lexer in lexers.values():
-            lexer.re = regex_code.RE
-
-    def _first_words(self, spellings: dict[str, str], chosen) -> frozenset[str]:
+    @staticmethod
+    def _first_words(lark_rules: Any, spellings: dict[str, str], chosen) -> frozenset[str]:
         """The keywords that can begin a rule `chosen` picks, through the rules it begins with."""
         rules: dict[str, list] = {}
-        for rule in self.lark.rules:
+        for rule in lark_rules:
             rules.setdefault(rule.origin.name, []).append(rule.expansion)
         words: set[str] = set()
         todo = [name for name in rules if chosen(name)]
@@ -165,7 +207,8 @@ class _AlwaysAccept:
 
 @dataclass(slots=True)
 class RawParse:
-    """What the driver returns: Lark's tree (None if nothing could be built) and diagnostics."""
+    """What the driver returns: the parse tree (None if nothing could be built) and
+    diagnostics."""
 
     tree: Tree | None
     diagnostics: list[Diagnostic]
@@ -211,9 +254,8 @@ class _Driver:
         self.end = end
         self.lines = lines
         self.diagnostics: list[Diagnostic] = []
-        self.ip = g.lark.parse_interactive(text, start=symbol)
-        self.state = self.ip.parser_state
-        self.lex_state = self.ip.lexer_thread.state
+        self.state = g.parser_state(symbol)
+        self.lex_state = LexerState(text)
         self._seek(start, line, column)
         self.last_error = -1  # offset of the last token we recovered at
         self.suppress = False  # an error was reported and no token has been read since
@@ -365,8 +407,8 @@ class _Driver:
     def _probe(self) -> ParserState:
         """A copy of the parser's state that builds nothing: for asking what it would accept.
 
-        Lark's tree callbacks extend child lists in place, so a probe must not
-        run them on values it shares with the real parse."""
+        The tree callbacks extend child lists in place, so a probe must not run them on
+        values it shares with the real parse."""
         state = self.state
         conf = self._probe_conf
         if conf is None:

@@ -20,10 +20,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from lark import Token
-from lark.exceptions import UnexpectedToken
 
 from serq import vocabulary
+from serq.syntax.lalr import LexerState, Token, UnexpectedToken
 from serq.syntax.parser import START_SYMBOLS, grammar
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -83,11 +82,7 @@ def _tm_words(repository_key: str) -> dict[str, str]:
 
 
 def _lark_keywords() -> set[str]:
-    return {
-        t.pattern.value
-        for t in grammar().lark.terminals
-        if t.pattern.type == "str" and WORD.fullmatch(t.pattern.value)
-    }
+    return set(grammar().keywords)  # the words the grammar's string terminals spell
 
 
 def test_every_lark_keyword_is_a_textmate_keyword():
@@ -135,17 +130,23 @@ def _lark_words(text: str) -> list[tuple[int, int, str, bool]]:
     The contextual lexer reads a word as a keyword wherever the parser's state
     lists that keyword; when the parser then refuses it, the driver takes it as
     the name it spells (`serq.syntax.parser`, `_as_name`). So does this loop."""
-    parser = grammar().lark.parse_interactive(text, start="program")
+    g = grammar()
+    state = g.parser_state("program")
+    lex = LexerState(text)
     words = []
-    for token in parser.lexer_thread.lex(parser.parser_state):
+    while True:
         try:
-            parser.feed_token(token)
+            token = g.lexer.lexers[state.position].next_token(lex, state)
+        except EOFError:
+            break
+        try:
+            state.feed_token(token)
         except UnexpectedToken:
             token = Token.new_borrow_pos("NAME", token.value, token)
-            parser.feed_token(token)
+            state.feed_token(token)
         if WORD.fullmatch(token.value):
             words.append((token.line, token.column, token.value, token.type != "NAME"))
-    parser.feed_eof()
+    state.feed_token(Token("$END", "", len(text)), True)
     return words
 
 
