@@ -22,7 +22,6 @@ the cache off.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import pickle
 import sys
@@ -54,7 +53,7 @@ def path_for(grammar_text: str) -> Path | None:
     lark = _lark_version()
     if lark is None:
         return None
-    key = hashlib.sha256()
+    key = _sha256()
     for part in (str(FORMAT), sys.version, grammar_text):
         key.update(part.encode("utf-8", "surrogatepass") + b"\0")
     key.update(lark + b"\0")
@@ -109,6 +108,19 @@ def store(path: Path | None, value: Any) -> bool:
         except OSError:
             pass
     return True
+
+
+def _sha256() -> Any:
+    """A SHA-256 hash object: CPython's own implementation where it has one, which spares
+    `hashlib` loading OpenSSL (several milliseconds of every start-up) for one key."""
+    try:
+        from _sha256 import sha256  # CPython 3.11
+    except ImportError:
+        try:
+            from _sha2 import sha256  # CPython 3.12 and later
+        except ImportError:
+            from hashlib import sha256
+    return sha256()
 
 
 def _lark_version() -> bytes | None:
