@@ -109,7 +109,24 @@ class Token(str):
 
 class Meta:
     """Where a node stands in the text (`empty` until a child gave it a position); the
-    `container_*` attributes also cover the tokens its rule filtered out."""
+    `container_*` attributes also cover the tokens its rule filtered out. A position is
+    given whole: a meta that is not empty has every attribute."""
+
+    __slots__ = (
+        "empty",
+        "line",
+        "column",
+        "start_pos",
+        "end_line",
+        "end_column",
+        "end_pos",
+        "container_line",
+        "container_column",
+        "container_start_pos",
+        "container_end_line",
+        "container_end_column",
+        "container_end_pos",
+    )
 
     def __init__(self) -> None:
         self.empty = True
@@ -404,69 +421,72 @@ class Rule:
                 filtered += [None] * self.nones
         if self.expand1 and len(filtered) == 1:
             node = filtered[0]
-        else:
-            node = Tree(self.name, filtered)
-        if isinstance(node, Tree):
-            _position(node.meta, children)
+            if type(node) is Tree:
+                _position(node.meta, children)
+            return node
+        node = Tree(self.name, filtered, Meta())
+        _position(node._meta, children)
         return node
 
 
 def _position(meta: Meta, children: list) -> None:
-    """Give `meta` the span of `children` where it has none yet, and the span of its
-    container (every child, the tokens filtered out too)."""
-    first = _first_meta(children)
-    if first is not None:
-        d = first.__dict__ if isinstance(first, Meta) else None
-        if not hasattr(meta, "line"):
-            if d is not None and "container_line" in d:
-                meta.line = d["container_line"]
-                meta.column = d["container_column"]
-                meta.start_pos = d["container_start_pos"]
-            else:
-                meta.line = first.line
-                meta.column = first.column
-                meta.start_pos = first.start_pos
-            meta.empty = False
-        if d is not None and "container_line" in d:
-            meta.container_line = d["container_line"]
-            meta.container_column = d["container_column"]
-            meta.container_start_pos = d["container_start_pos"]
-        else:
-            meta.container_line = first.line
-            meta.container_column = first.column
-            meta.container_start_pos = first.start_pos
-    last = _first_meta(reversed(children))
-    if last is not None:
-        d = last.__dict__ if isinstance(last, Meta) else None
-        if not hasattr(meta, "end_line"):
-            if d is not None and "container_end_line" in d:
-                meta.end_line = d["container_end_line"]
-                meta.end_column = d["container_end_column"]
-                meta.end_pos = d["container_end_pos"]
-            else:
-                meta.end_line = last.end_line
-                meta.end_column = last.end_column
-                meta.end_pos = last.end_pos
-            meta.empty = False
-        if d is not None and "container_end_line" in d:
-            meta.container_end_line = d["container_end_line"]
-            meta.container_end_column = d["container_end_column"]
-            meta.container_end_pos = d["container_end_pos"]
-        else:
-            meta.container_end_line = last.end_line
-            meta.container_end_column = last.end_column
-            meta.container_end_pos = last.end_pos
-
-
-def _first_meta(children: Any) -> Any:
-    """The position of the first child that has one: a positioned node's meta, a token."""
+    """Give `meta` the span of `children` where it has none yet (it is the meta of a child
+    a `?rule` passed up), and the span of its container (every child, the tokens filtered
+    out too), as Lark's `PropagatePositions` does: a positioned node's container, or a
+    token, gives the first and the last child's place."""
+    first = None
     for c in children:
-        if isinstance(c, Tree):
-            if not c.meta.empty:
-                return c.meta
-        elif isinstance(c, Token):
-            return c
-    return None
+        kind = type(c)
+        if kind is Tree:
+            m = c._meta
+            if m is not None and not m.empty:
+                first = m
+                break
+        elif kind is Token:
+            first = c
+            break
+    if first is None:
+        return
+    for c in reversed(children):
+        kind = type(c)
+        if kind is Tree:
+            m = c._meta
+            if m is not None and not m.empty:
+                last = m
+                break
+        elif kind is Token:
+            last = c
+            break
+    if type(first) is Meta:
+        line, column, start = (
+            first.container_line,
+            first.container_column,
+            first.container_start_pos,
+        )
+    else:
+        line, column, start = first.line, first.column, first.start_pos
+    if type(last) is Meta:
+        end_line, end_column, end = (
+            last.container_end_line,
+            last.container_end_column,
+            last.container_end_pos,
+        )
+    else:
+        end_line, end_column, end = last.end_line, last.end_column, last.end_pos
+    if meta.empty:
+        meta.line = line
+        meta.column = column
+        meta.start_pos = start
+        meta.end_line = end_line
+        meta.end_column = end_column
+        meta.end_pos = end
+        meta.empty = False
+    meta.container_line = line
+    meta.container_column = column
+    meta.container_start_pos = start
+    meta.container_end_line = end_line
+    meta.container_end_column = end_column
+    meta.container_end_pos = end
 
 
 class _Build:
