@@ -15,7 +15,7 @@ driver (`serq.syntax.parser`) and the editor's completion (`serq_lsp.expected`) 
   `re` has too many groups), tried at a position, blanks and comments skipped, and a
   word that its keywords spell given the keyword's type;
 - `ParserState`, the LALR automaton's stacks: a token is shifted after the reductions
-  it implies, each reduction building its node with the rule's `Rule.build`;
+  it implies, each reduction building its node by a call of its `Rule`;
 - `UnexpectedToken` and `UnexpectedCharacters`, what the two raise.
 
 tests/syntax/test_lalr_runtime.py parses every program of the repository and mutations
@@ -338,19 +338,13 @@ class ContextualLexer:
         self.lexers = lexers
         self.root_lexer = root_lexer
 
-    def __getstate__(self) -> tuple:
-        return (self.lexers, self.root_lexer)
-
-    def __setstate__(self, state: tuple) -> None:
-        self.lexers, self.root_lexer = state
-
 
 # ---------------------------------------------------------------------- parsing
 
 
 class Rule:
     """A grammar rule as the parser reduces it: the nonterminal it makes (`origin`), the
-    symbols it pops (`size`), and how its node is built (`build`, a call of it)."""
+    symbols it pops (`size`), and how its node is built (a call of it)."""
 
     __slots__ = ("origin", "size", "name", "include", "nones", "expand1", "placeholders")
 
@@ -373,28 +367,6 @@ class Rule:
         self.nones = nones  # placeholders after the last child kept
         self.expand1 = expand1  # a `?rule`: one child kept is the node itself
         self.placeholders = placeholders  # `[x]` gives None where x is absent
-
-    def __getstate__(self) -> tuple:
-        return (
-            self.origin,
-            self.size,
-            self.name,
-            self.include,
-            self.nones,
-            self.expand1,
-            self.placeholders,
-        )
-
-    def __setstate__(self, state: tuple) -> None:
-        (
-            self.origin,
-            self.size,
-            self.name,
-            self.include,
-            self.nones,
-            self.expand1,
-            self.placeholders,
-        ) = state
 
     def __repr__(self) -> str:
         return f"Rule({self.origin!r} -> {self.name!r}, {self.size})"
@@ -434,29 +406,10 @@ def _position(meta: Meta, children: list) -> None:
     a `?rule` passed up), and the span of its container (every child, the tokens filtered
     out too), as Lark's `PropagatePositions` does: a positioned node's container, or a
     token, gives the first and the last child's place."""
-    first = None
-    for c in children:
-        kind = type(c)
-        if kind is Tree:
-            m = c._meta
-            if m is not None and not m.empty:
-                first = m
-                break
-        elif kind is Token:
-            first = c
-            break
+    first = _edge(children)
     if first is None:
         return
-    for c in reversed(children):
-        kind = type(c)
-        if kind is Tree:
-            m = c._meta
-            if m is not None and not m.empty:
-                last = m
-                break
-        elif kind is Token:
-            last = c
-            break
+    last = _edge(reversed(children))
     if type(first) is Meta:
         line, column, start = (
             first.container_line,
@@ -487,6 +440,20 @@ def _position(meta: Meta, children: list) -> None:
     meta.container_end_line = end_line
     meta.container_end_column = end_column
     meta.container_end_pos = end
+
+
+def _edge(children: Any) -> Meta | Token | None:
+    """The place of the first child of `children` that has one: a positioned node's
+    meta, or a token."""
+    for c in children:
+        kind = type(c)
+        if kind is Tree:
+            m = c._meta
+            if m is not None and not m.empty:
+                return m
+        elif kind is Token:
+            return c
+    return None
 
 
 class _Build:
@@ -538,12 +505,6 @@ class ParseTable:
         self.states = states
         self.start_states = start_states
         self.end_states = end_states
-
-    def __getstate__(self) -> tuple:
-        return (self.states, self.start_states, self.end_states)
-
-    def __setstate__(self, state: tuple) -> None:
-        self.states, self.start_states, self.end_states = state
 
 
 class ParserState:

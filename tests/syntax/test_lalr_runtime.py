@@ -28,20 +28,7 @@ SOURCES = sorted(
     }
 )
 INSERTED = ["{", "}", ";", "(", ")", '"', "/*", "//", "1.2.3", "hold", "run", ".", "[", "~", "\n"]
-META = (
-    "line",
-    "column",
-    "start_pos",
-    "end_line",
-    "end_column",
-    "end_pos",
-    "container_line",
-    "container_column",
-    "container_start_pos",
-    "container_end_line",
-    "container_end_column",
-    "container_end_pos",
-)
+META = lalr.Meta.__slots__[1:]  # every position a node has, `container_*` included
 
 
 @pytest.fixture(scope="module")
