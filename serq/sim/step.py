@@ -1788,7 +1788,8 @@ class StepStage(StageBase):
         # a run whose tokens round away, and whether another's finite work went down: the
         # remnant of a budget another run left (1/3 less the last 0.33333333333333326 a
         # prefill took) rounds away once, and only an iteration in which no run moves
-        # says that the budget or the chunk is too small for the work
+        # says that the budget is too small for the work; a chunk that rounds away gives
+        # the same at every iteration, whatever the others do
         unmoved = None
         moved = False
         for r in scheduled:
@@ -1804,6 +1805,8 @@ class StepStage(StageBase):
                 finished.append(r)
                 moved = True
             elif left == remaining and remaining != math.inf:  # inf: runs to the horizon
+                if not r.decoding and t == self.cap(self.blank):
+                    raise SimError(self.origin, _no_progress(self, r, t))
                 if unmoved is None:
                     unmoved = (r, t)
                 continue

@@ -167,6 +167,26 @@ def test_tokens_that_round_away_in_a_step_where_nothing_moves_still_fail(tmp_pat
     ]
 
 
+def test_a_chunk_that_rounds_away_fails_beside_a_run_that_moves(tmp_path):
+    """A chunk of 1e-300 gives the prefill the same nothing at every iteration, whatever
+    the decode beside it does: it fails at the first such iteration, as alone."""
+    text = REMNANT.replace("budget 1 / 3;", "budget 64; chunk 1e-300;").replace(
+        "run engine prefill (serial == 0 ? 4 : 60) growing kv;",
+        "run engine decode (serial == 0 ? 50 : 0) growing kv;\n"
+        "    run engine prefill (serial == 0 ? 0 : 60) growing kv;",
+    )
+    path = tmp_path / "chunk.sq"
+    path.write_text(text)
+    report, diagnostics = run(path)
+    assert report is None
+    assert [d.message for d in diagnostics] == [
+        "stage engine can make no progress: an iteration gives session 1 1e-300 tokens of "
+        "the 60 its prefill has left, which rounds away (the chunk is too small for the "
+        "run's work)"
+    ]
+    assert list(diagnostics[0].notes) == ["at simulated time 1"]  # not 50, once alone
+
+
 def test_a_budget_below_one_token_still_moves(tmp_path):
     """A budget of 0.5 gives the prefill half a token a step and the decode half a token a
     step: slow, not stopped (the reference agrees: first token at 200, last at 218)."""
