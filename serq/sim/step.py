@@ -1785,6 +1785,13 @@ class StepStage(StageBase):
             if len(fresh) >= FRESH_MOST:
                 itl.merged()
         counted = now >= self.itl_from  # its tokens' latencies count (from the warm-up)
+        # a run whose tokens round away, and whether another's finite work went down: the
+        # remnant of a budget another run left (1/3 less the last 0.33333333333333326 a
+        # prefill took) rounds away once, and only an iteration in which no run moves
+        # says that the budget is too small for the work; a chunk that rounds away gives
+        # the same at every iteration, whatever the others do
+        unmoved = None
+        moved = False
         for r in scheduled:
             t = r.tokens
             if not t:
@@ -1796,10 +1803,17 @@ class StepStage(StageBase):
             r.remaining = left = remaining - t
             if left <= TOKEN_EPS:
                 finished.append(r)
+                moved = True
             elif left == remaining and remaining != math.inf:  # inf: runs to the horizon
-                raise SimError(self.origin, _no_progress(self, r, t))
-            elif not r.decoding:
-                continue  # a prefill chunk gives no token but its last
+                if not r.decoding and t == self.cap(self.blank):
+                    raise SimError(self.origin, _no_progress(self, r, t))
+                if unmoved is None:
+                    unmoved = (r, t)
+                continue
+            else:
+                moved = moved or left != remaining
+                if not r.decoding:
+                    continue  # a prefill chunk gives no token but its last
             if itl is not None:  # a token: the time since the session's last one
                 s = r.session
                 last = s.last_token
@@ -1818,6 +1832,8 @@ class StepStage(StageBase):
                             continue
                 if last is not None and counted:
                     fresh.append(now - last)
+        if unmoved is not None and not moved:
+            raise SimError(self.origin, _no_progress(self, *unmoved))
         if finished:
             for r in finished:
                 s = r.session

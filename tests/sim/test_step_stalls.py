@@ -17,6 +17,7 @@ import pytest
 
 from serq.diagnostics import Severity
 from serq.sim.api import compile_program, execute
+from tests.sim.both_paths import runs_on_every_path
 
 pyserq = pytest.importorskip("pyserq")
 
@@ -120,6 +121,70 @@ def test_tokens_that_round_away_make_no_progress_and_fail_at_the_stage(
         f"100 its prefill has left, which rounds away (the {limit} is too small for the "
         "run's work)"
     )
+
+
+# Two requests on an engine whose budget is 1/3 of a token: the first's last third is
+# 0.33333333333333326 after twelve steps, and the 3.3e-16 of the budget it leaves is the
+# second's share of that step (tests/sim/NOTES.md §57).
+REMNANT = """
+pool kv { cap 1000; block 1; preempt lifo; }
+stage engine : step { budget 1 / 3; cost 1; memory kv; }
+workload { arrive batch(2); }
+session {
+  hold kv (1) {
+    run engine prefill (serial == 0 ? 4 : 60) growing kv;
+  }
+  observe done = now;
+}
+run { horizon 400; }
+"""
+
+
+def test_the_remnant_of_a_budget_another_run_left_is_not_a_stall(tmp_path):
+    """The second request's share of the step where the first ends rounds away (60 less
+    3.3e-16 is 60), but the first moved in that step: the engine is not stuck, and the
+    second takes the whole third from the next step on (done at 192, as pyserq 0.1.2 has
+    it), on every path; it failed with "can make no progress" at 12."""
+    path = tmp_path / "remnant.sq"
+    path.write_text(REMNANT)
+    for report, diagnostics in runs_on_every_path(REMNANT):
+        assert times(report, "done") == [12.0, 192.0], [d.message for d in diagnostics]
+    theirs = pyserq.run(pyserq.compile(str(path)))
+    assert list(theirs.observe("done").times) == [12.0, 192.0]
+
+
+def test_tokens_that_round_away_in_a_step_where_nothing_moves_still_fail(tmp_path):
+    """The same remnant where no run moves fails as before: 1e-300 of a budget left to a
+    run whose prefill is 60 tokens, the only run."""
+    path = tmp_path / "alone.sq"
+    path.write_text(REMNANT.replace("1 / 3", "1e-300").replace("batch(2)", "batch(1)"))
+    report, diagnostics = run(path)
+    assert report is None
+    assert [d.message for d in diagnostics] == [
+        "stage engine can make no progress: an iteration gives session 0 1e-300 tokens of "
+        "the 4 its prefill has left, which rounds away (the budget is too small for the "
+        "run's work)"
+    ]
+
+
+def test_a_chunk_that_rounds_away_fails_beside_a_run_that_moves(tmp_path):
+    """A chunk of 1e-300 gives the prefill the same nothing at every iteration, whatever
+    the decode beside it does: it fails at the first such iteration, as alone."""
+    text = REMNANT.replace("budget 1 / 3;", "budget 64; chunk 1e-300;").replace(
+        "run engine prefill (serial == 0 ? 4 : 60) growing kv;",
+        "run engine decode (serial == 0 ? 50 : 0) growing kv;\n"
+        "    run engine prefill (serial == 0 ? 0 : 60) growing kv;",
+    )
+    path = tmp_path / "chunk.sq"
+    path.write_text(text)
+    report, diagnostics = run(path)
+    assert report is None
+    assert [d.message for d in diagnostics] == [
+        "stage engine can make no progress: an iteration gives session 1 1e-300 tokens of "
+        "the 60 its prefill has left, which rounds away (the chunk is too small for the "
+        "run's work)"
+    ]
+    assert list(diagnostics[0].notes) == ["at simulated time 1"]  # not 50, once alone
 
 
 def test_a_budget_below_one_token_still_moves(tmp_path):
