@@ -63,7 +63,9 @@ def test_the_docs_show_commands():
     assert len(CASES) >= 12
 
 
-@pytest.mark.parametrize(("page", "line", "command", "expected"), CASES, ids=[f"{c[0]}:{c[1]}" for c in CASES])
+@pytest.mark.parametrize(
+    ("page", "line", "command", "expected"), CASES, ids=[f"{c[0]}:{c[1]}" for c in CASES]
+)
 def test_a_command_prints_what_the_page_shows(page, line, command, expected):
     words = shlex.split(command)
     to_file = len(words) > 2 and words[-2] == ">"
