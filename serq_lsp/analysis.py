@@ -34,7 +34,7 @@ __all__ = ["Analysis", "Stopped", "analyze"]
 _SERIALS = itertools.count(1)
 
 
-_LIBRARY_ITEMS = (ast.Let, ast.Use, ast.DefExpr, ast.DefBlock)
+_LIBRARY_ITEMS = (ast.Use, ast.DefExpr, ast.DefBlock)
 
 
 class Analysis:
@@ -165,7 +165,8 @@ class Analysis:
 
     def is_library(self) -> bool:
         """Whether the document is a library, meant to be `use`d: no `fn main`, and only
-        `let`, `def` and `use` items (it has nothing of its own to run)."""
+        `def` and `use` items (it has nothing of its own to run; a library holds no
+        `let`: E-use)."""
         layout = self.parsed.layout
         if layout is None:
             module = self.module

@@ -353,7 +353,8 @@ def render(diagnostics: Iterable[Diagnostic], known: Mapping[str, str]) -> str:
 
 def is_library(program: ir.Program) -> bool:
     """Whether `program` declares nothing that runs (no stage, pool, gauge, claim, arrival,
-    trace or statement): a file of `let`s, `def`s and `use`s, meant to be `use`d."""
+    trace or statement), as a library (a file of `def`s and `use`s, meant to be `use`d)
+    is, or a file of `let`s alone."""
     return not (
         any(program.blocks)
         or program.stages
@@ -376,7 +377,7 @@ def _settings_problem(program: ir.Program) -> tuple[tuple[str, ...], str, str] |
             ("horizon",),
             "there is nothing to run: the file declares no stage, pool, workload, session "
             "or server, and no horizon",
-            "a file of `let`s and `def`s is a library: run a program that `use`s it",
+            "a file of `def`s and `use`s is a library: run a program that `use`s it",
         )
     if horizon is None:
         return (

@@ -1,4 +1,4 @@
-"""A library (a file of `let`s, `def`s and `use`s, meant to be `use`d) has no Run lens,
+"""A library (a file of `def`s and `use`s, meant to be `use`d) has no Run lens,
 and a Run of one says what to do.
 
 examples/lib/vllm.sq had the lenses Run, Show IR and Show kernel, and its Run failed
@@ -29,7 +29,8 @@ PROGRAM = ROOT / "examples" / "mm1.sq"
 @pytest.mark.parametrize(
     ("text", "library"),
     [
-        ('use "std/args";\nlet a = 1;\ndef f(x) = x + a;\ndef g(p) { run p (1); }\n', True),
+        ('use "std/args";\ndef f(x) = x + 1;\ndef g(p) { run p (1); }\n', True),
+        ("let a = 1;\ndef f(x) = x + a;\n", False),  # a library holds no `let` (E-use)
         ("let a = 1;\nstage s : fifo(1);\n", False),
         ("session { turn; }\n", False),
         ("fn main() {\n  stage s : delay;\n}\n", False),
@@ -65,7 +66,7 @@ def test_serq_run_of_a_library_says_it_is_one():
     assert compiled is None
     (error,) = diagnostics
     assert error.message.startswith("there is nothing to run")
-    assert error.help == "a file of `let`s and `def`s is a library: run a program that `use`s it"
+    assert error.help == "a file of `def`s and `use`s is a library: run a program that `use`s it"
 
 
 def test_a_program_with_no_horizon_is_told_to_give_one():
