@@ -173,8 +173,8 @@ class Analysis:
             items = module.all_items() if module.main is None else None
         elif layout.fn_units():
             items = None
-        else:  # the units not in `special` hold only items that may stand outside `fn main`
-            items = [n for i in layout.special for n in layout.parsed(i).nodes]
+        else:  # the kinds of the nodes only: each unit's own parse, not moved
+            items = [n for unit in layout.units for n in unit.parsed.nodes]
         if items is None or self.first_item_line() is None:  # an empty file is no library
             return False
         return all(isinstance(n, _LIBRARY_ITEMS) for n in items)
