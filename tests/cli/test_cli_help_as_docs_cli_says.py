@@ -58,3 +58,19 @@ def test_color_is_said_for_what_it_colors(command):
     else:
         assert line.startswith("color the diagnostics ("), line
     assert "taken by every command but `explain`" in PAGE
+
+
+def test_the_language_servers_options_say_what_they_are():
+    # `--host HOST` and `--port PORT` had no text and no default in `serq-lsp --help`
+    done = subprocess.run(
+        [sys.executable, "-m", "serq_lsp.server", "--help"],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "COLUMNS": "200", "PATH": "/usr/bin:/bin"},
+        timeout=120,
+    )
+    assert "the address --tcp listens on (default 127.0.0.1)" in done.stdout
+    assert "the port --tcp listens on (default 2087)" in done.stdout
+    editors = (ROOT / "docs" / "editors.md").read_text(encoding="utf-8")
+    assert "`serq-lsp --tcp` listens on 127.0.0.1:2087" in editors
