@@ -32,12 +32,12 @@ def read_source(path: str) -> str | Diagnostic:
         from serq.expand.loader import text_path
 
         return decode(Path(text_path(path)).read_bytes())
-    except IsADirectoryError:
-        reason = "it is a directory"
     except FileNotFoundError:
-        reason = "no such file"
+        reason = "no such file"  # also the empty path, raised above
     except OSError as e:
-        reason = e.strerror or str(e)
+        from serq.expand.loader import unreadable
+
+        reason = unreadable(e)
     except ValueError as e:  # a path the system cannot name: "embedded null byte"
         reason = str(e)
     return Diagnostic.error(codes.IO, Span.point(path, 0, 1, 1), f"cannot read `{path}`: {reason}")

@@ -50,12 +50,21 @@ class Builtin:
         """The signature, the meaning and its unit, and a line per parameter with its unit."""
         if self.kind == "arrival":
             what = f"arrival law: {self.meaning}."
+        elif self.result.startswith("none"):  # "none (0 or 1)": a pure number
+            what = f"{self.kind}: {self.meaning}; its value has no unit{self.result[4:]}."
         else:
             what = f"{self.kind}: {self.meaning}; its value is in {self.result}."
         parts = [f"```serq\n{self.signature()}\n```", what]
         if self.params:
-            parts.append("\n".join(f"- `{p.name}` ({p.unit}): {p.meaning}" for p in self.params))
+            parts.append(
+                "\n".join(f"- `{p.name}` ({_said(p.unit)}): {p.meaning}" for p in self.params)
+            )
         return "\n\n".join(parts)
+
+
+def _said(unit: str) -> str:
+    """A parameter's unit as a hover says it: "none" is "no unit"."""
+    return "no unit" if unit == "none" else unit
 
 
 def _b(name: str, kind: str, params: list[tuple[str, str, str]], result: str, meaning: str):

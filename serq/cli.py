@@ -164,7 +164,7 @@ def _parser() -> argparse.ArgumentParser:
         help="read the text of FILE (the program or a library it uses) from COPY, FILE "
         "keeping its name and folder (an editor's unsaved buffers; repeatable)",
     )
-    _color_option(run)
+    _color_option(run, "the diagnostics and the report")
     _sweep_parser(commands)
     _plot_parser(commands)
     explain = commands.add_parser(
@@ -287,13 +287,13 @@ def _override_options(command: argparse.ArgumentParser) -> None:
     _add_defs(command, "which may read its parameters")
 
 
-def _color_option(command: argparse.ArgumentParser) -> None:
-    """`--color auto|always|never`, which every command takes."""
+def _color_option(command: argparse.ArgumentParser, what: str = "the diagnostics") -> None:
+    """`--color auto|always|never`, which every command takes; `what` it colors."""
     command.add_argument(
         "--color",
         choices=("auto", "always", "never"),
         default="auto",
-        help="color the report (default: when the output is a terminal)",
+        help=f"color {what} (default: when the output is a terminal)",
     )
 
 

@@ -34,6 +34,9 @@ __all__ = ["Analysis", "Stopped", "analyze"]
 _SERIALS = itertools.count(1)
 
 
+_LIBRARY_ITEMS = (ast.Use, ast.DefExpr, ast.DefBlock)
+
+
 class Analysis:
     """What the front end made of one version of one document."""
 
@@ -159,6 +162,22 @@ class Analysis:
         layout = self.version.layout
         indices = sorted(layout.index_of(u) for u, _, _ in self.version.libraries.values())
         return [n for i in indices for n in layout.parsed(i).nodes if isinstance(n, ast.Use)]
+
+    def is_library(self) -> bool:
+        """Whether the document is a library, meant to be `use`d: no `fn main`, and only
+        `def` and `use` items (it has nothing of its own to run; a library holds no
+        `let`: E-use)."""
+        layout = self.parsed.layout
+        if layout is None:
+            module = self.module
+            items = module.all_items() if module.main is None else None
+        elif layout.fn_units():
+            items = None
+        else:  # the kinds of the nodes only: each unit's own parse, not moved
+            items = [n for unit in layout.units for n in unit.parsed.nodes]
+        if items is None or self.first_item_line() is None:  # an empty file is no library
+            return False
+        return all(isinstance(n, _LIBRARY_ITEMS) for n in items)
 
     def first_item_line(self) -> int | None:
         """The line of the document's first item, or None when it has none."""

@@ -1,9 +1,12 @@
 """Code actions: a quick fix for every diagnostic that carries a `Fix`, and `source.fixAll`.
 
 The fixes come from the analysis's own diagnostics (the ones `serq check --json`
-prints), not from the client's copy: a diagnostic's fix is offered where the
-requested range touches it, with `isPreferred` when it is safe. `source.fixAll`
-applies every safe fix of the document whose edits do not overlap.
+prints), not from the client's copy. A diagnostic's fix is offered where the requested
+range touches the diagnostic or the fix's edits; when the request names diagnostics of
+the document (its context: those under the cursor, or the one whose hover asks), only
+for those, so that each fix is offered for the diagnostic it mends alone. A fix is
+`isPreferred` when it is safe. `source.fixAll` applies every safe fix of the document
+whose edits do not overlap.
 """
 
 from __future__ import annotations
@@ -11,7 +14,7 @@ from __future__ import annotations
 from lsprotocol import types
 
 from serq.diagnostics import Diagnostic
-from serq_lsp.convert import lsp_diagnostic, lsp_range
+from serq_lsp.convert import lsp_diagnostic, lsp_diagnostics, lsp_range
 from serq_lsp.guard import guarded
 from serq_lsp.state import SerqServer
 
@@ -49,17 +52,21 @@ def actions(analysis, uri: str, params: types.CodeActionParams) -> list[types.Co
     out: list[types.CodeAction] = []
     fixable = _fixable(analysis)
     if not only or any(k.startswith(types.CodeActionKind.QuickFix) for k in only):
-        for d in fixable:
-            if not (
-                _touches(d.span, params.range, lines)
-                or any(_touches(e.span, params.range, lines) for e in d.fix.edits)
-            ):
-                continue
+        shown = [
+            (d, lsp_diagnostic(d, lines, uri))
+            for d in fixable
+            if _touches(d.span, params.range, lines)
+            or any(_touches(e.span, params.range, lines) for e in d.fix.edits)
+        ]
+        asked = {_key(a) for a in params.context.diagnostics or ()}
+        if asked & {_key(p) for p in lsp_diagnostics(analysis, uri)}:  # only those named
+            shown = [(d, shown_d) for d, shown_d in shown if _key(shown_d) in asked]
+        for d, shown_d in shown:
             out.append(
                 types.CodeAction(
                     title=_title(d),
                     kind=types.CodeActionKind.QuickFix,
-                    diagnostics=[lsp_diagnostic(d, lines, uri)],
+                    diagnostics=[shown_d],
                     is_preferred=d.fix.applicability == "safe",
                     edit=_edit(uri, d.fix.edits, lines),
                 )
@@ -77,6 +84,13 @@ def actions(analysis, uri: str, params: types.CodeActionParams) -> list[types.Co
                 )
             )
     return out
+
+
+def _key(d: types.Diagnostic) -> tuple:
+    """What identifies a diagnostic the client sends back: its code, range and message."""
+    r = d.range
+    where = (r.start.line, r.start.character, r.end.line, r.end.character)
+    return (str(d.code), where, d.message)
 
 
 def _title(d: Diagnostic) -> str:

@@ -65,9 +65,12 @@ def register(server: SerqServer) -> None:
             return []
         start = types.Position(line=line - 1, character=0)
         where = types.Range(start=start, end=start)
+        lenses = (("Run", RUN), ("Show IR", SHOW_IR), ("Show kernel", SHOW_KERNEL))
+        if ls.analysis(uri).is_library():  # nothing to run: a program `use`s it
+            lenses = lenses[1:]
         return [
             types.CodeLens(range=where, command=types.Command(title=t, command=c, arguments=[uri]))
-            for t, c in (("Run", RUN), ("Show IR", SHOW_IR), ("Show kernel", SHOW_KERNEL))
+            for t, c in lenses
         ]
 
     @server.command(SHOW_KERNEL)

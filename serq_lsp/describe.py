@@ -19,12 +19,12 @@ def describe(analysis: Analysis, key: Key) -> str | None:
     namespace, name = key
     if namespace == "context":
         meaning = words.CONTEXT_MEANINGS.get(name, "")
-        return (
-            f"**context variable** `{name}`: {meaning}.\n\n"
-            f"May be read in {words.context_homes(name)}."
-        )
+        homes = words.context_homes(name)
+        where = homes if homes.startswith("everywhere") else f"in {homes}"
+        return f"**context variable** `{name}`: {meaning}.\n\nMay be read {where}."
     if namespace == "builtin":
-        return f"**built-in attribute** `{name}`: {words.BUILTIN_MEANINGS.get(name, '')}."
+        what = "built-in constant" if name == "inf" else "built-in attribute"
+        return f"**{what}** `{name}`: {words.BUILTIN_MEANINGS.get(name, '')}."
     if namespace in ("func", "dist"):
         builtin = builtins.lookup(name, draw=namespace == "dist")
         return builtin.markdown() if builtin is not None else None

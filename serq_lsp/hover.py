@@ -183,6 +183,8 @@ def hover_at(analysis: Analysis, offset: int) -> types.Hover | None:
         law = builtins.ARRIVALS.get(word[0]) if word is not None else None
         if law is not None and analysis.text[: word[1]].rstrip().endswith("arrive"):
             parts.append(law.markdown())
+        elif word is not None and (said := words.in_context(analysis.text, word[1], word[0])):
+            parts.append(f"**{word[0]}**: {said}")
         elif word is not None and word[0] == "cost" and _calls_cost(analysis, word[1]):
             parts.append(f"**cost**(X, amount): {words.COST_CALL}")
         elif word is not None and word[0] in words.KEYWORDS:

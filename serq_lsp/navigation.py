@@ -8,6 +8,7 @@ import re
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
 
+from serq.expand.defs import words as def_words
 from serq.expand.serving import FORM_STAGES
 from serq.link.index import Occurrence
 from serq.syntax import ast
@@ -87,6 +88,11 @@ def register(server: SerqServer) -> None:
             raise JsonRpcInvalidParams(reason)
         if not _NAME.match(params.new_name):
             raise JsonRpcInvalidParams(f"`{params.new_name}` is not a name")
+        if occ.key[0] == "def" and params.new_name in def_words():
+            raise JsonRpcInvalidParams(
+                f"`{params.new_name}` is a word of the language: a definition needs a name of "
+                "its own"
+            )
         if _taken(analysis, occ, params.new_name):
             raise JsonRpcInvalidParams(f"`{params.new_name}` is already a name of this program")
         user = _taken_by_a_user(ls, analysis, occ, params.new_name)

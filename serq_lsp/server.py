@@ -59,8 +59,12 @@ def main(argv: list[str] | None = None) -> None:
     """Start the server on stdio, or on a TCP port with `--tcp`."""
     parser = argparse.ArgumentParser(prog="serq-lsp", description="The serQ language server.")
     parser.add_argument("--tcp", action="store_true", help="listen on TCP instead of stdio")
-    parser.add_argument("--host", default="127.0.0.1")
-    parser.add_argument("--port", type=int, default=2087)
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="the address --tcp listens on (default 127.0.0.1)"
+    )
+    parser.add_argument(
+        "--port", type=int, default=2087, help="the port --tcp listens on (default 2087)"
+    )
     parser.add_argument("--version", action="version", version=f"serq-lsp {__version__}")
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.WARNING)

@@ -123,6 +123,54 @@ KEYWORDS: dict[str, str] = {
     "growth until it releases, not only at its admission.",
 }
 
+# A keyword whose meaning depends on the words beside it: (word, the word before or None,
+# a pattern of what follows or None) and its meaning there, tried before `KEYWORDS`.
+IN_CONTEXT: list[tuple[str, str | None, str | None, str]] = [
+    (
+        "queue",
+        None,
+        r"\s*(?:fifo\b|by\b)",
+        "In a pool: the order its waiting holds are admitted in: `queue fifo;` (arrival "
+        "order, the default) or `queue by (keys);` (the smallest keys first).",
+    ),
+    ("fifo", "queue", None, "`queue fifo;`: the pool admits its waiting holds in arrival order."),
+    (
+        "by",
+        "queue",
+        None,
+        "`queue by (keys);`: the pool admits the waiting hold with the smallest keys first.",
+    ),
+    (
+        "max",
+        None,
+        r"\s+[A-Za-z_][A-Za-z0-9_]*\s+in\b",
+        "`max j in n (e)`: the largest value of e for j = 0 .. n-1.",
+    ),
+    (
+        "min",
+        None,
+        r"\s+[A-Za-z_][A-Za-z0-9_]*\s+in\b",
+        "`min j in n (e)`: the smallest value of e for j = 0 .. n-1.",
+    ),
+]
+
+
+def in_context(text: str, start: int, word: str) -> str | None:
+    """The meaning of the keyword `word` at offset `start` of `text` where the words beside
+    it decide it (`queue fifo;` in a pool, `max j in n (e)`), or None."""
+    end = start + len(word)
+    before = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text[max(0, start - 40) : start])
+    for name, prior, after, meaning in IN_CONTEXT:
+        if name != word:
+            continue
+        if prior is not None and (not before or before[-1] != prior):
+            continue
+        if after is not None and not re.match(after, text[end : end + 80]):
+            continue
+        return meaning
+    return None
+
+
 # `cost(X, amount)`, the function (the keyword `cost` is a step stage's clause)
 COST_CALL = (
     "`amount` stated in the unit of the pool or stage `X`; its value is `amount` (how the "
@@ -132,8 +180,7 @@ COST_CALL = (
 # Built-in functions and distributions: parameter names and what they give (serq.builtins).
 FUNCTIONS: dict[str, tuple[tuple[str, ...], str]] = {
     **{
-        name: (tuple(p.name for p in b.params), b.meaning)
-        for name, b in builtins.FUNCTIONS.items()
+        name: (tuple(p.name for p in b.params), b.meaning) for name, b in builtins.FUNCTIONS.items()
     },
     # the run's aggregates a claim `at end` reads
     "total": (("obs",), "the sum of every sample of the observation (a claim `at end`)"),

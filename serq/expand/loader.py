@@ -53,10 +53,19 @@ def read_file(path: str, items: ItemCache | None = None) -> ParseResult | str:
     try:
         text = read_text(path)
     except OSError as e:
-        return e.strerror or str(e)
+        return unreadable(e)
     except ValueError as e:  # a path the system cannot name: "embedded null byte"
         return str(e)
     return parse(text, path, items)
+
+
+def unreadable(error: OSError) -> str:
+    """Why a file cannot be read, in the words every command uses ("no such file")."""
+    if isinstance(error, IsADirectoryError):
+        return "it is a directory"
+    if isinstance(error, FileNotFoundError):
+        return "no such file"
+    return error.strerror or str(error)
 
 
 def flatten(module: ast.Module, ctx: Context, load: Loader = read_file) -> list[ast.Item]:

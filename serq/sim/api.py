@@ -351,12 +351,34 @@ def render(diagnostics: Iterable[Diagnostic], known: Mapping[str, str]) -> str:
     return "\n\n".join(render_full(d, known.get(d.span.file), sources=known) for d in ordered)
 
 
+def is_library(program: ir.Program) -> bool:
+    """Whether `program` declares nothing that runs (no stage, pool, gauge, claim, arrival,
+    trace or statement), as a library (a file of `def`s and `use`s, meant to be `use`d)
+    is, or a file of `let`s alone."""
+    return not (
+        any(program.blocks)
+        or program.stages
+        or program.pools
+        or program.gauges
+        or program.claims
+        or program.arrival is not None
+        or program.trace is not None
+    )
+
+
 def _settings_problem(program: ir.Program) -> tuple[tuple[str, ...], str, str] | None:
     """What is wrong with the run settings of `program` once the command line's overrides
     are in: the settings concerned (the first is where to point), a message and a help,
     or None. The run block's own values were checked where they are written
     (`serq.link.lower`); these are the same rules."""
     horizon, warmup = program.horizon, program.warmup
+    if horizon is None and is_library(program):
+        return (
+            ("horizon",),
+            "there is nothing to run: the file declares no stage, pool, workload, session "
+            "or server, and no horizon",
+            "a file of `def`s and `use`s is a library: run a program that `use`s it",
+        )
     if horizon is None:
         return (
             ("horizon",),

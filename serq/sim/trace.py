@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from serq import ir
+from serq.expand.loader import unreadable
 from serq.sim.errors import SimError
 
 
@@ -96,14 +97,14 @@ def read_trace(trace: ir.Trace, base_dir: str, accelerate: bool | None = None) -
     try:
         f = path.open("rb")
     except OSError as e:
-        raise SimError(trace.origin, f"cannot read trace `{name}`: {e.strerror or e}") from None
+        raise SimError(trace.origin, f"cannot read trace `{name}`: {unreadable(e)}") from None
     with f:
         if accelerate is None:
             accelerate = "numpy" in sys.modules or _size(f) >= ACCELERATE_FROM
         try:
             return _Reader(name, trace.origin, _numpy() if accelerate else None).read(f)
         except OSError as e:
-            raise SimError(trace.origin, f"cannot read trace `{name}`: {e.strerror or e}") from None
+            raise SimError(trace.origin, f"cannot read trace `{name}`: {unreadable(e)}") from None
 
 
 def _size(f: Any) -> int:

@@ -248,12 +248,16 @@ def layout_diagnostics(layout: Layout) -> tuple[Diagnostic, ...]:
         closes = [i for i in fn if units[i].kind == FN_CLOSE]
         if not closes:
             end = lines.span(file, len(text), len(text))
+            brace = layout.ends[last] - 1  # the head's chunk ends with its `{`
             diagnostics.append(
                 Diagnostic.error(
                     codes.PARSE,
-                    end,
-                    "expected `}` to close `fn main`, found end of file",
-                    labels=(Label(head, "opened here"),),
+                    lines.span(file, brace, brace + 1),
+                    "the `{` of `fn main` is never closed: the file ends before its `}`",
+                    labels=(
+                        Label(end, "expected `}` to close `fn main`, found end of file"),
+                        *_closed_less_indented(layout, range(last + 1, len(units))),
+                    ),
                 )
             )
             main_span = head.cover(end)
@@ -442,6 +446,9 @@ def _name_unclosed(
         owned.setdefault(i, []).append(at)
     for i, ats in owned.items():
         d = out[i]
+        if d.span.start == d.span.end and _only_comments_after(text, d.span.start):
+            out[i] = _never_closed(d, ats, text, file, lines)
+            continue
         labels = [
             Label(lines.span(file, at, at + 1), f"this `{text[at]}` is never closed")
             for at in ats[:UNCLOSED_LABELS]
@@ -456,6 +463,71 @@ def _name_unclosed(
 
 # The unclosed openers named on one diagnostic; the rest are counted in a note.
 UNCLOSED_LABELS = 3
+
+_BLANK = re.compile(r"(?:\s+|//[^\n]*|/\*[\s\S]*?(?:\*/|\Z))*")
+
+
+def _only_comments_after(text: str, offset: int) -> bool:
+    """Whether nothing but white space and comments follows `offset` in `text`."""
+    return _BLANK.match(text, offset).end() == len(text)
+
+
+def _never_closed(d: Diagnostic, ats: list[int], text: str, file: str, lines: LineIndex):
+    """The error `d`, found at the end of the file, moved to the outermost opener `ats[0]`
+    that nothing closes, where the user can act; the end of the file and the other openers
+    become its labels (as rustc and TypeScript name the unclosed delimiter)."""
+    at = ats[0]
+    closer = {"{": "}", "(": ")", "[": "]"}[text[at]]
+    inner = [
+        Label(lines.span(file, k, k + 1), f"this `{text[k]}` is never closed")
+        for k in ats[1:UNCLOSED_LABELS]
+    ]
+    notes = d.notes
+    if len(ats) > UNCLOSED_LABELS:
+        more = len(ats) - UNCLOSED_LABELS
+        notes = (*notes, f"and {more:,} more brackets inside them are never closed")
+    return replace(
+        d,
+        span=lines.span(file, at, at + 1),
+        message=f"this `{text[at]}` is never closed: the file ends before its `{closer}`",
+        labels=(*inner, Label(d.span, d.message), *d.labels),
+        notes=notes,
+    )
+
+
+def _closed_less_indented(layout: Layout, items: range) -> list[Label]:
+    """Labels for the items among `items` whose last `}` stands first on a line indented
+    less than the item's own first line: a `}` that may close `fn main` but was taken by the
+    item, whose own `}` is missing (rustc's hint; at most `UNCLOSED_LABELS` items)."""
+    text, file, lines = layout.text, layout.file, layout.line_index
+    labels: list[Label] = []
+    for i in items:
+        if layout.units[i].kind != "item" or len(labels) >= 2 * UNCLOSED_LABELS:
+            continue
+        start, end = layout.starts[i], layout.ends[i]
+        close = text.rfind("}", start, end)
+        line_start = text.rfind("\n", 0, close) + 1
+        if (
+            close < 0
+            or text[line_start:close].strip()
+            or close - line_start >= layout.columns[i] - 1
+        ):
+            continue
+        opener = next(
+            (m.start() for m in _BRACKETS.finditer(text, start, end) if m.group() == "{"), -1
+        )
+        if opener < 0:
+            continue
+        labels.append(
+            Label(lines.span(file, opener, opener + 1), "perhaps this `{` is the one never closed")
+        )
+        labels.append(
+            Label(
+                lines.span(file, close, close + 1),
+                "as this `}` that closes it is indented less than its line",
+            )
+        )
+    return labels
 
 
 def parse_whole(text: str, file: str = "<input>") -> ParseResult:

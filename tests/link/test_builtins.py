@@ -34,7 +34,7 @@ def test_every_parameter_has_a_unit_and_a_meaning(builtin):
     assert builtin.meaning and builtin.result
     for p in builtin.params:
         assert p.name and p.unit and p.meaning
-        assert f"`{p.name}` ({p.unit})" in builtin.markdown()
+        assert f"`{p.name}` ({'no unit' if p.unit == 'none' else p.unit})" in builtin.markdown()
 
 
 def test_signatures_as_written():

@@ -59,14 +59,14 @@ CASES = [
     pytest.param("let y = (1 + 2;\n", [(1, 15)], id="rparen-in-let"),
     pytest.param("session { run s (y; }\n", [(1, 19)], id="rparen-in-run"),
     pytest.param("session { set x = min(y, 2; }\n", [(1, 27)], id="rparen-in-call"),
-    # an unclosed `{` at the end of the file: at the end of the input
-    pytest.param("session {\n  run s (1);", [(2, 13)], id="unclosed-brace-eof-no-newline"),
+    # an unclosed `{` at the end of the file: at the `{` (the end of the input is a label)
+    pytest.param("session {\n  run s (1);", [(1, 9)], id="unclosed-brace-eof-no-newline"),
     pytest.param(
         "session {\n  run s (1);\n",
-        [(3, 1)],
+        [(1, 9)],
         id="unclosed-brace-eof",
     ),
-    pytest.param("fn main() {\n  stage s : delay;\n", [(3, 1)], id="unclosed-fn-main"),
+    pytest.param("fn main() {\n  stage s : delay;\n", [(1, 11)], id="unclosed-fn-main"),
     # pool options
     pytest.param("pool kv { cap 10; evict fifo; }\n", [(1, 25)], id="pool-evict-fifo"),
     pytest.param("pool kv { cap 10 evict lru; }\n", [(1, 18)], id="pool-option-semicolon"),
@@ -294,7 +294,7 @@ def test_an_item_begun_inside_an_open_brace_starts_a_new_item():
         ("let a = 1 @ 2;\n", ["unexpected character `@`"]),
         ('workload { trace "t.csv; }\n', ["unterminated string"]),
         ("session { } /* open\n", ["unterminated comment"]),
-        ("session {\n  run s (1);", ["expected `}`", "end of file"]),
+        ("session {\n  run s (1);", ["`{` is never closed", "the file ends before its `}`"]),
         ("workload { trace t.csv; }\n", ["expected a string"]),
     ],
 )

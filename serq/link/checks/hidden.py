@@ -16,6 +16,7 @@ The server-side analysis (a run reveals it, decisions before that) is `reveal`.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator
 
 from serq.diagnostics import Diagnostic, Edit, Fix, Label, Span, codes
@@ -59,6 +60,14 @@ def check(kernel: ast.Module) -> Iterator[Diagnostic]:
     if not hidden:
         return
     clauses = _clauses(kernel)
+    hidings = Counter(
+        ident.name
+        for item in kernel.items
+        if isinstance(item, ast.Workload)
+        for clause in item.clauses
+        if isinstance(clause, ast.Hidden)
+        for ident in clause.names
+    )
     for site in sites(kernel):
         if site.place not in FORBIDDEN:
             continue
@@ -72,8 +81,12 @@ def check(kernel: ast.Module) -> Iterator[Diagnostic]:
                     notes=(f"in {site.owner}",),
                     help="the scheduler may not read a hidden attribute where it decides; "
                     "a bound it may know is a second attribute that is not hidden",
-                    # the read out where one edit takes it, else the attribute unhidden
-                    fix=remove_read(site, n) or unhide(clauses, hidden[n.name], "unsafe"),
+                    # the read out where one edit takes it, else the attribute unhidden (when
+                    # one `hidden` hides it: with two, taking out the first leaves it hidden)
+                    fix=remove_read(site, n)
+                    or (
+                        unhide(clauses, hidden[n.name], "unsafe") if hidings[n.name] == 1 else None
+                    ),
                 )
 
 
