@@ -107,12 +107,8 @@ def _lexer(basic: Any) -> StateLexer:
         keywords[terminal] = words
     if basic.use_bytes:
         raise TableError("a lexer of bytes")
-    patterns = tuple(m.pattern for m in scanner._mres)
-    flags = {m.flags for m in scanner._mres}
-    if len(flags) > 1:
-        raise TableError("lexer patterns with different flags")
     return StateLexer(
-        patterns,
+        tuple(m.pattern for m in scanner._mres),  # each compiled with the same flags
         scanner.g_regex_flags,
         frozenset(basic.ignore_types),
         frozenset(basic.newline_types),
