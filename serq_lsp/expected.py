@@ -148,7 +148,7 @@ def _feed(g: Grammar, prefix: str, symbol: str) -> ParserState:
 
 def _fed(state: ParserState, token: Token) -> ParserState:
     """A copy of `state` that has read `token`; `state` itself is left as it was."""
-    trial = state.copy(deepcopy_values=False)
+    trial = state.copy()
     trial.feed_token(token)
     return trial
 
@@ -173,7 +173,7 @@ def _accepted(g: Grammar, state: ParserState) -> tuple[list[str], bool, bool]:
 
 
 def _shifts(state: ParserState, terminal: str) -> bool:
-    trial = state.copy(deepcopy_values=False)
+    trial = state.copy()
     try:
         trial.feed_token(Token(terminal, ""))
     except UnexpectedToken:

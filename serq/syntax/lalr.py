@@ -93,9 +93,6 @@ class Token(str):
     def __reduce__(self):
         return (self.__class__, (self.type, self.value, self.start_pos, self.line, self.column))
 
-    def __deepcopy__(self, memo: Any) -> Token:
-        return Token(self.type, self.value, self.start_pos, self.line, self.column)
-
     def __repr__(self) -> str:
         return f"Token({self.type!r}, {self.value!r})"
 
@@ -162,23 +159,6 @@ class Tree:
 
     def __hash__(self) -> int:
         return hash((self.data, tuple(self.children)))
-
-    def pretty(self, indent: str = "  ") -> str:
-        """The tree as indented text, a node a line."""
-        lines: list[str] = []
-
-        def write(node: Any, level: int) -> None:
-            if not isinstance(node, Tree):
-                lines.append(f"{indent * level}{node}")
-            elif len(node.children) == 1 and not isinstance(node.children[0], Tree):
-                lines.append(f"{indent * level}{node.data}\t{node.children[0]}")
-            else:
-                lines.append(f"{indent * level}{node.data}")
-                for child in node.children:
-                    write(child, level + 1)
-
-        write(self, 0)
-        return "\n".join(lines) + "\n"
 
 
 # ---------------------------------------------------------------------- errors
@@ -346,7 +326,7 @@ class Rule:
     """A grammar rule as the parser reduces it: the nonterminal it makes (`origin`), the
     symbols it pops (`size`), and how its node is built (a call of it)."""
 
-    __slots__ = ("origin", "size", "name", "include", "nones", "expand1", "placeholders")
+    __slots__ = ("origin", "size", "name", "include", "nones", "expand1")
 
     def __init__(
         self,
@@ -356,7 +336,6 @@ class Rule:
         include: tuple[tuple[int, bool, int], ...] | None,
         nones: int,
         expand1: bool,
-        placeholders: bool,
     ) -> None:
         self.origin = origin
         self.size = size
@@ -366,7 +345,6 @@ class Rule:
         self.include = include
         self.nones = nones  # placeholders after the last child kept
         self.expand1 = expand1  # a `?rule`: one child kept is the node itself
-        self.placeholders = placeholders  # `[x]` gives None where x is absent
 
     def __repr__(self) -> str:
         return f"Rule({self.origin!r} -> {self.name!r}, {self.size})"
@@ -486,9 +464,6 @@ class ParseConf:
         self.callbacks = callbacks
         self.start = start
 
-    def __copy__(self) -> ParseConf:
-        return ParseConf(self.parse_table, self.callbacks, self.start)
-
 
 class ParseTable:
     """The LALR automaton: `states` as `ParseConf` has them, and the first and last
@@ -510,17 +485,15 @@ class ParseTable:
 class ParserState:
     """A parse in progress: the automaton's states and the values beside them."""
 
-    __slots__ = ("parse_conf", "lexer", "state_stack", "value_stack")
+    __slots__ = ("parse_conf", "state_stack", "value_stack")
 
     def __init__(
         self,
         parse_conf: ParseConf,
-        lexer: Any = None,
         state_stack: list[int] | None = None,
         value_stack: list | None = None,
     ) -> None:
         self.parse_conf = parse_conf
-        self.lexer = lexer
         self.state_stack = state_stack or [parse_conf.start_state]
         self.value_stack = value_stack or []
 
@@ -528,17 +501,9 @@ class ParserState:
     def position(self) -> int:
         return self.state_stack[-1]
 
-    def copy(self, deepcopy_values: bool = True) -> ParserState:
-        """A copy whose stacks are its own (the values too when `deepcopy_values`)."""
-        if deepcopy_values:
-            from copy import deepcopy
-
-            values = deepcopy(self.value_stack)
-        else:
-            values = list(self.value_stack)
-        return ParserState(self.parse_conf, self.lexer, list(self.state_stack), values)
-
-    __copy__ = copy
+    def copy(self) -> ParserState:
+        """A copy whose stacks are its own (the values themselves shared)."""
+        return ParserState(self.parse_conf, list(self.state_stack), list(self.value_stack))
 
     def feed_token(self, token: Token, is_end: bool = False) -> Any:
         """Shift `token` after the reductions it implies; at the end (`is_end`, the

@@ -414,9 +414,7 @@ class _Driver:
         if conf is None:
             conf = ParseConf(state.parse_conf.parse_table, _NoTrees(), state.parse_conf.start)
             self._probe_conf = conf
-        return ParserState(
-            conf, state.lexer, list(state.state_stack), [None] * len(state.value_stack)
-        )
+        return ParserState(conf, list(state.state_stack), [None] * len(state.value_stack))
 
     def _as_name(self, token: Token) -> Token | None:
         """A keyword the parser refused, as the NAME it also spells, if a NAME fits here.

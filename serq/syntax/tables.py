@@ -70,11 +70,9 @@ def _rule(rule: Any, callback: Any) -> Rule:
     f = callback.node_builder
     include = None
     nones = 0
-    placeholders = False
     if isinstance(f, ChildFilterLALR):
         include = tuple((i, bool(splice), n) for i, splice, n in f.to_include)
         nones = f.append_none
-        placeholders = True
         f = f.node_builder
     elif isinstance(f, ChildFilterLALR_NoPlaceholders):
         include = tuple((i, bool(splice), 0) for i, splice in f.to_include)
@@ -84,9 +82,7 @@ def _rule(rule: Any, callback: Any) -> Rule:
         f = f.node_builder
     if not (isinstance(f, partial) and f.func is Tree and len(f.args) == 1 and not f.keywords):
         raise TableError(f"{rule}: a callback that does not build a Tree: {f!r}")
-    return Rule(
-        rule.origin.name, len(rule.expansion), f.args[0], include, nones, expand1, placeholders
-    )
+    return Rule(rule.origin.name, len(rule.expansion), f.args[0], include, nones, expand1)
 
 
 def _lexer(basic: Any) -> StateLexer:
