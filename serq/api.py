@@ -32,9 +32,7 @@ def read_source(path: str) -> str | Diagnostic:
         from serq.expand.loader import text_path
 
         return decode(Path(text_path(path)).read_bytes())
-    except FileNotFoundError:
-        reason = "no such file"  # also the empty path, raised above
-    except OSError as e:
+    except OSError as e:  # the empty path too, raised above
         from serq.expand.loader import unreadable
 
         reason = unreadable(e)

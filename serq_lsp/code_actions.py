@@ -59,7 +59,7 @@ def actions(analysis, uri: str, params: types.CodeActionParams) -> list[types.Co
             or any(_touches(e.span, params.range, lines) for e in d.fix.edits)
         ]
         asked = {_key(a) for a in params.context.diagnostics or ()}
-        if asked & {_key(p) for p in lsp_diagnostics(analysis, uri)}:  # only those named
+        if asked and asked & {_key(p) for p in lsp_diagnostics(analysis, uri)}:  # those named
             shown = [(d, shown_d) for d, shown_d in shown if _key(shown_d) in asked]
         for d, shown_d in shown:
             out.append(
