@@ -147,8 +147,9 @@ def is_override_error(diagnostic: Diagnostic) -> bool:
     points into the option's own text (a name given twice or not declared, a value that
     does not parse, reads what it may not, or is of the wrong kind). The commands exit
     with their usage status for it; a value the program cannot take is reported at its
-    `let` instead, an error of the program."""
-    return diagnostic.span.file.startswith(("<--set ", "<--def "))
+    `let` instead, an error of the program. A `--trace` for a program that replays no
+    trace points at its option too."""
+    return diagnostic.span.file.startswith(("<--set ", "<--def ", "<--trace>"))
 
 
 def repeated_overrides(

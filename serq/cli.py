@@ -117,6 +117,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--horizon", type=_number, metavar="T", help="override the horizon")
     run.add_argument("--warmup", type=_time, metavar="T", help="override the warm-up")
     run.add_argument("--arrivals", type=_arrivals, metavar="N", help="override the arrivals")
+    run.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="replay FILE (relative to the current directory) instead of the trace the "
+        "workload names",
+    )
     _override_options(run)
     run.add_argument("--json", action="store_true", help="print the report as JSON")
     run.add_argument(
@@ -224,6 +230,12 @@ def _sweep_parser(commands: Any) -> None:
     sweep.add_argument("--horizon", type=_number, metavar="T", help="override the horizon")
     sweep.add_argument("--warmup", type=_time, metavar="T", help="override the warm-up")
     sweep.add_argument("--arrivals", type=_arrivals, metavar="N", help="override the arrivals")
+    sweep.add_argument(
+        "--trace",
+        metavar="FILE",
+        help="replay FILE (relative to the current directory) instead of the trace the "
+        "workload names, at every point",
+    )
     sweep.add_argument(
         "--no-fast-forward",
         dest="fast_forward",
@@ -524,12 +536,13 @@ def _run_program(args: argparse.Namespace) -> int:
         arrivals=args.arrivals,
         sets=sets,
         defs=defs,
+        trace=args.trace,
     )
     report = None
     if compiled is not None and args.emit_python:
         source, built = sim_api.python_source(compiled)
         diagnostics = [*diagnostics, *built]
-        sources = sim_api.sources(path, loaded, sets, diagnostics, defs)
+        sources = sim_api.sources(path, loaded, sets, diagnostics, defs, args.trace)
         print_diagnostics(diagnostics, sources, file=sys.stderr, color=_color(args))
         if source is None:
             return EXIT_ERRORS if built else EXIT_USAGE
@@ -567,7 +580,7 @@ def _run_program(args: argparse.Namespace) -> int:
         finally:
             bar.close()
         diagnostics = [*diagnostics, *ran]
-    sources = sim_api.sources(path, loaded, sets, diagnostics, defs)
+    sources = sim_api.sources(path, loaded, sets, diagnostics, defs, args.trace)
     print_diagnostics(diagnostics, sources, file=sys.stderr, color=_color(args))
     if report is None:
         return EXIT_USAGE if _bad_override(diagnostics) else EXIT_ERRORS

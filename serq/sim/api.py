@@ -48,6 +48,23 @@ class Compiled:
         return cls(ir.from_json(text), base_dir)
 
 
+def _no_trace_to_replace(trace: str) -> Diagnostic:
+    """The error of a trace given (`--trace`, `trace=`) for a program that replays none:
+    it points at the option (`serq.api.is_override_error`), so the command line exits
+    with its usage status."""
+    option = f"--trace {trace}"
+    return Diagnostic.error(
+        codes.IO,
+        Span(TRACE_OPTION, 0, len(option), 1, 1, 1, len(option) + 1),
+        f"`{option}` gives a trace to replay, but the program replays none",
+        help='a trace replay names its trace in the workload, `trace "FILE";`: '
+        "`--trace` (`trace=` in Python) replaces that file",
+    )
+
+
+TRACE_OPTION = "<--trace>"  # the file a diagnostic about `--trace` points into
+
+
 def _in_file(found: Any, path: str | None) -> list[Diagnostic]:
     """`found`, where a finding about a program with no construct to point at (a file of a
     `run` block alone, `serq.sim._fallback_span`) points at the start of the file `path`."""
@@ -69,14 +86,23 @@ def compile_program(
     arrivals: int | None = None,
     sets: Mapping[str, str | float] | None = None,
     defs: Mapping[str, str] | None = None,
+    trace: str | None = None,
 ) -> tuple[Compiled | None, list[Diagnostic]]:
     """The program `text` (the contents of `path`) linked with the overrides `sets`
-    (program arguments and `let`s) and `defs` (expression definitions' bodies) and the
-    run settings given (None keeps the program's), and every diagnostic; the program is
-    None when there is an error."""
+    (program arguments and `let`s) and `defs` (expression definitions' bodies), the run
+    settings given (None keeps the program's) and `trace`, a file the program's trace
+    replay reads instead of the one it names (relative to the current directory, as the
+    command line's `--trace` is), and every diagnostic; the program is None when there is
+    an error (a `trace` for a program that replays none is one)."""
     program, diagnostics = api.link_source(text, path, sets=sets, defs=defs)
     if program is None or any(d.severity >= Severity.ERROR for d in diagnostics):
         return None, diagnostics
+    if trace is not None:
+        if program.trace is None:
+            return None, [*diagnostics, _no_trace_to_replace(trace)]
+        # read when the run starts, from where the caller is now (a relative `trace`
+        # names a file of the current directory, not of the program's)
+        program = replace(program, trace=replace(program.trace, path=os.path.abspath(trace)))
     settings = {"seed": seed, "horizon": horizon, "warmup": warmup, "arrivals": arrivals}
     given = {k: v for k, v in settings.items() if v is not None}
     program = replace(program, **given)
@@ -202,13 +228,15 @@ def compile(
     arrivals: int | None = None,
     sets: Mapping[str, str | float] | None = None,
     defs: Mapping[str, str] | None = None,
+    trace: str | os.PathLike | None = None,
     fast_forward: bool = True,
     codegen: bool = True,
 ) -> Compiled:
     """The program file `path`, or the program text `source`, linked with the overrides
     of `serq run` (`sets`: the values of program arguments, `args.number("name", d)`, or
     of `let`s, by name, as numbers or expression text; `defs`: the bodies of expression
-    definitions by name, as text);
+    definitions by name, as text; `trace`: a file for the program's trace replay to read
+    instead of the one it names, relative to the current directory, `--trace`);
     `fast_forward=False` steps every step-engine iteration one at a time;
     `codegen=False` runs the sessions on the interpreter instead of generated code
     (`serq run --no-compile`; the same report).
@@ -233,6 +261,7 @@ def compile(
     horizon = given.time("compile", "horizon", horizon)
     warmup = given.time("compile", "warmup", warmup)
     sets, defs = given.sets("compile", sets), given.defs("compile", defs)
+    trace = given.path("compile", trace, "trace")
     if source is None:
         loaded = api.read_source(path)
         if isinstance(loaded, Diagnostic):
@@ -249,10 +278,35 @@ def compile(
         arrivals=arrivals,
         sets=sets,
         defs=defs,
+        trace=trace,
     )
     if compiled is None:
-        raise ValueError(render(diagnostics, sources(file, text, sets, diagnostics, defs)))
+        known = sources(file, text, sets, diagnostics, defs, trace)
+        raise ValueError(render(diagnostics, known))
     return replace(compiled, fast_forward=fast_forward, codegen=codegen)
+
+
+def read_trace(path: str | os.PathLike) -> list[list[tuple[float, float, float, float]]]:
+    """The sessions of the trace file at `path` (relative to the current directory), each
+    a list of its turns `(new, out, think, forced)` in the order a replay takes them, read
+    as a run reads a `trace` (`forced` 0 where the file has no such column), as pyserq's
+    `read_trace` gives them.
+
+    Raises:
+        ValueError: the file cannot be read or a row is malformed; the message names the
+        file, and the line and column of a bad row.
+        TypeError: `path` is not a file name (a `str` or a `pathlib.Path`)."""
+    from serq.sim import arguments as given
+    from serq.sim.errors import SimError
+    from serq.sim.trace import read_trace as read_table
+
+    name = given.path("read_trace", path)
+    assert name is not None
+    try:
+        table = read_table(ir.Trace(name, False, Span.point(name, 0, 1, 1)), ".")
+    except SimError as error:
+        raise ValueError(error.message) from None
+    return [table.turns(i) for i in range(len(table))]
 
 
 def run(
@@ -331,10 +385,13 @@ def sources(
     sets: Mapping[str, str | float] | None,
     diagnostics: Iterable[Diagnostic],
     defs: Mapping[str, str] | None = None,
+    trace: str | None = None,
 ) -> dict[str, str]:
     """The texts the renderer needs for `diagnostics`: the program's, the `--set` and
-    `--def` values' and any library a diagnostic points into."""
+    `--def` values', the `--trace` option's and any library a diagnostic points into."""
     known = {} if text is None else {path: text}
+    if trace is not None:
+        known[TRACE_OPTION] = f"--trace {trace}"
     for name, value in (sets or {}).items():
         file, set_text = api.set_source(name, value)
         known[file] = set_text

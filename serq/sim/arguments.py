@@ -30,14 +30,15 @@ def kind(value: object) -> str:
     return f"{type(value).__name__} {shown}"
 
 
-def path(function: str, value: object) -> str | None:
-    """A program file's name: a `str` or an `os.PathLike` of one (None: not given)."""
+def path(function: str, value: object, name: str = "path") -> str | None:
+    """A file's name, the argument `name`: a `str` or an `os.PathLike` of one (None: not
+    given)."""
     if value is None:
         return None
     if isinstance(value, os.PathLike):
         value = os.fspath(value)
     if not isinstance(value, str):
-        raise TypeError(f"{function}: `path` is a file name (str or Path), not {kind(value)}")
+        raise TypeError(f"{function}: `{name}` is a file name (str or Path), not {kind(value)}")
     return value
 
 

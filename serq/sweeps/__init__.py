@@ -14,6 +14,7 @@ From Python, `serq.sweep(path, sets={"lambda": "0.5:0.9:0.1"}, seeds=5)` does bo
 
 from __future__ import annotations
 
+import os
 import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -61,11 +62,13 @@ def plan(
     arrivals: int | None = None,
     fast_forward: bool = True,
     defs: Mapping[str, str] | Iterable[tuple[str, str]] = (),
+    trace: str | None = None,
 ) -> tuple[Plan | None, list[Diagnostic], dict[str, str]]:
     """The sweep of the program `text` (from `path`) over `sets` (a let's name to its
     values: list or range text, a number, or a sequence), with `seeds` (N: seeds 1..N; a
     sequence: those; None: the program's own seed), the expression definitions' bodies
-    `defs` (`--def`, the same at every point) and the run settings given; its
+    `defs` (`--def`, the same at every point), the run settings given and `trace`
+    (`--trace`, relative to the current directory); its
     diagnostics; and the texts they point into. The plan is None when there is an error,
     at any point of the grid (see `checks`)."""
     from serq import api
@@ -87,7 +90,7 @@ def plan(
     problems, known = _value_problems(text, path, axes)  # type: ignore[arg-type]
     if problems:
         return None, problems, known
-    settings = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals}
+    settings = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals, "trace": trace}
     checks = check_points(text, path, grid, settings, dict(bodies), worker.CACHE_SIZE)
     if not checks.ok:
         return None, checks.diagnostics, checks.known
@@ -130,6 +133,7 @@ def plan(
             arrivals,
             fast_forward,
             tuple(bodies),
+            None if trace is None else os.path.abspath(trace),
         )
         for p in grid
         for k, seed in enumerate(seed_list)
@@ -255,12 +259,15 @@ def sweep(
     arrivals: int | None = None,
     fast_forward: bool = True,
     defs: Mapping[str, str] | None = None,
+    trace: str | os.PathLike | None = None,
     on_outcome: Callable[[RunOutcome], None] | None = None,
 ) -> SweepResult:
     """Run the program file `path` (or the text `source`) at every point of `sets` (a
     let's name to its values: `"0.5:0.9:0.1"`, `"1,2,4"`, `[1, 2, 4]`) with `seeds`
     replications (N: seeds 1..N; a list: those seeds; None: the program's seed), and
-    `defs` giving expression definitions other bodies (`--def`) at every point.
+    `defs` giving expression definitions other bodies (`--def`) at every point, and
+    `trace` a file for the program's trace replay to read instead of the one it names
+    (`--trace`, relative to the current directory).
 
     `executor` is None (a local process pool of `jobs` workers, default the CPU count; 1
     runs here), a `concurrent.futures.Executor`, a `distributed.Client` or a Dask scheduler
@@ -289,6 +296,7 @@ def sweep(
     arrivals = given.whole("sweep", "arrivals", arrivals)
     sets, defs = given.sets("sweep", sets, many=True), given.defs("sweep", defs)
     seeds, jobs = given.seeds("sweep", seeds), given.jobs("sweep", jobs)
+    trace = given.path("sweep", trace, "trace")
     if source is None:
         loaded = api.read_source(path)  # type: ignore[arg-type]
         if isinstance(loaded, Diagnostic):
@@ -306,6 +314,7 @@ def sweep(
         arrivals=arrivals,
         fast_forward=fast_forward,
         defs=defs or {},
+        trace=trace,
     )
     if checked is None:
         raise ValueError(sim_api.render(diagnostics, known))

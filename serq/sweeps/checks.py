@@ -50,12 +50,12 @@ def check_points(
     text: str,
     path: str,
     grid: Sequence[Point],
-    settings: Mapping[str, float | int | None],
+    settings: Mapping[str, float | int | str | None],
     defs: Mapping[str, str],
     keep: int,
 ) -> PointChecks:
     """Compile the program `text` (from `path`) with the run `settings` (`horizon`,
-    `warmup`, `arrivals`) and the `--def` bodies `defs` at each point of `grid`, keeping
+    `warmup`, `arrivals`, `trace`) and the `--def` bodies `defs` at each point of `grid`, keeping
     the compiled program of the first `keep` points. A program that does not parse is
     checked at every point too: a value that cannot be applied is reported with its
     syntax errors, as `serq check --set` reports it."""
@@ -74,7 +74,10 @@ def check_points(
                 text, path, sets=sets, defs=dict(defs), **settings
             )
             if program is None or point.index == 0:
-                known = sim_api.sources(path, text, sets, diagnostics, dict(defs))
+                trace = settings.get("trace")
+                known = sim_api.sources(
+                    path, text, sets, diagnostics, dict(defs), trace  # type: ignore[arg-type]
+                )
                 first = (diagnostics, known) if point.index == 0 else first
             if program is None:
                 failed.append((point, diagnostics, known))

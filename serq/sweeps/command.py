@@ -55,6 +55,7 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
         arrivals=args.arrivals,
         fast_forward=args.fast_forward,
         defs=args.defs,
+        trace=args.trace,
     )
     print_diagnostics(diagnostics, known, file=sys.stderr, color=color)
     if checked is None:

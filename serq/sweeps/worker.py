@@ -52,6 +52,7 @@ class RunTask:
     arrivals: int | None = None
     fast_forward: bool = True
     defs: tuple[tuple[str, str], ...] = ()  # `--def NAME=EXPR`, the same at every point
+    trace: str | None = None  # `--trace FILE`, an absolute path (workers run elsewhere)
 
 
 @dataclass(frozen=True, slots=True)
@@ -120,7 +121,16 @@ def remember(task: RunTask, compiled: Compiled) -> None:
 
 
 def _key(task: RunTask) -> tuple:
-    return (task.text, task.path, task.sets, task.defs, task.horizon, task.warmup, task.arrivals)
+    return (
+        task.text,
+        task.path,
+        task.sets,
+        task.defs,
+        task.horizon,
+        task.warmup,
+        task.arrivals,
+        task.trace,
+    )
 
 
 def _compile(task: RunTask) -> Compiled | str:
@@ -139,6 +149,7 @@ def _compile(task: RunTask) -> Compiled | str:
         arrivals=task.arrivals,
         sets=dict(task.sets),
         defs=dict(task.defs),
+        trace=task.trace,
     )
     result: Compiled | str = compiled if compiled is not None else _one_line(diagnostics)
     _compiled[key] = result
