@@ -24,10 +24,11 @@ def write_dump(report: Report, directory: str | Path) -> list[Path]:
     root = Path(directory)
     written = []
     for name, o in report.observes.items():
-        rows = zip(o.times, o.sessions, o.turns, o.samples, strict=True)
+        samples, times, sessions, turns = o.columns  # the arrays themselves: no list
+        rows = zip(times, sessions, turns, samples, strict=True)
         written.append(_write(root / "observe" / f"{name}.csv", OBSERVE_HEADER, rows))
     for name, g in report.gauges.items():
-        rows = zip(g.times, g.values, strict=True)
+        rows = zip(*g.columns, strict=True)
         written.append(_write(root / "gauge" / f"{name}.csv", GAUGE_HEADER, rows))
     return written
 

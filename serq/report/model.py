@@ -42,7 +42,9 @@ class Series(array):
 @dataclass(frozen=True, slots=True)
 class Observe:
     """One `observe` statistic: its summary and its samples (after warm-up) with the time,
-    session (serial) and turn of each, as typed arrays (`Series`)."""
+    session (serial) and turn of each. The run's columns stay typed arrays (`Series`, in
+    `columns`: samples, times, sessions, turns); `samples`, `times`, `sessions` and `turns`
+    give each as a new list at every access, as the reference's do (bind it once)."""
 
     name: str
     count: int
@@ -50,24 +52,60 @@ class Observe:
     ci: float  # batch-means 95 % half-width; inf below 40 samples
     cv2: float
     p99: float
-    samples: Sequence[float] = field(default=(), repr=False)  # Series('d') from a run
-    times: Sequence[float] = field(default=(), repr=False)  # Series('d')
-    sessions: Sequence[int] = field(default=(), repr=False)  # Series('q')
-    turns: Sequence[int] = field(default=(), repr=False)  # Series('q')
+    # (samples, times, sessions, turns): Series('d'), Series('d'), Series('q'), Series('q')
+    columns: tuple[Sequence[float], Sequence[float], Sequence[int], Sequence[int]] = field(
+        default=((), (), (), ()), repr=False
+    )
+
+    @property
+    def samples(self) -> list[float]:
+        """The values observed after warm-up, in the order taken (a new list)."""
+        return _listed(self.columns[0])
+
+    @property
+    def times(self) -> list[float]:
+        """The time of each sample (a new list)."""
+        return _listed(self.columns[1])
+
+    @property
+    def sessions(self) -> list[int]:
+        """The session (serial) that took each sample (a new list)."""
+        return _listed(self.columns[2])
+
+    @property
+    def turns(self) -> list[int]:
+        """The turn of the session at each sample (a new list)."""
+        return _listed(self.columns[3])
 
 
 @dataclass(frozen=True, slots=True)
 class Gauge:
     """One `gauge`: its time average over [warmup, end] with a batch-means 95 % half-width,
-    the least and greatest value held for a positive time, and its change points."""
+    the least and greatest value held for a positive time, and its change points (kept
+    as typed arrays in `columns`, times and values; `times` and `values` give each as a
+    new list at every access, as the reference's do)."""
 
     name: str
     mean: float
     ci: float
     min: float
     max: float
-    times: Sequence[float] = field(default=(), repr=False)  # Series('d') from a run
-    values: Sequence[float] = field(default=(), repr=False)  # Series('d')
+    columns: tuple[Sequence[float], Sequence[float]] = field(default=((), ()), repr=False)
+
+    @property
+    def times(self) -> list[float]:
+        """The time of each change point, over the whole run (a new list)."""
+        return _listed(self.columns[0])
+
+    @property
+    def values(self) -> list[float]:
+        """The value the gauge takes at each change point, until the next (a new list)."""
+        return _listed(self.columns[1])
+
+
+def _listed(column: Sequence[Any]) -> list[Any]:
+    """A report's column as a new list (`array.tolist` for a typed array: in C)."""
+    return column.tolist() if isinstance(column, array) else list(column)
 
 
 @dataclass(frozen=True, slots=True)

@@ -170,7 +170,7 @@ def _gauges(r: Report, sparklines: bool = False) -> Table:
     for name, g in r.gauges.items():
         cells = [name, *map(number, (g.mean, g.ci, g.min, g.max))]
         if sparklines:
-            cells.append(sparkline(g.times, g.values, r.warmup, r.end))
+            cells.append(sparkline(*g.columns, r.warmup, r.end))
         table.add_row(*cells)
     return table
 

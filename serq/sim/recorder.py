@@ -678,10 +678,7 @@ def _observe(name: str, times: Series, sessions: Series, turns: Series, values: 
         ci=stats.sample_ci(values),
         cv2=stats.cv2(values, mean),
         p99=stats.percentile(values, 0.99, mean),
-        samples=values,
-        times=times,
-        sessions=sessions,
-        turns=turns,
+        columns=(values, times, sessions, turns),
     )
 
 
@@ -699,8 +696,7 @@ def _gauge(
         ci=ci,
         min=least,
         max=greatest,
-        times=times,
-        values=values,
+        columns=(times, values),
     )
 
 
@@ -769,6 +765,6 @@ def _notes(program: Program, observes: dict[str, Observe]) -> list[str]:
     notes = []
     for stat, name in enumerate(program.observes):
         o = observes[name]
-        if tests.get(stat) and o.count >= NOTE_MIN_SAMPLES and not any(o.samples):
+        if tests.get(stat) and o.count >= NOTE_MIN_SAMPLES and not any(o.columns[0]):
             notes.append(f"observe {name} is constant 0 over {o.count} samples")
     return notes

@@ -183,3 +183,35 @@ def test_sweep_trace_replays_the_file_at_every_point(tmp_path, monkeypatch, caps
     assert "the program replays none" in capsys.readouterr().err
     with pytest.raises(ValueError, match="the program replays none"):
         serq.sweep(str(MM1), {"lambda": "0.5"}, jobs=1, trace="alt.csv")
+
+
+def test_columns_are_new_lists_at_each_access_as_the_references():
+    """An observation's `samples`, `times`, `sessions` and `turns` and a gauge's `times`
+    and `values` are lists, new at each access, as pyserq's are: they dump to JSON, sort
+    and concatenate as code written against the reference does. Before, they were the
+    run's typed arrays themselves: `json.dumps` refused them, and a `sort` or an `append`
+    failed or changed the report."""
+    report = serq.run(serq.compile(str(REPLAY), horizon=300, warmup=0))
+    gauged = serq.run(serq.compile(str(ROOT / "bench" / "shapes" / "gauges.sq"), horizon=300))
+    o = report.observe("response")
+    g = next(iter(gauged.gauges.values()))
+    for name, column in [
+        *((n, getattr(o, n)) for n in ("samples", "times", "sessions", "turns")),
+        *((n, getattr(g, n)) for n in ("times", "values")),
+    ]:
+        assert type(column) is list and column, name
+        assert json.loads(json.dumps(column)) == column
+    samples = o.samples
+    assert o.samples is not samples and o.samples == samples
+    samples.sort()
+    samples.append(-1.0)
+    assert o.samples != samples and len(o.samples) == o.count
+    assert all(type(x) is int for x in o.sessions + o.turns)
+    pyserq = pytest.importorskip("pyserq")
+    theirs = pyserq.run(pyserq.compile(str(REPLAY), horizon=300, warmup=0)).observe("response")
+    assert (o.samples, o.times, o.sessions, o.turns) == (
+        theirs.samples,
+        theirs.times,
+        theirs.sessions,
+        theirs.turns,
+    )

@@ -59,7 +59,7 @@ def test_round_trip(fifo_report):
         assert [row.name for row in again.stages] == [row.name for row in report.stages]
     back = from_json(fifo_report.json())
     assert math.isnan(back.observe("done").ci)  # inf and NaN both read back as NaN
-    assert back.gauge("q").mean == 1 and back.gauge("q").times == ()
+    assert back.gauge("q").mean == 1 and back.gauge("q").times == []
 
 
 def test_other_schemas_and_garbage_are_refused(fifo_report):

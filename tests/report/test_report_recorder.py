@@ -33,13 +33,13 @@ def test_fifo_matches_the_reference(fifo_report):
     done = r.observe("done")
     assert (done.count, done.mean, done.cv2, done.p99) == (3, 4.0, 0.25, 6.0)
     assert math.isinf(done.ci)  # fewer than 40 samples
-    assert done.samples == (2.0, 4.0, 6.0) and done.sessions == (0, 1, 2)
+    assert done.samples == [2.0, 4.0, 6.0] and done.sessions == [0, 1, 2]
     q, b = r.gauge("q"), r.gauge("b")
     assert (q.mean, q.min, q.max) == (approx(1.0), 0.0, 3.0)
     assert q.ci == approx(0.5004852174555088, rel=1e-12)
     assert (b.mean, b.min, b.max) == (approx(5 / 9), 0.0, 1.0)
     assert b.ci == approx(0.23619894534137292, rel=1e-12)
-    assert b.times == (0.0, 6.0) and b.values == (1.0, 0.0)  # change points only
+    assert b.times == [0.0, 6.0] and b.values == [1.0, 0.0]  # change points only
     s = r.stage("server")
     assert (s.mean_number, s.utilization) == (approx(1.0), approx(5 / 9))
     assert (s.completed, s.throughput, s.mean_wait, s.mean_service) == (3, approx(1 / 3), 2, 2)
@@ -114,7 +114,7 @@ def test_samples_and_completions_count_from_the_warmup_on():
         rec.observe(0, t, 0, 0, t)
         rec.stage_done(0, t, 1.0, 1.0)
     r = rec.finish(outcome(4.0, 0, 0, 0))
-    assert r.observe("done").samples == (2.0, 3.0)
+    assert r.observe("done").samples == [2.0, 3.0]
     assert r.stage("server").completed == 2
     assert r.stage("server").throughput == approx(1.0)
 
@@ -128,7 +128,7 @@ def test_gauge_min_max_only_what_was_held_for_a_positive_time():
     rec.gauges(10.0, (100.0, 0.0))  # at the end: held for no time
     g = rec.finish(outcome(10.0, 0, 0, 0)).gauge("q")
     assert (g.min, g.max) == (2.0, 9.0)
-    assert g.times == (0.0, 4.0, 5.0, 10.0) and g.values == (9.0, 2.0, 3.0, 100.0)
+    assert g.times == [0.0, 4.0, 5.0, 10.0] and g.values == [9.0, 2.0, 3.0, 100.0]
     assert g.mean == approx((9 * 1 + 2 * 1 + 3 * 5) / 7)
 
 
@@ -138,7 +138,7 @@ def test_a_repeated_instant_that_returns_to_the_old_value_leaves_no_point():
     rec.gauges(2.0, (5.0, 0.0))
     rec.gauges(2.0, (1.0, 0.0))
     g = rec.finish(outcome(4.0, 0, 0, 0)).gauge("q")
-    assert g.times == (0.0,) and g.values == (1.0,) and g.mean == 1.0
+    assert g.times == [0.0] and g.values == [1.0] and g.mean == 1.0
 
 
 ONE_GAUGE = FIFO.replace("gauge b = busy(server);\n", "")
@@ -184,7 +184,7 @@ def test_a_gauge_told_of_an_earlier_instant_keeps_only_what_was_held():
     for t, v in ((0.0, 1.0), (4.0, 7.0), (2.0, 3.0), (6.0, 2.0)):  # 4.0 then 2.0: back
         rec.gauges(t, (v,))
     g = rec.finish(outcome(8.0, 0, 0, 0)).gauge("q")
-    assert g.times == (0.0, 4.0, 2.0, 6.0)
+    assert g.times == [0.0, 4.0, 2.0, 6.0]
     assert (g.min, g.max) == stats.held_range(g.times, g.values, 0.0, 8.0) == (1.0, 3.0)
 
 
