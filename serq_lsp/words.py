@@ -45,7 +45,8 @@ KEYWORDS: dict[str, str] = {
     "lease": "`lease POOL (t)`: keeps the hold's allocation past its end for up to t.",
     "grow": "`grow POOL (n);`: adds units to the enclosing hold.",
     "drop": "`drop POOL;`: forgets the session's cached prefix in the pool.",
-    "release": "`release POOL;`: gives the enclosing hold's allocation back now.",
+    "release": "`release POOL;`: gives the innermost enclosing hold's allocation on POOL back "
+    "now; outside any hold on POOL, ends the session's lease there.",
     "load": "`load POOL (n);`: advances the hold's computed position by n tokens.",
     "prefill": "Serving form: `prefill (work) [growing POOL];`, a prefill run on the stage "
     "that serves here.",
