@@ -177,3 +177,17 @@ def test_textmate_keywords_agree_with_lark_on_every_example(node_modules):
                 where = f"{path.relative_to(ROOT)}:{line}:{column}"
                 disagreements.append(f"{where}: Lark reads `{word}` as a {kind}, TextMate: {scope}")
     assert not disagreements, "\n".join(disagreements)
+
+
+def test_the_horizon_setting_takes_what_serq_run_takes():
+    """`serq.run.horizon` is passed as `serq run --horizon`, which refuses 0 (not a
+    positive number, a usage error): the setting said `minimum: 0`, so the settings
+    editor took 0 and the Run then failed with argparse's usage line."""
+    from serq.cli import _number
+
+    package = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
+    horizon = package["contributes"]["configuration"]["properties"]["serq.run.horizon"]
+    assert "minimum" not in horizon and horizon["exclusiveMinimum"] == 0
+    with pytest.raises(Exception, match="not a positive number"):
+        _number("0")
+    assert _number("1e-300") == 1e-300
