@@ -5,7 +5,6 @@ it works while the call is still being typed."""
 from __future__ import annotations
 
 import os
-import re
 
 from lsprotocol import types
 
@@ -48,16 +47,12 @@ def register(server: SerqServer) -> None:
         return help_at(analysis, offset)
 
 
-# what the backward scan reads past: comments and strings (an open one runs to the cursor)
-_OPAQUE = re.compile(r'//[^\r\n]*|/\*[\s\S]*?(?:\*/|\Z)|"[^"\r\n]*"?')
-
-
 def _code_before(text: str, offset: int) -> str | None:
     """`text[:offset]` with every comment and string blanked (their brackets, commas and
     semicolons are no code), or None when `offset` lies inside one."""
     before = text[:offset]
     parts, last = [], 0
-    for m in _OPAQUE.finditer(before):
+    for m in words.OPAQUE.finditer(before):
         word = m.group()
         if m.end() == offset:
             closed = (word.startswith("/*") and len(word) >= 4 and word.endswith("*/")) or (

@@ -156,6 +156,21 @@ IN_CONTEXT: list[tuple[str, str | None, str | None, str]] = [
 ]
 
 
+# comments and strings, an open one running to the end (of its line, for a string)
+OPAQUE = re.compile(r'//[^\r\n]*|/\*[\s\S]*?(?:\*/|\Z)|"[^"\r\n]*"?')
+
+
+def in_comment_or_string(text: str, offset: int) -> bool:
+    """Whether `offset` lies inside a comment or a string of `text` (after its first
+    character): a word there is no keyword."""
+    for m in OPAQUE.finditer(text):
+        if m.start() >= offset:
+            return False
+        if offset < m.end():
+            return True
+    return False
+
+
 def in_context(text: str, start: int, word: str) -> str | None:
     """The meaning of the keyword `word` at offset `start` of `text` where the words beside
     it decide it (`queue fifo;` in a pool, `max j in n (e)`), or None."""
