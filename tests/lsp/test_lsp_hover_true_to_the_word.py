@@ -92,7 +92,7 @@ def test_a_keyword_in_a_comment_or_string_is_no_keyword():
         "session { run s (1); }\nrun { horizon 10; }\n"
     )
     analysis = analyze(text, "/nowhere/c.sq")
-    for needle, delta in (("hold here", 0), ("in\"", 0), ("run\n", 1), ("loop */", 2)):
+    for needle, delta in (("hold here", 0), ('in"', 0), ("run\n", 1), ("loop */", 2)):
         assert hover_at(analysis, text.index(needle) + delta) is None, needle
     assert hover_at(analysis, text.index("run s")) is not None  # code still says
     assert "std/args" in hover_at(analysis, text.index("std/args") + 4).contents.value
