@@ -358,10 +358,10 @@ class _Formatter(_Printer):
         ends, starts = self._comment_at_end, self._comment_at_start
         before = e.span.start - 1
         while before >= 0:
-            if text[before].isspace():
-                before -= 1
-            elif before + 1 in ends:
+            if before + 1 in ends:  # first: a `//` comment's end takes its trailing blanks
                 before = ends[before + 1] - 1
+            elif text[before].isspace():
+                before -= 1
             else:
                 break
         after = e.span.end
