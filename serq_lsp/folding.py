@@ -1,4 +1,6 @@
-"""Folding ranges: every item, queue member and block that spans lines, and block comments."""
+"""Folding ranges: every item, queue member and block that spans lines, block comments, and
+the `// region` ... `// endregion` markers (editors/vscode/language-configuration.json's: an
+editor takes the server's ranges instead of its own markers)."""
 
 from __future__ import annotations
 
@@ -23,7 +25,9 @@ _FOLDED = (
     ast.RunSettings,
     ast.FnMain,
 )
-_COMMENT = re.compile(r"/\*(?:.|\n)*?\*/")
+# the comments as the parser reads them: a `/*` in a `//` comment or a string opens none
+_COMMENTS = re.compile(r'//[^\r\n]*|/\*[\s\S]*?\*/|"[^"\r\n]*"?')
+_REGION = re.compile(r"//\s*#?(end)?region\b")
 
 
 def register(server: SerqServer) -> None:
@@ -49,12 +53,30 @@ def ranges(analysis: Analysis) -> list[types.FoldingRange]:
             start, end = span.line - 1, span.end_line - 1
             found[start] = max(found.get(start, end), end)
     out = [types.FoldingRange(start_line=s, end_line=e) for s, e in sorted(found.items())]
-    for match in _COMMENT.finditer(analysis.text):
-        s, e = analysis.lines.position(match.start())[0], analysis.lines.position(match.end())[0]
-        if e > s:
-            out.append(
-                types.FoldingRange(
-                    start_line=s - 1, end_line=e - 1, kind=types.FoldingRangeKind.Comment
+    text, lines = analysis.text, analysis.lines
+    regions: list[int] = []  # the lines of the `// region` markers not closed yet
+    for match in _COMMENTS.finditer(text):
+        word = match.group()
+        s = lines.position(match.start())[0] - 1
+        if word.startswith("/*"):
+            e = lines.position(match.end())[0] - 1
+            if e > s:
+                out.append(
+                    types.FoldingRange(
+                        start_line=s, end_line=e, kind=types.FoldingRangeKind.Comment
+                    )
                 )
-            )
+        elif word.startswith("//") and (marker := _REGION.match(word)):
+            line_start = max(text.rfind("\n", 0, match.start()), text.rfind("\r", 0, match.start()))
+            own_line = not text[line_start + 1 : match.start()].strip()
+            if not own_line:
+                continue
+            if marker.group(1) is None:
+                regions.append(s)
+            elif regions and (start := regions.pop()) < s:
+                out.append(
+                    types.FoldingRange(
+                        start_line=start, end_line=s, kind=types.FoldingRangeKind.Region
+                    )
+                )
     return out

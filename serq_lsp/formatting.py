@@ -12,6 +12,7 @@ import re
 from lsprotocol import types
 
 from serq.formatter import format_source
+from serq.syntax.source_text import BOM
 from serq_lsp.documents import open_document
 from serq_lsp.guard import guarded
 from serq_lsp.state import SerqServer, _source
@@ -62,9 +63,7 @@ def register(server: SerqServer) -> None:
         document = ls.workspace.get_text_document(params.text_document.uri)
         text = _source(document)  # a document not open whose file is gone: empty, as elsewhere
         parsed = _parsed(ls, params.text_document.uri, text)
-        return text_edits(
-            text, format_source(text, document.path or document.uri, None, parsed).text
-        )
+        return text_edits(text, _formatted(text, document.path or document.uri, None, parsed))
 
     @server.feature(types.TEXT_DOCUMENT_RANGE_FORMATTING)
     @guarded
@@ -77,8 +76,17 @@ def register(server: SerqServer) -> None:
         start = document.offset_at_position(r.start)
         end = document.offset_at_position(r.end)
         parsed = _parsed(ls, params.text_document.uri, text)
-        new = format_source(text, document.path or document.uri, (start, end), parsed).text
+        new = _formatted(text, document.path or document.uri, (start, end), parsed)
         return text_edits(text, new)
+
+
+def _formatted(text: str, path: str, only: tuple[int, int] | None, parsed) -> str:
+    """`serq fmt`'s text of the document, its leading byte-order mark kept as `serq fmt`
+    keeps a file's (the formatter prints what the parser reads, without it)."""
+    new = format_source(text, path, only, parsed).text
+    if text.startswith(BOM) and not new.startswith(BOM):
+        new = BOM + new
+    return new
 
 
 def _parsed(ls: SerqServer, uri: str, text: str):

@@ -44,10 +44,21 @@ _ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 MAX_BODY = 1 << 30  # a Content-Length past this is not believed
 
 
+def _utf16_only(params: Any) -> None:
+    """Every position serq_lsp reads and writes is in UTF-16 code units (`LineIndex`), so
+    pygls is offered that encoding alone: it then applies the document's changes in it
+    and announces it, whatever the client prefers (UTF-16 is the one every client takes)."""
+    general = getattr(getattr(params, "capabilities", None), "general", None)
+    if general is not None and general.position_encodings is not None:
+        general.position_encodings = [types.PositionEncodingKind.Utf16]
+
+
 class SerqProtocol(LanguageServerProtocol):
     """pygls' protocol, with the answers JSON-RPC requires where pygls is silent."""
 
     def handle_message(self, message: Any) -> None:
+        if getattr(message, "method", None) == types.INITIALIZE:
+            _utf16_only(message.params)
         if self._shutdown and getattr(message, "method", "") != types.EXIT:
             msg_id = getattr(message, "id", None)
             if msg_id is not None and getattr(message, "method", None):

@@ -47,9 +47,34 @@ def register(server: SerqServer) -> None:
         return help_at(analysis, offset)
 
 
+def _code_before(text: str, offset: int) -> str | None:
+    """`text[:offset]` with every comment and string blanked (their brackets, commas and
+    semicolons are no code), or None when `offset` lies inside one."""
+    before = text[:offset]
+    parts, last = [], 0
+    for m in words.OPAQUE.finditer(before):
+        word = m.group()
+        if m.end() == offset:
+            closed = (word.startswith("/*") and len(word) >= 4 and word.endswith("*/")) or (
+                word.startswith('"') and len(word) >= 2 and word.endswith('"')
+            )
+            if not closed:
+                return None
+        parts.append(before[last : m.start()])
+        parts.append(" " * len(word))
+        last = m.end()
+    parts.append(before[last:])
+    return "".join(parts)
+
+
 def open_call(text: str, offset: int) -> tuple[str, str, int] | None:
     """The call whose parentheses are open at `offset`: (name, how it is written: "draw"
-    after `~`, "arrival" after `arrive`, else "call", the argument index)."""
+    after `~`, "arrival" after `arrive`, else "call", the argument index). Comments and
+    strings are read past: their brackets and commas are not the call's."""
+    code = _code_before(text, offset)
+    if code is None:
+        return None
+    text = code
     depth, commas, i = 0, 0, offset - 1
     while i >= 0 and text[i] not in ";{}":
         char = text[i]

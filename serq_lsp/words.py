@@ -45,7 +45,8 @@ KEYWORDS: dict[str, str] = {
     "lease": "`lease POOL (t)`: keeps the hold's allocation past its end for up to t.",
     "grow": "`grow POOL (n);`: adds units to the enclosing hold.",
     "drop": "`drop POOL;`: forgets the session's cached prefix in the pool.",
-    "release": "`release POOL;`: gives the enclosing hold's allocation back now.",
+    "release": "`release POOL;`: gives the innermost enclosing hold's allocation on POOL back "
+    "now; outside any hold on POOL, ends the session's lease there.",
     "load": "`load POOL (n);`: advances the hold's computed position by n tokens.",
     "prefill": "Serving form: `prefill (work) [growing POOL];`, a prefill run on the stage "
     "that serves here.",
@@ -153,6 +154,21 @@ IN_CONTEXT: list[tuple[str, str | None, str | None, str]] = [
         "`min j in n (e)`: the smallest value of e for j = 0 .. n-1.",
     ),
 ]
+
+
+# comments and strings, an open one running to the end (of its line, for a string)
+OPAQUE = re.compile(r'//[^\r\n]*|/\*[\s\S]*?(?:\*/|\Z)|"[^"\r\n]*"?')
+
+
+def in_comment_or_string(text: str, offset: int) -> bool:
+    """Whether `offset` lies inside a comment or a string of `text` (after its first
+    character): a word there is no keyword."""
+    for m in OPAQUE.finditer(text):
+        if m.start() >= offset:
+            return False
+        if offset < m.end():
+            return True
+    return False
 
 
 def in_context(text: str, start: int, word: str) -> str | None:

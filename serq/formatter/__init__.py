@@ -219,6 +219,8 @@ class _Formatter(_Printer):
         super().__init__(main_dialect=main_dialect)
         self.text = text
         self.comments = comments(text)
+        self._comment_at_end = {c.end: c.start for c in self.comments}
+        self._comment_at_start = {c.start: c.end for c in self.comments}
         self.next = 0  # index of the first comment not placed yet
         self.pos = 0  # end of the last thing placed
         self.first = True  # nothing placed yet in the current list
@@ -349,15 +351,27 @@ class _Formatter(_Printer):
 
     def _parenthesized(self, e: ast.Expr) -> bool:
         """Whether the author wrote `e` in parentheses of its own: `(` before, `)` after
-        (white space between; the text is not copied: that made a file's formatting
+        (white space and comments between: `(a + b /* c */)` keeps its parentheses as
+        `(a + b)` does; the text is not copied: that made a file's formatting
         quadratic)."""
         text = self.text
+        ends, starts = self._comment_at_end, self._comment_at_start
         before = e.span.start - 1
-        while before >= 0 and text[before].isspace():
-            before -= 1
+        while before >= 0:
+            if before + 1 in ends:  # first: a `//` comment's end takes its trailing blanks
+                before = ends[before + 1] - 1
+            elif text[before].isspace():
+                before -= 1
+            else:
+                break
         after = e.span.end
-        while after < len(text) and text[after].isspace():
-            after += 1
+        while after < len(text):
+            if text[after].isspace():
+                after += 1
+            elif after in starts:
+                after = starts[after]
+            else:
+                break
         return before >= 0 and text[before] == "(" and after < len(text) and text[after] == ")"
 
     # -------------------------------------------------------------- comments

@@ -29,9 +29,24 @@ ROOT = Path(__file__).resolve().parents[2]
 EXTENSION = ROOT / "editors" / "vscode"
 TM_GRAMMAR = EXTENSION / "syntaxes" / "serq.tmLanguage.json"
 SOURCES = sorted(
-    [*ROOT.glob("examples/*.sq"), *ROOT.glob("tests/corpus/valid*/**/*.sq")],
+    [*ROOT.glob("examples/**/*.sq"), *ROOT.glob("tests/corpus/valid*/**/*.sq")],
     key=lambda p: p.relative_to(ROOT).as_posix(),
 )
+# the keywords no example writes (`given`, `head`), and lets named as the options that
+# read them (examples/vocabulary/sarathi_claims.sq's `budget budget;`)
+EXTRA = """let budget = 8; let cap = 2; let seed = 1; let horizon = 10;
+pool kv { cap  cap; block 16; preempt by (admission) requeue head; }
+stage engine : step {
+  budget budget;
+  chunk budget;
+  cost 0.001;
+  memory kv;
+}
+workload { arrive poisson(1); }
+session { hold kv (1) { run engine prefill (1); } }
+claim small given (budget > 1): every iteration of engine (tokens <= budget);
+run { horizon horizon; seed seed; }
+"""
 WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 needs_node = pytest.mark.skipif(
@@ -151,10 +166,13 @@ def _lark_words(text: str) -> list[tuple[int, int, str, bool]]:
 
 
 @needs_node
-def test_textmate_keywords_agree_with_lark_on_every_example(node_modules):
+def test_textmate_keywords_agree_with_lark_on_every_example(node_modules, tmp_path):
     assert "program" in START_SYMBOLS and len(SOURCES) > 40
+    extra = tmp_path / "extra.sq"
+    extra.write_text(EXTRA, encoding="utf-8")
+    sources = [*SOURCES, extra]
     dump = subprocess.run(
-        ["node", "test/dump-scopes.js", *map(str, SOURCES)],
+        ["node", "test/dump-scopes.js", *map(str, sources)],
         cwd=EXTENSION,
         capture_output=True,
         text=True,
@@ -164,7 +182,7 @@ def test_textmate_keywords_agree_with_lark_on_every_example(node_modules):
     scopes = json.loads(dump.stdout)
     keyword_scopes = set(scopes["keywordScopes"])
     disagreements = []
-    for path in SOURCES:
+    for path in sources:
         at = {
             (line, column): scope
             for line, start, end, scope in scopes["files"][str(path)]
@@ -174,6 +192,20 @@ def test_textmate_keywords_agree_with_lark_on_every_example(node_modules):
             scope = at.get((line, column))
             if (scope in keyword_scopes) != is_keyword:
                 kind = "keyword" if is_keyword else "name"
-                where = f"{path.relative_to(ROOT)}:{line}:{column}"
+                where = f"{path.name if path == extra else path.relative_to(ROOT)}:{line}:{column}"
                 disagreements.append(f"{where}: Lark reads `{word}` as a {kind}, TextMate: {scope}")
     assert not disagreements, "\n".join(disagreements)
+
+
+def test_the_horizon_setting_takes_what_serq_run_takes():
+    """`serq.run.horizon` is passed as `serq run --horizon`, which refuses 0 (not a
+    positive number, a usage error): the setting said `minimum: 0`, so the settings
+    editor took 0 and the Run then failed with argparse's usage line."""
+    from serq.cli import _number
+
+    package = json.loads((EXTENSION / "package.json").read_text(encoding="utf-8"))
+    horizon = package["contributes"]["configuration"]["properties"]["serq.run.horizon"]
+    assert "minimum" not in horizon and horizon["exclusiveMinimum"] == 0
+    with pytest.raises(Exception, match="not a positive number"):
+        _number("0")
+    assert _number("1e-300") == 1e-300

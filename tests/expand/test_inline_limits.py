@@ -203,3 +203,26 @@ def test_aggregates_too_big_to_write_out_run_as_diagnostics(tmp_path):
     )
     assert done.returncode == 1 and "Traceback" not in done.stderr
     assert done.stderr.count("error[E-too-deep]") == 2
+
+
+
+def test_the_limits_page_gives_the_longest_sum_exactly(expand_program):
+    # docs/limits.md said "at most about 150 terms" (146 for `used(kv[j])`, 149 for `j`);
+    # the page now gives the counts, each checked here: n terms expand, n + 1 do not
+    import re
+    from pathlib import Path
+
+    page = (Path(__file__).parents[2] / "docs" / "limits.md").read_text(encoding="utf-8")
+    page = " ".join(page.split())
+    assert "about 150 terms" not in page
+    (said,) = re.findall(r"at most \*\*(\d+) terms\*\* when the term is a name", page)
+    assert int(said) == MAX_INLINED_DEPTH - 1  # n - 1 additions above a name's two levels
+    examples = [e for e in re.findall(r"`sum j in (\d+) \(([^`]+)\)`", page) if "sum" not in e[1]]
+    assert ("149", "j") in examples and len(examples) == 3, examples
+    pool = "pool kv[200] { cap 10; }\n"
+    for n, term in [*examples, (str(MAX_INLINED_DEPTH), "7")]:
+        assert errors(expand_program(pool + program("", f"sum j in {n} ({term})"))) == []
+        (err,) = errors(expand_program(pool + program("", f"sum j in {int(n) + 1} ({term})")))
+        assert err.code == "E-too-deep" and "levels deep (at most 150)" in err.message
+    # a max as long as the longest sum plus one is a balanced tree, not an error
+    assert errors(expand_program(program("", f"max j in {MAX_INLINED_DEPTH} (j)"))) == []

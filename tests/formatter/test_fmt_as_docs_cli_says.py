@@ -25,3 +25,23 @@ def test_line_ends_come_out_as_newlines():
     out = format_source("let a = 1;\r\nlet b = 2;\r\n", "p.sq").text
     assert out == "let a = 1;\nlet b = 2;\n"
     assert "Line ends are written as `\\n`" in PAGE
+
+
+def test_the_authors_parentheses_around_an_operand_are_kept_once():
+    # the page said "The author's parentheses are kept": those around a whole value or
+    # argument, and a second pair, never were
+    cases = {
+        "1 + ((2 * 3))": "1 + (2 * 3)",
+        "(1 + 2)": "1 + 2",
+        "min((1), 2)": "min(1, 2)",
+        "1 * (2 + 3 /* c */)": "1 * (2 + 3)",
+    }
+    for written, kept in cases.items():
+        out = format_source(f"let b = {written};\n", "p.sq").text
+        assert out.split(";")[0] == f"let b = {kept}", out
+    page = " ".join(PAGE.split())
+    assert (
+        "around an operand are kept, one pair of them (`1 + ((2 * 3))` becomes `1 + (2 * 3)`)"
+        in page
+    )
+    assert "(`let b = (1 + 2);` becomes `let b = 1 + 2;`)" in page

@@ -201,7 +201,10 @@ def formatting(doc: Doc, what: str, source: tools_search.Source, seed: int) -> l
     if "error" in answer:
         return [f"{what}: formatting: error {answer['error'].get('message', '')[:200]}"]
     got = apply_edits(doc.text, answer.get("result") or [])
-    if got != format_source(doc.text, str(doc.path)).text:
+    want = format_source(doc.text, str(doc.path)).text
+    if doc.text.startswith("\ufeff") and not want.startswith("\ufeff"):
+        want = "\ufeff" + want  # the editor's formatting keeps it, as `serq fmt`
+    if got != want:
         out.append(f"{what}: formatting is not serq fmt's text")
     item = tools_search.Text(source, ("edited",), seed, doc.text)
     out += [f"{what}: {x}" for x in tools_search.check_fmt(item)]

@@ -60,3 +60,39 @@ def test_the_hover_is_true_to_the_word(needle, delta, says, not_said):
     assert says in text, text
     if not_said is not None:
         assert not_said not in text, text
+
+
+LEASE = """pool kv { cap 100; }
+stage s : fifo(1);
+workload { arrive poisson(1); }
+session {
+  hold kv (10) { run s (1); } lease kv (30);
+  run s (1);
+  release kv;
+}
+run { horizon 10; }
+"""
+
+
+def test_release_says_it_ends_a_lease_outside_a_hold():
+    # `release kv;` after the hold ends the lease the hold left (docs/language.md,
+    # `release`); the hover said only "gives the enclosing hold's allocation back now"
+    value = hover_at(analyze(LEASE, "/nowhere/l.sq"), LEASE.index("release kv"))
+    text = value.contents.value.split("\n\n---\n\n")[0]
+    assert "the innermost enclosing hold's allocation on POOL back now" in text, text
+    assert "outside any hold on POOL, ends the session's lease" in text, text
+
+
+def test_a_keyword_in_a_comment_or_string_is_no_keyword():
+    # hover on `hold` in `// a hold here` explained the statement, and on `in` inside a
+    # string the aggregate's range
+    text = (
+        'stage s : fifo(1); // a hold here\nuse "std/args";\n'
+        'let r = args.number("in", 1); /* run\n  loop */\nworkload { arrive poisson(r); }\n'
+        "session { run s (1); }\nrun { horizon 10; }\n"
+    )
+    analysis = analyze(text, "/nowhere/c.sq")
+    for needle, delta in (("hold here", 0), ('in"', 0), ("run\n", 1), ("loop */", 2)):
+        assert hover_at(analysis, text.index(needle) + delta) is None, needle
+    assert hover_at(analysis, text.index("run s")) is not None  # code still says
+    assert "std/args" in hover_at(analysis, text.index("std/args") + 4).contents.value

@@ -34,7 +34,7 @@ def test_hover_on_a_claim_says_what_it_checks():
 
 def test_hover_on_the_new_words():
     assert "`demand`" in _hover("min(demand", 5)
-    assert "every iteration" in _hover("every iteration")
+    assert "every iteration" in _hover(": every iteration", 3)  # the claim's, not a comment's
     assert "smallest first" not in _hover("count(e2e)")  # `count` is its own word
     assert "number of samples" in _hover("count(e2e)")
 

@@ -61,9 +61,18 @@ const LANGUAGE_VARIABLES = ['self'];
 
 // The keywords that begin an expression (`max j in n (e)`, `min(a, b)`); no other can.
 const AGGREGATES = KEYWORD_SCOPES['support.function.aggregate.serq'];
-// Just after one of these (and up to two spaces) an expression goes on. Not
-// after `:`, which also precedes a stage's kind.
-const AFTER_OPERATOR = '(?<=[(,\\[=+\\-*/^!<>&|?]|[(,\\[=+\\-*/^!<>&|?]\\s|[(,\\[=+\\-*/^!<>&|?]\\s\\s)';
+// The options whose value is an expression (`budget budget;` reads a `let budget`).
+const EXPRESSION_OPTIONS = [
+  'arrivals', 'block', 'budget', 'cap', 'chunk', 'cost', 'horizon', 'seed', 'warmup',
+];
+// Just after one of these (and up to two spaces), or one of those options and a
+// space or two, an expression goes on. Not after `:`, which also precedes a
+// stage's kind. (Each alternative of a look-behind has a fixed width.)
+const OPERATOR = '[(,\\[=+\\-*/^!<>&|?]';
+const AFTER_OPERATOR = `(?<=${[
+  OPERATOR, `${OPERATOR}\\s`, `${OPERATOR}\\s\\s`,
+  ...EXPRESSION_OPTIONS.flatMap((w) => [`\\b${w}\\s`, `\\b${w}\\s\\s`]),
+].join('|')})`;
 const NAME = '[A-Za-z_][A-Za-z0-9_]*';
 const DOTTED = `${NAME}(?:\\s*\\.\\s*${NAME})*`;
 
