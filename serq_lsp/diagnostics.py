@@ -51,7 +51,13 @@ def register(server: SerqServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: SerqServer, params: types.DidChangeTextDocumentParams) -> None:
-        ls.schedule(params.text_document.uri)
+        uri, version = params.text_document.uri, params.text_document.version
+        document = ls.workspace.get_text_document(uri)
+        if version is not None and document.version != version:
+            # a notification with no change in it: pygls applies none and keeps the old
+            # version, which the diagnostics would then carry
+            document.version = version
+        ls.schedule(uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: SerqServer, params: types.DidSaveTextDocumentParams) -> None:
