@@ -61,6 +61,9 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
                     tofile=f"{name} (formatted)",
                 )
                 _write_stdout(_encode("".join(diff)))
+                ends = _line_ends(text)
+                if ends:  # else the diff's lines look the same where only these change
+                    print(f"serq fmt: {name}: its {ends} line ends become \\n", file=sys.stderr)
                 status = max(status, EXIT_CHANGED)
         elif path == STDIN:
             _write_stdout(mark + _encode(formatted.text))
@@ -76,6 +79,15 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
 
 
 _BOM = b"\xef\xbb\xbf"
+
+
+def _line_ends(text: str) -> str:
+    """The line ends of `text` that formatting rewrites as `\\n`, as a message names
+    them (`\\r\\n`, `\\r`, or both), or "" when it has none."""
+    crlf = text.count("\r\n")
+    alone = text.count("\r") - crlf
+    found = [name for name, n in ((r"\r\n", crlf), (r"\r", alone)) if n]
+    return " and ".join(found)
 
 
 def _read(path: str) -> bytes | Diagnostic:

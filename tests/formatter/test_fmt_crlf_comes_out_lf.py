@@ -32,3 +32,27 @@ def test_a_range_leaves_the_items_it_does_not_format_as_written_but_for_line_end
     start = text.index("let   c")
     out = format_source(text, only=(start, start + 3)).text
     assert out == "let   a = 1;\n/* two\n   lines */\nlet c = 2;\n"
+
+
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        ("let a = 1;\r\nstage s : fifo(a);\r\n", r"its \r\n line ends become \n"),
+        ("let a = 1;\rstage s : fifo(a);\r\n", r"its \r\n and \r line ends become \n"),
+        ("let a = 1;\rstage s : fifo(a);\r", r"its \r line ends become \n"),
+    ],
+)
+def test_check_says_when_the_line_ends_change(tmp_path, capsys, text, said):
+    """`fmt --check` of a file whose only change is its line ends printed a diff whose
+    lines look the same (its `\\r` shows as nothing); it says so on stderr now."""
+    from serq.formatter.command import EXIT_CHANGED, fmt
+
+    path = tmp_path / "p.sq"
+    path.write_bytes(text.encode())
+    assert fmt([str(path)], check=True) == EXIT_CHANGED
+    captured = capsys.readouterr()
+    assert f"serq fmt: {path}: {said}" in captured.err
+    assert captured.out.startswith(f"--- {path}")
+    path.write_bytes(text.replace("\r\n", "\n").replace("\r", "\n").encode())
+    assert fmt([str(path)], check=True) == 0
+    assert capsys.readouterr().err == ""
