@@ -559,9 +559,9 @@ class StepStage(StageBase):
             raise out_of_domain(
                 self.cost_origin, f"the cost of an iteration of `{self.name}`", c, "at least 0"
             )
-        if c == 0.0:  # a run of inf tokens at iterations of no time: the clock stops
+        if c == 0.0:  # a run that never ends at iterations of no time: the clock stops
             for r in scheduled:
-                if r.remaining == math.inf:
+                if _never_ends(r.remaining, r.tokens):
                     raise SimError(self.origin, _no_progress(self, r, r.tokens))
         self.busy = True
         self.batch = scheduled
@@ -1804,7 +1804,7 @@ class StepStage(StageBase):
             if left <= TOKEN_EPS:
                 finished.append(r)
                 moved = True
-            elif left == remaining and remaining != math.inf:  # inf: runs to the horizon
+            elif left == remaining and not _never_ends(remaining, t):  # else to the horizon
                 if not r.decoding and t == self.cap(self.blank):
                     raise SimError(self.origin, _no_progress(self, r, t))
                 if unmoved is None:
@@ -2011,6 +2011,16 @@ def _crossing(p: float, alloc: float, j: int, m: int) -> int:
     return high
 
 
+def _never_ends(remaining: float, t: float) -> bool:
+    """Whether a run with `remaining` tokens left, given `t` in an iteration, never ends: its
+    work is inf, or a whole token or more rounds away from it (work past 2**53 tokens,
+    which a float no longer counts down, and which could not end before 2**53 iterations).
+    It takes its tokens at every iteration to the horizon, as the references run it; a
+    share below one token that rounds away says instead that the budget or the chunk is
+    too small for the work (`StepStage._end`)."""
+    return remaining == math.inf or (t >= 1.0 and remaining - t == remaining)
+
+
 def _no_progress(stage: StepStage, r: Resident, t: float) -> str:
     """The message of an iteration whose tokens leave a run's remaining work as it was."""
     what = "chunk" if not r.decoding and t == stage.cap(stage.blank) else "budget"
@@ -2019,7 +2029,7 @@ def _no_progress(stage: StepStage, r: Resident, t: float) -> str:
         f"{_num(r.session.serial)} {t!r} tokens of the {_num(r.remaining)} its "
         f"{'decode' if r.decoding else 'prefill'} has left"
     )
-    if r.remaining == math.inf:  # (only at an iteration of cost 0: `StepStage.start`)
+    if _never_ends(r.remaining, t):  # (only at an iteration of cost 0: `StepStage.start`)
         return head + " and costs 0: the run never ends and the clock never moves"
     return head + f", which rounds away (the {what} is too small for the run's work)"
 

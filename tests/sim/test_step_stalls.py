@@ -187,6 +187,72 @@ def test_a_chunk_that_rounds_away_fails_beside_a_run_that_moves(tmp_path):
     assert list(diagnostics[0].notes) == ["at simulated time 1"]  # not 50, once alone
 
 
+# Two requests whose run of WORK tokens is more than a float counts down token by token.
+ENDLESS = """pool kv { cap 1e9; block 16; }
+stage engine : step { budget 64; cost COST; CHUNK memory kv; }
+workload { arrive batch(2); }
+session {
+  hold kv (1) {
+    run engine prefill (PREFILL) growing kv;
+    observe first = now;
+    run engine decode (DECODE) growing kv;
+  }
+  observe done = now;
+}
+run { horizon 5; }
+"""
+
+
+def endless(cost="0.01", chunk="", prefill="10", decode="3") -> str:
+    text = ENDLESS.replace("COST", cost).replace("CHUNK", chunk)
+    return text.replace("PREFILL", prefill).replace("DECODE", decode)
+
+
+@pytest.mark.parametrize(
+    "kind",
+    [
+        dict(decode="1e17"),
+        dict(decode="1e300"),
+        dict(prefill="1e300"),
+        dict(prefill="1e300", chunk="chunk 16;"),
+        dict(decode="serial == 0 ? 1e300 : 20"),
+    ],
+    ids=["decode-1e17", "decode-1e300", "prefill-1e300", "prefill-1e300-chunk", "beside-one"],
+)
+def test_a_run_whose_whole_tokens_round_away_runs_to_the_horizon(tmp_path, kind):
+    """A decode of 1e17 tokens takes one a step, and 1e17 less 1 is 1e17: its work is past
+    2**53 tokens, where a float no longer counts single tokens, and it could not end before
+    2**53 steps. It takes its tokens at every step to the horizon, as a run of inf work
+    does and as pyserq 0.1.2 runs it; it failed with "can make no progress ... the budget
+    is too small for the run's work" (a prefill of 1e300 so, and under `chunk 16` it blamed
+    the chunk), where a prefill of 1e17, whose 64 tokens do not round away, ran."""
+    text = endless(**kind)
+    path = tmp_path / "endless.sq"
+    path.write_text(text)
+    theirs = pyserq.run(pyserq.compile(str(path)))
+    for report, diagnostics in runs_on_every_path(text):
+        assert not diagnostics, [d.message for d in diagnostics]
+        assert report.ended == theirs.ended
+        assert times(report, "first") == list(theirs.observe("first").times)
+        assert times(report, "done") == list(theirs.observe("done").times)
+        assert report.stages[0].iterations == theirs.stages[0].iterations
+
+
+def test_a_run_that_never_ends_at_steps_of_cost_0_fails_at_once(tmp_path):
+    """The same decode of 1e300 tokens at steps that cost 0 never ends and the clock never
+    moves: the run fails at the first step, as a decode of inf does."""
+    for decode in ("1e300", "inf"):
+        path = tmp_path / "endless0.sq"
+        path.write_text(endless(cost="0", decode=decode))
+        report, diagnostics = run(path)
+        assert report is None
+        assert [d.message for d in diagnostics] == [
+            f"stage engine can make no progress: an iteration gives session 0 1.0 tokens of "
+            f"the {decode if decode == 'inf' else '1e+300'} its decode has left and costs 0: "
+            "the run never ends and the clock never moves"
+        ]
+
+
 def test_a_budget_below_one_token_still_moves(tmp_path):
     """A budget of 0.5 gives the prefill half a token a step and the decode half a token a
     step: slow, not stopped (the reference agrees: first token at 200, last at 218)."""
