@@ -123,3 +123,19 @@ def wire():
     if w.process.poll() is None:
         w.process.kill()
         w.process.wait()
+
+
+def apply_edits(text: str, edits: list[types.TextEdit]) -> str:
+    """`text` with LSP `edits` (non-overlapping) applied; its characters are one UTF-16
+    code unit each (ASCII, a byte-order mark)."""
+    lines = text.splitlines(keepends=True)
+    offsets = [0]
+    for line in lines:
+        offsets.append(offsets[-1] + len(line))
+
+    def at(p: types.Position) -> int:
+        return offsets[min(p.line, len(lines))] + p.character
+
+    for e in sorted(edits, key=lambda e: at(e.range.start), reverse=True):
+        text = text[: at(e.range.start)] + e.new_text + text[at(e.range.end) :]
+    return text

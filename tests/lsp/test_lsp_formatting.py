@@ -8,7 +8,7 @@ import pytest
 from lsprotocol import types
 
 from serq.formatter import format_source
-from tests.lsp.conftest import EXAMPLES, position_of
+from tests.lsp.conftest import EXAMPLES, apply_edits, position_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -22,26 +22,11 @@ run { horizon 10; }
 """
 
 
-def _apply(text: str, edits: list[types.TextEdit]) -> str:
-    """`text` with LSP `edits` (non-overlapping, ASCII) applied."""
-    lines = text.splitlines(keepends=True)
-    offsets = [0]
-    for line in lines:
-        offsets.append(offsets[-1] + len(line))
-
-    def at(p: types.Position) -> int:
-        return offsets[min(p.line, len(lines))] + p.character
-
-    for e in sorted(edits, key=lambda e: at(e.range.start), reverse=True):
-        text = text[: at(e.range.start)] + e.new_text + text[at(e.range.end) :]
-    return text
-
-
 async def test_formatting_gives_what_serq_fmt_gives(client, docs):
     uri = (EXAMPLES / "fmt_ugly.sq").as_uri()
     await docs.open(uri, UGLY)
     edits = await docs.format(uri)
-    formatted = _apply(UGLY, edits)
+    formatted = apply_edits(UGLY, edits)
     assert formatted == format_source(UGLY).text
     assert "let a = 1; // one\nlet bb = 2; // two\n" in formatted  # not aligned before
     assert "stage s : fifo(1);" in formatted
@@ -66,7 +51,7 @@ async def test_range_formatting_touches_only_the_range(client, docs):
     assert all(
         e.range.start.line <= start.line <= max(e.range.end.line, e.range.start.line) for e in edits
     )
-    result = _apply(UGLY, edits)
+    result = apply_edits(UGLY, edits)
     assert "stage s : fifo(1);" in result
     assert "let a=1;" in result  # outside the range: as written
     assert "session { turn; run s (w*2+1); }" in result
@@ -100,7 +85,7 @@ async def test_quick_fix_inserts_the_missing_semicolon(client, docs):
     fixes = [a for a in actions if a.kind == types.CodeActionKind.QuickFix]
     assert [a.title for a in fixes] == ["Insert `;`"]
     assert fixes[0].is_preferred
-    fixed = _apply(BROKEN, fixes[0].edit.changes[uri])
+    fixed = apply_edits(BROKEN, fixes[0].edit.changes[uri])
     assert "  turn;\n" in fixed
     # after the `;`, the linker sees `lamda`: a rename, offered but not preferred
     diagnostics = await docs.replace(uri, fixed)
@@ -114,7 +99,7 @@ async def test_quick_fix_inserts_the_missing_semicolon(client, docs):
     )
     renames = [a for a in actions if a.kind == types.CodeActionKind.QuickFix]
     assert len(renames) == 1 and renames[0].title == "Change `lamda` to `lambda`"
-    assert "set x = lambda;" in _apply(fixed, renames[0].edit.changes[uri])
+    assert "set x = lambda;" in apply_edits(fixed, renames[0].edit.changes[uri])
     assert not renames[0].is_preferred
     assert all(a.kind != types.CodeActionKind.SourceFixAll for a in actions)  # none is safe
     docs.close(uri)
@@ -141,7 +126,7 @@ async def test_fix_all_applies_every_safe_fix(client, docs):
         )
     )
     assert [a.kind for a in actions] == [types.CodeActionKind.SourceFixAll]
-    fixed = _apply(HIDDEN, actions[0].edit.changes[uri])
+    fixed = apply_edits(HIDDEN, actions[0].edit.changes[uri])
     assert "hidden o;" in fixed
     assert not [d for d in await docs.replace(uri, fixed) if d.code == "E-hidden"]
     docs.close(uri)
