@@ -301,7 +301,8 @@ def read_trace(path: str | os.PathLike) -> list[list[tuple[float, float, float, 
     from serq.sim.trace import read_trace as read_table
 
     name = given.path("read_trace", path)
-    assert name is not None
+    if name is None:
+        raise TypeError("read_trace: `path` is a file name (str or Path), not None")
     try:
         table = read_table(ir.Trace(name, False, Span.point(name, 0, 1, 1)), ".")
     except SimError as error:

@@ -101,8 +101,9 @@ def test_read_trace_failures_name_the_file(tmp_path, monkeypatch):
         serq.read_trace(str(tmp_path))
     with pytest.raises(ValueError, match=r"bad\.csv.*line 2"):
         serq.read_trace("bad.csv")
-    with pytest.raises(TypeError, match="read_trace: `path` is a file name"):
-        serq.read_trace(3)
+    for bad in (3, None):
+        with pytest.raises(TypeError, match="read_trace: `path` is a file name"):
+            serq.read_trace(bad)
 
 
 def _outcome(report) -> tuple:
