@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 from lsprotocol import types
 
-from tests.lsp.conftest import EXAMPLES, position_of
-from tests.lsp.test_lsp_formatting import _apply
+from tests.lsp.conftest import EXAMPLES, apply_edits, position_of
 
 pytestmark = pytest.mark.asyncio(loop_scope="module")
 
@@ -59,7 +58,7 @@ async def test_the_refused_read_is_removed_by_a_quick_fix(client, docs, needle, 
     assert [a.title for a in fixes] == [title]
     assert not fixes[0].is_preferred
     assert [d.code for d in fixes[0].diagnostics] == [code]
-    fixed = _apply(REFUSED, fixes[0].edit.changes[uri])
+    fixed = apply_edits(REFUSED, fixes[0].edit.changes[uri])
     assert after in fixed
     left = [d.code for d in await docs.replace(uri, fixed)]
     before = [d.code for d in diagnostics]

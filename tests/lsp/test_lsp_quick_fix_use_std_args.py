@@ -12,8 +12,7 @@ import pytest
 from lsprotocol import types
 
 from serq import api
-from tests.lsp.conftest import EXAMPLES, position_of
-from tests.lsp.test_lsp_formatting import _apply
+from tests.lsp.conftest import EXAMPLES, apply_edits, position_of
 
 MAIN = """// an M/M/1 queue with its rate an input
 // horizon: 20
@@ -64,9 +63,9 @@ async def test_the_quick_fix_and_fix_all_remove_every_such_diagnostic(client, do
     fixes = [a for a in actions if a.kind == types.CodeActionKind.QuickFix]
     assert [a.title for a in fixes] == ['Add `use "std/args";` at the top of the file']
     assert fixes[0].is_preferred
-    fixed = _apply(MAIN, fixes[0].edit.changes[uri])
+    fixed = apply_edits(MAIN, fixes[0].edit.changes[uri])
     (every,) = [a for a in actions if a.kind == types.CodeActionKind.SourceFixAll]
-    assert _apply(MAIN, every.edit.changes[uri]) == fixed  # once, not once an `args.number`
+    assert apply_edits(MAIN, every.edit.changes[uri]) == fixed  # once, not once an `args.number`
     assert fixed.count('use "std/args";') == 1
     assert await docs.replace(uri, fixed) == []
     docs.close(uri)
