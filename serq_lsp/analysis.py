@@ -61,6 +61,17 @@ class Analysis:
     def layout(self):
         return self.parsed.layout
 
+    def item_start(self, offset: int) -> int:
+        """Where the top-level item (the scanner's chunk) that `offset` lies in or after
+        begins, 0 before the first: never inside a comment or a string, so a scan for them
+        from there reads `offset`'s surroundings as a scan from the start of the file
+        would, at the cost of the item only."""
+        layout = self.layout
+        if layout is None:
+            return 0
+        i = layout.unit_at(offset)
+        return layout.starts[i] if i >= 0 else 0
+
     @property
     def module(self) -> ast.Module:
         """The surface module (built when first read: every unit's nodes where it is)."""

@@ -180,7 +180,8 @@ def hover_at(analysis: Analysis, offset: int) -> types.Hover | None:
         span = occurrence.span
     else:
         word = word_at(analysis.text, offset)
-        if word is not None and words.in_comment_or_string(analysis.text, word[1]):
+        start = analysis.item_start(word[1]) if word is not None else 0
+        if word is not None and words.in_comment_or_string(analysis.text, word[1], start):
             word = None  # `// the hold` and `"in"` say nothing of the keywords
         law = builtins.ARRIVALS.get(word[0]) if word is not None else None
         if law is not None and analysis.text[: word[1]].rstrip().endswith("arrive"):

@@ -47,12 +47,12 @@ def register(server: SerqServer) -> None:
         return help_at(analysis, offset)
 
 
-def _code_before(text: str, offset: int) -> str | None:
-    """`text[:offset]` with every comment and string blanked (their brackets, commas and
-    semicolons are no code), or None when `offset` lies inside one."""
-    before = text[:offset]
-    parts, last = [], 0
-    for m in words.OPAQUE.finditer(before):
+def _code_before(text: str, offset: int, start: int) -> str | None:
+    """`text[start:offset]` with every comment and string blanked (their brackets, commas
+    and semicolons are no code), or None when `offset` lies inside one; `start` lies
+    outside every comment and string."""
+    parts, last = [], start
+    for m in words.OPAQUE.finditer(text, start, offset):
         word = m.group()
         if m.end() == offset:
             closed = (word.startswith("/*") and len(word) >= 4 and word.endswith("*/")) or (
@@ -60,22 +60,24 @@ def _code_before(text: str, offset: int) -> str | None:
             )
             if not closed:
                 return None
-        parts.append(before[last : m.start()])
+        parts.append(text[last : m.start()])
         parts.append(" " * len(word))
         last = m.end()
-    parts.append(before[last:])
+    parts.append(text[last:offset])
     return "".join(parts)
 
 
-def open_call(text: str, offset: int) -> tuple[str, str, int] | None:
+def open_call(text: str, offset: int, start: int = 0) -> tuple[str, str, int] | None:
     """The call whose parentheses are open at `offset`: (name, how it is written: "draw"
     after `~`, "arrival" after `arrive`, else "call", the argument index). Comments and
-    strings are read past: their brackets and commas are not the call's."""
-    code = _code_before(text, offset)
+    strings are read past: their brackets and commas are not the call's. The call is read
+    from `start` on, the beginning of its item (`Analysis.item_start`: a call does not
+    span items), which lies outside every comment and string."""
+    code = _code_before(text, offset, start)
     if code is None:
         return None
     text = code
-    depth, commas, i = 0, 0, offset - 1
+    depth, commas, i = 0, 0, len(code) - 1
     while i >= 0 and text[i] not in ";{}":
         char = text[i]
         if char == ")":
@@ -125,7 +127,7 @@ def _in_step_stage(text: str, offset: int) -> bool:
 
 def help_at(analysis: Analysis, offset: int) -> types.SignatureHelp | None:
     """Signature help for the call open at `offset`, or None."""
-    call = open_call(analysis.text, offset)
+    call = open_call(analysis.text, offset, analysis.item_start(offset))
     if call is None:
         return None
     name, how, active = call

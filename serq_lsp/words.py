@@ -160,10 +160,11 @@ IN_CONTEXT: list[tuple[str, str | None, str | None, str]] = [
 OPAQUE = re.compile(r'//[^\r\n]*|/\*[\s\S]*?(?:\*/|\Z)|"[^"\r\n]*"?')
 
 
-def in_comment_or_string(text: str, offset: int) -> bool:
+def in_comment_or_string(text: str, offset: int, start: int = 0) -> bool:
     """Whether `offset` lies inside a comment or a string of `text` (after its first
-    character): a word there is no keyword."""
-    for m in OPAQUE.finditer(text):
+    character): a word there is no keyword. `start`, where the scan begins, lies outside
+    every comment and string (`Analysis.item_start`)."""
+    for m in OPAQUE.finditer(text, start):
         if m.start() >= offset:
             return False
         if offset < m.end():

@@ -40,3 +40,22 @@ def test_no_call_is_open_inside_a_string_or_comment_alone():
     for written in ('let r = "f(|', "let r = 1; /* f(|"):
         text = DEFS + written.replace("|", "")
         assert help_at(analyze(text, "/nowhere/s.sq"), len(DEFS) + written.index("|")) is None
+
+
+def test_the_text_is_read_from_the_cursor_s_item_only():
+    """A signature request or a hover read every comment and string from the start of the
+    file to the cursor: 18 ms at the end of a 2 MB document, at every keystroke of a call.
+    They read from the start of the cursor's item (`Analysis.item_start`), which no
+    comment or string spans; what lies before it cannot change the answer."""
+    from serq_lsp.signature import open_call
+
+    text = DEFS + "let a = 1;\nlet q = f(1, "
+    analysis = analyze(text, "items.sq")
+    start = analysis.item_start(len(text))
+    assert start == text.index("let q")
+    assert analysis.item_start(0) == 0
+    # an unclosed comment before the item, which a scan from the file's start would
+    # read as running over the cursor, is not read
+    unread = "/* " + text[3:]
+    assert open_call(unread, len(unread), 0) is None
+    assert open_call(unread, len(unread), start) == ("f", "call", 1)
