@@ -254,7 +254,11 @@ def _sweep_parser(commands: Any) -> None:
     sweep.add_argument(
         "--out",
         metavar="FILE",
-        help="write the results: FILE.csv (points) and FILE.runs.csv (runs), .json, .parquet",
+        help=(
+            "write the results to FILE, in the format its suffix names: NAME.csv or "
+            "NAME.parquet (the points, with the runs beside it in NAME.runs.csv or "
+            "NAME.runs.parquet), or NAME.json (both)"
+        ),
     )
     _color_option(sweep)
 
