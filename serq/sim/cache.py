@@ -114,6 +114,7 @@ class Cache:
         "steady",
         "hoisted",
         "held",
+        "rising",
     )
 
     def __init__(
@@ -136,6 +137,9 @@ class Cache:
         # `held`, which the keys read (`serq.sim.eviction_keys`)
         self.hoisted: tuple[Callable[[Any], float], ...] = ()
         self.held: list[float] = []
+        # steady keys that never rise as the entry they weigh shrinks, when the hoisted
+        # values at these indices are at least 0 (`eviction_keys.rising`); None: not so
+        self.rising: tuple[int, ...] | None = None
 
     def cachedin(self, session: Any) -> float:
         """The units of `session`'s live entry (0 without one)."""
@@ -254,18 +258,33 @@ class Cache:
             for i, part in enumerate(self.hoisted):
                 held[i] = part(blank)
         # the heap pays from the second victim on: the first is the scan's, at its cost,
-        # unless more than a block is to go, which takes two victims at least
+        # unless more than a block is to go, which takes two victims at least; under keys
+        # that never rise as an entry shrinks, the least entry stays the least while it
+        # loses blocks (`rising`): every one is taken from it without weighing it again
         keyed = bool(self.keys) and self.steady
+        rising = self.rising
+        if keyed and rising is not None:
+            held = self.held
+            rising = rising if all(held[i] >= 0.0 for i in rising) else None
         ranked = None
         first = not (block is not None and self.total - limit > block)
+        victim = None  # the least entry, which keeps its place (`rising`)
         noise = False
         on_evict, live, bound = self.on_evict, self.live, limit + EPS
         while self.total > bound and entries:
-            if keyed and not first and ranked is None:
-                ranked = self._ranked()
-                keyed = ranked is not None  # a NaN: the scan from here on
-            first = False
-            entry = self._victim() if ranked is None else ranked[0][2]
+            if victim is not None:
+                entry = victim
+            else:
+                if keyed and not first and ranked is None:
+                    ranked = self._ranked()
+                    keyed = ranked is not None  # a NaN: the scan from here on
+                first = False
+                if ranked is None:
+                    entry, ordered = self._scan()
+                    if not ordered:  # a NaN decided: weighed again after each block
+                        rising = None
+                else:
+                    entry = ranked[0][2]
             take = left = entry.units
             if block is not None and take > block:
                 take = block
@@ -284,6 +303,9 @@ class Cache:
                     del live[entry.owner]
                 if ranked is not None:
                     heappop(ranked)
+                victim = None
+            elif rising is not None:  # its key fell or stayed: still the least
+                victim = entry
             elif ranked is not None:  # its size changed, and with it maybe its key
                 key = self._key(entry, self.engine.now)
                 total = sum(key)  # `unordered`, inline
@@ -330,11 +352,12 @@ class Cache:
         heapify(ranked)
         return ranked
 
-    def _victim(self) -> Entry:
-        """The next entry to evict; the keys read the entry's context variables and its
-        owner's attributes."""
+    def _scan(self) -> tuple[Entry, bool]:
+        """The next entry to evict, and whether every comparison that chose it was ordered
+        (False: a NaN decided, which `least` orders); the keys read the entry's context
+        variables and its owner's attributes."""
         if not self.keys:
-            return next(iter(self.entries.values()))  # fast path: release order is LRU
+            return next(iter(self.entries.values())), True  # fast path: release order is LRU
         now = self.engine.now
         best: Entry | None = None
         best_key: tuple[float, ...] = ()
@@ -343,10 +366,9 @@ class Cache:
             if best is None or key < best_key:
                 best, best_key = entry, key
             elif not key >= best_key:  # neither: a NaN decided, which `least` orders
-                best = least(self.entries.values(), lambda e: self._key(e, now))
-                break
+                return least(self.entries.values(), lambda e: self._key(e, now)), False
         assert best is not None
-        return best
+        return best, True
 
     def context(self, entry: Entry, now: float) -> None:
         """Set the context variables `size`, `age`, `last`, `waiting` for `entry`."""

@@ -123,12 +123,94 @@ def plan(keys: tuple[ir.Expr, ...], pool: int, spill: int | None) -> tuple[list[
     return parts, spill != pool and all(_steady(k, given) for k in keys)
 
 
+# How a key moves as the entry it weighs loses a block (`_trend`): not at all, up with its
+# size (so down as it shrinks), down with its size.
+FLAT, UP, DOWN = 0, 1, -1
+_MONOTONE_CALLS = frozenset({"min", "max", "floor", "ceil"})  # non-decreasing in each argument
+
+
+def rising(keys: tuple[ir.Expr, ...], parts: list[ir.Expr]) -> tuple[int, ...] | None:
+    """Whether steady `keys` never rise as the entry they weigh shrinks (each key is a
+    non-decreasing function of `size`): then the victim of an eviction, the least entry,
+    stays the least as it loses blocks, and the cache takes them all from it without
+    weighing it again (`Cache.rising`). Returned as the indices of the hoisted `parts` that
+    must be at least 0 for it (a factor of `size` whose sign only the run knows), None
+    when it cannot be shown. Float addition and multiplication round monotonically, and a
+    shrinking size only shrinks what it is multiplied into, so no key becomes NaN or
+    infinite that was not."""
+    index = {id(e): i for i, e in enumerate(parts)}
+    needed: set[int] = set()
+    for key in keys:
+        trend = _trend(key, index, needed)
+        if trend is None or trend == DOWN:
+            return None
+    return tuple(sorted(needed))
+
+
+def _trend(e: ir.Expr, index: dict[int, int], needed: set[int]) -> int | None:
+    """How `e` moves with `size` (FLAT, UP, DOWN), None when not known; a hoisted part `e`
+    is multiplied by must be at least 0 (its index added to `needed`)."""
+    if id(e) in index or not _reads_size(e):
+        return FLAT
+    if isinstance(e, ir.Ctx):  # `size` (the only context that reads it)
+        return UP
+    if isinstance(e, ir.Unary) and e.op == "-":
+        inner = _trend(e.operand, index, needed)
+        return None if inner is None else -inner
+    if isinstance(e, ir.Call) and e.func in _MONOTONE_CALLS:
+        trends = {_trend(a, index, needed) for a in e.args} - {FLAT}
+        return trends.pop() if len(trends) == 1 and None not in trends else None
+    if not isinstance(e, ir.Binary):
+        return None
+    if e.op in ("+", "-"):
+        left = _trend(e.left, index, needed)
+        right = _trend(e.right, index, needed)
+        if left is None or right is None:
+            return None
+        if e.op == "-":
+            right = -right
+        trends = {left, right} - {FLAT}
+        return FLAT if not trends else trends.pop() if len(trends) == 1 else None
+    if e.op in ("*", "/"):
+        factor, moving = (e.left, e.right) if not _reads_size(e.left) else (e.right, e.left)
+        if _reads_size(factor) or (e.op == "/" and factor is e.left):
+            return None  # size times size, or over something that reads it
+        trend = _trend(moving, index, needed)
+        if trend is None:
+            return None
+        sign = _sign(factor, index, needed, strict=e.op == "/")
+        return None if sign is None else trend * sign
+    return None
+
+
+def _sign(e: ir.Expr, index: dict[int, int], needed: set[int], strict: bool) -> int | None:
+    """1 when the factor `e` is at least 0 (above 0 when `strict`: a divisor), -1 when at
+    most 0 (below), as a number literal, or 1 for a hoisted part the run checks (its index
+    added to `needed`); None when not known."""
+    value = arith.fold(e)
+    if value is not None:
+        if value > 0.0 or (value == 0.0 and not strict):
+            return 1
+        return -1 if value < 0.0 else None
+    if id(e) in index and not strict:
+        needed.add(index[id(e)])
+        return 1
+    return None
+
+
+def _reads_size(e: ir.Expr) -> bool:
+    if isinstance(e, ir.Ctx):
+        return e.name == "size"
+    return any(_reads_size(c) for c in _children(e))
+
+
 def compile_keys(
     compiler: ExprCompiler, pool: ir.Pool, index: int, stream: random.Random | None
-) -> tuple[list[Fn], tuple[Fn, ...], list[float], bool]:
+) -> tuple[list[Fn], tuple[Fn, ...], list[float], bool, tuple[int, ...] | None]:
     """The eviction keys of pool member `index` (`pool`, which evicts `by`) compiled
     (`plan`): the key functions, the hoisted functions, the list they fill and the keys
-    read, and whether the keys are steady."""
+    read, whether the keys are steady, and when they are, whether they never rise as an
+    entry shrinks (`rising`)."""
     assert isinstance(pool.evict, ir.By)
     keys = pool.evict.keys
     parts, steady = plan(keys, index, None if pool.spill is None else pool.spill.to)
@@ -139,4 +221,4 @@ def compile_keys(
         given = {id(e): f"{name}[{i}]" for i, e in enumerate(parts)}
     hoisted = tuple(compiler.compile(e, stream) for e in parts)
     fns = [compiler.compile(k, stream, given) for k in keys]
-    return fns, hoisted, held, steady
+    return fns, hoisted, held, steady, rising(keys, parts) if steady else None

@@ -166,7 +166,7 @@ class World:
             queue_keys = [exprs.compile(k) for k in pool.queue.keys]
             evict_keys = hoisted = None
             if isinstance(pool.evict, ir.By):
-                evict_keys, hoisted, held, steady = eviction_keys.compile_keys(
+                evict_keys, hoisted, held, steady, rise = eviction_keys.compile_keys(
                     exprs, pool, i, streams["eviction"]
                 )
             ranked = ranked_queue.steady(pool.queue.keys, program.attrs)
@@ -174,6 +174,7 @@ class World:
             if hoisted is not None:
                 cache = self.pools[-1].cache
                 cache.hoisted, cache.held, cache.steady = hoisted, held, steady
+                cache.rising = rise
             if pool.preempt_keys:  # `preempt by (keys)`
                 keys = [exprs.compile(k) for k in pool.preempt_keys]
                 self.pools[-1].preempt_key_of = key_tuple(keys)

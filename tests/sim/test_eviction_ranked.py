@@ -5,7 +5,9 @@ owner's attributes and constants from the whole domain: 0, -0, negatives, inf,
 fractions, and keys that are NaN for some entries (0/0), where the ranking gives way to
 the scan. Blocks whole and fractional, with and without a spill, on one pool member and
 on a pool array. Each program runs twice, ranked and with every eviction scanned, and
-the two reports must be equal to the last bit."""
+the two reports must be equal to the last bit. Keys that never rise as an entry shrinks
+(`size`, `2 * size - age`, a hoisted price at least 0 times `size`) keep the victim
+without weighing it again after each block (`eviction_keys.rising`): the same victims."""
 
 from __future__ import annotations
 
@@ -14,6 +16,7 @@ import random
 import pytest
 
 import serq
+from serq.ir import arith
 from serq.sim import eviction_keys
 
 KEYS = [
@@ -35,6 +38,12 @@ KEYS = [
     "floor(size / 3)",
     "-0.5 * waiting + u",
     "min(size, 2.5)",
+    "price(gpu, 0.5, 0.5) * size",  # a hoisted factor at least 0: the victim kept
+    "size * price(gpu, 0.1, -3)",  # a factor the run finds below 0: weighed again
+    "2 * size - age",
+    "-(0.5 - size) / 4 + u",
+    "max(size, u) - -0",
+    "size * -0.5",
 ]
 
 
@@ -75,7 +84,7 @@ def _report(path: str) -> str:
     return serq.run(serq.compile(path)).json()
 
 
-@pytest.mark.parametrize("seed", range(40))
+@pytest.mark.parametrize("seed", range(60))
 def test_ranked_eviction_evicts_what_the_scan_evicts(seed, tmp_path, monkeypatch):
     path = tmp_path / f"ranked_{seed}.sq"
     path.write_text(_program(seed), encoding="utf-8")
@@ -140,3 +149,77 @@ def test_an_eviction_keys_the_entries_only_as_often_as_it_needs():
     assert len(reads) == 10 + 6
     reads.clear()
     assert cache.evict_to(19.0) == (0, 1.0) and len(reads) == 7  # one block: the scan
+
+
+def test_keys_that_never_rise_as_an_entry_shrinks():
+    """`eviction_keys.rising`: the keys non-decreasing in `size`, with the hoisted factors
+    whose sign the run checks; None where that cannot be shown (a key falling with size,
+    a factor of unknown sign, size times size, a division by what reads it)."""
+    source = """pool kv {{ cap 8; block 1; evict by ({key}); }}
+stage s : fifo(1);
+workload {{ arrive poisson(1); }}
+session {{ set u = 1; hold kv (2) {{ run s (1); }} cache (2); }}
+run {{ horizon 5; }}
+"""
+    for key, expected in [
+        ("size", ()),
+        ("age, -age, last, waiting, u", ()),  # no key reads size: each stays as it is
+        ("size, -age", ()),
+        ("-size", None),
+        ("size, -size", None),
+        ("2 * size - age", ()),
+        ("size * -0.5", None),
+        ("-(0 - size)", ()),
+        ("size / 4 + u", ()),
+        ("size / 0", None),
+        ("size / -2", None),
+        ("4 / size", None),
+        ("size * size", None),
+        ("u * size", None),  # an owner's attribute: of unknown sign
+        ("floor(size / 16), min(size, 3), max(size, u)", ()),
+        ("abs(size)", None),
+        ("size > 3 ? 1 : 0", None),
+        ("price(s, 0.5, 0.5) * size", ("price(s, 0.5, 0.5)",)),
+        ("size * price(s, 0.1, -3) + price(s, 1, 1)", ("price(s, 0.1, -3)",)),
+        ("size / price(s, 0.5, 0.5)", None),
+    ]:
+        program = serq.compile(source=source.format(key=key)).program
+        keys = program.pools[0].evict.keys
+        parts, steady = eviction_keys.plan(keys, 0, spill=None)
+        assert steady, key
+        found = eviction_keys.rising(keys, parts)
+        if found is not None and expected:  # the hoisted parts, by their text
+            found = tuple(_text(parts[i]) for i in found)
+        assert found == expected, key
+
+
+def _text(e) -> str:
+    """`price(STAGE, A, B)` of a hoisted price observable."""
+    args = ", ".join(f"{arith.fold(a):g}" for a in e.args)
+    return f"price(s, {args})"
+
+
+def test_a_victim_under_keys_that_never_rise_is_weighed_once():
+    """Under keys that never rise as an entry shrinks (`Cache.rising`), an eviction keys
+    every entry once into the heap and takes each victim's blocks without weighing it
+    again; when a hoisted factor it needs at least 0 is below 0, each block's entry is
+    weighed again as before (test_an_eviction_keys_the_entries_only_as_often_as_it_needs)."""
+    from serq.sim.cache import Cache
+    from serq.sim.core import Engine
+
+    for factor, weighed in [(2.0, 10), (0.0, 10), (-1.0, 10 + 6)]:
+        reads: list[int] = []
+
+        def key(a, reads=reads):
+            reads.append(1)
+            return 0.0
+
+        cache = Cache(Engine(), [key], block=1.0)
+        cache.steady = True
+        cache.hoisted = (lambda a, factor=factor: factor,)
+        cache.held = [0.0]
+        cache.rising = (0,)
+        for _ in range(10):
+            cache.put_dead(3.0)
+        assert cache.evict_to(21.0) == (3, 9.0)
+        assert len(reads) == weighed, factor
