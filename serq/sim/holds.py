@@ -31,6 +31,7 @@ PREEMPT_LIMIT = 100_000  # preemptions at one instant before a run is a livelock
 # victim, its position, the pool's allocation and cache, the sessions ended): a cycle. At
 # some 30 us a preemption, 100,000 took 2 to 5 s of CPU (tests/sim/NOTES.md §61)
 REPEAT_LIMIT = 10_000
+REPEAT_WATCH = 1_000  # ... counted from this many preemptions at one instant on
 
 Fn = Callable[[Any], float]
 Resolver = Callable[[Any], Pool]
@@ -491,24 +492,26 @@ class Holds:
                 computed = part.computed() if part.position is None else part.position
         # a livelock at one instant, found sooner: a cycle of preemptions, each finding
         # what one found before at this instant (the same victim at the same position,
-        # the pool as full and as cached, no hold there completed nor session ended),
-        # REPEAT_LIMIT in a row; a run that moves finds something new now and then
-        if since == 1:  # the first since a hold there completed
-            self._seen.clear()
-            self._repeats = 0
-        found = (pool, s, computed, pool.allocated, pool.cache.total, self.world.ended_all)
-        if found in self._seen:
-            self._repeats += 1
-            if self._repeats > REPEAT_LIMIT:
-                raise SimError(
-                    run.spec.origin,
-                    f"a livelock at one instant: {self._preempted_now} preemptions at pool "
-                    f"`{pool.name}` without time passing; a hold that can never grow to what "
-                    "its body needs is preempted and re-admitted at once, forever",
-                )
-        else:
-            self._seen.add(found)
-            self._repeats = 0
+        # the pool as full and as cached, no hold there completed nor session ended);
+        # a run that moves finds something new now and then. REPEAT_LIMIT in a row, watched
+        # from REPEAT_WATCH at the instant on (a run with fewer pays nothing for it)
+        if self._preempted_now > REPEAT_WATCH:
+            if since == 1:  # the first since a hold there completed
+                self._seen.clear()
+                self._repeats = 0
+            found = (pool, s, computed, pool.allocated, pool.cache.total, self.world.ended_all)
+            if found in self._seen:
+                self._repeats += 1
+                if self._repeats > REPEAT_LIMIT:
+                    raise SimError(
+                        run.spec.origin,
+                        f"a livelock at one instant: {self._preempted_now} preemptions at "
+                        f"pool `{pool.name}` without time passing; a hold that can never grow "
+                        "to what its body needs is preempted and re-admitted at once, forever",
+                    )
+            else:
+                self._seen.add(found)
+                self._repeats = 0
         # stuck: preempted again without passing the position of the previous preemption
         # (a hold that no load or growing run moved is at its allocation, as `computed`
         # reads it; the reference agrees), counted once per session
