@@ -27,6 +27,11 @@ CACHED = SLOT["cached"]
 COMPUTED = SLOT["computed"]
 
 PREEMPT_LIMIT = 100_000  # preemptions at one instant before a run is a livelock
+# ... or preemptions in a row at one instant that each repeat one seen there before (the
+# victim, its position, the pool's allocation and cache, the sessions ended): a cycle. At
+# some 30 us a preemption, 100,000 took 2 to 5 s of CPU (tests/sim/NOTES.md §61)
+REPEAT_LIMIT = 10_000
+REPEAT_WATCH = 1_000  # ... counted from this many preemptions at one instant on
 
 Fn = Callable[[Any], float]
 Resolver = Callable[[Any], Pool]
@@ -112,6 +117,8 @@ class Holds:
         self.admissions = 0  # hold admissions so far, the last one numbered by it
         self._preempted_at = -INF  # the instant of the latest preemption, and their count
         self._preempted_now = 0
+        self._seen: set[tuple] = set()  # what each preemption at that instant found
+        self._repeats = 0  # preemptions in a row whose finding was in `_seen`
 
     # ------------------------------------------------------------ joining, admission
 
@@ -456,7 +463,7 @@ class Holds:
         recorder = self.recorder
         recorder.pool_count(pool.index, "preemptions")
         fruitless = self.world.fruitless  # preemptions since the pool's last completed hold
-        fruitless[pool] = fruitless.get(pool, 0) + 1
+        fruitless[pool] = since = fruitless.get(pool, 0) + 1
         # the token its session had last, as it is computed again, follows the ones it
         # had: an output token where the same engine gives it next (`StepStage._end`;
         # without a step engine the generated code makes a session without the slots)
@@ -474,6 +481,8 @@ class Holds:
                 )
         else:
             self._preempted_at, self._preempted_now = now, 1
+            self._seen.clear()
+            self._repeats = 0
         computed = 0.0
         for part in run.parts:
             if part.pool is pool:
@@ -481,6 +490,28 @@ class Holds:
                 # itself as it arrived (what it caches is then its allocation, §7 of
                 # tests/sim/NOTES.md); a part nothing positioned is at its allocation
                 computed = part.computed() if part.position is None else part.position
+        # a livelock at one instant, found sooner: a cycle of preemptions, each finding
+        # what one found before at this instant (the same victim at the same position,
+        # the pool as full and as cached, no hold there completed nor session ended);
+        # a run that moves finds something new now and then. REPEAT_LIMIT in a row, watched
+        # from REPEAT_WATCH at the instant on (a run with fewer pays nothing for it)
+        if self._preempted_now > REPEAT_WATCH:
+            if since == 1:  # the first since a hold there completed
+                self._seen.clear()
+                self._repeats = 0
+            found = (pool, s, computed, pool.allocated, pool.cache.total, self.world.ended_all)
+            if found in self._seen:
+                self._repeats += 1
+                if self._repeats > REPEAT_LIMIT:
+                    raise SimError(
+                        run.spec.origin,
+                        f"a livelock at one instant: {self._preempted_now} preemptions at "
+                        f"pool `{pool.name}` without time passing; a hold that can never grow "
+                        "to what its body needs is preempted and re-admitted at once, forever",
+                    )
+            else:
+                self._seen.add(found)
+                self._repeats = 0
         # stuck: preempted again without passing the position of the previous preemption
         # (a hold that no load or growing run moved is at its allocation, as `computed`
         # reads it; the reference agrees), counted once per session
