@@ -29,8 +29,11 @@ import threading
 from typing import Any
 
 from lsprotocol import types
+from pygls.capabilities import ServerCapabilitiesBuilder
 from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.protocol import LanguageServerProtocol
+
+from serq_lsp import convert
 
 log = logging.getLogger("serq_lsp")
 
@@ -44,13 +47,16 @@ _ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 MAX_BODY = 1 << 30  # a Content-Length past this is not believed
 
 
-def _utf16_only(params: Any) -> None:
-    """Every position serq_lsp reads and writes is in UTF-16 code units (`LineIndex`), so
-    pygls is offered that encoding alone: it then applies the document's changes in it
-    and announces it, whatever the client prefers (UTF-16 is the one every client takes)."""
-    general = getattr(getattr(params, "capabilities", None), "general", None)
-    if general is not None and general.position_encodings is not None:
-        general.position_encodings = [types.PositionEncodingKind.Utf16]
+def _negotiate_encoding(params: Any) -> None:
+    """Count positions in the encoding pygls will announce for `initialize`'s `params`: the
+    client's first of UTF-8, UTF-16 and UTF-32, else UTF-16. pygls applies the document's
+    changes in it; `convert` counts every other position in it."""
+    capabilities = getattr(params, "capabilities", None)
+    kind = types.PositionEncodingKind.Utf16
+    if capabilities is not None:
+        kind = ServerCapabilitiesBuilder.choose_position_encoding(capabilities)
+    kind = getattr(kind, "value", kind)
+    convert.use_encoding(kind if kind in convert.ENCODINGS else "utf-16")
 
 
 class SerqProtocol(LanguageServerProtocol):
@@ -58,7 +64,7 @@ class SerqProtocol(LanguageServerProtocol):
 
     def handle_message(self, message: Any) -> None:
         if getattr(message, "method", None) == types.INITIALIZE:
-            _utf16_only(message.params)
+            _negotiate_encoding(message.params)
         if self._shutdown and getattr(message, "method", "") != types.EXIT:
             msg_id = getattr(message, "id", None)
             if msg_id is not None and getattr(message, "method", None):
