@@ -36,8 +36,12 @@ LEGEND = types.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=TOK
 
 _LEXEME = re.compile(
     r"(?P<comment>//[^\n]*|/\*(?:.|\n)*?\*/)|(?P<string>\"[^\"\n]*\")"
-    r"|(?P<number>\d[\d_]*\.?[\d_]*(?:[eE][+-]?\d+)?)|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|(?P<number>\d[\d_]*\.?[\d_]*(?:[eE][+-]?\d+)?)"
+    r"|(?P<library>(?<![\w.])args\.number)|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
 )
+# `args.number` is one token of the grammar (ARGS_NUMBER), the library's one function, not
+# a reference to `args` and a member: a function of the default library, as VS Code
+# colours `min`, and as the TextMate grammar's `support.function.library` does.
 # What a name is, by its key's namespace or its declaration's kind.
 _BY_KIND = {
     "let": "variable",
@@ -106,6 +110,8 @@ def encode(analysis: Analysis) -> list[int]:
                 name = "keyword"
             else:
                 continue
+        elif group == "library":
+            name, modifiers = "function", 4
         else:
             name = group or "comment"
         kind_index = _TYPE_INDEX[name]
