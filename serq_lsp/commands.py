@@ -29,7 +29,7 @@ from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 from serq import api
 from serq.cli import EXIT_INTERRUPTED  # `serq run` stopped by Ctrl-C
 from serq.diagnostics import Diagnostic
-from serq.expand.loader import read_text
+from serq.expand.loader import read_text, unreadable
 from serq_lsp import results
 from serq_lsp.convert import fs_uri
 from serq_lsp.documents import open_document
@@ -50,7 +50,9 @@ def _document(ls: SerqServer, uri: object) -> tuple[str, str | None]:
     document = ls.workspace.get_text_document(uri)
     try:
         return document.source, document.path
-    except (OSError, ValueError) as error:
+    except OSError as error:
+        raise JsonRpcInvalidParams(f"cannot read `{uri}`: {unreadable(error)}") from error
+    except ValueError as error:
         raise JsonRpcInvalidParams(f"cannot read `{uri}`: {error}") from error
 
 
