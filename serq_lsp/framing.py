@@ -11,7 +11,8 @@ after `shutdown` unanswered. This loop replaces it on stdio and TCP:
 - a body that is not JSON is answered `-32700` where an id can be read; invalid
   UTF-8 in it is kept as escaped bytes (`serq.syntax.source_text`), so a document
   with such bytes gets its `E-utf8` diagnostic;
-- params that do not fit the method's type are answered `-32602`;
+- params that do not fit the method's type are answered `-32602` (a notification's are
+  logged in one line, without pygls' traceback);
 - after `shutdown`, every request but `exit` is answered `-32600`;
 - no error response carries a Python traceback in its `data`;
 - the process exits 0 after `shutdown` then `exit`, and 1 when the stream ends or
@@ -59,6 +60,18 @@ def _negotiate_encoding(params: Any) -> None:
     convert.use_encoding(kind if kind in convert.ENCODINGS else "utf-16")
 
 
+class _Unfitting(logging.Filter):
+    """pygls' record of a message whose params do not fit their type, which carries its
+    traceback: `SerqProtocol.receive` answers such a request (-32602) and logs such a
+    notification in one line, so the record is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Unable to deserialize message")
+
+
+logging.getLogger("pygls.protocol.json_rpc").addFilter(_Unfitting())
+
+
 class SerqProtocol(LanguageServerProtocol):
     """pygls' protocol, with the answers JSON-RPC requires where pygls is silent."""
 
@@ -95,12 +108,13 @@ class SerqProtocol(LanguageServerProtocol):
         msg_id = data.get("id")
         try:
             message = self.structure_message(data)
-        except Exception as error:  # pygls raises JsonRpcInvalidParams, or an internal error
+        except Exception:  # pygls raises JsonRpcInvalidParams, or an internal error
             if msg_id is not None and "method" in data:
                 message = f"invalid params for `{data['method']}`"
                 self.send_error(msg_id, INVALID_PARAMS, message)
             else:
-                log.warning("dropped a message that does not fit its type: %s", error)
+                what = f" `{data['method']}`" if isinstance(data.get("method"), str) else ""
+                log.warning("dropped a%s message whose params do not fit its type", what)
             return
         self.handle_message(message)
 
