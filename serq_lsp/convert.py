@@ -41,11 +41,6 @@ def use_encoding(kind: str) -> None:
     _encoding = kind
 
 
-def encoding() -> str:
-    """The position encoding of the session."""
-    return _encoding
-
-
 def character(lines: LineIndex, line: int, column: int) -> int:
     """The LSP `character` of 1-based code-point `line`:`column` of `lines`' text."""
     return lines.unit_column(line, column, _encoding)
