@@ -200,7 +200,8 @@ def serve_stdio(server: Any) -> int:
 
 
 def serve_tcp(server: Any, host: str, port: int) -> None:
-    """Serve `server` on a TCP port, one client at a time, with the same framing."""
+    """Serve `server` on a TCP port to one client, with the same framing: the process ends
+    when that connection does."""
     server._stop_event = stop = threading.Event()
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:
