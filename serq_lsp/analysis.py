@@ -23,6 +23,7 @@ from serq.incremental import analyze as analyze_incrementally
 from serq.syntax import ast
 from serq.syntax.scanner import FN_HEAD, Chunk
 from serq.syntax.shift import Shift
+from serq_lsp import convert
 
 if TYPE_CHECKING:
     from serq.expand.loader import Loader
@@ -313,11 +314,11 @@ class Analysis:
             return {}
         return dict(self.outcome.lets.items())
 
-    def offset(self, line: int, utf16_column: int) -> int:
-        """The code-point offset of the 0-based LSP position `line`:`utf16_column`."""
+    def offset(self, line: int, character: int) -> int:
+        """The code-point offset of the 0-based LSP position `line`:`character`."""
         if line >= self.lines.line_count:
             return len(self.text)
-        column = self.lines.column_from_utf16(line + 1, utf16_column)
+        column = convert.column(self.lines, line + 1, character)
         return self.lines.offset(line + 1, column)
 
 

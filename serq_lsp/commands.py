@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import os
 import shutil
 import signal
@@ -28,7 +29,7 @@ from pygls.exceptions import JsonRpcInternalError, JsonRpcInvalidParams
 from serq import api
 from serq.cli import EXIT_INTERRUPTED  # `serq run` stopped by Ctrl-C
 from serq.diagnostics import Diagnostic
-from serq.expand.loader import read_text
+from serq.expand.loader import read_text, unreadable
 from serq_lsp import results
 from serq_lsp.convert import fs_uri
 from serq_lsp.documents import open_document
@@ -49,8 +50,24 @@ def _document(ls: SerqServer, uri: object) -> tuple[str, str | None]:
     document = ls.workspace.get_text_document(uri)
     try:
         return document.source, document.path
-    except (OSError, ValueError) as error:
+    except OSError as error:
+        raise JsonRpcInvalidParams(f"cannot read `{uri}`: {unreadable(error)}") from error
+    except ValueError as error:
         raise JsonRpcInvalidParams(f"cannot read `{uri}`: {error}") from error
+
+
+def _timeout(value: object) -> float:
+    """The Run's timeout given as `value`: a positive number of seconds (`inf`: none); any
+    other value (0, a negative, NaN, a boolean, a word) is an invalid-params error."""
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        timeout = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        timeout = math.nan
+    if not timeout > 0:
+        raise JsonRpcInvalidParams(f"a timeout is a positive number of seconds, not {value!r}")
+    return timeout
 
 
 def register(server: SerqServer) -> None:
@@ -111,11 +128,7 @@ def register(server: SerqServer) -> None:
 
     @server.command(RUN)
     async def run(ls: SerqServer, uri: str | None = None, *options) -> str:
-        try:
-            timeout = float(options[0]) if options else TIMEOUT
-        except (TypeError, ValueError) as error:
-            message = f"a timeout is a number of seconds, not {options[0]!r}"
-            raise JsonRpcInvalidParams(message) from error
+        timeout = _timeout(options[0]) if options else TIMEOUT
         source, path = _document(ls, uri)
         return await run_program(ls, uri, source, path, timeout)
 

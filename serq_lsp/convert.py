@@ -1,4 +1,11 @@
-"""serq diagnostics to LSP values: ranges in UTF-16 code units, as LSP counts."""
+"""serq diagnostics to LSP values, and the one place LSP columns are counted.
+
+A client counts a position's `character` in the code units of the encoding the server
+announced at `initialize` (UTF-16 unless the client offered and was given UTF-8 or
+UTF-32: LSP 3.17's `positionEncoding`). Every position serq-lsp reads or writes goes
+through `character`, `column` or `length` here, which count in that encoding; pygls
+applies the document's incremental changes in the same one (its workspace's codec).
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,7 @@ from lsprotocol import types
 from pygls.uris import from_fs_path
 
 from serq.diagnostics import Diagnostic, LineIndex, Severity, Span
+from serq.diagnostics.span import units
 
 if TYPE_CHECKING:
     from serq_lsp.analysis import Analysis
@@ -19,6 +27,33 @@ _SEVERITY = {
     Severity.WARNING: types.DiagnosticSeverity.Warning,
     Severity.NOTE: types.DiagnosticSeverity.Information,
 }
+
+
+ENCODINGS = ("utf-8", "utf-16", "utf-32")
+_encoding = "utf-16"  # the session's, set at `initialize`: one client a process
+
+
+def use_encoding(kind: str) -> None:
+    """Count every position in `kind`'s code units from now on (one of `ENCODINGS`)."""
+    global _encoding
+    if kind not in ENCODINGS:
+        raise ValueError(f"unknown position encoding {kind!r}")
+    _encoding = kind
+
+
+def character(lines: LineIndex, line: int, column: int) -> int:
+    """The LSP `character` of 1-based code-point `line`:`column` of `lines`' text."""
+    return lines.unit_column(line, column, _encoding)
+
+
+def column(lines: LineIndex, line: int, character: int) -> int:
+    """The 1-based code-point column of the LSP `character` on 1-based `line`."""
+    return lines.column_from_units(line, character, _encoding)
+
+
+def length(text: str) -> int:
+    """The length of `text` as the client counts it."""
+    return units(text, _encoding)
 
 
 def fs_uri(path: str) -> str | None:
@@ -32,8 +67,8 @@ def fs_uri(path: str) -> str | None:
 
 def lsp_range(span: Span, lines: LineIndex) -> types.Range:
     """The LSP range of `span`, whose file's text `lines` indexes."""
-    start = types.Position(span.line - 1, lines.utf16_column(span.line, span.column))
-    end = types.Position(span.end_line - 1, lines.utf16_column(span.end_line, span.end_column))
+    start = types.Position(span.line - 1, character(lines, span.line, span.column))
+    end = types.Position(span.end_line - 1, character(lines, span.end_line, span.end_column))
     return types.Range(start, end)
 
 

@@ -13,6 +13,7 @@ from lsprotocol import types
 
 from serq.formatter import format_source
 from serq.syntax.source_text import BOM
+from serq_lsp import convert
 from serq_lsp.documents import open_document
 from serq_lsp.guard import guarded
 from serq_lsp.state import SerqServer, _source
@@ -47,7 +48,7 @@ def text_edits(old: str, new: str) -> list[types.TextEdit]:
     for first, end, replacement in line_edits(old, new):
         if end >= count and not old.endswith(("\n", "\r")) and count:  # no final line break
             tail = lines[-1]
-            stop = types.Position(count - 1, len(tail.encode("utf-16-le", "surrogatepass")) // 2)
+            stop = types.Position(count - 1, convert.length(tail))
         else:
             stop = types.Position(end, 0)
         edits.append(types.TextEdit(types.Range(types.Position(first, 0), stop), replacement))

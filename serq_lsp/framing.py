@@ -11,7 +11,8 @@ after `shutdown` unanswered. This loop replaces it on stdio and TCP:
 - a body that is not JSON is answered `-32700` where an id can be read; invalid
   UTF-8 in it is kept as escaped bytes (`serq.syntax.source_text`), so a document
   with such bytes gets its `E-utf8` diagnostic;
-- params that do not fit the method's type are answered `-32602`;
+- params that do not fit the method's type are answered `-32602` (a notification's are
+  logged in one line, without pygls' traceback);
 - after `shutdown`, every request but `exit` is answered `-32600`;
 - no error response carries a Python traceback in its `data`;
 - the process exits 0 after `shutdown` then `exit`, and 1 when the stream ends or
@@ -29,8 +30,11 @@ import threading
 from typing import Any
 
 from lsprotocol import types
+from pygls.capabilities import ServerCapabilitiesBuilder
 from pygls.io_ import StdinAsyncReader, StdoutWriter
 from pygls.protocol import LanguageServerProtocol
+
+from serq_lsp import convert
 
 log = logging.getLogger("serq_lsp")
 
@@ -44,13 +48,28 @@ _ID = re.compile(r'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.)*")')
 MAX_BODY = 1 << 30  # a Content-Length past this is not believed
 
 
-def _utf16_only(params: Any) -> None:
-    """Every position serq_lsp reads and writes is in UTF-16 code units (`LineIndex`), so
-    pygls is offered that encoding alone: it then applies the document's changes in it
-    and announces it, whatever the client prefers (UTF-16 is the one every client takes)."""
-    general = getattr(getattr(params, "capabilities", None), "general", None)
-    if general is not None and general.position_encodings is not None:
-        general.position_encodings = [types.PositionEncodingKind.Utf16]
+def _negotiate_encoding(params: Any) -> None:
+    """Count positions in the encoding pygls will announce for `initialize`'s `params`: the
+    client's first of UTF-8, UTF-16 and UTF-32, else UTF-16. pygls applies the document's
+    changes in it; `convert` counts every other position in it."""
+    capabilities = getattr(params, "capabilities", None)
+    kind = types.PositionEncodingKind.Utf16
+    if capabilities is not None:
+        kind = ServerCapabilitiesBuilder.choose_position_encoding(capabilities)
+    kind = getattr(kind, "value", kind)
+    convert.use_encoding(kind if kind in convert.ENCODINGS else "utf-16")
+
+
+class _Unfitting(logging.Filter):
+    """pygls' record of a message whose params do not fit their type, which carries its
+    traceback: `SerqProtocol.receive` answers such a request (-32602) and logs such a
+    notification in one line, so the record is dropped."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not str(record.msg).startswith("Unable to deserialize message")
+
+
+logging.getLogger("pygls.protocol.json_rpc").addFilter(_Unfitting())
 
 
 class SerqProtocol(LanguageServerProtocol):
@@ -58,7 +77,7 @@ class SerqProtocol(LanguageServerProtocol):
 
     def handle_message(self, message: Any) -> None:
         if getattr(message, "method", None) == types.INITIALIZE:
-            _utf16_only(message.params)
+            _negotiate_encoding(message.params)
         if self._shutdown and getattr(message, "method", "") != types.EXIT:
             msg_id = getattr(message, "id", None)
             if msg_id is not None and getattr(message, "method", None):
@@ -89,12 +108,13 @@ class SerqProtocol(LanguageServerProtocol):
         msg_id = data.get("id")
         try:
             message = self.structure_message(data)
-        except Exception as error:  # pygls raises JsonRpcInvalidParams, or an internal error
+        except Exception:  # pygls raises JsonRpcInvalidParams, or an internal error
             if msg_id is not None and "method" in data:
                 message = f"invalid params for `{data['method']}`"
                 self.send_error(msg_id, INVALID_PARAMS, message)
             else:
-                log.warning("dropped a message that does not fit its type: %s", error)
+                what = f" `{data['method']}`" if isinstance(data.get("method"), str) else ""
+                log.warning("dropped a%s message whose params do not fit its type", what)
             return
         self.handle_message(message)
 
@@ -180,7 +200,8 @@ def serve_stdio(server: Any) -> int:
 
 
 def serve_tcp(server: Any, host: str, port: int) -> None:
-    """Serve `server` on a TCP port, one client at a time, with the same framing."""
+    """Serve `server` on a TCP port to one client, with the same framing: the process ends
+    when that connection does."""
     server._stop_event = stop = threading.Event()
 
     async def connection(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> None:

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from lsprotocol import types
 
 from serq.syntax.scanner import Chunk
+from serq_lsp import convert
 from serq_lsp.analysis import Analysis
 from serq_lsp.guard import guarded
 from serq_lsp.state import SerqServer
@@ -171,7 +172,7 @@ def hints(
     out = []
     for anchor, start in placed(analysis, anchors):
         line, column = analysis.lines.position(start + anchor.offset)
-        position = types.Position(line - 1, analysis.lines.utf16_column(line, column))
+        position = types.Position(line - 1, convert.character(analysis.lines, line, column))
         if within is not None and not _inside(position, within):
             continue
         out.append(

@@ -8,7 +8,7 @@ from lsprotocol import types
 
 from serq.link.index import occurrence_at
 from serq.syntax.source_text import lines_ended
-from serq_lsp import words
+from serq_lsp import convert, words
 from serq_lsp.analysis import Analysis
 from serq_lsp.guard import guarded
 from serq_lsp.state import SerqServer
@@ -36,8 +36,12 @@ LEGEND = types.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=TOK
 
 _LEXEME = re.compile(
     r"(?P<comment>//[^\n]*|/\*(?:.|\n)*?\*/)|(?P<string>\"[^\"\n]*\")"
-    r"|(?P<number>\d[\d_]*\.?[\d_]*(?:[eE][+-]?\d+)?)|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|(?P<number>\d[\d_]*\.?[\d_]*(?:[eE][+-]?\d+)?)"
+    r"|(?P<library>(?<![\w.])args\.number)|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
 )
+# `args.number` is one token of the grammar (ARGS_NUMBER), the library's one function, not
+# a reference to `args` and a member: a function of the default library, as VS Code
+# colours `min`, and as the TextMate grammar's `support.function.library` does.
 # What a name is, by its key's namespace or its declaration's kind.
 _BY_KIND = {
     "let": "variable",
@@ -91,7 +95,7 @@ def encode(analysis: Analysis) -> list[int]:
             kinds.setdefault(occ.key, occ.kind)
     data: list[int] = []
     last_line = last_col = 0
-    ascii_lines: dict[int, bool] = {}  # line -> whether it is ASCII: columns are UTF-16's
+    ascii_lines: dict[int, bool] = {}  # line -> whether it is ASCII: a unit a character
     for match in _LEXEME.finditer(lines_ended(text)):  # a lone `\r` ends a `//` comment
         group = match.lastgroup
         modifiers = 0
@@ -106,6 +110,8 @@ def encode(analysis: Analysis) -> list[int]:
                 name = "keyword"
             else:
                 continue
+        elif group == "library":
+            name, modifiers = "function", 4
         else:
             name = group or "comment"
         kind_index = _TYPE_INDEX[name]
@@ -115,17 +121,13 @@ def encode(analysis: Analysis) -> list[int]:
             plain = ascii_lines.get(line)
             if plain is None:
                 plain = ascii_lines[line] = lines.line_text(line).isascii()
-            col16 = column - 1 if plain else lines.utf16_column(line, column)
+            at = column - 1 if plain else convert.character(lines, line, column)
             shown = piece[:-1] if piece.endswith("\r") else piece  # `\r\n` ends the line
-            length = len(shown) if plain else _utf16_length(shown)
+            length = len(shown) if plain else convert.length(shown)
             if length:
                 delta_line = line - 1 - last_line
-                delta_col = col16 - last_col if delta_line == 0 else col16
+                delta_col = at - last_col if delta_line == 0 else at
                 data += [delta_line, delta_col, length, kind_index, modifiers]
-                last_line, last_col = line - 1, col16
+                last_line, last_col = line - 1, at
             start += len(piece) + 1
     return data
-
-
-def _utf16_length(text: str) -> int:
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2

@@ -17,13 +17,10 @@ from __future__ import annotations
 from lsprotocol import types
 
 from serq.syntax.layout import common_prefix, common_suffix
+from serq_lsp import convert
 from serq_lsp.analysis import Analysis
 
 _LINE_BREAKS = "\r\n"
-
-
-def _utf16(text: str) -> int:
-    return len(text.encode("utf-16-le", "surrogatepass")) // 2
 
 
 def _position(text: str, offset: int, line: int, line_start: int) -> types.Position:
@@ -33,7 +30,7 @@ def _position(text: str, offset: int, line: int, line_start: int) -> types.Posit
     if breaks:
         last = max(segment.rfind("\n"), segment.rfind("\r"))
         line_start += last + 1
-    return types.Position(line + breaks, _utf16(text[line_start:offset]))
+    return types.Position(line + breaks, convert.length(text[line_start:offset]))
 
 
 def _before(p: types.Position, q: types.Position) -> bool:
@@ -126,4 +123,4 @@ def _same(p: types.Position, q: types.Position) -> bool:
 
 def _lsp(lines, offset: int) -> types.Position:
     line, column = lines.position(offset)
-    return types.Position(line - 1, lines.utf16_column(line, column))
+    return types.Position(line - 1, convert.character(lines, line, column))

@@ -145,12 +145,13 @@ def print_diagnostics(
     color: bool | None = None,
 ) -> None:
     """Print `diags` in order, each in full with a blank line after, then a summary line, to
-    `file` (stderr by default); `color` None means color when `file` is a tty and NO_COLOR is
-    unset."""
+    `file` (stderr by default); `color` None means color when `file` is a tty, NO_COLOR is
+    unset and TERM is not `dumb` (the report's rule: rich's)."""
     stream = sys.stderr if file is None else file
     if color is None:
         isatty = getattr(stream, "isatty", None)
-        color = bool(isatty and isatty()) and not os.environ.get("NO_COLOR")
+        plain = os.environ.get("NO_COLOR") or os.environ.get("TERM") == "dumb"
+        color = bool(isatty and isatty()) and not plain
     ordered = sorted(diags, key=lambda d: d.sort_key())
     if not ordered:
         return

@@ -2,7 +2,9 @@
 
 Offsets are code-point indices into the file's text (a Python `str`), end exclusive. Lines and
 columns are 1-based and columns count code points. `\\n`, `\\r\\n` and `\\r` all end a line.
-UTF-16 columns, which the language server needs, come from `LineIndex.utf16_column`.
+Columns in the code units of an encoding (UTF-8 bytes, UTF-16 units or code points: the
+three a language-server client may count in) come from `LineIndex.unit_column` and back
+from `LineIndex.column_from_units`.
 """
 
 from __future__ import annotations
@@ -158,28 +160,35 @@ class LineIndex:
 
     def utf16_column(self, line: int, column: int) -> int:
         """Return the 0-based UTF-16 code-unit column of 1-based code-point `line`:`column`."""
-        index = self._line_index(line)
-        start = self._starts[index]
-        prefix = self._text[start : min(start + column - 1, self._ends[index])]
-        if prefix.isascii():  # fast path: one unit a character
-            return len(prefix)
-        return len(prefix.encode("utf-16-le", "surrogatepass")) // 2
+        return self.unit_column(line, column, "utf-16")
 
     def column_from_utf16(self, line: int, utf16_column: int) -> int:
-        """Return the 1-based code-point column of 0-based UTF-16 `utf16_column` on `line`,
-        clamped to the line's end; a column inside a surrogate pair maps to that character."""
+        """Return the 1-based code-point column of 0-based UTF-16 `utf16_column` on `line`."""
+        return self.column_from_units(line, utf16_column, "utf-16")
+
+    def unit_column(self, line: int, column: int, encoding: str) -> int:
+        """Return the 0-based column, in code units of `encoding` ("utf-8", "utf-16" or
+        "utf-32"), of 1-based code-point `line`:`column`, clamped to the line's end."""
+        index = self._line_index(line)
+        start = self._starts[index]
+        return units(self._text[start : min(start + column - 1, self._ends[index])], encoding)
+
+    def column_from_units(self, line: int, unit_column: int, encoding: str) -> int:
+        """Return the 1-based code-point column of 0-based `unit_column` (code units of
+        `encoding`) on `line`, clamped to the line's end; a column inside a character (a
+        surrogate pair, a UTF-8 sequence) maps to that character."""
         index = self._line_index(line)
         start, end = self._starts[index], self._ends[index]
-        if self._text[start : min(end, start + utf16_column)].isascii():  # fast path
-            return min(utf16_column, end - start) + 1
-        units = 0
+        if encoding == "utf-32" or self._text[start : min(end, start + unit_column)].isascii():
+            return min(unit_column, end - start) + 1  # fast path: one unit a character
+        count = 0
         column = 1
-        for char in self._text[self._starts[index] : self._ends[index]]:
-            if units >= utf16_column:
+        for char in self._text[start:end]:
+            if count >= unit_column:
                 break
-            units += 2 if ord(char) > 0xFFFF else 1
+            count += char_units(char, encoding)
             column += 1
-        if units > utf16_column:  # landed inside a surrogate pair
+        if count > unit_column:  # landed inside a character
             column -= 1
         return column
 
@@ -187,3 +196,24 @@ class LineIndex:
         if not 1 <= line <= len(self._starts):
             raise ValueError(f"line {line} outside 1..{len(self._starts)}")
         return line - 1
+
+
+def units(text: str, encoding: str) -> int:
+    """The length of `text` in code units of `encoding` ("utf-8", "utf-16" or "utf-32"). A
+    lone surrogate (an invalid byte kept by `surrogateescape`) counts as its encoding
+    would write it: three UTF-8 bytes, one UTF-16 unit."""
+    if encoding == "utf-32" or text.isascii():  # fast path: one unit a character
+        return len(text)
+    if encoding == "utf-16":
+        return len(text.encode("utf-16-le", "surrogatepass")) // 2
+    return len(text.encode("utf-8", "surrogatepass"))
+
+
+def char_units(char: str, encoding: str) -> int:
+    """The code units of `encoding` that the one character `char` takes."""
+    code = ord(char)
+    if encoding == "utf-16":
+        return 2 if code > 0xFFFF else 1
+    if encoding == "utf-8":
+        return 1 if code < 0x80 else 2 if code < 0x800 else 3 if code < 0x10000 else 4
+    return 1

@@ -340,6 +340,7 @@ class _Tty(io.StringIO):
 
 def test_print_diagnostics_auto_color(monkeypatch) -> None:
     monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "xterm-256color")
     out = _Tty()
     print_diagnostics([parse_error()], {"prog.sq": PROG}, file=out)
     assert "\x1b[" in out.getvalue()
@@ -347,3 +348,16 @@ def test_print_diagnostics_auto_color(monkeypatch) -> None:
     out = _Tty()
     print_diagnostics([parse_error()], {"prog.sq": PROG}, file=out)
     assert "\x1b" not in out.getvalue()
+
+
+def test_no_color_on_a_dumb_terminal(monkeypatch) -> None:
+    # a terminal that says it cannot show escapes (TERM=dumb: Emacs' shell, some CI logs)
+    # got colored diagnostics, where the report beside them (rich) was plain
+    monkeypatch.delenv("NO_COLOR", raising=False)
+    monkeypatch.setenv("TERM", "dumb")
+    out = _Tty()
+    print_diagnostics([parse_error()], {"prog.sq": PROG}, file=out)
+    assert "\x1b" not in out.getvalue()
+    out = _Tty()
+    print_diagnostics([parse_error()], {"prog.sq": PROG}, file=out, color=True)  # --color always
+    assert "\x1b[" in out.getvalue()

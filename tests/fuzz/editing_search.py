@@ -143,14 +143,19 @@ def cli_diagnostics(text: str, path: Path) -> list[tuple]:
     return sorted(out, key=repr)
 
 
+# how the server shows a diagnostic of a `use`d file (serq_lsp.convert._moved_to_use); a
+# message of the file's own may begin with "in " too ("in `fn main`, the session's ...")
+_FROM_A_USED_FILE = re.compile(r"in [^\n]*?:\d+:\d+: ")
+
+
 def lsp_diagnostics(published: list[dict]) -> list[tuple]:
     out = []
     for d in published:
         message = d["message"]
-        if message.startswith("in ") and ": " in message:  # from a used file
-            out.append(
-                (d.get("code"), message.split(": ", 1)[1].split("\nnote: ")[0].split("\nhelp: ")[0])
-            )
+        used = _FROM_A_USED_FILE.match(message)  # `in FILE:LINE:COL: message`
+        if used:
+            rest = message[used.end() :]
+            out.append((d.get("code"), rest.split("\nnote: ")[0].split("\nhelp: ")[0]))
             continue
         message = message.split("\nnote: ")[0].split("\nhelp: ")[0]
         out.append(

@@ -62,3 +62,21 @@ def test_refusals_and_failed_runs_log_no_traceback(wire, tmp_path):
     assert "Traceback" not in err, err
     assert "already a name" not in err  # a refusal is not logged
     assert "no horizon" in err  # a failed run is, in one line
+
+
+def test_messages_whose_params_do_not_fit_log_no_traceback(wire):
+    # pygls logged each with its traceback ("Unable to deserialize message"), where the
+    # server answers the request (-32602) and drops the notification
+    wire.initialize()
+    wire.notify("$/cancelRequest", {})
+    wire.notify("textDocument/didOpen", {"textDocument": {"uri": 3}})
+    wire.request(1, "textDocument/hover", {"textDocument": {}, "position": "here"})
+    assert wire.answer(1)["error"]["code"] == -32602
+    wire.request(2, "shutdown")
+    assert wire.answer(2)["result"] is None
+    wire.notify("exit")
+    status, err = wire.finish()
+    assert status == 0
+    assert "Traceback" not in err and "Unable to deserialize" not in err, err
+    assert "dropped a `$/cancelRequest` message whose params do not fit its type" in err, err
+    assert "dropped a `textDocument/didOpen` message" in err, err
