@@ -124,13 +124,22 @@ def register(server: SerqServer) -> None:
         offset = view.offset(params.position)
         if offset is None:  # inside text edited since the last analysis: ask again after
             return types.CompletionList(is_incomplete=True, items=[])
-        return types.CompletionList(is_incomplete=False, items=complete(view.analysis, offset))
+        # what was typed right before the cursor since the analysis, which it lacks
+        items = complete(view.analysis, offset, view.before(params.position))
+        return types.CompletionList(is_incomplete=False, items=items)
 
 
-def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:
-    """The completions at `offset` of `analysis`' document."""
+def complete(
+    analysis: Analysis, offset: int, before: str | None = None
+) -> list[types.CompletionItem]:
+    """The completions at `offset` of `analysis`' document; `before`, the document's text
+    right before the cursor now, when the analysis is older."""
     found = expected_at(analysis.text, offset, analysis.chunks or None)
     if found is not None and found.nothing:  # only punctuation fits, or in a comment/string
+        return []
+    if before is None:
+        before = analysis.text[max(0, offset - 256) : offset]
+    if _ends_in_number(before):  # `cap 1|`: no name or keyword joins a number
         return []
     if words.in_args_member(analysis.text, offset):  # `args.` typed
         return [_args_number("number", 'number("$1", $2)')]
@@ -173,6 +182,15 @@ def complete(analysis: Analysis, offset: int) -> list[types.CompletionItem]:
         if any(isinstance(n, ast.Let) for n in path):  # a program argument
             items.append(_args_number("args.number", 'args.number("$1", $2)'))
     return items
+
+
+def _ends_in_number(text: str) -> bool:
+    """Whether the word `text` ends in (letters, digits, `_` and `.`) is a number literal
+    (`16`, `0.5`, `1e9`): what is typed after it is more of the number."""
+    start = end = len(text)
+    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."):
+        start -= 1
+    return start < end and text[start].isdigit()
 
 
 def _args_number(label: str, snippet: str) -> types.CompletionItem:
