@@ -473,12 +473,7 @@ class Holds:
         if now == self._preempted_at:
             self._preempted_now += 1
             if self._preempted_now > PREEMPT_LIMIT:
-                raise SimError(
-                    run.spec.origin,
-                    f"a livelock at one instant: {self._preempted_now} preemptions at pool "
-                    f"`{pool.name}` without time passing; a hold that can never grow to what "
-                    "its body needs is preempted and re-admitted at once, forever",
-                )
+                raise _livelock(run, pool, self._preempted_now)
         else:
             self._preempted_at, self._preempted_now = now, 1
             self._seen.clear()
@@ -503,12 +498,7 @@ class Holds:
             if found in self._seen:
                 self._repeats += 1
                 if self._repeats > REPEAT_LIMIT:
-                    raise SimError(
-                        run.spec.origin,
-                        f"a livelock at one instant: {self._preempted_now} preemptions at "
-                        f"pool `{pool.name}` without time passing; a hold that can never grow "
-                        "to what its body needs is preempted and re-admitted at once, forever",
-                    )
+                    raise _livelock(run, pool, self._preempted_now)
             else:
                 self._seen.add(found)
                 self._repeats = 0
@@ -540,6 +530,16 @@ class Holds:
                 if frame.hold is run:
                     break
         self.join(s, run.spec, at_front=not pool.requeue_tail)
+
+
+def _livelock(run: HoldRun, pool: Pool, preemptions: int) -> SimError:
+    """The error of a livelock at one instant: `preemptions` at `pool` without time passing."""
+    return SimError(
+        run.spec.origin,
+        f"a livelock at one instant: {preemptions} preemptions at pool `{pool.name}` without "
+        "time passing; a hold that can never grow to what its body needs is preempted and "
+        "re-admitted at once, forever",
+    )
 
 
 def grow_outside(origin: Span, pool: Pool) -> SimError:
