@@ -262,8 +262,8 @@ class Cache:
         # that never rise as an entry shrinks, the least entry stays the least while it
         # loses blocks (`rising`): every one is taken from it without weighing it again
         keyed = bool(self.keys) and self.steady
-        rising = self.rising
-        if keyed and rising is not None:
+        rising = self.rising if keyed else None
+        if rising is not None:
             held = self.held
             rising = rising if all(held[i] >= 0.0 for i in rising) else None
         ranked = None
