@@ -59,6 +59,11 @@ def test_mutant_agrees_with_the_reference(i, sample):
         pytest.skip("the program's unmutated run fails in serq")
     verdict, detail = mutants.run_mutant(i, mutant)
     where = f"{mutant.source.name} {mutant.applied}: {verdict}: {detail}"
+    if verdict == "timeout":  # neither side finished within its limit: nothing to compare
+        # (a mutation that makes the program huge, `batch(1e6)`, on a machine busy enough
+        # that the reference's wall-clock limit passes too; serq alone past its CPU limit
+        # still fails below)
+        pytest.skip(f"both sides ran past their limits: {where}")
     if i in KNOWN:
         assert verdict == KNOWN[i][0] and KNOWN[i][1] in detail, where
     elif verdict == "differ":  # only where the program itself differs (NOTES §22)
