@@ -158,14 +158,6 @@ class LineIndex:
         end_line, end_column = self.position(end)
         return Span(file, start, end, line, column, end_line, end_column)
 
-    def utf16_column(self, line: int, column: int) -> int:
-        """Return the 0-based UTF-16 code-unit column of 1-based code-point `line`:`column`."""
-        return self.unit_column(line, column, "utf-16")
-
-    def column_from_utf16(self, line: int, utf16_column: int) -> int:
-        """Return the 1-based code-point column of 0-based UTF-16 `utf16_column` on `line`."""
-        return self.column_from_units(line, utf16_column, "utf-16")
-
     def unit_column(self, line: int, column: int, encoding: str) -> int:
         """Return the 0-based column, in code units of `encoding` ("utf-8", "utf-16" or
         "utf-32"), of 1-based code-point `line`:`column`, clamped to the line's end."""

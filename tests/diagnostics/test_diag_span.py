@@ -69,10 +69,10 @@ def test_non_ascii_columns_count_code_points() -> None:
 
 def test_utf16_columns() -> None:
     index = LineIndex("\u00e9\U0001f600a\n\U0001f600")
-    assert [index.utf16_column(1, c) for c in range(1, 5)] == [0, 1, 3, 4]
-    assert index.utf16_column(1, 99) == 4  # clamped to the end of the line
-    assert index.utf16_column(2, 2) == 2
-    assert [index.column_from_utf16(1, u) for u in range(6)] == [1, 2, 2, 3, 4, 4]
+    assert [index.unit_column(1, c, "utf-16") for c in range(1, 5)] == [0, 1, 3, 4]
+    assert index.unit_column(1, 99, "utf-16") == 4  # clamped to the end of the line
+    assert index.unit_column(2, 2, "utf-16") == 2
+    assert [index.column_from_units(1, u, "utf-16") for u in range(6)] == [1, 2, 2, 3, 4, 4]
 
 
 def test_out_of_range_is_an_error() -> None:
