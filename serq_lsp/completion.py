@@ -125,7 +125,7 @@ def register(server: SerqServer) -> None:
         if offset is None:  # inside text edited since the last analysis: ask again after
             return types.CompletionList(is_incomplete=True, items=[])
         # what was typed right before the cursor since the analysis, which it lacks
-        items = complete(view.analysis, offset, view.before(params.position))
+        items = complete(view.analysis, offset, view.typed(params.position))
         return types.CompletionList(is_incomplete=False, items=items)
 
 

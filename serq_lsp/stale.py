@@ -88,16 +88,15 @@ class View:
             not self.current and _same(position, self.new_end) and self._typed.endswith(ending)
         )
 
-    def before(self, position: types.Position, most: int = 256) -> str:
-        """The current text's last (at most `most`) characters before the current
-        `position`, as far as the view knows them: the analysed text's where the edits did
-        not reach, what was typed after it where the cursor ends the edited region."""
+    def typed(self, position: types.Position, most: int = 256) -> str | None:
+        """Where the current `position` ends the edited region: the current text's last (at
+        most `most`) characters before it, what was typed since the analysis after the
+        analysed text before it; None elsewhere (the analysed text there is the current)."""
+        if self.current or not _same(position, self.new_end):
+            return None
         old = self.analysis.text
-        if not self.current and _same(position, self.new_end):
-            start = self.analysis.offset(self.start.line, self.start.character)
-            return (old[max(0, start - most) : start] + self._typed)[-most:]
-        at = self.offset(position)
-        return "" if at is None else old[max(0, at - most) : at]
+        start = self.analysis.offset(self.start.line, self.start.character)
+        return (old[max(0, start - most) : start] + self._typed)[-most:]
 
     def offset(self, position: types.Position) -> int | None:
         """The analysis' code-point offset of the current `position`, or None."""

@@ -46,7 +46,7 @@ def test_after_an_operator_next_to_a_number():
 
 def test_the_text_typed_since_an_older_analysis_counts():
     """Completion answers from the last analysis while a check is in flight: what was typed
-    right before the cursor since then (`View.before`) decides, not the older text there."""
+    right before the cursor since then (`View.typed`) decides, not the older text there."""
     from lsprotocol import types
 
     from serq_lsp.stale import View
@@ -55,11 +55,11 @@ def test_the_text_typed_since_an_older_analysis_counts():
     typed = PROGRAM.replace("cap 4 * bs;", "cap 4 * bs + 1;")
     cursor = types.Position(2, typed.splitlines()[2].index("+ 1") + 3)
     view = View(old, typed)
-    assert view.before(cursor).endswith("cap 4 * bs + 1")
-    assert complete(old, view.offset(types.Position(2, 0)) or 0, view.before(cursor)) == []
+    assert view.typed(cursor).endswith("cap 4 * bs + 1")
+    assert complete(old, view.offset(types.Position(2, 0)) or 0, view.typed(cursor)) == []
     named = PROGRAM.replace("cap 4 * bs;", "cap 4 * bs + ra;")
     cursor = types.Position(2, named.splitlines()[2].index("+ ra") + 4)
     view = View(old, named)
-    assert view.before(cursor).endswith("+ ra")
+    assert view.typed(cursor).endswith("+ ra")
     at = old.text.index("cap 4 * bs") + len("cap 4 * bs")  # where the analysis has it
-    assert "ratio" in {item.label for item in complete(old, at, view.before(cursor))}
+    assert "ratio" in {item.label for item in complete(old, at, view.typed(cursor))}
