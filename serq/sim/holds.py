@@ -331,6 +331,9 @@ class Holds:
             if not leases:
                 del s.leases[part.pool]
         self.release_part(s, part)
+        # the lease was the last of its hold (the scope closed before it): nothing reads
+        # the parts again, so they no longer keep a cycle with the run (as `close` does)
+        part.run.parts = []
 
     def release(self, s: Session, pool: Pool) -> None:
         """`release pool`: the innermost enclosing hold's allocation there, else a lease.
