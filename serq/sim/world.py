@@ -59,7 +59,12 @@ from serq.sim.workload import Workload
 SERIAL = SLOT["serial"]
 INF = math.inf
 SPIN_LIMIT = 1_000_000  # loop iterations of one session at one instant before we call it stuck
-LOOP_FOREVER = "the loop runs forever without letting time pass"
+# what is said then: a loop may only be on its way to an `end` (the reference, which has
+# no such limit, runs 10,000,000 passes to one), so it says what happened, not "for ever"
+LOOP_FOREVER = (
+    "the loop goes round without letting time pass: a million passes at one instant "
+    "(each pass must take time: a run or a wait)"
+)
 
 
 def _index(stage: StageBase) -> int:
