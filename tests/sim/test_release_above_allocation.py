@@ -5,7 +5,9 @@ allocates min(p, budget) and consumes the whole cached prompt) has a computed po
 above its allocation. Preempted, it gives back its allocation and caches min(ℓ, computed):
 more than it gave back. Spec §3 keeps allocated + cached within the cap in every reachable
 configuration, so the cache evicts at that release; pyserq 0.1.4 evicts nothing there and
-runs for a while with 16 units over the cap (tests/sim/NOTES.md §63, mutant m15 of §61).
+runs for a while with 16 units over the cap: §14's Y, pinned against 0.1.4 on a minimal
+program in tests/oracle/test_vocabulary_reference.py, here on §61's mutant m15 at the
+instant it parts (tests/sim/NOTES.md §63), on every path.
 """
 
 from __future__ import annotations
