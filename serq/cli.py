@@ -70,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Check serQ files and report every error found, with its position.",
         epilog=EXIT_STATUS.format(run="", claims=""),
     )
-    check.add_argument("files", nargs="+", metavar="FILE", help="a .sq file")
+    check.add_argument("files", nargs="+", metavar="FILE", help="a .sq file, or - for stdin")
     check.add_argument("--json", action="store_true", help="print the diagnostics as a JSON list")
     _override_options(check)
     _color_option(check)
@@ -79,7 +79,7 @@ def _parser() -> argparse.ArgumentParser:
         help="print the kernel program a file's sugar expands to",
         description="Expand a serQ file's sugar and print the kernel program it stands for.",
     )
-    expand.add_argument("file", metavar="FILE", help="a .sq file")
+    expand.add_argument("file", metavar="FILE", help="a .sq file, or - for stdin")
     expand.add_argument(
         "--json",
         action="store_true",
@@ -93,7 +93,7 @@ def _parser() -> argparse.ArgumentParser:
         "diagnostics go to stderr.",
         epilog=EXIT_STATUS.format(run="", claims=""),
     )
-    ir.add_argument("file", metavar="FILE", help="a .sq file")
+    ir.add_argument("file", metavar="FILE", help="a .sq file, or - for stdin")
     ir.add_argument("--horizon", type=_number, metavar="T", help="override the run block's horizon")
     ir.add_argument(
         "--arrivals", type=_arrivals, metavar="N", help="override the run block's arrivals"
@@ -110,7 +110,7 @@ def _parser() -> argparse.ArgumentParser:
             run=" or its run failed", claims="; 3 with --claims-fail, a claim failed"
         ),
     )
-    run.add_argument("file", metavar="FILE", help="a .sq file")
+    run.add_argument("file", metavar="FILE", help="a .sq file, or - for stdin")
     run.add_argument(
         "--seed", type=_seed, metavar="N", help=f"override the run block's seed ({SEED_RANGE})"
     )
@@ -209,7 +209,7 @@ def _sweep_parser(commands: Any) -> None:
         "the point and run rows with --out.",
         epilog=EXIT_STATUS.format(run=" or a run failed", claims="; 130 interrupted"),
     )
-    sweep.add_argument("file", metavar="FILE", help="a .sq file")
+    sweep.add_argument("file", metavar="FILE", help="a .sq file, or - for stdin")
     sweep.add_argument(
         "--set",
         type=_assignment,
@@ -397,8 +397,8 @@ def _check(args: argparse.Namespace) -> int:
         _print_check(diagnostics, sources, args)
         return EXIT_USAGE
     unreadable = False
-    for path in args.files:
-        loaded = api.read_source(path)
+    for given in args.files:
+        path, loaded = api.read_program(given)
         if isinstance(loaded, Diagnostic):
             diagnostics.append(loaded)
             unreadable = True
@@ -447,8 +447,7 @@ def _bad_override(diagnostics: list[Diagnostic]) -> bool:
 
 
 def _expand(args: argparse.Namespace) -> int:
-    path = args.file
-    loaded = api.read_source(path)
+    path, loaded = api.read_program(args.file)
     kernel_text: str | None = None
     if isinstance(loaded, Diagnostic):
         diagnostics, sources = [loaded], {}
@@ -480,8 +479,7 @@ def _expand(args: argparse.Namespace) -> int:
 def _ir(args: argparse.Namespace) -> int:
     if _refuse_repeated(args):
         return EXIT_USAGE
-    path = args.file
-    loaded = api.read_source(path)
+    path, loaded = api.read_program(args.file)
     if isinstance(loaded, Diagnostic):
         print_diagnostics([loaded], {}, file=sys.stderr, color=_color(args))
         return EXIT_USAGE
@@ -525,8 +523,7 @@ def _run_program(args: argparse.Namespace) -> int:
 
     if _refuse_repeated(args):
         return EXIT_USAGE
-    path = args.file
-    loaded = api.read_source(path)
+    path, loaded = api.read_program(args.file)
     if isinstance(loaded, Diagnostic):
         print_diagnostics([loaded], {}, file=sys.stderr, color=_color(args))
         return EXIT_USAGE

@@ -35,7 +35,7 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
     from serq.sweeps import execute, plan
     from serq.sweeps.executors import SchedulerUnreachable, default_jobs, describe
 
-    loaded = api.read_source(args.file)
+    file, loaded = api.read_program(args.file)
     if isinstance(loaded, Diagnostic):
         print_diagnostics([loaded], {}, file=sys.stderr, color=color)
         return EXIT_USAGE
@@ -47,7 +47,7 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
     seeds = args.seed_list if args.seed_list is not None else args.seeds
     checked, diagnostics, known = plan(
         loaded,
-        args.file,
+        file,
         args.set,
         seeds=seeds,
         horizon=args.horizon,
@@ -102,7 +102,7 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
     )
     if result.failed:
         summary += f"; {result.failed} failed"
-    _say_interrupted(result, args, loaded, color)
+    _say_interrupted(result, args, file, loaded, color)
     if written:
         summary += "; wrote " + ", ".join(str(p) for p in written)
     print(summary, file=sys.stderr)
@@ -115,7 +115,9 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
     return EXIT_ERRORS if result.failed else EXIT_OK
 
 
-def _say_interrupted(result: Any, args: argparse.Namespace, text: str, color: bool | None) -> None:
+def _say_interrupted(
+    result: Any, args: argparse.Namespace, file: str, text: str, color: bool | None
+) -> None:
     """For each run Ctrl-C stopped in progress, what `serq run` says when interrupted:
     what had stopped moving (each diagnostic with a note naming the run's point and
     seed), then the run's line with its clock."""
@@ -128,7 +130,7 @@ def _say_interrupted(result: Any, args: argparse.Namespace, text: str, color: bo
         found = named(run)
         if found:
             sets, defs = dict(run.point.sets), dict(args.defs)
-            sources = sim_api.sources(args.file, text, sets, found, defs)
+            sources = sim_api.sources(file, text, sets, found, defs)
             print_diagnostics(found, sources, file=sys.stderr, color=color)
         if run.late:
             print(f"serq sweep: {where} {late(run)}", file=sys.stderr)
