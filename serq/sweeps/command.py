@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from serq.diagnostics import Diagnostic, Span, codes, print_diagnostics
+from serq.expand.loader import unreadable
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 DASK_ENV = "SERQ_DASK_SCHEDULER"
@@ -90,7 +91,7 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
         try:
             written = result.write(args.out)
         except OSError as error:
-            message = f"cannot write `{args.out}`: {error.strerror or error}"
+            message = f"cannot write `{args.out}`: {unreadable(error)}"
             failed = Diagnostic.error(codes.IO, Span.point(args.out, 0, 1, 1), message)
             print_diagnostics([failed], {}, file=sys.stderr, color=color)
             return EXIT_USAGE
@@ -177,6 +178,10 @@ def _unusable(out: str | None, dask: str | None) -> Diagnostic | None:
             if file.exists() and not os.access(file, os.W_OK):
                 message = f"cannot write `{file}`: the file is not writable"
                 return Diagnostic.error(codes.IO, where, message)
+            failed = _try_writing(file)
+            if failed is not None:  # what the permissions do not tell (`/proc`, NFS as root)
+                message = f"cannot write `{file}`: {unreadable(failed)}"
+                return Diagnostic.error(codes.IO, where, message)
         if suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
             message = f"cannot write `{out}`: Parquet needs pyarrow"
             return Diagnostic.error(codes.IO, where, message, help="pip install 'serq-py[tables]'")
@@ -184,6 +189,22 @@ def _unusable(out: str | None, dask: str | None) -> Diagnostic | None:
         message = f"cannot reach the Dask scheduler `{dask}`: dask.distributed is not installed"
         where = Span.point(f"<--dask {dask}>", 0, 1, 1)
         return Diagnostic.error(codes.IO, where, message, help="pip install 'serq-py[dask]'")
+    return None
+
+
+def _try_writing(file: Path) -> OSError | None:
+    """Open `file` for writing as the sweep will, changing nothing: a file made for the
+    trial is removed, one that was there is opened without truncating it."""
+    try:
+        if file.exists():
+            with open(file, "r+b"):
+                pass
+        else:
+            with open(file, "xb"):
+                pass
+            file.unlink()
+    except OSError as error:
+        return error
     return None
 
 
