@@ -24,7 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from serq.diagnostics import Diagnostic, Span, codes, print_diagnostics
-from serq.expand.loader import unreadable
+from serq.expand.loader import unreadable, unwritable
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 DASK_ENV = "SERQ_DASK_SCHEDULER"
@@ -103,7 +103,7 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
     )
     if result.failed:
         summary += f"; {result.failed} failed"
-    _say_interrupted(result, args, file, loaded, color)
+    _say_interrupted(result, args, loaded, color, file)
     if written:
         summary += "; wrote " + ", ".join(str(p) for p in written)
     print(summary, file=sys.stderr)
@@ -117,7 +117,7 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
 
 
 def _say_interrupted(
-    result: Any, args: argparse.Namespace, file: str, text: str, color: bool | None
+    result: Any, args: argparse.Namespace, text: str, color: bool | None, file: str | None = None
 ) -> None:
     """For each run Ctrl-C stopped in progress, what `serq run` says when interrupted:
     what had stopped moving (each diagnostic with a note naming the run's point and
@@ -131,7 +131,7 @@ def _say_interrupted(
         found = named(run)
         if found:
             sets, defs = dict(run.point.sets), dict(args.defs)
-            sources = sim_api.sources(file, text, sets, found, defs)
+            sources = sim_api.sources(file or args.file, text, sets, found, defs)
             print_diagnostics(found, sources, file=sys.stderr, color=color)
         if run.late:
             print(f"serq sweep: {where} {late(run)}", file=sys.stderr)
@@ -155,33 +155,17 @@ def _unusable(out: str | None, dask: str | None) -> Diagnostic | None:
         if suffix not in SUFFIXES:
             message = f"cannot write `{out}`: the suffix is none of {', '.join(SUFFIXES)}"
             return Diagnostic.error(codes.IO, where, message)
-        folder = Path(out).parent
-        if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-            if folder.is_dir():
-                why = f"the directory `{folder}` is not writable"
-            elif folder.exists():
-                why = f"`{folder}` is not a directory"
-            else:
-                why = f"the directory `{folder}` does not exist"
-            message = f"cannot write `{out}`: {why}"
-            return Diagnostic.error(codes.IO, where, message)  # before the runs, not after
         target = Path(out)
         files = (
             [target]
             if suffix == ".json"
             else [target, target.with_name(f"{target.stem}.runs{target.suffix}")]
         )
-        for file in files:  # a file in the way: found after every run had been done
-            if file.is_dir():
-                message = f"cannot write `{file}`: it is a directory"
-                return Diagnostic.error(codes.IO, where, message)
-            if file.exists() and not os.access(file, os.W_OK):
-                message = f"cannot write `{file}`: the file is not writable"
-                return Diagnostic.error(codes.IO, where, message)
-            failed = _try_writing(file)
-            if failed is not None:  # what the permissions do not tell (`/proc`, NFS as root)
-                message = f"cannot write `{file}`: {unreadable(failed)}"
-                return Diagnostic.error(codes.IO, where, message)
+        for file in files:  # before the runs: found after them, every run was lost
+            why = unwritable(file)
+            if why is not None:
+                shown = out if file == target else file
+                return Diagnostic.error(codes.IO, where, f"cannot write `{shown}`: {why}")
         if suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
             message = f"cannot write `{out}`: Parquet needs pyarrow"
             return Diagnostic.error(codes.IO, where, message, help="pip install 'serq-py[tables]'")
@@ -189,22 +173,6 @@ def _unusable(out: str | None, dask: str | None) -> Diagnostic | None:
         message = f"cannot reach the Dask scheduler `{dask}`: dask.distributed is not installed"
         where = Span.point(f"<--dask {dask}>", 0, 1, 1)
         return Diagnostic.error(codes.IO, where, message, help="pip install 'serq-py[dask]'")
-    return None
-
-
-def _try_writing(file: Path) -> OSError | None:
-    """Open `file` for writing as the sweep will, changing nothing: a file made for the
-    trial is removed, one that was there is opened without truncating it."""
-    try:
-        if file.exists():
-            with open(file, "r+b"):
-                pass
-        else:
-            with open(file, "xb"):
-                pass
-            file.unlink()
-    except OSError as error:
-        return error
     return None
 
 
