@@ -17,6 +17,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from serq import __version__
@@ -764,29 +765,41 @@ def _assignment(text: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
-def _count(text: str) -> int:
+def _whole(text: str) -> int | None:
+    """The integer `text` writes, as `1000` or as a number whose value is one exactly
+    (`1e9`, `1000.0`, as `--horizon 1e9` and the run block's `arrivals 1e3;` are read),
+    read as a decimal, without a float's rounding; None when it writes none (a fraction,
+    a word, inf, NaN, or past 1e30, beyond every count and seed)."""
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
+        pass
+    try:
+        value = Decimal(text)
+    except ArithmeticError:  # decimal.InvalidOperation: not a number
+        return None
+    if not value.is_finite() or value.adjusted() > 30 or value != value.to_integral_value():
+        return None
+    return int(value)
+
+
+def _count(text: str) -> int:
+    value = _whole(text)
+    if value is None or value < 0:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}")
     return value
 
 
 def _positive_count(text: str) -> int:
-    value = _count(text)
-    if value == 0:
+    value = _whole(text)
+    if value is None or value < 1:
         raise argparse.ArgumentTypeError(f"not a whole number ≥ 1: {text!r}")
     return value
 
 
 def _arrivals(text: str) -> int:
     """`--arrivals N`: a whole number from 1 to `ARRIVALS_MAX`, as in the run block."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
+    value = _whole(text) or 0
     if not 1 <= value <= ARRIVALS_MAX:
         raise argparse.ArgumentTypeError(
             f"not a number of arrivals (1 to {ARRIVALS_MAX}): {text!r}"
@@ -808,11 +821,8 @@ def _count_list(text: str) -> list[int]:
 
 
 def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a seed ({SEED_RANGE}): {text!r}") from None
-    if not SEED_MIN <= value <= SEED_MAX:
+    value = _whole(text)
+    if value is None or not SEED_MIN <= value <= SEED_MAX:
         raise argparse.ArgumentTypeError(f"not a seed ({SEED_RANGE}): {text!r}")
     return value
 
