@@ -41,6 +41,38 @@ def read_source(path: str) -> str | Diagnostic:
     return Diagnostic.error(codes.IO, Span.point(path, 0, 1, 1), f"cannot read `{path}`: {reason}")
 
 
+STDIN = "<stdin>"  # the name of a program a command reads from `-`
+
+
+def read_program(path: str) -> tuple[str, str | Diagnostic]:
+    """A command's FILE argument: its name and `read_source`'s text or diagnostic. `-` is
+    standard input, named `<stdin>` (its `use`s and traces are read from the working
+    directory, as for any `<...>` name), for the editors that lint a buffer through a pipe."""
+    if path != "-":
+        return path, read_source(path)
+    data = read_stdin()
+    return STDIN, data if isinstance(data, Diagnostic) else decode(data)
+
+
+def read_stdin() -> bytes | Diagnostic:
+    """Standard input's bytes (its text as UTF-8 when it has no byte stream, in tests), or
+    an `E-io` diagnostic when there is none to read (closed: `<&-`)."""
+    import sys
+
+    stream = sys.stdin
+    try:
+        if stream is None:
+            raise OSError("standard input is closed")
+        raw = getattr(stream, "buffer", None)
+        if raw is not None:
+            return raw.read()
+        return stream.read().encode("utf-8", "surrogateescape")
+    except (OSError, ValueError) as e:  # ValueError: a stream closed inside the process
+        reason = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        where = Span.point(STDIN, 0, 1, 1)
+        return Diagnostic.error(codes.IO, where, f"cannot read standard input: {reason}")
+
+
 def library_sources(sources: dict[str, str], diagnostics: Iterable[Diagnostic]) -> None:
     """Add to `sources` the text of each file `diagnostics` point into, by their spans or
     their labels', that is not there yet: the `use`d libraries (`<...>` names are no file)."""

@@ -17,6 +17,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
+from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from serq import __version__
@@ -70,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
         description="Check serQ files and report every error found, with its position.",
         epilog=EXIT_STATUS.format(run="", claims=""),
     )
-    check.add_argument("files", nargs="+", metavar="FILE", help="a .sq file")
+    check.add_argument("files", nargs="+", metavar="FILE", help="a .sq file, or - for stdin")
     check.add_argument("--json", action="store_true", help="print the diagnostics as a JSON list")
     _override_options(check)
     _color_option(check)
@@ -79,7 +80,7 @@ def _parser() -> argparse.ArgumentParser:
         help="print the kernel program a file's sugar expands to",
         description="Expand a serQ file's sugar and print the kernel program it stands for.",
     )
-    expand.add_argument("file", metavar="FILE", help="a .sq file")
+    expand.add_argument("file", metavar="FILE", help="a .sq file, or - for stdin")
     expand.add_argument(
         "--json",
         action="store_true",
@@ -93,7 +94,7 @@ def _parser() -> argparse.ArgumentParser:
         "diagnostics go to stderr.",
         epilog=EXIT_STATUS.format(run="", claims=""),
     )
-    ir.add_argument("file", metavar="FILE", help="a .sq file")
+    ir.add_argument("file", metavar="FILE", help="a .sq file, or - for stdin")
     ir.add_argument("--horizon", type=_number, metavar="T", help="override the run block's horizon")
     ir.add_argument(
         "--arrivals", type=_arrivals, metavar="N", help="override the run block's arrivals"
@@ -110,7 +111,7 @@ def _parser() -> argparse.ArgumentParser:
             run=" or its run failed", claims="; 3 with --claims-fail, a claim failed"
         ),
     )
-    run.add_argument("file", metavar="FILE", help="a .sq file")
+    run.add_argument("file", metavar="FILE", help="a .sq file, or - for stdin")
     run.add_argument(
         "--seed", type=_seed, metavar="N", help=f"override the run block's seed ({SEED_RANGE})"
     )
@@ -209,7 +210,7 @@ def _sweep_parser(commands: Any) -> None:
         "the point and run rows with --out.",
         epilog=EXIT_STATUS.format(run=" or a run failed", claims="; 130 interrupted"),
     )
-    sweep.add_argument("file", metavar="FILE", help="a .sq file")
+    sweep.add_argument("file", metavar="FILE", help="a .sq file, or - for stdin")
     sweep.add_argument(
         "--set",
         type=_assignment,
@@ -397,8 +398,8 @@ def _check(args: argparse.Namespace) -> int:
         _print_check(diagnostics, sources, args)
         return EXIT_USAGE
     unreadable = False
-    for path in args.files:
-        loaded = api.read_source(path)
+    for given in args.files:
+        path, loaded = api.read_program(given)
         if isinstance(loaded, Diagnostic):
             diagnostics.append(loaded)
             unreadable = True
@@ -447,8 +448,7 @@ def _bad_override(diagnostics: list[Diagnostic]) -> bool:
 
 
 def _expand(args: argparse.Namespace) -> int:
-    path = args.file
-    loaded = api.read_source(path)
+    path, loaded = api.read_program(args.file)
     kernel_text: str | None = None
     if isinstance(loaded, Diagnostic):
         diagnostics, sources = [loaded], {}
@@ -480,8 +480,7 @@ def _expand(args: argparse.Namespace) -> int:
 def _ir(args: argparse.Namespace) -> int:
     if _refuse_repeated(args):
         return EXIT_USAGE
-    path = args.file
-    loaded = api.read_source(path)
+    path, loaded = api.read_program(args.file)
     if isinstance(loaded, Diagnostic):
         print_diagnostics([loaded], {}, file=sys.stderr, color=_color(args))
         return EXIT_USAGE
@@ -525,8 +524,7 @@ def _run_program(args: argparse.Namespace) -> int:
 
     if _refuse_repeated(args):
         return EXIT_USAGE
-    path = args.file
-    loaded = api.read_source(path)
+    path, loaded = api.read_program(args.file)
     if isinstance(loaded, Diagnostic):
         print_diagnostics([loaded], {}, file=sys.stderr, color=_color(args))
         return EXIT_USAGE
@@ -767,29 +765,41 @@ def _assignment(text: str) -> tuple[str, str]:
     return name.strip(), value.strip()
 
 
-def _count(text: str) -> int:
+def _whole(text: str) -> int | None:
+    """The integer `text` writes, as `1000` or as a number whose value is one exactly
+    (`1e9`, `1000.0`, as `--horizon 1e9` and the run block's `arrivals 1e3;` are read),
+    read as a decimal, without a float's rounding; None when it writes none (a fraction,
+    a word, inf, NaN, or past 1e30, beyond every count and seed)."""
     try:
-        value = int(text)
+        return int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"not a whole number: {text!r}") from None
-    if value < 0:
+        pass
+    try:
+        value = Decimal(text)
+    except ArithmeticError:  # decimal.InvalidOperation: not a number
+        return None
+    if not value.is_finite() or value.adjusted() > 30 or value != value.to_integral_value():
+        return None
+    return int(value)
+
+
+def _count(text: str) -> int:
+    value = _whole(text)
+    if value is None or value < 0:
         raise argparse.ArgumentTypeError(f"not a whole number: {text!r}")
     return value
 
 
 def _positive_count(text: str) -> int:
-    value = _count(text)
-    if value == 0:
+    value = _whole(text)
+    if value is None or value < 1:
         raise argparse.ArgumentTypeError(f"not a whole number ≥ 1: {text!r}")
     return value
 
 
 def _arrivals(text: str) -> int:
     """`--arrivals N`: a whole number from 1 to `ARRIVALS_MAX`, as in the run block."""
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
+    value = _whole(text) or 0
     if not 1 <= value <= ARRIVALS_MAX:
         raise argparse.ArgumentTypeError(
             f"not a number of arrivals (1 to {ARRIVALS_MAX}): {text!r}"
@@ -811,11 +821,8 @@ def _count_list(text: str) -> list[int]:
 
 
 def _seed(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"not a seed ({SEED_RANGE}): {text!r}") from None
-    if not SEED_MIN <= value <= SEED_MAX:
+    value = _whole(text)
+    if value is None or not SEED_MIN <= value <= SEED_MAX:
         raise argparse.ArgumentTypeError(f"not a seed ({SEED_RANGE}): {text!r}")
     return value
 

@@ -75,7 +75,8 @@ def register(server: SerqServer) -> None:
         found = _read_by_users(ls, analysis, offset) or hover_at(analysis, offset)
         if not analysis.complete and expands_at(analysis, offset):  # the check was superseded
             found = with_rows(found, PENDING)
-        rows = results.hover_rows(analysis, ls.results.get(uri, []), offset)
+        run = ls.results.get(uri)
+        rows = None if run is None else results.hover_rows(analysis, run.anchors, offset, run.stale)
         return moved(view, with_rows(found, rows))
 
 

@@ -9,6 +9,11 @@ writes the `def` out. An anchor
 remembers the text of the item it is in and its place there, so it follows the item when
 lines above it move and is dropped for good at the first edit of the item itself. The
 hints' tooltips, and hover at the name, give the full rows.
+
+A run's figures are the whole program's: once any other item, or a file it `use`s, differs
+from what ran (a `let` the figures read, a pool's capacity), the hints that still stand
+are marked stale, in their label and their rows, until the program is the one that ran
+again (an undo) or the next Run replaces them.
 """
 
 from __future__ import annotations
@@ -30,6 +35,8 @@ from serq_lsp.state import SerqServer
 _LINE_END = re.compile("[\r\n]")  # `\n`, `\r\n` or a lone `\r`
 
 MEMBERS_SHOWN = 4  # a larger family shows its mean and range
+STALE = " (stale)"  # after a stale hint's label
+STALE_ROWS = "*the program has changed since this run: these figures are not its*"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +53,16 @@ class Anchor:
     rows: str
 
 
+@dataclass(frozen=True, slots=True)
+class Run:
+    """The last run's `anchors` in a document, the `program` that ran (`program_of`), and
+    whether the document's program differs from it now (`stale`)."""
+
+    anchors: tuple[Anchor, ...]
+    program: tuple
+    stale: bool = False
+
+
 def register(server: SerqServer) -> None:
     """Add the results' inlay hints to `server`, and drop results when their item changes."""
     server.on_analysis.append(lambda uri, analysis: _prune(server, uri, analysis))
@@ -54,7 +71,10 @@ def register(server: SerqServer) -> None:
     @guarded
     def inlay_hints(ls: SerqServer, params: types.InlayHintParams) -> list[types.InlayHint]:
         analysis = ls.analysis(params.text_document.uri)
-        return hints(analysis, ls.results.get(params.text_document.uri, []), params.range)
+        run = ls.results.get(params.text_document.uri)
+        if run is None:
+            return []
+        return hints(analysis, run.anchors, params.range, run.stale)
 
 
 def record(ls: SerqServer, uri: str, analysis: Analysis, output: str) -> int:
@@ -66,10 +86,19 @@ def record(ls: SerqServer, uri: str, analysis: Analysis, output: str) -> int:
         return 0
     if not isinstance(report, dict):
         return 0
-    anchors = list(anchors_of(analysis, report))
-    ls.results[uri] = anchors
+    anchors = tuple(anchors_of(analysis, report))
+    ls.results[uri] = Run(anchors, program_of(ls, analysis))
     _refresh(ls)
     return len(anchors)
+
+
+def program_of(ls: SerqServer, analysis: Analysis) -> tuple:
+    """What a run of `analysis`' document reads: its items' texts in order (not the
+    comments and blank lines between them), and the text of each file it `use`s as a Run
+    reads it (the editor's buffer when open, else the disk's)."""
+    text = analysis.text
+    items = tuple(text[c.start : c.end] for c in analysis.chunks)
+    return items, tuple((path, ls.source(path)) for path in sorted(analysis.uses))
 
 
 def anchors_of(analysis: Analysis, report: dict) -> Iterable[Anchor]:
@@ -166,9 +195,13 @@ def _anchor(analysis: Analysis, where: int, occ, label: str, rows: str) -> Itera
 
 
 def hints(
-    analysis: Analysis, anchors: list[Anchor], within: types.Range | None = None
+    analysis: Analysis,
+    anchors: Iterable[Anchor],
+    within: types.Range | None = None,
+    stale: bool = False,
 ) -> list[types.InlayHint]:
-    """The inlay hints of `anchors` that still stand in `analysis`' document, in `within`."""
+    """The inlay hints of `anchors` that still stand in `analysis`' document, in `within`;
+    marked as such when they are `stale`."""
     out = []
     for anchor, start in placed(analysis, anchors):
         line, column = analysis.lines.position(start + anchor.offset)
@@ -178,25 +211,34 @@ def hints(
         out.append(
             types.InlayHint(
                 position=position,
-                label=anchor.label,
+                label=anchor.label + STALE if stale else anchor.label,
                 padding_left=True,
-                tooltip=types.MarkupContent(kind=types.MarkupKind.Markdown, value=anchor.rows),
+                tooltip=types.MarkupContent(
+                    kind=types.MarkupKind.Markdown,
+                    value=f"{STALE_ROWS}\n\n{anchor.rows}" if stale else anchor.rows,
+                ),
             )
         )
     return out
 
 
-def hover_rows(analysis: Analysis, anchors: list[Anchor], offset: int) -> str | None:
-    """The rows of the result whose measured name covers `offset`, as markdown, or None."""
+def hover_rows(
+    analysis: Analysis, anchors: Iterable[Anchor], offset: int, stale: bool = False
+) -> str | None:
+    """The rows of the result whose measured name covers `offset`, as markdown, or None;
+    marked as such when they are `stale`."""
     rows = [
         anchor.rows
         for anchor, start in placed(analysis, anchors)
         if start + anchor.start <= offset <= start + anchor.end
     ]
-    return "**last run**\n\n" + "\n\n".join(rows) if rows else None
+    if not rows:
+        return None
+    head = f"**last run** ({STALE_ROWS})" if stale else "**last run**"
+    return head + "\n\n" + "\n\n".join(rows)
 
 
-def placed(analysis: Analysis, anchors: list[Anchor]) -> list[tuple[Anchor, int]]:
+def placed(analysis: Analysis, anchors: Iterable[Anchor]) -> list[tuple[Anchor, int]]:
     """Each anchor whose item is still there unchanged, with the item's start now."""
     if not anchors:  # no run yet: no pass over the document's items
         return []
@@ -210,12 +252,13 @@ def placed(analysis: Analysis, anchors: list[Anchor]) -> list[tuple[Anchor, int]
 
 
 def _prune(ls: SerqServer, uri: str, analysis: Analysis) -> None:
-    anchors = ls.results.get(uri)
-    if not anchors:
+    run = ls.results.get(uri)
+    if run is None or not run.anchors:
         return
-    kept = [anchor for anchor, _ in placed(analysis, anchors)]
-    if len(kept) != len(anchors):
-        ls.results[uri] = kept
+    kept = tuple(anchor for anchor, _ in placed(analysis, run.anchors))
+    stale = program_of(ls, analysis) != run.program
+    if kept != run.anchors or stale != run.stale:
+        ls.results[uri] = Run(kept, run.program, stale)
         _refresh(ls)
 
 

@@ -33,6 +33,7 @@ import queue
 import threading
 from collections.abc import Callable
 from concurrent.futures import Future
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -46,6 +47,9 @@ from serq_lsp.convert import fs_uri, lsp_diagnostics
 from serq_lsp.documents import open_document
 from serq_lsp.framing import SerqProtocol
 from serq_lsp.stale import View
+
+if TYPE_CHECKING:
+    from serq_lsp.results import Run
 
 log = logging.getLogger("serq_lsp")
 
@@ -136,7 +140,7 @@ class SerqServer(LanguageServer):
         self.runs: dict[str, asyncio.subprocess.Process] = {}  # uri -> its running worker
         self.run_command: list[str] | None = None  # `initializationOptions.runCommand`
         self.stopping = False  # `shutdown` came: runs in flight are stopped
-        self.results: dict[str, list] = {}  # uri -> the last run's anchors (serq_lsp.results)
+        self.results: dict[str, Run] = {}  # uri -> the last run (serq_lsp.results.Run)
         # called with (uri, analysis) for each new analysis, e.g. to drop stale results
         self.on_analysis: list[Callable[[str, Analysis], None]] = []
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 from serq.diagnostics import Edit, Fix, Label, Span, codes
 from serq.expand.context import Context
@@ -65,7 +66,41 @@ def unreadable(error: OSError) -> str:
         return "it is a directory"
     if isinstance(error, FileNotFoundError):
         return "no such file"
+    if isinstance(error, NotADirectoryError):  # a file where a folder goes (`--dump FILE`)
+        return "not a directory"
     return error.strerror or str(error)
+
+
+def unwritable(file: str | os.PathLike) -> str | None:
+    """Why a command cannot write the file at `file`, in the words of `unreadable`, found
+    before it does the work whose result goes there (a sweep's runs, a plot's drawing):
+    the folder missing, not a folder or not writable, the file a directory or not
+    writable, or no file to be made there (`/proc`, a share as root). The trial opens it
+    for writing and changes nothing: a file made for it is removed, one there is kept
+    whole. None when it can be written."""
+    path = Path(file)
+    folder = path.parent
+    if not folder.is_dir():
+        return f"`{folder}` is not a directory" if folder.exists() else (
+            f"the directory `{folder}` does not exist"
+        )
+    if not os.access(folder, os.W_OK | os.X_OK):
+        return f"the directory `{folder}` is not writable"
+    if path.is_dir():
+        return "it is a directory"
+    if path.exists() and not os.access(path, os.W_OK):
+        return "the file is not writable"
+    try:
+        if path.exists():
+            with open(path, "r+b"):
+                pass
+        else:
+            with open(path, "xb"):
+                pass
+            path.unlink()
+    except OSError as error:
+        return unreadable(error)
+    return None
 
 
 def flatten(module: ast.Module, ctx: Context, load: Loader = read_file) -> list[ast.Item]:

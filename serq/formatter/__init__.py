@@ -12,8 +12,10 @@ Parentheses the author wrote around an operand are kept; none is added that the
 precedence does not need.
 
 An item with a syntax error is left as written, and the items around it are
-formatted. The result parses to the same tree as the input and formats to
-itself.
+formatted. A file that ends inside an unterminated comment (or a string on its last line)
+keeps that comment's (string's) text as written, to its last character: no trailing space
+goes, and no line break is added inside the comment. The result parses to the same tree
+as the input and formats to itself.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from dataclasses import dataclass
 
 from serq.diagnostics import Diagnostic
 from serq.expand.printer import INDENT, _Printer
-from serq.formatter.comments import Comment, comments, has_blank_line
+from serq.formatter.comments import Comment, comments, has_blank_line, open_at_end
 from serq.syntax import ParseResult, ast, parse
 from serq.syntax.scanner import FN_CLOSE, FN_HEAD
 from serq.syntax.source_text import BOM, lines_ended
@@ -156,7 +158,21 @@ def _format(
         # kept with an item left as written: first in the output it would be read as a
         # byte-order mark, and the error and the character would go at the next format
         out = "\n" + out
+    if parsed.diagnostics and (open_end := open_at_end(text)) is not None:
+        out = _ending_open(out, text, *open_end)
     return Formatted(out, parsed.diagnostics, len(broken))
+
+
+def _ending_open(out: str, text: str, start: int, end: int, comment: bool) -> str:
+    """`out`, the layout of `text`, with the unterminated comment (or string) `text` ends
+    in at `start`..`end` as written: the layout copied its item as written, but its
+    trailing white space went and a line break was added, which are the comment's text."""
+    written = text[start:end].replace("\r\n", "\n")
+    trimmed = written.rstrip()
+    body = out.rstrip("\n")
+    if not trimmed or not body.endswith(trimmed):  # not copied as written: left as laid out
+        return out
+    return body[: len(body) - len(trimmed)] + written + ("" if comment else "\n")
 
 
 def _between(values: list[int], start: int, end: int) -> list[int]:

@@ -31,15 +31,12 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
     and print a unified diff of each file that would change."""
     status = EXIT_OK
     for path in files:
-        if path == STDIN:
-            data, name = _read_stdin(), "<stdin>"
-        else:
-            loaded = _read(path)
-            if isinstance(loaded, Diagnostic):
-                print_diagnostics([loaded], {}, file=sys.stderr, color=color)
-                status = EXIT_USAGE
-                continue
-            data, name = loaded, path
+        loaded, name = (api.read_stdin(), api.STDIN) if path == STDIN else (_read(path), path)
+        if isinstance(loaded, Diagnostic):
+            print_diagnostics([loaded], {}, file=sys.stderr, color=color)
+            status = EXIT_USAGE
+            continue
+        data = loaded
         text, mark = decode(data), _BOM if data.startswith(_BOM) else b""
         formatted = format_source(text, name)
         if formatted.diagnostics:
@@ -98,14 +95,6 @@ def _read(path: str) -> bytes | Diagnostic:
         pass
     loaded = api.read_source(path)
     return loaded if isinstance(loaded, Diagnostic) else _encode(loaded)
-
-
-def _read_stdin() -> bytes:
-    """Standard input's bytes (its text as UTF-8 when it has no byte stream, in tests)."""
-    stream = getattr(sys.stdin, "buffer", None)
-    if stream is not None:
-        return stream.read()
-    return _encode(sys.stdin.read())
 
 
 def _write_stdout(data: bytes) -> None:

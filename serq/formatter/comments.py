@@ -12,6 +12,7 @@ import re
 from dataclasses import dataclass
 
 _TOKENS = re.compile(r'//[^\n]*|/\*[\s\S]*?\*/|"[^"\n]*"?')
+_OPEN = re.compile(r'//[^\n]*|/\*[\s\S]*?(?:\*/|$(?![\s\S]))|"[^"\n]*"?')
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,6 +37,25 @@ def comments(text: str) -> list[Comment]:
         body = m.group().rstrip() if m.group().startswith("//") else m.group()
         found.append(Comment(m.start(), m.end(), body, own_line, m.start() - line_start))
     return found
+
+
+def open_at_end(text: str) -> tuple[int, int, bool] | None:
+    """The span of the unterminated `/*` comment, or string on the last line, that `text`
+    ends in, and whether it is a comment; None when it ends in neither. What such a file
+    says from there is the comment's or the string's text, up to the end of the file (a
+    comment) or of its line (a string)."""
+    last = None
+    for last in _OPEN.finditer(text):  # noqa: B007 (the last match is the one read)
+        pass
+    if last is None:
+        return None
+    token = last.group()
+    if token.startswith("/*") and (len(token) < 4 or not token.endswith("*/")):
+        return last.start(), len(text), True
+    if token.startswith('"') and (len(token) == 1 or not token.endswith('"')):
+        if not text[last.end() :].strip():
+            return last.start(), last.end(), False
+    return None
 
 
 def has_blank_line(text: str) -> bool:

@@ -38,6 +38,11 @@ def run_plot(args: argparse.Namespace, color: bool | None) -> int:
         return fail(message, EXIT_USAGE, args.output)
     if importlib.util.find_spec("matplotlib") is None:
         return fail("serq plot needs matplotlib", EXIT_USAGE, help_="pip install 'serq-py[plot]'")
+    from serq.expand.loader import unreadable, unwritable
+
+    why = unwritable(args.output)  # before the drawing
+    if why is not None:
+        return fail(f"cannot write `{args.output}`: {why}", EXIT_USAGE, args.output)
     from serq.plot import PlotError, plot_dump, plot_points, save
     from serq.sweeps.results import read_points
 
@@ -52,12 +57,12 @@ def run_plot(args: argparse.Namespace, color: bool | None) -> int:
     except PlotError as error:
         return fail(str(error), EXIT_ERRORS)
     except (OSError, ValueError) as error:
-        reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
+        reason = unreadable(error) if isinstance(error, OSError) else str(error)
         return fail(f"cannot read `{target}`: {reason}", EXIT_USAGE)
     try:
         save(figure, args.output)
     except OSError as error:
         return fail(
-            f"cannot write `{args.output}`: {error.strerror or error}", EXIT_USAGE, args.output
+            f"cannot write `{args.output}`: {unreadable(error)}", EXIT_USAGE, args.output
         )
     return EXIT_OK

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from serq.diagnostics import Diagnostic, Span, codes, print_diagnostics
+from serq.expand.loader import unreadable, unwritable
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 DASK_ENV = "SERQ_DASK_SCHEDULER"
@@ -35,7 +36,7 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
     from serq.sweeps import execute, plan
     from serq.sweeps.executors import SchedulerUnreachable, default_jobs, describe
 
-    loaded = api.read_source(args.file)
+    file, loaded = api.read_program(args.file)
     if isinstance(loaded, Diagnostic):
         print_diagnostics([loaded], {}, file=sys.stderr, color=color)
         return EXIT_USAGE
@@ -47,7 +48,7 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
     seeds = args.seed_list if args.seed_list is not None else args.seeds
     checked, diagnostics, known = plan(
         loaded,
-        args.file,
+        file,
         args.set,
         seeds=seeds,
         horizon=args.horizon,
@@ -90,7 +91,7 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
         try:
             written = result.write(args.out)
         except OSError as error:
-            message = f"cannot write `{args.out}`: {error.strerror or error}"
+            message = f"cannot write `{args.out}`: {unreadable(error)}"
             failed = Diagnostic.error(codes.IO, Span.point(args.out, 0, 1, 1), message)
             print_diagnostics([failed], {}, file=sys.stderr, color=color)
             return EXIT_USAGE
@@ -102,7 +103,7 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
     )
     if result.failed:
         summary += f"; {result.failed} failed"
-    _say_interrupted(result, args, loaded, color)
+    _say_interrupted(result, args, loaded, color, file)
     if written:
         summary += "; wrote " + ", ".join(str(p) for p in written)
     print(summary, file=sys.stderr)
@@ -115,7 +116,9 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
     return EXIT_ERRORS if result.failed else EXIT_OK
 
 
-def _say_interrupted(result: Any, args: argparse.Namespace, text: str, color: bool | None) -> None:
+def _say_interrupted(
+    result: Any, args: argparse.Namespace, text: str, color: bool | None, file: str | None = None
+) -> None:
     """For each run Ctrl-C stopped in progress, what `serq run` says when interrupted:
     what had stopped moving (each diagnostic with a note naming the run's point and
     seed), then the run's line with its clock."""
@@ -128,7 +131,7 @@ def _say_interrupted(result: Any, args: argparse.Namespace, text: str, color: bo
         found = named(run)
         if found:
             sets, defs = dict(run.point.sets), dict(args.defs)
-            sources = sim_api.sources(args.file, text, sets, found, defs)
+            sources = sim_api.sources(file or args.file, text, sets, found, defs)
             print_diagnostics(found, sources, file=sys.stderr, color=color)
         if run.late:
             print(f"serq sweep: {where} {late(run)}", file=sys.stderr)
@@ -152,29 +155,17 @@ def _unusable(out: str | None, dask: str | None) -> Diagnostic | None:
         if suffix not in SUFFIXES:
             message = f"cannot write `{out}`: the suffix is none of {', '.join(SUFFIXES)}"
             return Diagnostic.error(codes.IO, where, message)
-        folder = Path(out).parent
-        if not folder.is_dir() or not os.access(folder, os.W_OK | os.X_OK):
-            if folder.is_dir():
-                why = f"the directory `{folder}` is not writable"
-            elif folder.exists():
-                why = f"`{folder}` is not a directory"
-            else:
-                why = f"the directory `{folder}` does not exist"
-            message = f"cannot write `{out}`: {why}"
-            return Diagnostic.error(codes.IO, where, message)  # before the runs, not after
         target = Path(out)
         files = (
             [target]
             if suffix == ".json"
             else [target, target.with_name(f"{target.stem}.runs{target.suffix}")]
         )
-        for file in files:  # a file in the way: found after every run had been done
-            if file.is_dir():
-                message = f"cannot write `{file}`: it is a directory"
-                return Diagnostic.error(codes.IO, where, message)
-            if file.exists() and not os.access(file, os.W_OK):
-                message = f"cannot write `{file}`: the file is not writable"
-                return Diagnostic.error(codes.IO, where, message)
+        for file in files:  # before the runs: found after them, every run was lost
+            why = unwritable(file)
+            if why is not None:
+                shown = out if file == target else file
+                return Diagnostic.error(codes.IO, where, f"cannot write `{shown}`: {why}")
         if suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
             message = f"cannot write `{out}`: Parquet needs pyarrow"
             return Diagnostic.error(codes.IO, where, message, help="pip install 'serq-py[tables]'")

@@ -84,3 +84,23 @@ def test_an_empty_dump_directory_is_a_usage_error(program, tmp_path, capsys, mon
     assert main(argv) == 2
     assert "argument --dump: not a directory name" in capsys.readouterr().err
     assert not (tmp_path / "observe").exists()
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_out_where_no_file_can_be_made_is_refused_before_the_runs(program, capsys):
+    """`/proc` passes `os.access` for root, but no file can be made there: the sweep ran
+    every point and then failed, in the system's words (round 28, NOTES §64)."""
+    status = main(["sweep", str(program), "--jobs", "1", "--out", "/proc/serq-sweep.csv"])
+    out, err = capsys.readouterr()
+    assert status == 2 and "cannot write `/proc/serq-sweep.csv`" in err
+    assert out == ""  # nothing ran
+
+
+def test_the_trial_of_out_changes_no_file(tmp_path, program, capsys):
+    (tmp_path / "k.csv").write_text("kept\n")
+    (tmp_path / "k.runs.csv").mkdir()
+    status, _ = _sweep(program, tmp_path / "k.csv", capsys)
+    assert status == 2 and (tmp_path / "k.csv").read_text() == "kept\n"
+    (tmp_path / "n.runs.csv").mkdir()
+    status, _ = _sweep(program, tmp_path / "n.csv", capsys)
+    assert status == 2 and not (tmp_path / "n.csv").exists()

@@ -111,7 +111,7 @@ def test_ctrl_c_early_in_a_command_exits_130(tmp_path):
     assert re.fullmatch(r"serq: interrupted( at t = [0-9.e+]+)?", line), line
 
 
-@pytest.mark.parametrize("value", ["0", "-1", "1.5", "1e3", "1000000000001"])
+@pytest.mark.parametrize("value", ["0", "-1", "1.5", "1e-3", "1000000000001", "1.000000000001e12"])
 def test_arrivals_out_of_range_is_a_usage_error(value, capsys):
     assert main(["run", "examples/mm1.sq", "--arrivals", value]) == 2
     assert "not a number of arrivals (1 to 1000000000000)" in capsys.readouterr().err

@@ -4,6 +4,7 @@ item they are in (and only of that item)."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 import sys
@@ -156,3 +157,69 @@ async def test_a_statistic_observed_in_a_library_shows_at_the_call():
     assert found[(observe.line, observe.character)] == "3.5 ± 0.0125 (n=12)"
     rows = hover_rows(analysis, anchors, text.index("vllm_request(o") + 2)
     assert rows is not None and "`ttft`" in rows and "| 12 | 0.25 | 0.0125 | 1.5 | 2 |" in rows
+
+
+LIBRARY = "def service() = 1;\n"
+USING = """\
+use "rates.sq";
+let lambda = 0.5;
+stage server : fifo(1);
+workload { arrive poisson(lambda); }
+session {
+  set arrived = now;
+  run server (~exp(service()));
+  observe sojourn = now - arrived;
+}
+run { horizon 500; seed 3; }
+"""
+
+
+async def test_hints_are_marked_stale_once_the_program_changes_elsewhere(client, tmp_path):
+    """An edit of a `let` the figures read (another item than the hint's), or of a `use`d
+    library, leaves the hints marked stale (label and rows), not shown as the program's;
+    an undo back to the program that ran makes them current again."""
+    (tmp_path / "rates.sq").write_text(LIBRARY)
+    path = tmp_path / "using.sq"
+    path.write_text(USING)
+    uri, library = uri_of(path), uri_of(tmp_path / "rates.sq")
+    docs = Docs(client)
+    assert await docs.open(uri, USING) == []
+    await client.workspace_execute_command_async(
+        types.ExecuteCommandParams(command="serq.run", arguments=[uri])
+    )
+    observe = "observe sojourn = now - arrived;"
+    current = (await hints(client, uri))[after(USING, observe)]
+    assert "stale" not in current.label and "stale" not in current.tooltip.value
+
+    async def shown(text: str) -> tuple[str, str, str]:
+        await docs.replace(uri, text)
+        hint = (await hints(client, uri))[after(text, observe)]
+        hover = await client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri=uri),
+                position=position_of(text, "sojourn", delta=2),
+            )
+        )
+        return hint.label, hint.tooltip.value, hover.contents.value
+
+    # a blank line and a comment between items: still the program that ran
+    moved = "// rates\n\n" + USING
+    label, rows, hover = await shown(moved)
+    assert label == current.label and "stale" not in rows + hover
+    # the `let` the arrivals read
+    label, rows, hover = await shown(moved.replace("0.5", "0.9"))
+    assert label == current.label + " (stale)"
+    assert "changed since this run" in rows and "changed since this run" in hover
+    # undone: current again
+    label, rows, hover = await shown(moved)
+    assert label == current.label and "stale" not in rows + hover
+    # the library, edited in its editor
+    await docs.open(library, LIBRARY)
+    await docs.replace(library, "def service() = 2;\n")
+    await docs.published(uri)
+    for _ in range(100):  # its user is checked again after the library
+        found = await hints(client, uri)
+        if found[after(moved, observe)].label.endswith("(stale)"):
+            break
+        await asyncio.sleep(0.05)
+    assert [h.label.endswith(" (stale)") for h in found.values()] == [True, True]

@@ -49,7 +49,7 @@ def test_a_categorical_x_is_still_drawn(tmp_path, capsys):
     assert status == 0
 
 
-@pytest.mark.parametrize(("make", "says"), [(None, "No such file"), ("file", "Not a directory")])
+@pytest.mark.parametrize(("make", "says"), [(None, "no such file"), ("file", "not a directory")])
 def test_dump_of_what_is_not_a_directory_cannot_be_read(tmp_path, capsys, make, says):
     target = tmp_path / "dump"
     if make == "file":
