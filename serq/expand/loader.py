@@ -78,6 +78,9 @@ def unwritable(file: str | os.PathLike) -> str | None:
     writable, or no file to be made there (`/proc`, a share as root). The trial opens it
     for writing and changes nothing: a file made for it is removed, one there is kept
     whole. None when it can be written."""
+    text = os.fspath(file)
+    if text.endswith(tuple(sep for sep in (os.sep, os.altsep) if sep)):
+        return "it names a directory (it ends with a separator)"  # `Path` would drop it
     path = Path(file)
     folder = path.parent
     if not folder.is_dir():

@@ -156,15 +156,15 @@ def _unusable(out: str | None, dask: str | None) -> Diagnostic | None:
             message = f"cannot write `{out}`: the suffix is none of {', '.join(SUFFIXES)}"
             return Diagnostic.error(codes.IO, where, message)
         target = Path(out)
-        files = (
-            [target]
+        files: list[str | Path] = (
+            [out]  # as written: a trailing separator says a directory
             if suffix == ".json"
-            else [target, target.with_name(f"{target.stem}.runs{target.suffix}")]
+            else [out, target.with_name(f"{target.stem}.runs{target.suffix}")]
         )
         for file in files:  # before the runs: found after them, every run was lost
             why = unwritable(file)
             if why is not None:
-                shown = out if file == target else file
+                shown = out if file is out else file
                 return Diagnostic.error(codes.IO, where, f"cannot write `{shown}`: {why}")
         if suffix == ".parquet" and importlib.util.find_spec("pyarrow") is None:
             message = f"cannot write `{out}`: Parquet needs pyarrow"

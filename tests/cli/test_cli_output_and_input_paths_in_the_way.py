@@ -104,3 +104,14 @@ def test_the_trial_of_out_changes_no_file(tmp_path, program, capsys):
     (tmp_path / "n.runs.csv").mkdir()
     status, _ = _sweep(program, tmp_path / "n.csv", capsys)
     assert status == 2 and not (tmp_path / "n.csv").exists()
+
+
+@pytest.mark.parametrize("suffix", ["csv", "json"])
+def test_out_ending_with_a_separator_names_a_directory(tmp_path, program, capsys, suffix):
+    """`--out r.csv/` wrote `r.csv` (a path drops its trailing separator): a directory was
+    meant, or a slip; either way nothing is run or written."""
+    out = f"{tmp_path / f'r.{suffix}'}{os.sep}"
+    status, err = _sweep(program, out, capsys)
+    assert status == 2
+    assert "it names a directory (it ends with a separator)" in err
+    assert not (tmp_path / f"r.{suffix}").exists()
