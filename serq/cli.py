@@ -17,7 +17,6 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from decimal import Decimal
 from typing import TYPE_CHECKING, Any
 
 from serq import __version__
@@ -774,6 +773,8 @@ def _whole(text: str) -> int | None:
         return int(text)
     except ValueError:
         pass
+    from decimal import Decimal  # here: every command's start-up would pay its import
+
     try:
         value = Decimal(text)
     except ArithmeticError:  # decimal.InvalidOperation: not a number
