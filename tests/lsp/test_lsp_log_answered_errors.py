@@ -54,10 +54,7 @@ def test_refusals_and_failed_runs_log_no_traceback(wire, tmp_path):
     # a command with bad arguments
     wire.request(4, "workspace/executeCommand", {"command": "serq.run", "arguments": [5]})
     assert wire.answer(4)["error"]["code"] == -32602
-    wire.request(5, "shutdown")
-    assert wire.answer(5)["result"] is None
-    wire.notify("exit")
-    status, err = wire.finish()
+    status, err = wire.shut_down(5)
     assert status == 0
     assert "Traceback" not in err, err
     assert "already a name" not in err  # a refusal is not logged
@@ -72,10 +69,7 @@ def test_messages_whose_params_do_not_fit_log_no_traceback(wire):
     wire.notify("textDocument/didOpen", {"textDocument": {"uri": 3}})
     wire.request(1, "textDocument/hover", {"textDocument": {}, "position": "here"})
     assert wire.answer(1)["error"]["code"] == -32602
-    wire.request(2, "shutdown")
-    assert wire.answer(2)["result"] is None
-    wire.notify("exit")
-    status, err = wire.finish()
+    status, err = wire.shut_down(2)
     assert status == 0
     assert "Traceback" not in err and "Unable to deserialize" not in err, err
     assert "dropped a `$/cancelRequest` message whose params do not fit its type" in err, err

@@ -85,6 +85,13 @@ class Wire:
         document = {"uri": uri, "languageId": "serq", "version": 1, "text": text}
         self.notify("textDocument/didOpen", {"textDocument": document})
 
+    def shut_down(self, msg_id: Any) -> tuple[int, str]:
+        """`shutdown` (answered with null), `exit`, and then `finish`."""
+        self.request(msg_id, "shutdown")
+        assert self.answer(msg_id)["result"] is None
+        self.notify("exit")
+        return self.finish()
+
     def finish(self, timeout: float = 30.0) -> tuple[int, str]:
         try:
             self.process.stdin.close()

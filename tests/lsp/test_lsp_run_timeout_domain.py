@@ -14,24 +14,24 @@ MM1 = "let lambda = 0.8;\nstage server : fifo(1);\nworkload { arrive poisson(lam
 MM1 += "session { run server (~exp(1)); }\nrun { horizon 10; }\n"
 
 
-@pytest.mark.parametrize("timeout", [0, -0.0, -1, "nan", "-inf", True, "soon", None, [3]])
-def test_a_timeout_out_of_its_domain_is_refused(wire, tmp_path, timeout):
+def _run(wire, tmp_path, timeout, wait: float) -> dict:
+    """The answer to a Run of the M/M/1 program with `timeout` as its second argument."""
     path = tmp_path / "mm1.sq"
     path.write_text(MM1)
     wire.initialize()
     params = {"command": "serq.run", "arguments": [path.as_uri(), timeout]}
     wire.request(1, "workspace/executeCommand", params)
-    error = wire.answer(1, timeout=60)["error"]
+    return wire.answer(1, timeout=wait)
+
+
+@pytest.mark.parametrize("timeout", [0, -0.0, -1, "nan", "-inf", True, "soon", None, [3]])
+def test_a_timeout_out_of_its_domain_is_refused(wire, tmp_path, timeout):
+    error = _run(wire, tmp_path, timeout, wait=60)["error"]
     assert error["code"] == -32602, error
     assert error["message"].startswith("a timeout is a positive number of seconds"), error
 
 
 @pytest.mark.parametrize("timeout", [30, "30", 1e300, "inf"])
 def test_a_positive_timeout_runs(wire, tmp_path, timeout):
-    path = tmp_path / "mm1.sq"
-    path.write_text(MM1)
-    wire.initialize()
-    params = {"command": "serq.run", "arguments": [path.as_uri(), timeout]}
-    wire.request(1, "workspace/executeCommand", params)
-    answer = wire.answer(1, timeout=120)
+    answer = _run(wire, tmp_path, timeout, wait=120)
     assert answer["result"].startswith("# Run report"), answer
