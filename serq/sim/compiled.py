@@ -82,7 +82,7 @@ from serq.sim.session import AT_STAGE, ENDED, HOLD, PLAIN, QUEUED, READY, RUNNIN
 from serq.sim.stages import DelayStage, FifoStage, PsStage
 from serq.sim.statements import StatementCompiler
 from serq.sim.workload import bad_gap
-from serq.sim.world import LOOP_FOREVER, SPIN_LIMIT, World, _index
+from serq.sim.world import LOOP_WITHOUT_TIME, SPIN_LIMIT, World, _index
 
 SERIAL = SLOT["serial"]
 TURN_NO = SLOT["turn_no"]
@@ -824,7 +824,7 @@ class _Codegen:
             self.emit(indent + 1, "spins += 1")
             self.emit(indent + 1, f"if spins > {SPIN_LIMIT}:")
             origin = self.bind(stmt.origin)
-            self.emit(indent + 2, f"raise _k_SimError({origin}, {LOOP_FOREVER!r})")
+            self.emit(indent + 2, f"raise _k_SimError({origin}, {LOOP_WITHOUT_TIME!r})")
             self._loop = outer
         elif isinstance(stmt, ir.End):
             self._release_inline(indent)

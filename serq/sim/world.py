@@ -61,7 +61,7 @@ INF = math.inf
 SPIN_LIMIT = 1_000_000  # loop iterations of one session at one instant before we call it stuck
 # what is said then: a loop may only be on its way to an `end` (the reference, which has
 # no such limit, runs 10,000,000 passes to one), so it says what happened, not "for ever"
-LOOP_FOREVER = (
+LOOP_WITHOUT_TIME = (
     "the loop goes round without letting time pass: a million passes at one instant "
     "(each pass must take time: a run or a wait)"
 )
@@ -508,7 +508,7 @@ class World:
                     f.pc = 0
                     spins += 1
                     if spins > SPIN_LIMIT:
-                        raise SimError(f.origin, LOOP_FOREVER)
+                        raise SimError(f.origin, LOOP_WITHOUT_TIME)
                 else:
                     frames.pop()
                     if f.kind == HOLD:
@@ -581,7 +581,7 @@ class World:
         origin = self.loop_origin(s)
         if origin is None:  # sessions without loops cannot take turns for ever
             return
-        error = SimError(origin, LOOP_FOREVER)
+        error = SimError(origin, LOOP_WITHOUT_TIME)
         error.serial = s.serial
         raise error
 

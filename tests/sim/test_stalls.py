@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from serq.sim import api as sim_api
-from serq.sim.world import LOOP_FOREVER
+from serq.sim.world import LOOP_WITHOUT_TIME
 from tests.sim.both_paths import failure_on_both_paths, warnings_on_both_paths
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "domains-and-stalls.md").read_text()
@@ -277,7 +277,7 @@ def test_a_loop_around_a_hold_admitted_at_once_is_a_livelock_on_both_paths(sessi
     assert HOLD_LOOP.strip() in DOC
     code, line, column, message, notes = _fails_alike_on_both_paths(text)
     assert (code, line, column, message) == (
-        "E-run", 3, 11, LOOP_FOREVER
+        "E-run", 3, 11, LOOP_WITHOUT_TIME
     )
     assert notes[0].startswith(f"in session {0 if sessions == 1 else 1};")
 
