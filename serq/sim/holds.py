@@ -27,11 +27,14 @@ CACHED = SLOT["cached"]
 COMPUTED = SLOT["computed"]
 
 PREEMPT_LIMIT = 100_000  # preemptions at one instant before a run is a livelock
-# ... or preemptions in a row at one instant that each repeat one seen there before (the
-# victim, its position, the pool's allocation and cache, the sessions ended): a cycle. At
-# some 30 us a preemption, 100,000 took 2 to 5 s of CPU (tests/sim/NOTES.md §61)
-REPEAT_LIMIT = 10_000
-REPEAT_WATCH = 1_000  # ... counted from this many preemptions at one instant on
+# ... or preemptions in a row at one instant that each find a state seen there before (the
+# victim and its position; the pool's allocation and cache; each holder's units, position
+# and attributes; each step-stage resident's tokens left, planned and computed; the
+# sessions ended): a cycle. At some 30 us a preemption, 100,000 took 2 to 5 s of CPU, and
+# a cycle whose preemptions are 2,000 iterations apart ran into the 10,000,001 events of
+# the clock's rule, 108 s (tests/sim/NOTES.md §61, §63)
+REPEAT_LIMIT = 100
+REPEAT_WATCH = 100  # ... counted from this many preemptions at one instant on
 
 Fn = Callable[[Any], float]
 Resolver = Callable[[Any], Pool]
@@ -117,7 +120,8 @@ class Holds:
         self.admissions = 0  # hold admissions so far, the last one numbered by it
         self._preempted_at = -INF  # the instant of the latest preemption, and their count
         self._preempted_now = 0
-        self._seen: set[tuple] = set()  # what each preemption at that instant found
+        # what each preemption at that instant found of the pool, and the hashes of the rest
+        self._seen: dict[tuple, set[int]] = {}
         self._repeats = 0  # preemptions in a row whose finding was in `_seen`
 
     # ------------------------------------------------------------ joining, admission
@@ -489,22 +493,35 @@ class Holds:
                 # tests/sim/NOTES.md); a part nothing positioned is at its allocation
                 computed = part.computed() if part.position is None else part.position
         # a livelock at one instant, found sooner: a cycle of preemptions, each finding
-        # what one found before at this instant (the same victim at the same position,
-        # the pool as full and as cached, no hold there completed nor session ended);
-        # a run that moves finds something new now and then. REPEAT_LIMIT in a row, watched
-        # from REPEAT_WATCH at the instant on (a run with fewer pays nothing for it)
+        # the state one found before at this instant (the same victim at the same
+        # position, the pool as full and as cached, its holders and the step stages'
+        # residents where they were, no hold there completed nor session ended); a run
+        # that moves moves some of them. REPEAT_LIMIT in a row, watched from REPEAT_WATCH
+        # at the instant on (a run with fewer pays nothing for it)
         if self._preempted_now > REPEAT_WATCH:
             if since == 1:  # the first since a hold there completed
                 self._seen.clear()
                 self._repeats = 0
             found = (pool, s, computed, pool.allocated, pool.cache.total, self.world.ended_all)
-            if found in self._seen:
-                self._repeats += 1
-                if self._repeats > REPEAT_LIMIT:
-                    raise _livelock(run, pool, self._preempted_now)
-            else:
-                self._seen.add(found)
+            states = self._seen.get(found)
+            if states is None:  # the first such finding: nothing more to compare
+                self._seen[found] = set()
                 self._repeats = 0
+            else:
+                # the rest of the state, taken only when the pool repeats (it is as large
+                # as the holders and residents) and kept as its hash
+                try:
+                    key = hash(self._state(pool))
+                except TypeError:  # an attribute no hash can take: never a repeat
+                    key = None
+                if key in states:
+                    self._repeats += 1
+                    if self._repeats > REPEAT_LIMIT:
+                        raise _livelock(run, pool, self._preempted_now)
+                else:
+                    if key is not None:
+                        states.add(key)
+                    self._repeats = 0
         # stuck: preempted again without passing the position of the previous preemption
         # (a hold that no load or growing run moved is at its allocation, as `computed`
         # reads it; the reference agrees), counted once per session
@@ -533,6 +550,21 @@ class Holds:
                 if frame.hold is run:
                     break
         self.join(s, run.spec, at_front=not pool.requeue_tail)
+
+    def _state(self, pool: Pool) -> tuple:
+        """What a run that moves at one instant moves: each holder of `pool` (its units,
+        position and session's attributes) and each step-stage resident (its session,
+        tokens left, tokens planned and position), in their orders."""
+        holders = tuple(
+            (part.alloc, part.position, part.consumed, *part.run.session.attrs)
+            for part in pool.holders
+        )
+        residents = tuple(
+            (r.session, r.remaining, r.tokens, r.position())
+            for stage in self.world.steps
+            for r in stage.residents
+        )
+        return holders, residents
 
 
 def _livelock(run: HoldRun, pool: Pool, preemptions: int) -> SimError:

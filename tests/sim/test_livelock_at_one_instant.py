@@ -1,14 +1,18 @@
-"""A livelock at one instant is named after a cycle of 10,000 preemptions, not 100,000.
+"""A livelock at one instant is named after a cycle of 100 preemptions, not 100,000.
 
 Holds preempted and re-admitted with no time passing (a step engine of `cost 0`) went on
 until 100,000 preemptions at one instant, 2 to 5 s of CPU, each preemption a whole round
-of admission, plan, growth and release (NOTES §59, §61). A preemption that finds what one
+of admission, plan, growth and release (NOTES §59, §61). A preemption that finds a state
 found before at that instant (the same victim at the same position, the pool as allocated
-and as cached, no hold there completed, no session ended) is a step of a cycle; 10,000 of
-them in a row, counted from the 1,000th preemption at the instant on, are the livelock,
-named at the hold as before. A run that moves finds
-something new now and then, however many preemptions it takes at one instant: the two
-here take 11,999 and 56,498 and are reported as before.
+and as cached, its holders' units, positions and attributes and the step stages'
+residents as they were, no hold there completed, no session ended) is a step of a cycle;
+100 of them in a row, counted from the 100th preemption at the instant on, are the
+livelock, named at the hold as before. Counting the residents names a cycle whose
+preemptions are thousands of iterations apart in seconds, where it ran 108 s into the
+clock's rule (NOTES §63). A run that moves moves some of that state, however many
+preemptions it takes at one instant: the runs here take up to 56,498 and are reported as
+before, among them a decode advancing inside its allocation beside a newcomer that
+preempts itself at every iteration, and holds that count their own retries.
 """
 
 from __future__ import annotations
@@ -62,14 +66,14 @@ def test_a_hold_preempting_itself_at_one_instant_is_named_after_a_cycle(codegen)
     (d,) = said
     assert (d.code, d.span.line, d.span.column) == ("E-run", 4, 11)
     assert d.message.startswith(
-        "a livelock at one instant: 11002 preemptions at pool `kv` without time passing; "
+        "a livelock at one instant: 203 preemptions at pool `kv` without time passing; "
     )
-    assert cpu < 5  # some 0.4 s; 100,000 preemptions took 2.7 s
+    assert cpu < 5  # some 0.05 s; 100,000 preemptions took 2.7 s
 
 
 @pytest.mark.parametrize("codegen", [True, False])
 @pytest.mark.parametrize(
-    ("preempt", "n", "count"), [("admission", 2, 11003), ("-position", 4, 11009)]
+    ("preempt", "n", "count"), [("admission", 2, 205), ("-position", 4, 217), ("admission", 4, 209)]
 )
 def test_holders_preempting_one_another_at_one_instant_are_named_after_a_cycle(
     preempt, n, count, codegen
@@ -96,4 +100,56 @@ def test_holders_that_get_past_one_another_at_one_instant_run(codegen):
     text = MUTUAL.replace("by (PREEMPT)", "lifo").replace("N", "4")
     report, said = run_text(text, codegen=codegen)
     assert (report.ended, report.end, report.pools[0].preemptions) == (4, 10, 56498)
+    assert not said
+
+
+@pytest.mark.parametrize("codegen", [True, False])
+def test_a_cycle_of_preemptions_thousands_of_iterations_apart_is_named_in_seconds(codegen):
+    """Four decodes without a cache recompute from 0 at every preemption, some 2,000
+    iterations of `cost 0` apart: the clock's rule named it after 10,000,001 events, 108 s."""
+    text = MUTUAL.replace("PREEMPT", "admission").replace("N", "4")
+    report, said, cpu = _fails(text.replace(" cache (20000);", ""), codegen)
+    assert report is None
+    (d,) = said
+    assert d.message.startswith("a livelock at one instant: 209 preemptions at pool `kv`")
+    assert cpu < 30  # some 4 to 6 s
+
+
+# a decode of 5,000 tokens inside its allocation beside a newcomer that preempts itself
+# at each growth, every time at the same position, the pool as full: only the decode's
+# tokens left tell the preemptions apart (the same report as pyserq 0.1.2's)
+INSIDE = """pool kv { cap 5100; block 1; preempt lifo; }
+stage E : step { budget 64; cost 0; memory kv; }
+workload { arrive batch(2); }
+session {
+  hold kv (serial == 0 ? 5090 : 1) {
+    run E decode (serial == 0 ? 5000 : 50) growing kv;
+  }
+}
+run { horizon 10; }
+"""
+
+# the cycle of four decodes, each counting its retries and asking for one token after 150
+RETRIES = """pool kv { cap 2000; block 1; preempt by (admission); }
+stage E : step { budget 64; cost 0; memory kv; }
+workload { arrive batch(4); }
+session {
+  set tries = 0;
+  hold kv (1) {
+    set tries = tries + 1;
+    run E decode (tries > 150 ? 1 : (serial == 0 ? 1900 : 1500)) growing kv;
+  }
+}
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("codegen", [True, False])
+@pytest.mark.parametrize(("text", "preemptions"), [(INSIDE, 454), (RETRIES, 599)])
+def test_preemptions_at_one_instant_that_find_the_pool_alike_but_move_run(
+    text, preemptions, codegen
+):
+    report, said = run_text(text, codegen=codegen)
+    assert (report.end, report.pools[0].preemptions) == (10, preemptions)
+    assert report.ended == (2 if text is INSIDE else 4)
     assert not said

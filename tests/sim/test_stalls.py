@@ -81,7 +81,7 @@ CASES = [
     (
         ONE_INSTANT,
         (4, 11),
-        "a livelock at one instant: 11002 preemptions at pool `kv` without time passing; "
+        "a livelock at one instant: 203 preemptions at pool `kv` without time passing; "
         "a hold that can never grow to what its body needs is preempted and re-admitted "
         "at once, forever",
         "at simulated time 0",

@@ -370,4 +370,4 @@ def test_a_hold_that_preempts_itself_at_one_instant_is_a_livelock_at_the_hold():
     assert report is None
     (d,) = diagnostics
     assert (d.code, d.span.line) == ("E-run", line_of(path, "hold m (1)"))
-    assert d.message.startswith("a livelock at one instant: 11002 preemptions at pool `m`")
+    assert d.message.startswith("a livelock at one instant: 203 preemptions at pool `m`")
