@@ -10,9 +10,11 @@ residents as they were, no hold there completed, no session ended) is a step of 
 livelock, named at the hold as before. Counting the residents names a cycle whose
 preemptions are thousands of iterations apart in seconds, where it ran 108 s into the
 clock's rule (NOTES §63). A run that moves moves some of that state, however many
-preemptions it takes at one instant: the runs here take up to 56,498 and are reported as
-before, among them a decode advancing inside its allocation beside a newcomer that
-preempts itself at every iteration, and holds that count their own retries.
+preemptions it takes at one instant: the runs here take up to 107,948 and are reported
+(the 100,000 preemptions that name a livelock without a cycle count only those since a
+hold at the pool completed), among them a decode advancing inside its allocation beside
+a newcomer that preempts itself at every iteration, and holds that count their own
+retries.
 """
 
 from __future__ import annotations
@@ -152,4 +154,22 @@ def test_preemptions_at_one_instant_that_find_the_pool_alike_but_move_run(
     report, said = run_text(text, codegen=codegen)
     assert (report.end, report.pools[0].preemptions) == (10, preemptions)
     assert report.ended == (2 if text is INSIDE else 4)
+    assert not said
+
+
+# 450 sessions at an engine of `cost 0`, each decode preempting the newest holder, all at
+# time 0: 107,948 preemptions, more than the 100,000 that named a livelock, but holds
+# complete between them (pyserq 0.1.2: the same count, every session ended)
+CROWD = """pool kv { cap 100; block 1; preempt lifo; }
+stage E : step { budget 4096; cost 0; memory kv; }
+workload { arrive batch(450); }
+session { hold kv (1) { run E decode (serial - 7 * floor(serial / 7) + 60) growing kv; } }
+run { horizon 10; }
+"""
+
+
+@pytest.mark.parametrize("codegen", [True, False])
+def test_a_crowd_past_100000_preemptions_at_one_instant_that_completes_holds_runs(codegen):
+    report, said = run_text(CROWD, codegen=codegen)
+    assert (report.ended, report.pools[0].preemptions) == (450, 107948)
     assert not said
