@@ -31,9 +31,9 @@ COMPUTED = SLOT["computed"]
 # step engine of `cost 0` take 107,948 preemptions at time 0, pyserq 0.1.2 alike)
 PREEMPT_LIMIT = 100_000
 # ... or preemptions in a row at one instant that each find a state seen there before (the
-# victim and its position; the pool's allocation and cache; each holder's units, position
-# and attributes; each step-stage resident's tokens left, planned and computed; the
-# sessions ended): a cycle. At some 30 us a preemption, 100,000 took 2 to 5 s of CPU, and
+# victim and its position; the pool's allocation, cache and queue; each holder's units,
+# position and attributes; each step-stage resident's tokens left, planned and computed;
+# the sessions ended): a cycle. At some 30 us a preemption, 100,000 took 2 to 5 s of CPU, and
 # a cycle whose preemptions are 2,000 iterations apart ran into the 10,000,001 events of
 # the clock's rule, 108 s (tests/sim/NOTES.md §61, §63)
 REPEAT_LIMIT = 100
@@ -497,15 +497,17 @@ class Holds:
                 computed = part.computed() if part.position is None else part.position
         # a livelock at one instant, found sooner: a cycle of preemptions, each finding
         # the state one found before at this instant (the same victim at the same
-        # position, the pool as full and as cached, its holders and the step stages'
-        # residents where they were, no hold there completed nor session ended); a run
+        # position, the pool as full, as cached and as queued, its holders and the step
+        # stages' residents where they were, no hold there completed nor session ended); a run
         # that moves moves some of them. REPEAT_LIMIT in a row, watched from REPEAT_WATCH
         # at the instant on (a run with fewer pays nothing for it)
         if self._preempted_now > REPEAT_WATCH:
             if since == 1:  # the first since a hold there completed
                 self._seen.clear()
                 self._repeats = 0
-            found = (pool, s, computed, pool.allocated, pool.cache.total, self.world.ended_all)
+            queued = pool.queued_count()
+            cached = pool.cache.total
+            found = (pool, s, computed, pool.allocated, cached, queued, self.world.ended_all)
             states = self._seen.get(found)
             if states is None:  # the first such finding: nothing more to compare
                 self._seen[found] = set()

@@ -4,8 +4,9 @@ Holds preempted and re-admitted with no time passing (a step engine of `cost 0`)
 until 100,000 preemptions at one instant, 2 to 5 s of CPU, each preemption a whole round
 of admission, plan, growth and release (NOTES §59, §61). A preemption that finds a state
 found before at that instant (the same victim at the same position, the pool as allocated
-and as cached, its holders' units, positions and attributes and the step stages'
-residents as they were, no hold there completed, no session ended) is a step of a cycle;
+and as cached with as many waiting, its holders' units, positions and attributes and the
+step stages' residents as they were, no hold there completed, no session ended) is a
+step of a cycle;
 100 of them in a row, counted from the 100th preemption at the instant on, are the
 livelock, named at the hold as before. Counting the residents names a cycle whose
 preemptions are thousands of iterations apart in seconds, where it ran 108 s into the
