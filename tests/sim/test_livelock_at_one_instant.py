@@ -6,11 +6,10 @@ of admission, plan, growth and release (NOTES §59, §61). A preemption that fin
 found before at that instant (the same victim at the same position, the pool as allocated
 and as cached with as many waiting, its holders' units, positions and attributes and the
 step stages' residents as they were, no hold there completed, no session ended) is a
-step of a cycle;
-100 of them in a row, counted from the 100th preemption at the instant on, are the
-livelock, named at the hold as before. Counting the residents names a cycle whose
-preemptions are thousands of iterations apart in seconds, where it ran 108 s into the
-clock's rule (NOTES §63). A run that moves moves some of that state, however many
+step of a cycle; 100 of them in a row, counted from the 100th preemption at the instant
+on, are the livelock, named at the hold as before. Counting the residents names a cycle
+whose preemptions are thousands of iterations apart in seconds, where it ran 108 s into
+the clock's rule (NOTES §63). A run that moves moves some of that state, however many
 preemptions it takes at one instant: the runs here take up to 107,948 and are reported
 (the 100,000 preemptions that name a livelock without a cycle count only those since a
 hold at the pool completed), among them a decode advancing inside its allocation beside
