@@ -317,7 +317,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line `argv` (default: `sys.argv[1:]`) and return the exit status.
 
     Ctrl-C stops it with one line and status 130; a closed stdout (`serq run | head`)
-    ends it quietly with status 141, as a program killed by SIGPIPE."""
+    ends it quietly with status 141, as a program killed by SIGPIPE; running out of memory
+    outside a run (which says so itself) is one line and status 1."""
     try:
         _load()
         status = _main(argv)
@@ -326,6 +327,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("serq: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
+    except MemoryError:  # where no run's diagnostic could say it (a run says it itself)
+        print("serq: out of memory", file=sys.stderr)
+        return 1
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_BROKEN_PIPE

@@ -21,6 +21,7 @@ generated loop on that shape).
 
 from __future__ import annotations
 
+import gc
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -31,6 +32,7 @@ from serq.diagnostics import Diagnostic, Severity, Span, codes
 from serq.diagnostics import number_text as _num
 from serq.sim import compiled, deadlock, endless
 from serq.sim.errors import SimError
+from serq.sim.memory import machine_memory, out_of_memory, too_many_at_once
 from serq.sim.pools import Pool
 from serq.sim.recording import NullRecorder, Recorder
 from serq.sim.world import World
@@ -105,11 +107,15 @@ def simulate(
         outcome.errors.append(_error(where, "the run has no horizon (run { horizon T; })"))
         return outcome
     world: World | None = None
+    memory: tuple[float, int] | None = None  # where a run that ran out of memory was
     try:
         if limit is not None and not isinstance(program.arrival, ir.Poisson | ir.Renewal):
             raise SimError(
                 _arrival_origin(program), "`arrivals` applies only to poisson or renewal workloads"
             )
+        crowd = too_many_at_once(program, machine_memory())
+        if crowd is not None:
+            raise crowd
         world = World(
             program, recorder, seed, warmup, limit, base_dir, check_invariants, fast_forward
         )
@@ -140,6 +146,14 @@ def simulate(
             if error.time is None:
                 error.time = world.engine.now
         outcome.errors.append(error.diagnostic(where))
+    except MemoryError:  # the state is let go of below, once the exception has gone
+        memory = (world.engine.now, world.live) if world is not None else (0.0, 0)
+    if memory is not None:
+        world = None
+        gc.collect()
+        outcome.end = memory[0]
+        outcome.errors.append(out_of_memory(where, *memory))
+        return outcome
     if world is not None:
         for origin, since, why in world.stalls:
             outcome.errors.append(_stall(origin or where, since, why, "the end of the run"))

@@ -9,6 +9,7 @@ non-raising halves, `compile_program` and `execute`, which return diagnostics in
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import warnings
@@ -147,7 +148,7 @@ def execute(
     if codegen is None:
         codegen = compiled.codegen
     try:
-        with collector.for_runs():
+        with collector.for_runs():  # (the run's own MemoryError is its error: `simulate`)
             outcome = simulate(
                 program,
                 recorder=recorder,
@@ -166,10 +167,18 @@ def execute(
             stop.found.append(_clock_stopped(program, progress.still, stop.now))
         stop.found[:] = _in_file(stop.found, compiled.path)
         raise
+    except MemoryError:  # out of memory outside the run's loop: said once it is let go of
+        pass
     except Exception as error:  # a bug in serq, not in the program: say so, never raise
         where = Span.point(compiled.path or "<input>", 0, 1, 1)
         message = f"serq failed while running the program: {type(error).__name__}: {error}"
         return None, [Diagnostic.error(codes.INTERNAL, where, message)]
+    from serq.sim import _fallback_span
+    from serq.sim.memory import out_of_memory
+
+    del recorder  # with the samples it kept
+    gc.collect()
+    return None, _in_file([out_of_memory(_fallback_span(program), None, None)], compiled.path)
 
 
 def _clock_stopped(program: ir.Program, events: int, now: float) -> Diagnostic:
