@@ -505,6 +505,8 @@ class StepStage(StageBase):
         finally:
             self.planning = self.admitting = False
         scheduled = self.scheduled
+        if self.admitted or self.preempted:
+            self.world.replanned = engine.now
         if not scheduled and not self.preempted:
             if not self.admitted:
                 # since the first plan of nothing; the budget and the place of the latest
@@ -1029,6 +1031,11 @@ class StepStage(StageBase):
                 if pool.growers:
                     heads.update(grower.session for grower in pool.growers)
         if waiting and (not verdict.with_waiters or self.exclusive):
+            return None
+        if waiting and world.replanned == self.engine.now:
+            # a plan of this instant ran sessions after the pools' retry: one may now wait
+            # at a pool where it fits, or a release may have made room for a head, and the
+            # settle at the next event, which a span would skip, admits it (the reference)
             return None
         # a resident with a fraction of a token left after `most` iterations takes it in
         # one more (`_tail`), when nobody waits and the budget is the same
