@@ -16,13 +16,15 @@ dynamic conditions at run time; this module proves the static ones, per engine:
 - `with_waiters`: a span may run while sessions wait at a queue: no queue key reads time
   or draws, and no hold's units read anything a span changes (used, free, a draw,
   `budget_left` of an engine whose budget varies); block crossings then may not evict,
-  since an eviction can change a waiting head's cache hit. Nor does a span start at an
-  instant a plan admitted or preempted (`World.replanned`): the sessions it ran came
-  after the pools' retry, which the next event's settle makes.
+  since an eviction can change a waiting head's cache hit.
 - `evicts`: a crossing may evict cached entries: the memory pool does not spill (a
   spill is a job, an event), and no eviction key reads the engine's progress (`work`,
   `budget_left`, the iteration's totals); keys that read time are evaluated at each
   crossing's own time.
+
+No span starts at an instant a plan admitted or preempted (`World.replanned`): the
+sessions the plan ran came after the pools' retry and the other engines' starts, which
+the next event's settle makes.
 
 A claim over an engine's iterations (`every iteration of E (P)`, `some iteration of E
 (P)`) is checked at every iteration a span skips too. Where P reads only what is the

@@ -936,8 +936,15 @@ class StepStage(StageBase):
         """The instant a candidate iteration started is over: turn it into a span of the
         iterations that repeat it, when there are at least two."""
         engine = self.engine
+        world = self.world
+        if world.replanned == engine.now:
+            # a plan of this instant ran the sessions it admitted or preempted after the
+            # pools' retry and the engines' starts: one may wait at a pool where it fits
+            # now, or have arrived at an engine that already planned nothing, and the next
+            # event, which a span would skip, admits or starts it (as the references do)
+            return
         heap = engine._heap
-        joint = self.world.joint
+        joint = world.joint
         if joint is not None and joint(self):  # with the other engines' (`serq.sim.joint`)
             return
         end = self._pending_end
@@ -1031,11 +1038,6 @@ class StepStage(StageBase):
                 if pool.growers:
                     heads.update(grower.session for grower in pool.growers)
         if waiting and (not verdict.with_waiters or self.exclusive):
-            return None
-        if waiting and world.replanned == self.engine.now:
-            # a plan of this instant ran sessions after the pools' retry: one may now wait
-            # at a pool where it fits, or a release may have made room for a head, and the
-            # settle at the next event, which a span would skip, admits it (the reference)
             return None
         # a resident with a fraction of a token left after `most` iterations takes it in
         # one more (`_tail`), when nobody waits and the budget is the same
