@@ -22,6 +22,10 @@ dynamic conditions at run time; this module proves the static ones, per engine:
   `budget_left`, the iteration's totals); keys that read time are evaluated at each
   crossing's own time.
 
+No span starts at an instant a plan admitted or preempted (`World.replanned`): the
+sessions the plan ran came after the pools' retry and the other engines' starts, which
+the next event's settle makes.
+
 A claim over an engine's iterations (`every iteration of E (P)`, `some iteration of E
 (P)`) is checked at every iteration a span skips too. Where P reads only what is the
 same at every iteration of a span (`claim_changes`: the iteration's totals but

@@ -505,6 +505,8 @@ class StepStage(StageBase):
         finally:
             self.planning = self.admitting = False
         scheduled = self.scheduled
+        if self.admitted or self.preempted:
+            self.world.replanned = engine.now
         if not scheduled and not self.preempted:
             if not self.admitted:
                 # since the first plan of nothing; the budget and the place of the latest
@@ -934,8 +936,15 @@ class StepStage(StageBase):
         """The instant a candidate iteration started is over: turn it into a span of the
         iterations that repeat it, when there are at least two."""
         engine = self.engine
+        world = self.world
+        if world.replanned == engine.now:
+            # a plan of this instant ran the sessions it admitted or preempted after the
+            # pools' retry and the engines' starts: one may wait at a pool where it fits
+            # now, or have arrived at an engine that already planned nothing, and the next
+            # event, which a span would skip, admits or starts it (as the references do)
+            return
         heap = engine._heap
-        joint = self.world.joint
+        joint = world.joint
         if joint is not None and joint(self):  # with the other engines' (`serq.sim.joint`)
             return
         end = self._pending_end

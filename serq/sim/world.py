@@ -190,6 +190,11 @@ class World:
         self.holds = Holds(self)
         self.steps = [s for s in self.stages if isinstance(s, StepStage)]
         self.spans: list[StepStage] = []  # step stages whose iteration may become a span
+        # the last instant at which a plan admitted or preempted: what its sessions did
+        # then (joined a queue, released a pool, arrived at an engine that had planned)
+        # comes after the pools' retry, which the next event's settle makes
+        # (`StepStage.extend`)
+        self.replanned = -math.inf
         for s in self.steps:
             s.bind(self)
         if fast_forward and self.steps:
