@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from serq.diagnostics import Diagnostic, Severity, Span, codes
+from serq.diagnostics import Diagnostic, Severity, Span, codes, spelling
 from serq.sweeps.checks import check_points
 from serq.sweeps.grid import (
     MAX_RUNS,
@@ -304,20 +304,21 @@ def sweep(
         text, file = loaded, path
     else:
         text, file = source, "<input>"
-    checked, diagnostics, known = plan(
-        text,
-        file,
-        sets or {},
-        seeds=seeds,
-        horizon=horizon,
-        warmup=warmup,
-        arrivals=arrivals,
-        fast_forward=fast_forward,
-        defs=defs or {},
-        trace=trace,
-    )
-    if checked is None:
-        raise ValueError(sim_api.render(diagnostics, known))
+    with spelling.python():  # the messages name the arguments, not `serq sweep`'s options
+        checked, diagnostics, known = plan(
+            text,
+            file,
+            sets or {},
+            seeds=seeds,
+            horizon=horizon,
+            warmup=warmup,
+            arrivals=arrivals,
+            fast_forward=fast_forward,
+            defs=defs or {},
+            trace=trace,
+        )
+        if checked is None:
+            raise ValueError(sim_api.render(diagnostics, known))
     result = execute(checked, executor, jobs or default_jobs(), on_outcome)
     for run in result.interrupted:  # why a run that seemed to hang did, as `serq.run` says
         for found in named(run):
