@@ -683,7 +683,10 @@ def _sync_point(text: str, begin: int, end: int) -> int:
 
 def _shown(char: str) -> str:
     """`char` as a message names it: in backticks when it prints, else by its code point
-    (a NUL or an escape written raw would garble the terminal that shows the message)."""
+    (a NUL or an escape written raw would garble the terminal that shows the message; a
+    backquote is named, as backticks cannot quote it)."""
+    if char == "`":  # in backticks it would read as an empty code span
+        return "U+0060 (a backquote)"
     if char.isprintable() and not char.isspace():
         return f"`{char}`"
     return f"U+{ord(char):04X}"
