@@ -609,11 +609,11 @@ def _start_of(value) -> int | None:
     return None
 
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = re.compile(r"[^\W\d]\w*")
 _SKIP = re.compile(r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|"[^"\n]*"?|[{}()\[\];]')
 _FOLLOW_GROUP = re.compile(r"(?:\s|//[^\n]*|/\*[\s\S]*?\*/)*(else\b|cache\b|lease\b|;)")
 # `admit via engine[...]` or `memory kv[...]`: the option names a family whole
-_FAMILY_OPTION = re.compile(r"\b(admit\s+via|memory)\s+([A-Za-z_][A-Za-z0-9_]*)\s*\Z")
+_FAMILY_OPTION = re.compile(r"\b(admit\s+via|memory)\s+([^\W\d]\w*)\s*\Z")
 
 
 def _indexed_family(text: str, at: int) -> dict:
