@@ -12,7 +12,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from serq.diagnostics import Diagnostic, Label, Severity, Span, codes
+from serq.diagnostics import Diagnostic, Label, Severity, Span, codes, spelling
 from serq.syntax import ItemCache, ParseResult, ast, parse
 from serq.syntax.source_text import decode
 
@@ -166,12 +166,12 @@ def set_source(name: str, value: str | float) -> tuple[str, str]:
     if isinstance(value, bool):
         value = int(value)
     text = value if isinstance(value, str) else repr(value)
-    return f"<--set {name}>", f"let {name} = {text};"
+    return spelling.source_name("set", name), f"let {name} = {text};"
 
 
 def def_source(name: str, body: str) -> tuple[str, str]:
     """The file name and text `override_defs` parses `--def name=body` from."""
-    return f"<--def {name}>", f"let {name} = {body};"
+    return spelling.source_name("def", name), f"let {name} = {body};"
 
 
 def is_override_error(diagnostic: Diagnostic) -> bool:
@@ -181,7 +181,7 @@ def is_override_error(diagnostic: Diagnostic) -> bool:
     with their usage status for it; a value the program cannot take is reported at its
     `let` instead, an error of the program. A `--trace` for a program that replays no
     trace points at its option too."""
-    return diagnostic.span.file.startswith(("<--set ", "<--def ", "<--trace>"))
+    return spelling.override_of(diagnostic.span.file) is not None
 
 
 def repeated_overrides(
@@ -260,12 +260,12 @@ def override_lets(
                 Diagnostic.error(
                     codes.CONSTANT,
                     spans[target],
-                    f"`let {target}` is NaN: `--set {name}` makes it so",
-                    help=f"give `--set {name}` a number or `inf`",
+                    f"`let {target}` is NaN: `{spelling.option('set', name)}` makes it so",
+                    help=f"give `{spelling.option('set', name)}` a number or `inf`",
                 )
             )
             continue
-        let = _override_let(text, file, f"--set {name}", value, start, diagnostics)
+        let = _override_let(text, file, spelling.option("set", name), value, start, diagnostics)
         if let is None:
             continue
         if target is None:
@@ -274,8 +274,9 @@ def override_lets(
             if name in _def_names(module):
                 unknown = replace(
                     unknown,
-                    message=f"`{name}` is a `def`, not a --set argument or constant",
-                    help=f"`--def {name}=EXPR` replaces its body",
+                    message=f"`{name}` is a `def`, not a {spelling.option('set')} argument or "
+                    "constant",
+                    help=f"`{spelling.option('def', name, 'EXPR')}` replaces its body",
                 )
             diagnostics.append(unknown)
             continue
@@ -299,7 +300,8 @@ def _same_target(let: str, first: tuple[str, Span], second: tuple[str, Span]) ->
     return Diagnostic.error(
         codes.NAME_CLASH,
         second[1],
-        f"`--set {first[0]}` and `--set {second[0]}` both give `let {let}`",
+        f"`{spelling.option('set', first[0])}` and `{spelling.option('set', second[0])}` "
+        f"both give `let {let}`",
         labels=(Label(first[1], "first given here"),),
         help=f"`{argument}` is the program argument `let {let}` reads: give one of the two",
     )
@@ -311,11 +313,12 @@ def _unknown_override(name: str, span: Span, names: list[str]) -> Diagnostic:
 
     close = difflib.get_close_matches(name, names, n=1)
     known = ", ".join(dict.fromkeys(names)) or "none"
-    help_ = f"--set gives a program argument (`args.number`) or a `let`; the program has: {known}"
+    flag = spelling.option("set")
+    help_ = f"{flag} gives a program argument (`args.number`) or a `let`; the program has: {known}"
     if close:
         help_ = f"did you mean `{close[0]}`? " + help_
     return Diagnostic.error(
-        codes.UNKNOWN_NAME, span, f"unknown --set argument or constant `{name}`", help=help_
+        codes.UNKNOWN_NAME, span, f"unknown {flag} argument or constant `{name}`", help=help_
     )
 
 
@@ -348,8 +351,8 @@ def override_defs(
                 Diagnostic.error(
                     codes.WRONG_KIND,
                     start,
-                    f"--def {name}: `def {name}` is statements; --def replaces the body of an "
-                    "expression definition",
+                    f"{spelling.option('def', name)}: `def {name}` is statements; "
+                    f"{spelling.option('def')} replaces the body of an expression definition",
                     labels=(Label(blocks[name].name.span, "a definition of statements"),),
                 )
             )
@@ -359,15 +362,16 @@ def override_defs(
 
             close = difflib.get_close_matches(name, list(declared), n=1)
             known = ", ".join(declared) or "none"
-            help_ = "--def replaces the body of a `def NAME(...) { expr }`; "
+            help_ = f"{spelling.option('def')} replaces the body of a `def NAME(...) {{ expr }}`; "
             help_ += f"the program has: {known}"
             if close:
                 help_ = f"did you mean `{close[0]}`? " + help_
+            what = "`defs` name" if spelling.in_python() else "--def"
             diagnostics.append(
-                Diagnostic.error(codes.UNKNOWN_NAME, start, f"unknown --def `{name}`", help=help_)
+                Diagnostic.error(codes.UNKNOWN_NAME, start, f"unknown {what} `{name}`", help=help_)
             )
             continue
-        let = _override_let(text, file, f"--def {name}", body, start, diagnostics)
+        let = _override_let(text, file, spelling.option("def", name), body, start, diagnostics)
         if let is not None:
             bodies[name] = let.value
 

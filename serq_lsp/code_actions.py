@@ -13,7 +13,8 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from serq.diagnostics import Diagnostic
+from serq.diagnostics import Diagnostic, Span
+from serq.syntax.source_text import text_start
 from serq_lsp.convert import lsp_diagnostic, lsp_diagnostics, lsp_range
 from serq_lsp.guard import guarded
 from serq_lsp.state import SerqServer
@@ -33,10 +34,28 @@ def _fixable(analysis) -> list[Diagnostic]:
     ]
 
 
-def _edit(uri: str, edits, lines) -> types.WorkspaceEdit:
+def _edit(uri: str, edits, lines, begin: int = 0) -> types.WorkspaceEdit:
+    """The edits as LSP's, none before `begin`, where the program begins (past a byte-order
+    mark the document keeps: a fix "at the top of the file" goes after it, as `serq check`'s
+    does, which reads the file without it)."""
+    spans = [_from(e.span, begin) for e in edits]
     return types.WorkspaceEdit(
-        changes={uri: [types.TextEdit(lsp_range(e.span, lines), e.replacement) for e in edits]}
+        changes={
+            uri: [
+                types.TextEdit(lsp_range(s, lines), e.replacement)
+                for s, e in zip(spans, edits, strict=True)
+            ]
+        }
     )
+
+
+def _from(span: Span, begin: int) -> Span:
+    """`span` starting at `begin` at the earliest (`begin` is 0 or 1, on the first line)."""
+    if span.start >= begin:
+        return span
+    end = max(span.end, begin)
+    end_column = span.end_column if span.end >= begin else begin + 1
+    return Span(span.file, begin, end, 1, begin + 1, span.end_line, end_column)
 
 
 def _touches(span, r: types.Range, lines) -> bool:
@@ -49,6 +68,7 @@ def actions(analysis, uri: str, params: types.CodeActionParams) -> list[types.Co
     """The quick fixes for the diagnostics `params.range` touches, and a fix-all."""
     only = params.context.only
     lines = analysis.lines
+    begin = text_start(analysis.text)
     out: list[types.CodeAction] = []
     fixable = _fixable(analysis)
     if not only or any(k.startswith(types.CodeActionKind.QuickFix) for k in only):
@@ -68,7 +88,7 @@ def actions(analysis, uri: str, params: types.CodeActionParams) -> list[types.Co
                     kind=types.CodeActionKind.QuickFix,
                     diagnostics=[shown_d],
                     is_preferred=d.fix.applicability == "safe",
-                    edit=_edit(uri, d.fix.edits, lines),
+                    edit=_edit(uri, d.fix.edits, lines, begin),
                 )
             )
     if not only or any(types.CodeActionKind.SourceFixAll.startswith(k) for k in only):
@@ -80,7 +100,7 @@ def actions(analysis, uri: str, params: types.CodeActionParams) -> list[types.Co
                     title="serq: fix all safe problems",
                     kind=types.CodeActionKind.SourceFixAll,
                     diagnostics=[lsp_diagnostic(d, lines, uri) for d in safe],
-                    edit=_edit(uri, edits, lines),
+                    edit=_edit(uri, edits, lines, begin),
                 )
             )
     return out

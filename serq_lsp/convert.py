@@ -100,10 +100,28 @@ def lsp_diagnostics(analysis: Analysis, uri: str) -> list[types.Diagnostic]:
     shown on the `use` that brought it in, its place in that file in the message."""
     out = []
     for diag in analysis.diagnostics:
-        if diag.span.file != analysis.path:
-            diag = _moved_to_use(diag, analysis)
-        out.append(lsp_diagnostic(diag, analysis.lines, uri))
+        if diag.span.file == analysis.path:
+            out.append(lsp_diagnostic(diag, analysis.lines, uri))
+            continue
+        there = _in_library(diag.span, analysis)
+        shown = lsp_diagnostic(_moved_to_use(diag, analysis), analysis.lines, uri)
+        if there is not None:  # the client links the message to the place in the library
+            shown.related_information = [there, *(shown.related_information or ())]
+        out.append(shown)
     return out
+
+
+def _in_library(span: Span, analysis: Analysis) -> types.DiagnosticRelatedInformation | None:
+    """Where `span`, in a file the document `use`s, is, as LSP links to it (the file read
+    as the analysis reads it: its buffer when open), or None when it cannot be read."""
+    from serq.expand.loader import read_file
+
+    uri = fs_uri(os.path.abspath(span.file))
+    loaded = (analysis.load or read_file)(span.file)
+    if uri is None or isinstance(loaded, str) or loaded.layout is None:
+        return None
+    location = types.Location(uri, lsp_range(span, loaded.layout.line_index))
+    return types.DiagnosticRelatedInformation(location, "here, in the `use`d file")
 
 
 def _moved_to_use(diag: Diagnostic, analysis: Analysis) -> Diagnostic:

@@ -31,7 +31,7 @@ from serq.syntax.source_text import lines_ended
 
 log = logging.getLogger("serq_lsp")
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = re.compile(r"[^\W\d]\w*")
 _WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _CLOSED_BLOCK_COMMENT = re.compile(r"/\*[\s\S]*?\*/")
 

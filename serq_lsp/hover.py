@@ -36,7 +36,7 @@ SUGAR = frozenset(
         "turn",
     }
 )
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = re.compile(r"[^\W\d]\w*")
 # The surface nodes of those forms, as the parse shows them before the expander runs
 _ANYWHERE = (
     ast.Serving,

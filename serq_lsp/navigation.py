@@ -24,7 +24,7 @@ from serq_lsp.state import SerqServer
 # Not "entry": a queue's entries are named by its roles (`route`, `prefill`, `decode`,
 # `transfer`), and one renamed is no entry of its role any more.
 RENAMEABLE = frozenset({"value", "def", "res", "mark", "stat", "local"})
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*\Z")
+_NAME = re.compile(r"[^\W\d]\w*\Z")
 
 
 def register(server: SerqServer) -> None:

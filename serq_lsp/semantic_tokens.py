@@ -37,7 +37,7 @@ LEGEND = types.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=TOK
 _LEXEME = re.compile(
     r"(?P<comment>//[^\n]*|/\*(?:.|\n)*?\*/)|(?P<string>\"[^\"\n]*\")"
     r"|(?P<number>\d[\d_]*\.?[\d_]*(?:[eE][+-]?\d+)?)"
-    r"|(?P<library>(?<![\w.])args\.number)|(?P<word>[A-Za-z_][A-Za-z0-9_]*)"
+    r"|(?P<library>(?<![\w.])args\.number)|(?P<word>[^\W\d]\w*)"
 )
 # `args.number` is one token of the grammar (ARGS_NUMBER), the library's one function, not
 # a reference to `args` and a member: a function of the default library, as VS Code

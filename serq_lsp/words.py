@@ -144,13 +144,13 @@ IN_CONTEXT: list[tuple[str, str | None, str | None, str]] = [
     (
         "max",
         None,
-        r"\s+[A-Za-z_][A-Za-z0-9_]*\s+in\b",
+        r"\s+[^\W\d]\w*\s+in\b",
         "`max j in n (e)`: the largest value of e for j = 0 .. n-1.",
     ),
     (
         "min",
         None,
-        r"\s+[A-Za-z_][A-Za-z0-9_]*\s+in\b",
+        r"\s+[^\W\d]\w*\s+in\b",
         "`min j in n (e)`: the smallest value of e for j = 0 .. n-1.",
     ),
 ]
@@ -176,7 +176,7 @@ def in_context(text: str, start: int, word: str) -> str | None:
     """The meaning of the keyword `word` at offset `start` of `text` where the words beside
     it decide it (`queue fifo;` in a pool, `max j in n (e)`), or None."""
     end = start + len(word)
-    before = re.findall(r"[A-Za-z_][A-Za-z0-9_]*", text[max(0, start - 40) : start])
+    before = re.findall(r"[^\W\d]\w*", text[max(0, start - 40) : start])
     for name, prior, after, meaning in IN_CONTEXT:
         if name != word:
             continue
@@ -263,7 +263,7 @@ def signature(params: tuple[str, ...], name: str, prefix: str = "") -> str:
 
 
 # `args.` and what of a member name follows it, ending where it is asked
-_ARGS_MEMBER = re.compile(r"(?<![A-Za-z0-9_.])args\.[A-Za-z_]*\Z")
+_ARGS_MEMBER = re.compile(r"(?<![\w.])args\.\w*\Z")
 
 
 def in_args_member(text: str, offset: int) -> bool:

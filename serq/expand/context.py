@@ -128,7 +128,8 @@ def evaluate(expr: ast.Expr, env: dict[str, float]) -> float:
     if isinstance(expr, ast.Call) and expr.func.name in _FUNCS:
         arity, fn = _FUNCS[expr.func.name]
         if len(expr.args) != arity:
-            raise NotConstant(expr, f"`{expr.func.name}` takes {arity} argument(s)")
+            takes = f"{arity} argument{'s' * (arity != 1)}"
+            raise NotConstant(expr, f"`{expr.func.name}` takes {takes}")
         return float(fn(*(evaluate(a, env) for a in expr.args)))
     if isinstance(expr, ast.Draw):
         raise NotConstant(expr, "a draw is not a constant")

@@ -230,7 +230,8 @@ class _Expander:
             self.ctx.error(
                 codes.DEF,
                 name.span,
-                f"`{name.name}` takes {len(d.params)} argument(s), given {n_args}",
+                f"`{name.name}` takes {len(d.params)} argument{'s' * (len(d.params) != 1)}, "
+                f"given {n_args}",
                 labels=(Label(d.name.span, "defined here"),),
             )
             return False

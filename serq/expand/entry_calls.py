@@ -153,7 +153,8 @@ def expand_call(
         declared.error(
             report,
             call.span,
-            f"{written} takes {len(entry.params)} argument(s), got {len(call.args)}",
+            f"{written} takes {len(entry.params)} argument{'s' * (len(entry.params) != 1)}, "
+            f"got {len(call.args)}",
         )
         return []
     for param, arg in zip(entry.params, call.args, strict=True):

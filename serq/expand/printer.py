@@ -48,7 +48,7 @@ _LEVEL = {
     "^": _POWER,
 }
 _NUMBER = re.compile(r"(\d[\d_]*\.?[\d_]*|\.\d[\d_]*)([eE][+-]?\d+)?")
-_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_NAME = re.compile(r"[^\W\d]\w*")
 
 
 def print_module(module: ast.Module) -> str:

@@ -248,7 +248,7 @@ class Declarations:
             self.error(
                 True,
                 e.verb.span,
-                f"`{q.name}.{verb}` takes {count} parameter(s), as the role says; "
+                f"`{q.name}.{verb}` takes {count} parameter{'s' * (count != 1)}, as the role says; "
                 f"it declares {len(e.params)}",
             )
         if e.source is not None and verb != "decode":

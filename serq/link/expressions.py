@@ -16,7 +16,7 @@ import math
 from typing import TYPE_CHECKING
 
 from serq import ir
-from serq.diagnostics import Edit, Fix, Label, Span, codes
+from serq.diagnostics import Edit, Fix, Label, Span, codes, spelling
 from serq.diagnostics.suggest import close_names
 from serq.expand.walk import walk
 from serq.ir import arith
@@ -86,9 +86,10 @@ class Resolver:
         self.scope.error(
             codes.CONSTANT,
             self.scope.let_spans[let],
-            f"{what} is NaN: `--set {flag}` makes it so",
+            f"{what} is NaN: `{spelling.option('set', flag)}` makes it so",
             labels=(Label(e.span, "the value given"),),
-            help=f"give `--set {flag}` a number or `inf`; `0/0` and `inf - inf` are not",
+            help=f"give `{spelling.option('set', flag)}` a number or `inf`; `0/0` and "
+            "`inf - inf` are not",
         )
 
     def whole(self, e: ast.Expr, what: str, *, low: int, high: int | None = None) -> int | None:
@@ -114,21 +115,21 @@ class Resolver:
         name = overrides[0]
         flag = self.flag(name) or name
         let_value = self.scope.lets.get(name)
-        given = "" if let_value is None else f"={_number(let_value)}"
+        given = None if let_value is None else _number(let_value)
         self.scope.error(
             codes.CONSTANT,
             self.scope.let_spans[name],
-            f"{message}: `--set {flag}{given}` makes it so",
+            f"{message}: `{spelling.option('set', flag, given)}` makes it so",
             labels=(Label(e.span, f"{what} is {_number(value)} here"),),
-            help=f"give `--set {flag}` a value that makes {what} {rule}",
+            help=f"give `{spelling.option('set', flag)}` a value that makes {what} {rule}",
         )
 
     def flag(self, let: str) -> str | None:
         """The NAME of the `--set NAME=...` that gave `let` its value (the let's own name,
         or the program argument it reads), or None when no override did."""
         value = self.scope.let_values.get(let)
-        file = "" if value is None else value.span.file
-        return file[len("<--set ") : -1] if file.startswith("<--set ") else None
+        override = None if value is None else spelling.override_of(value.span.file)
+        return override[1] if override is not None and override[0] == "set" else None
 
     def overrides(self, e: ast.Expr) -> list[str]:
         """The `let`s whose values `--set` gave that the constant `e` reads, directly or
@@ -145,7 +146,7 @@ class Resolver:
                 value = self.scope.let_values.get(name)
                 if value is None:
                     continue
-                if value.span.file.startswith("<--set "):
+                if spelling.holds_set(value.span.file):
                     found.append(name)
                 else:
                     todo.append(value)
@@ -615,3 +616,4 @@ def _number(value: float) -> str:
 
 def _count(n: int, noun: str) -> str:
     return f"{n} {noun}{'s' if n != 1 else ''}"
+

@@ -210,10 +210,13 @@ def _clashes(scope: Scope, name: str, declared: list[Declaration]) -> None:
         key=lambda d: (rank.get(d.kind, 1), d.span.start if d.span is not None else -1),
     )
     first = ordered[0]
+    if first.kind == "builtin":  # `stage think`: a built-in is no one's declaration, a
+        # stage no value; two stages (or a pool and a stage) of its name still clash
+        places = [d for d in ordered if d.kind in ("pool", "stage")]
+        _clashes(scope, name, places)
+        ordered = [d for d in ordered if d.kind not in ("pool", "stage")]
     for other in ordered[1:]:
         assert other.span is not None  # only the first claim can be the language's
-        if first.kind == "builtin" and other.kind in ("pool", "stage"):
-            continue  # `stage think`: a built-in is no one's declaration, a stage no value
         this, that = _NOUN[first.kind], _NOUN[other.kind]
         labels: tuple[Label, ...] = ()
         if first.span is not None:

@@ -141,8 +141,18 @@ def number(value: float | int) -> str:
     return f"{value:.4g}"
 
 
+def setting(value: float) -> str:
+    """A run setting the user gave (the horizon, the warm-up) as it is, every digit: to
+    four digits a warm-up of 999.999999 would read as the horizon 1000 it is below."""
+    if math.isinf(value) or (value.is_integer() and abs(value) < 1e15):
+        return number(value)
+    return repr(value)
+
+
 def _header(r: Report) -> str:
-    run = f"horizon {number(r.horizon)}  end {number(r.end)}  warmup {number(r.warmup)}"
+    horizon = setting(r.horizon)
+    end = horizon if r.end == r.horizon else number(r.end)
+    run = f"horizon {horizon}  end {end}  warmup {setting(r.warmup)}"
     counts = f"events {r.events}  arrivals {r.arrivals}  ended {r.ended}  turns {r.turns}"
     return f"{run}  seed {r.seed}\n{counts}  mean live {number(r.mean_live)}"
 
@@ -159,7 +169,8 @@ def _table(*columns: str) -> Table:
 def _observes(r: Report) -> Table:
     table = _table("observe", "count", "mean", "±95%", "cv2", "p99")
     for name, o in r.observes.items():
-        table.add_row(name, str(o.count), *map(number, (o.mean, o.ci, o.cv2, o.p99)))
+        ci = number(o.ci) if o.count else "-"  # no samples: no interval, not a wide one
+        table.add_row(name, str(o.count), number(o.mean), ci, *map(number, (o.cv2, o.p99)))
     return table
 
 

@@ -18,7 +18,15 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from serq import api, ir
-from serq.diagnostics import Diagnostic, Severity, Span, codes, number_text, render_full
+from serq.diagnostics import (
+    Diagnostic,
+    Severity,
+    Span,
+    codes,
+    number_text,
+    render_full,
+    spelling,
+)
 from serq.link.flood import arrival_flood
 from serq.report.model import Report
 from serq.sim.recorder import StatsRecorder
@@ -53,17 +61,15 @@ def _no_trace_to_replace(trace: str) -> Diagnostic:
     """The error of a trace given (`--trace`, `trace=`) for a program that replays none:
     it points at the option (`serq.api.is_override_error`), so the command line exits
     with its usage status."""
-    option = f"--trace {trace}"
+    option = spelling.option("trace", value=trace)
     return Diagnostic.error(
         codes.IO,
-        Span(TRACE_OPTION, 0, len(option), 1, 1, 1, len(option) + 1),
+        Span(spelling.source_name("trace"), 0, len(option), 1, 1, 1, len(option) + 1),
         f"`{option}` gives a trace to replay, but the program replays none",
         help='a trace replay names its trace in the workload, `trace "FILE";`: '
-        "`--trace` (`trace=` in Python) replaces that file",
+        f"`{spelling.option('trace')}` replaces that file",
     )
 
-
-TRACE_OPTION = "<--trace>"  # the file a diagnostic about `--trace` points into
 
 
 def _in_file(found: Any, path: str | None) -> list[Diagnostic]:
@@ -278,20 +284,21 @@ def compile(
         text, file = loaded, path
     else:
         text, file = source, "<input>"
-    compiled, diagnostics = compile_program(
-        text,
-        file,
-        seed=seed,
-        horizon=horizon,
-        warmup=warmup,
-        arrivals=arrivals,
-        sets=sets,
-        defs=defs,
-        trace=trace,
-    )
-    if compiled is None:
-        known = sources(file, text, sets, diagnostics, defs, trace)
-        raise ValueError(render(diagnostics, known))
+    with spelling.python():  # the messages name the arguments, not `serq run`'s options
+        compiled, diagnostics = compile_program(
+            text,
+            file,
+            seed=seed,
+            horizon=horizon,
+            warmup=warmup,
+            arrivals=arrivals,
+            sets=sets,
+            defs=defs,
+            trace=trace,
+        )
+        if compiled is None:
+            known = sources(file, text, sets, diagnostics, defs, trace)
+            raise ValueError(render(diagnostics, known))
     return replace(compiled, fast_forward=fast_forward, codegen=codegen)
 
 
@@ -401,7 +408,7 @@ def sources(
     `--def` values', the `--trace` option's and any library a diagnostic points into."""
     known = {} if text is None else {path: text}
     if trace is not None:
-        known[TRACE_OPTION] = f"--trace {trace}"
+        known[spelling.source_name("trace")] = spelling.option("trace", value=trace)
     for name, value in (sets or {}).items():
         file, set_text = api.set_source(name, value)
         known[file] = set_text
@@ -492,7 +499,7 @@ def _settings_error(
     names those among the settings concerned, and the error points at the first of them
     the program writes itself, else at its run block, else at `fn main` or the file."""
     keys, message, help_ = problem
-    flags = [f"`--{key} {_num(given[key])}`" for key in keys if key in given]
+    flags = [f"`{spelling.option(key, value=_num(given[key]))}`" for key in keys if key in given]
     if flags:
         message += f" (with {' and '.join(flags)})"
     written, block, main = _run_block_spans(text, path)

@@ -20,7 +20,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from serq.diagnostics import Diagnostic, Severity, Span, codes
+from serq.diagnostics import Diagnostic, Severity, Span, codes, spelling
 from serq.sweeps.checks import check_points
 from serq.sweeps.grid import (
     MAX_RUNS,
@@ -63,6 +63,7 @@ def plan(
     fast_forward: bool = True,
     defs: Mapping[str, str] | Iterable[tuple[str, str]] = (),
     trace: str | None = None,
+    progress: Callable[[int, int], None] | None = None,
 ) -> tuple[Plan | None, list[Diagnostic], dict[str, str]]:
     """The sweep of the program `text` (from `path`) over `sets` (a let's name to its
     values: list or range text, a number, or a sequence), with `seeds` (N: seeds 1..N; a
@@ -70,7 +71,8 @@ def plan(
     `defs` (`--def`, the same at every point), the run settings given and `trace`
     (`--trace`, relative to the current directory); its
     diagnostics; and the texts they point into. The plan is None when there is an error,
-    at any point of the grid (see `checks`)."""
+    at any point of the grid (see `checks`); `progress` is called with the points checked
+    and their count as the check goes."""
     from serq import api
     from serq.sweeps import worker
 
@@ -91,7 +93,7 @@ def plan(
     if problems:
         return None, problems, known
     settings = {"horizon": horizon, "warmup": warmup, "arrivals": arrivals, "trace": trace}
-    checks = check_points(text, path, grid, settings, dict(bodies), worker.CACHE_SIZE)
+    checks = check_points(text, path, grid, settings, dict(bodies), worker.CACHE_SIZE, progress)
     if not checks.ok:
         return None, checks.diagnostics, checks.known
     diagnostics, known = checks.diagnostics, checks.known
@@ -304,20 +306,21 @@ def sweep(
         text, file = loaded, path
     else:
         text, file = source, "<input>"
-    checked, diagnostics, known = plan(
-        text,
-        file,
-        sets or {},
-        seeds=seeds,
-        horizon=horizon,
-        warmup=warmup,
-        arrivals=arrivals,
-        fast_forward=fast_forward,
-        defs=defs or {},
-        trace=trace,
-    )
-    if checked is None:
-        raise ValueError(sim_api.render(diagnostics, known))
+    with spelling.python():  # the messages name the arguments, not `serq sweep`'s options
+        checked, diagnostics, known = plan(
+            text,
+            file,
+            sets or {},
+            seeds=seeds,
+            horizon=horizon,
+            warmup=warmup,
+            arrivals=arrivals,
+            fast_forward=fast_forward,
+            defs=defs or {},
+            trace=trace,
+        )
+        if checked is None:
+            raise ValueError(sim_api.render(diagnostics, known))
     result = execute(checked, executor, jobs or default_jobs(), on_outcome)
     for run in result.interrupted:  # why a run that seemed to hang did, as `serq.run` says
         for found in named(run):

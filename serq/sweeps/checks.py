@@ -16,7 +16,7 @@ rendering: the first is reported, which is enough to stop the sweep.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
@@ -53,12 +53,14 @@ def check_points(
     settings: Mapping[str, float | int | str | None],
     defs: Mapping[str, str],
     keep: int,
+    progress: Callable[[int, int], None] | None = None,
 ) -> PointChecks:
     """Compile the program `text` (from `path`) with the run `settings` (`horizon`,
     `warmup`, `arrivals`, `trace`) and the `--def` bodies `defs` at each point of `grid`, keeping
     the compiled program of the first `keep` points. A program that does not parse is
     checked at every point too: a value that cannot be applied is reported with its
-    syntax errors, as `serq check --set` reports it."""
+    syntax errors, as `serq check --set` reports it. `progress` is called with the points
+    checked and their count after each point (a grid of a million points takes an hour)."""
     from serq.sim import api as sim_api
 
     compiled: dict[int, Compiled] = {}
@@ -85,6 +87,8 @@ def check_points(
                 kept[point.sets] = program
         if point.index < keep and point.sets in kept:
             compiled[point.index] = kept[point.sets]
+        if progress is not None:
+            progress(point.index + 1, len(grid))
     if not failed:
         return PointChecks(compiled, *first)
     diagnostics, known = _named(failed, len(checked))

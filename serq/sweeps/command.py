@@ -46,18 +46,23 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
         print_diagnostics([unusable], {}, file=sys.stderr, color=color)
         return EXIT_USAGE
     seeds = args.seed_list if args.seed_list is not None else args.seeds
-    checked, diagnostics, known = plan(
-        loaded,
-        file,
-        args.set,
-        seeds=seeds,
-        horizon=args.horizon,
-        warmup=args.warmup,
-        arrivals=args.arrivals,
-        fast_forward=args.fast_forward,
-        defs=args.defs,
-        trace=args.trace,
-    )
+    checking = _CheckBar()
+    try:
+        checked, diagnostics, known = plan(
+            loaded,
+            file,
+            args.set,
+            seeds=seeds,
+            horizon=args.horizon,
+            warmup=args.warmup,
+            arrivals=args.arrivals,
+            fast_forward=args.fast_forward,
+            defs=args.defs,
+            trace=args.trace,
+            progress=checking,
+        )
+    finally:
+        checking.close()
     print_diagnostics(diagnostics, known, file=sys.stderr, color=color)
     if checked is None:
         return EXIT_USAGE if any(api.is_override_error(d) for d in diagnostics) else EXIT_ERRORS
@@ -174,6 +179,58 @@ def _unusable(out: str | None, dask: str | None) -> Diagnostic | None:
         where = Span.point(f"<--dask {dask}>", 0, 1, 1)
         return Diagnostic.error(codes.IO, where, message, help="pip install 'serq-py[dask]'")
     return None
+
+
+class _CheckBar:
+    """A progress bar on stderr over the check of the grid's points, before any run (a
+    grid of a million points takes an hour): shown when stderr is a terminal and the
+    check has taken half a second, as `serq run`'s bar is, gone when it ends."""
+
+    DELAY = 0.5  # seconds before the bar appears
+    PERIOD = 0.1  # seconds between redraws
+
+    def __init__(self) -> None:
+        self.enabled = bool(getattr(sys.stderr, "isatty", lambda: False)())
+        self._next = time.monotonic() + self.DELAY
+        self._bar: Any = None
+        self._task: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        clock = time.monotonic()
+        if clock < self._next:
+            return
+        self._next = clock + self.PERIOD
+        if self._bar is None:
+            from rich.console import Console
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                TextColumn,
+                TimeElapsedColumn,
+                TimeRemainingColumn,
+            )
+
+            columns = (
+                TextColumn("checking the points before any run"),
+                BarColumn(),
+                MofNCompleteColumn(),
+                TimeElapsedColumn(),
+                TextColumn("eta"),
+                TimeRemainingColumn(),
+            )
+            console = Console(file=sys.stderr)
+            self._bar = Progress(*columns, console=console, transient=True)
+            self._task = self._bar.add_task("", total=total, completed=done)
+            self._bar.start()
+        self._bar.update(self._task, completed=done)
+
+    def close(self) -> None:
+        if self._bar is not None:
+            self._bar.stop()
+            self._bar = None
 
 
 class _SweepBar:

@@ -21,7 +21,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from decimal import MAX_EMAX, MIN_EMIN, Context, Decimal, InvalidOperation, localcontext
 
-from serq.diagnostics import Diagnostic, Span, codes
+from serq.diagnostics import Diagnostic, Span, codes, spelling
 
 MAX_RANGE_VALUES = 100_000  # a range with more values than this is a typo, not a sweep
 MAX_RUNS = 1_000_000  # so is a sweep of more runs (points × seeds) than this
@@ -54,7 +54,7 @@ def spec_source(name: str, spec: str) -> tuple[str, str, int]:
     """The file name and text a diagnostic on `--set name=spec` points into, and the offset
     of `spec` in that text."""
     prefix = f"{name}="
-    return f"<--set {name}>", prefix + spec, len(prefix)
+    return spelling.source_name("set", name), prefix + spec, len(prefix)
 
 
 def parse_axis(
@@ -237,4 +237,4 @@ def _error(
     last = min(max(offset + end, first + 1), len(text))
     span = Span(file, first, max(last, first), 1, first + 1, 1, max(last, first) + 1)
     help_ = "values are V1,V2,... (expressions) or START:STOP:STEP (numbers)"
-    return Diagnostic.error(code, span, f"--set {name}: {message}", help=help_)
+    return Diagnostic.error(code, span, f"{spelling.option('set', name)}: {message}", help=help_)

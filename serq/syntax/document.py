@@ -34,7 +34,7 @@ from serq.syntax.source_text import (
     text_start,
 )
 
-FIRST_TOKEN = re.compile(r"[A-Za-z_][A-Za-z0-9_]*|[0-9][0-9A-Za-z_.]*|\S")
+FIRST_TOKEN = re.compile(r"[^\W\d]\w*|[0-9][0-9A-Za-z_.]*|\S")
 _OUTSIDE_MAIN = (ast.Let, ast.Use, ast.DefExpr, ast.DefBlock, ast.ErrorItem)
 
 

@@ -609,11 +609,11 @@ def _start_of(value) -> int | None:
     return None
 
 
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_WORD = re.compile(r"[^\W\d]\w*")
 _SKIP = re.compile(r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|"[^"\n]*"?|[{}()\[\];]')
 _FOLLOW_GROUP = re.compile(r"(?:\s|//[^\n]*|/\*[\s\S]*?\*/)*(else\b|cache\b|lease\b|;)")
 # `admit via engine[...]` or `memory kv[...]`: the option names a family whole
-_FAMILY_OPTION = re.compile(r"\b(admit\s+via|memory)\s+([A-Za-z_][A-Za-z0-9_]*)\s*\Z")
+_FAMILY_OPTION = re.compile(r"\b(admit\s+via|memory)\s+([^\W\d]\w*)\s*\Z")
 
 
 def _indexed_family(text: str, at: int) -> dict:
@@ -683,7 +683,10 @@ def _sync_point(text: str, begin: int, end: int) -> int:
 
 def _shown(char: str) -> str:
     """`char` as a message names it: in backticks when it prints, else by its code point
-    (a NUL or an escape written raw would garble the terminal that shows the message)."""
+    (a NUL or an escape written raw would garble the terminal that shows the message; a
+    backquote is named, as backticks cannot quote it)."""
+    if char == "`":  # in backticks it would read as an empty code span
+        return "U+0060 (a backquote)"
     if char.isprintable() and not char.isspace():
         return f"`{char}`"
     return f"U+{ord(char):04X}"

@@ -31,7 +31,7 @@ FN_CLOSE = "fn_close"
 # the keywords that only ever begin an item, each with what follows it there (a name,
 # a string, a brace), as the lines that begin items inside an open brace must show them
 _ITEM_ONLY = (
-    r"(?:let|def|stage|gauge|fn)\b(?=[ \t\r\n]+[A-Za-z_])",
+    r"(?:let|def|stage|gauge|fn)\b(?=[ \t\r\n]+[^\W\d])",
     r'use\b(?=\s*")',
     r"(?:workload|server)\b(?=\s*\{)",
 )
@@ -41,7 +41,7 @@ _TOKENS = re.compile(
       (?P<comment>//[^\n]*|/\*[\s\S]*?\*/)
     | (?P<string>"[^"\n]*"?)
     | (?P<lead>(?<![^\n])[ \t]*(?:LEAD))
-    | (?P<word>[A-Za-z_][A-Za-z0-9_]*|[0-9][0-9.eE+-]*)
+    | (?P<word>[^\W\d]\w*|[0-9][0-9.eE+-]*)
     | (?P<punct>[{};])
     | (?P<other>[^\s])
     """.replace("LEAD", "|".join(_ITEM_ONLY)),

@@ -63,7 +63,7 @@ def _stderr(capsys: pytest.CaptureFixture[str], command: list[str]) -> str:
 @pytest.mark.parametrize("command", COMMANDS, ids=lambda c: c[0])
 def test_a_label_in_a_library_shows_its_line(program: Path, capsys, command: list[str]) -> None:
     err = _stderr(capsys, command)
-    assert "error[E-def]: `scaled` takes 2 argument(s), given 1" in err
+    assert "error[E-def]: `scaled` takes 2 arguments, given 1" in err
     assert " 4 | def scaled(x, k) {\n   |     ------ defined here" in err, err
 
 

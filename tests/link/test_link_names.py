@@ -134,6 +134,11 @@ CASES = [
     ("a let twice", "let a = 1; let a = 2;", [(5, 16, CLASH)], OURS),
     ("a let and a stage", "let svc = 1;", [(5, 5, CLASH)], OURS),
     ("a pool and a stage", "pool svc { cap 1; }", [(5, 6, CLASH)], OURS),
+    # a built-in attribute's name taken by a stage or a pool twice: a clash serq missed,
+    # as a built-in is no one's declaration and a stage no value (§66; once is no clash)
+    ("a stage named think twice", "stage think : delay; stage think : delay;", [(5, 28, CLASH)], BOTH),
+    ("a pool named serial twice", "pool serial { cap 1; } pool serial { cap 2; }", [(5, 29, CLASH)], BOTH),
+    ("a pool and a stage named out", "pool out { cap 1; } stage out : delay;", [(5, 27, CLASH)], OURS),
     ("an attribute and a pool", "session { set kv = 1; }", [(5, 15, CLASH)], OURS),
     ("a stage named now", "stage now : delay;", [(5, 7, CLASH)], OURS),
     # families joined member for member
@@ -154,6 +159,7 @@ STRICTER = {
     "a let twice": "two declarations of one name are a clash, as for pools and stages",
     "a let and a stage": "values and resources share one namespace (the brief of serq-py)",
     "a pool and a stage": "values and resources share one namespace",
+    "a pool and a stage named out": "values and resources share one namespace",
     "an attribute and a pool": "values and resources share one namespace",
     "a stage named now": "a context variable's name is the language's",
 }

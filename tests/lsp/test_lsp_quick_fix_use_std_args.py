@@ -69,3 +69,26 @@ async def test_the_quick_fix_and_fix_all_remove_every_such_diagnostic(client, do
     assert fixed.count('use "std/args";') == 1
     assert await docs.replace(uri, fixed) == []
     docs.close(uri)
+
+
+@pytest.mark.asyncio(loop_scope="module")
+async def test_the_fix_goes_after_a_byte_order_mark(client, docs):
+    """A document that begins with a BOM (which `serq check` drops when it reads the file)
+    got the `use` before the mark, which then stood inside the program, an E-parse (§66)."""
+    text = "\ufeff" + ITEMS
+    uri = (EXAMPLES / "args_after_a_bom.sq").as_uri()
+    diagnostics = await docs.open(uri, text)
+    assert [d.code for d in diagnostics] == ["E-use"]
+    actions = await client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri=uri),
+            range=diagnostics[0].range,
+            context=types.CodeActionContext(diagnostics=diagnostics),
+        )
+    )
+    for action in actions:
+        fixed = apply_edits(text, action.edit.changes[uri])
+        assert fixed == "\ufeff" + _fixed(ITEMS, "prog.sq")
+    assert len(actions) == 2  # the quick fix and the fix-all
+    assert await docs.replace(uri, fixed) == []
+    docs.close(uri)

@@ -133,7 +133,7 @@ def test_compile_trace_replays_the_file_given(tmp_path, monkeypatch):
 
 def test_compile_trace_failures(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
-    with pytest.raises(ValueError, match=r"`--trace t\.csv` gives a trace to replay"):
+    with pytest.raises(ValueError, match=r"`trace='t\.csv'` gives a trace to replay"):
         serq.compile(str(MM1), trace="t.csv")
     with pytest.raises(TypeError, match="compile: `trace` is a file name"):
         serq.compile(str(REPLAY), trace=1.5)

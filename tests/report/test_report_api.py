@@ -68,15 +68,15 @@ def test_sets_in_fn_main_are_overridden_too():
         (
             {"nope": 1},
             [
-                "error[E-unknown-name]: unknown --set argument or constant `nope`",
-                "<--set nope>:1:5",
+                "error[E-unknown-name]: unknown `sets` argument or constant `nope`",
+                '<sets["nope"]>:1:5',
                 "the program has: lambda",
             ],
         ),
         ({"lambda": "abc"}, ["unknown name `abc`", "let lambda = abc;"]),
         ({"lambda": "1 +"}, ["error[E-parse]"]),
         ({"lambda": "1; let y = 2"}, ["is not one expression"]),
-        ({"lambda": float("nan")}, ["`let lambda` is NaN: `--set lambda` makes it so"]),
+        ({"lambda": float("nan")}, ['`let lambda` is NaN: `sets["lambda"]` makes it so']),
         ({"lambda": "0/0"}, ["error[E-constant]"]),
     ],
 )

@@ -410,7 +410,7 @@ def test_arguments_and_defs():
     ("sets", "defs", "message"),
     [
         ({"session": 3}, {}, "did you mean `sessions`?"),
-        ({"nope": 1}, {}, "unknown --set argument or constant `nope`"),
+        ({"nope": 1}, {}, "unknown `sets` argument or constant `nope`"),
         ({}, {"servce": "1"}, "did you mean `service`?"),
         ({}, {"service": "k +"}, "expected"),
     ],

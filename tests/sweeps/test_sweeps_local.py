@@ -100,7 +100,7 @@ def test_each_distinct_point_is_checked_once_whatever_the_seeds(servers, monkeyp
 
 
 def test_values_the_program_cannot_take_stop_before_any_run(servers):
-    with pytest.raises(ValueError, match="unknown --set argument or constant `nope`"):
+    with pytest.raises(ValueError, match="unknown `sets` argument or constant `nope`"):
         serq.sweep(servers, sets={"nope": "1,2"}, jobs=1)
     with pytest.raises(ValueError, match="not one expression|E-parse"):
         serq.sweep(servers, sets={"c": "1,2 3"}, jobs=1)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterator
 
-from serq.diagnostics import Diagnostic, codes
+from serq.diagnostics import Diagnostic, codes, spelling
 from serq.expand.context import NotConstant, evaluate
 from serq.link.checks.places import Place, names, sites
 from serq.syntax import ast
@@ -35,7 +35,7 @@ def check(kernel: ast.Module, lets: dict[str, float]) -> Iterator[Diagnostic]:
     for site in sites(kernel):
         if site.place is not Place.CONSTANT or site.slot == "size":
             continue
-        if site.expr.span.file.startswith("<--set "):
+        if spelling.holds_set(site.expr.span.file):
             continue  # a `--set` value: the linker reports it at its `let`
         if any(n.name in nan_lets for n in names(site.expr)):
             continue
