@@ -181,6 +181,33 @@ def _unusable(out: str | None, dask: str | None) -> Diagnostic | None:
     return None
 
 
+def _counting_bar(label: str, unit: str | None, total: int, done: int = 0) -> tuple[Any, Any]:
+    """A started progress bar on stderr, gone when stopped, that counts `done` of `total`
+    (`unit` after the count) with the time taken and the time left: (bar, its task)."""
+    from rich.console import Console
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+
+    counts = (MofNCompleteColumn(),) if unit is None else (MofNCompleteColumn(), TextColumn(unit))
+    columns = (TextColumn(label), BarColumn(), *counts, TimeElapsedColumn())
+    bar = Progress(
+        *columns,
+        TextColumn("eta"),
+        TimeRemainingColumn(),
+        console=Console(file=sys.stderr),
+        transient=True,
+    )
+    task = bar.add_task("", total=total, completed=done)
+    bar.start()
+    return bar, task
+
+
 class _CheckBar:
     """A progress bar on stderr over the check of the grid's points, before any run (a
     grid of a million points takes an hour): shown when stderr is a terminal and the
@@ -203,28 +230,9 @@ class _CheckBar:
             return
         self._next = clock + self.PERIOD
         if self._bar is None:
-            from rich.console import Console
-            from rich.progress import (
-                BarColumn,
-                MofNCompleteColumn,
-                Progress,
-                TextColumn,
-                TimeElapsedColumn,
-                TimeRemainingColumn,
+            self._bar, self._task = _counting_bar(
+                "checking the points before any run", None, total, done
             )
-
-            columns = (
-                TextColumn("checking the points before any run"),
-                BarColumn(),
-                MofNCompleteColumn(),
-                TimeElapsedColumn(),
-                TextColumn("eta"),
-                TimeRemainingColumn(),
-            )
-            console = Console(file=sys.stderr)
-            self._bar = Progress(*columns, console=console, transient=True)
-            self._task = self._bar.add_task("", total=total, completed=done)
-            self._bar.start()
         self._bar.update(self._task, completed=done)
 
     def close(self) -> None:
@@ -241,28 +249,7 @@ class _SweepBar:
         self._bar: Any = None
         if not getattr(sys.stderr, "isatty", lambda: False)():
             return
-        from rich.console import Console
-        from rich.progress import (
-            BarColumn,
-            MofNCompleteColumn,
-            Progress,
-            TextColumn,
-            TimeElapsedColumn,
-            TimeRemainingColumn,
-        )
-
-        columns = (
-            TextColumn(f"sweep ({where})"),
-            BarColumn(),
-            MofNCompleteColumn(),
-            TextColumn("runs"),
-            TimeElapsedColumn(),
-            TextColumn("eta"),
-            TimeRemainingColumn(),
-        )
-        self._bar = Progress(*columns, console=Console(file=sys.stderr), transient=True)
-        self._task = self._bar.add_task("", total=total)
-        self._bar.start()
+        self._bar, self._task = _counting_bar(f"sweep ({where})", "runs", total)
 
     def advance(self, _outcome: object) -> None:
         if self._bar is not None:
