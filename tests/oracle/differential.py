@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -66,8 +67,9 @@ def _r(x: float) -> float | str:
 
 
 _CHILD = """
-import json, sys
+import json, resource, sys
 from math import inf, nan  # run settings of inf and NaN, as repr writes them
+resource.setrlimit(resource.RLIMIT_CPU, ({cpu}, {cpu} + 1))  # its CPU time is the limit
 if {side!r}:
     sys.path.insert(0, {side!r})
 sys.path.insert(1, {here!r})
@@ -86,6 +88,11 @@ except BaseException as e:
 
 
 HERE = Path(__file__).resolve().parent
+# The reference's limit is CPU time: on a busy machine (a CI's two cores shared with the
+# tests' other worker) a program of 1.1 s of CPU took over 20 s of wall-clock time, a
+# "timeout" that the mutants' test reads as serq missing a stop. The wall clock waits
+# this many times the limit, for a child that sleeps.
+WALL_FACTOR = 4
 # pyserq 0.1.4, the reference of the `fn main` dialect, beside 0.1.2 (scripts/test.sh)
 PYSERQ_014 = os.environ.get("PYSERQ_014_PATH", str(HERE.parents[1] / ".cache" / "pyserq-0.1.4"))
 
@@ -97,15 +104,18 @@ def reference(
     of its compile and run} or {"error": ...}: pyserq 0.1.2, or 0.1.4 for a `fn main`
     program (`main`), compiled with `settings`; `full` the whole report (`outcome`)."""
     side = PYSERQ_014 if main else ""
-    child = _CHILD.format(here=str(HERE), side=side, settings=settings, full=full)
+    cpu = max(1, math.ceil(timeout))
+    child = _CHILD.format(here=str(HERE), side=side, settings=settings, full=full, cpu=cpu)
     try:
         done = subprocess.run(
             [sys.executable, "-c", child, path],
             capture_output=True,
             text=True,
-            timeout=timeout,
+            timeout=timeout * WALL_FACTOR,
         )
     except subprocess.TimeoutExpired:
+        return {"error": "timeout"}
+    if done.returncode in (-signal.SIGXCPU, -signal.SIGKILL):  # past its CPU time
         return {"error": "timeout"}
     lines = [x for x in done.stdout.splitlines() if x.startswith("{")]
     if not lines:  # a crash: its last word, or the signal that killed it (a segfault)
