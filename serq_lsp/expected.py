@@ -32,7 +32,6 @@ from serq.syntax.source_text import lines_ended
 log = logging.getLogger("serq_lsp")
 
 _WORD = re.compile(r"[^\W\d]\w*")
-_WORD_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_")
 _CLOSED_BLOCK_COMMENT = re.compile(r"/\*[\s\S]*?\*/")
 
 
@@ -53,13 +52,18 @@ class Expected:
 NOTHING = Expected()
 
 
+def _is_word_char(char: str) -> bool:
+    """Whether `char` may be in a name: a letter or digit of any script, or `_` (`\\w`)."""
+    return char.isalnum() or char == "_"
+
+
 def expected_at(text: str, offset: int, chunks: Sequence[Chunk] | None = None) -> Expected | None:
     """What the grammar accepts at code-point `offset` of `text` (the word there excluded),
     or None when the current item does not lex or parse up to there. `chunks` are the
     scanner's items of `text` when the caller has them (the parse's); else it scans."""
     text = lines_ended(text)  # a lone `\r` ends a `//` comment, as for the parser
     word_start = offset
-    while word_start > 0 and text[word_start - 1] in _WORD_CHARS:
+    while word_start > 0 and _is_word_char(text[word_start - 1]):
         word_start -= 1
     prefix, symbol, top_level = _context(text, word_start, scan(text) if chunks is None else chunks)
     g = grammar()
