@@ -27,11 +27,11 @@ from serq.syntax.lalr import (
 )
 from serq.syntax.parser import Grammar, grammar
 from serq.syntax.scanner import FN_CLOSE, FN_HEAD, Chunk, scan
-from serq.syntax.source_text import lines_ended
+from serq.syntax.source_text import NAME, lines_ended
 
 log = logging.getLogger("serq_lsp")
 
-_WORD = re.compile(r"[^\W\d]\w*")
+_WORD = re.compile(NAME)
 _CLOSED_BLOCK_COMMENT = re.compile(r"/\*[\s\S]*?\*/")
 
 

@@ -10,6 +10,7 @@ from lsprotocol import types
 from serq import builtins
 from serq.expand.walk import walk_children
 from serq.syntax import ast
+from serq.syntax.source_text import NAME
 from serq_lsp import crossfile, results, words
 from serq_lsp.analysis import Analysis
 from serq_lsp.convert import lsp_range
@@ -36,7 +37,7 @@ SUGAR = frozenset(
         "turn",
     }
 )
-_WORD = re.compile(r"[^\W\d]\w*")
+_WORD = re.compile(NAME)
 # The surface nodes of those forms, as the parse shows them before the expander runs
 _ANYWHERE = (
     ast.Serving,

@@ -12,6 +12,7 @@ from serq.expand.defs import words as def_words
 from serq.expand.serving import FORM_STAGES
 from serq.link.index import Occurrence
 from serq.syntax import ast
+from serq.syntax.source_text import NAME
 from serq.vocabulary import BUILTIN_ATTRS, CONTEXT_VARS
 from serq_lsp import crossfile
 from serq_lsp.analysis import Analysis
@@ -24,7 +25,7 @@ from serq_lsp.state import SerqServer
 # Not "entry": a queue's entries are named by its roles (`route`, `prefill`, `decode`,
 # `transfer`), and one renamed is no entry of its role any more.
 RENAMEABLE = frozenset({"value", "def", "res", "mark", "stat", "local"})
-_NAME = re.compile(r"[^\W\d]\w*\Z")
+_NAME = re.compile(NAME + r"\Z")
 
 
 def register(server: SerqServer) -> None:

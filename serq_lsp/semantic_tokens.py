@@ -7,7 +7,7 @@ import re
 from lsprotocol import types
 
 from serq.link.index import occurrence_at
-from serq.syntax.source_text import lines_ended
+from serq.syntax.source_text import NAME, lines_ended
 from serq_lsp import convert, words
 from serq_lsp.analysis import Analysis
 from serq_lsp.guard import guarded
@@ -37,7 +37,7 @@ LEGEND = types.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=TOK
 _LEXEME = re.compile(
     r"(?P<comment>//[^\n]*|/\*(?:.|\n)*?\*/)|(?P<string>\"[^\"\n]*\")"
     r"|(?P<number>\d[\d_]*\.?[\d_]*(?:[eE][+-]?\d+)?)"
-    r"|(?P<library>(?<![\w.])args\.number)|(?P<word>[^\W\d]\w*)"
+    r"|(?P<library>(?<![\w.])args\.number)|(?P<word>" + NAME + ")"
 )
 # `args.number` is one token of the grammar (ARGS_NUMBER), the library's one function, not
 # a reference to `args` and a member: a function of the default library, as VS Code

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 
 from serq import builtins
+from serq.syntax.source_text import NAME
 from serq.vocabulary import BUILTIN_ATTRS, CLAIM_CONTEXT, CONTEXT_VARS, TRACE_ATTRS
 
 KEYWORDS: dict[str, str] = {
@@ -144,13 +145,13 @@ IN_CONTEXT: list[tuple[str, str | None, str | None, str]] = [
     (
         "max",
         None,
-        r"\s+[^\W\d]\w*\s+in\b",
+        r"\s+" + NAME + r"\s+in\b",
         "`max j in n (e)`: the largest value of e for j = 0 .. n-1.",
     ),
     (
         "min",
         None,
-        r"\s+[^\W\d]\w*\s+in\b",
+        r"\s+" + NAME + r"\s+in\b",
         "`min j in n (e)`: the smallest value of e for j = 0 .. n-1.",
     ),
 ]
@@ -176,7 +177,7 @@ def in_context(text: str, start: int, word: str) -> str | None:
     """The meaning of the keyword `word` at offset `start` of `text` where the words beside
     it decide it (`queue fifo;` in a pool, `max j in n (e)`), or None."""
     end = start + len(word)
-    before = re.findall(r"[^\W\d]\w*", text[max(0, start - 40) : start])
+    before = re.findall(NAME, text[max(0, start - 40) : start])
     for name, prior, after, meaning in IN_CONTEXT:
         if name != word:
             continue

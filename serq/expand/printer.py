@@ -22,6 +22,7 @@ import re
 from collections.abc import Callable
 
 from serq.syntax import ast
+from serq.syntax.source_text import NAME
 
 INDENT = "  "
 _WIDTH = 100  # a hold's head longer than this is written over several lines
@@ -48,7 +49,7 @@ _LEVEL = {
     "^": _POWER,
 }
 _NUMBER = re.compile(r"(\d[\d_]*\.?[\d_]*|\.\d[\d_]*)([eE][+-]?\d+)?")
-_NAME = re.compile(r"[^\W\d]\w*")
+_NAME = re.compile(NAME)
 
 
 def print_module(module: ast.Module) -> str:

@@ -42,6 +42,7 @@ from serq.syntax.lalr import (
     UnexpectedCharacters,
     UnexpectedToken,
 )
+from serq.syntax.source_text import NAME
 
 GRAMMAR_NAME = "serq.lark"
 START_SYMBOLS = ("program", "chunk", "fn_head")
@@ -609,11 +610,11 @@ def _start_of(value) -> int | None:
     return None
 
 
-_WORD = re.compile(r"[^\W\d]\w*")
+_WORD = re.compile(NAME)
 _SKIP = re.compile(r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|"[^"\n]*"?|[{}()\[\];]')
 _FOLLOW_GROUP = re.compile(r"(?:\s|//[^\n]*|/\*[\s\S]*?\*/)*(else\b|cache\b|lease\b|;)")
 # `admit via engine[...]` or `memory kv[...]`: the option names a family whole
-_FAMILY_OPTION = re.compile(r"\b(admit\s+via|memory)\s+([^\W\d]\w*)\s*\Z")
+_FAMILY_OPTION = re.compile(rf"\b(admit\s+via|memory)\s+({NAME})\s*\Z")
 
 
 def _indexed_family(text: str, at: int) -> dict:

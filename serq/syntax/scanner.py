@@ -24,6 +24,8 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from serq.syntax.source_text import NAME, NAME_START
+
 ITEM = "item"
 FN_HEAD = "fn_head"
 FN_CLOSE = "fn_close"
@@ -31,7 +33,7 @@ FN_CLOSE = "fn_close"
 # the keywords that only ever begin an item, each with what follows it there (a name,
 # a string, a brace), as the lines that begin items inside an open brace must show them
 _ITEM_ONLY = (
-    r"(?:let|def|stage|gauge|fn)\b(?=[ \t\r\n]+[^\W\d])",
+    r"(?:let|def|stage|gauge|fn)\b(?=[ \t\r\n]+" + NAME_START + ")",
     r'use\b(?=\s*")',
     r"(?:workload|server)\b(?=\s*\{)",
 )
@@ -41,10 +43,10 @@ _TOKENS = re.compile(
       (?P<comment>//[^\n]*|/\*[\s\S]*?\*/)
     | (?P<string>"[^"\n]*"?)
     | (?P<lead>(?<![^\n])[ \t]*(?:LEAD))
-    | (?P<word>[^\W\d]\w*|[0-9][0-9.eE+-]*)
+    | (?P<word>NAME|[0-9][0-9.eE+-]*)
     | (?P<punct>[{};])
     | (?P<other>[^\s])
-    """.replace("LEAD", "|".join(_ITEM_ONLY)),
+    """.replace("LEAD", "|".join(_ITEM_ONLY)).replace("NAME", NAME),
     re.VERBOSE,
 )
 

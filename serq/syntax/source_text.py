@@ -19,6 +19,10 @@ from __future__ import annotations
 import re
 
 BOM = "\ufeff"
+# A name, as a regular expression: a letter of any script or `_`, then letters, digits
+# and `_` (`\w`); grammar/serq.lark's NAME, which cannot import it, says the same
+NAME_START = r"[^\W\d]"
+NAME = NAME_START + r"\w*"
 _BAD = re.compile("[\udc80-\udcff]")
 _LONE_RETURN = re.compile("\r(?!\n)")
 
