@@ -36,9 +36,15 @@ __all__ = [
     "render_json",
     "print_diagnostics",
     "number_text",
+    "counted",
 ]
 
 APPLICABILITIES = ("safe", "unsafe", "display")
+
+
+def counted(n: int, noun: str) -> str:
+    """`n` and `noun`, plural unless `n` is 1: "1 argument", "2 arguments", "0 arguments"."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
 
 
 def number_text(x: float) -> str:

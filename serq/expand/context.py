@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from serq.diagnostics import Diagnostic, Fix, Label, Span, codes
+from serq.diagnostics import Diagnostic, Fix, Label, Span, codes, counted
 from serq.syntax import ast
 
 
@@ -128,8 +128,7 @@ def evaluate(expr: ast.Expr, env: dict[str, float]) -> float:
     if isinstance(expr, ast.Call) and expr.func.name in _FUNCS:
         arity, fn = _FUNCS[expr.func.name]
         if len(expr.args) != arity:
-            takes = f"{arity} argument{'s' * (arity != 1)}"
-            raise NotConstant(expr, f"`{expr.func.name}` takes {takes}")
+            raise NotConstant(expr, f"`{expr.func.name}` takes {counted(arity, 'argument')}")
         return float(fn(*(evaluate(a, env) for a in expr.args)))
     if isinstance(expr, ast.Draw):
         raise NotConstant(expr, "a draw is not a constant")

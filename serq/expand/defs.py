@@ -14,7 +14,7 @@ from dataclasses import replace
 from functools import lru_cache
 from typing import Any
 
-from serq.diagnostics import Label, codes
+from serq.diagnostics import Label, codes, counted
 from serq.diagnostics.suggest import close_names, did_you_mean
 from serq.expand.context import Context
 from serq.expand.walk import map_fields, measure, walk
@@ -230,8 +230,7 @@ class _Expander:
             self.ctx.error(
                 codes.DEF,
                 name.span,
-                f"`{name.name}` takes {len(d.params)} argument{'s' * (len(d.params) != 1)}, "
-                f"given {n_args}",
+                f"`{name.name}` takes {counted(len(d.params), 'argument')}, given {n_args}",
                 labels=(Label(d.name.span, "defined here"),),
             )
             return False

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from serq.diagnostics import codes
+from serq.diagnostics import codes, counted
 from serq.diagnostics.suggest import did_you_mean
 from serq.expand.entry_bodies import EntryBody, Rewrite
 from serq.expand.queue_declarations import ROLE_OF, Declarations, Queue, Source, takes_from
@@ -153,8 +153,7 @@ def expand_call(
         declared.error(
             report,
             call.span,
-            f"{written} takes {len(entry.params)} argument{'s' * (len(entry.params) != 1)}, "
-            f"got {len(call.args)}",
+            f"{written} takes {counted(len(entry.params), 'argument')}, got {len(call.args)}",
         )
         return []
     for param, arg in zip(entry.params, call.args, strict=True):

@@ -12,7 +12,7 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-from serq.diagnostics import Label, Span, codes
+from serq.diagnostics import Label, Span, codes, counted
 from serq.diagnostics.suggest import did_you_mean
 from serq.expand.context import Context
 from serq.expand.walk import walk
@@ -248,7 +248,7 @@ class Declarations:
             self.error(
                 True,
                 e.verb.span,
-                f"`{q.name}.{verb}` takes {count} parameter{'s' * (count != 1)}, as the role says; "
+                f"`{q.name}.{verb}` takes {counted(count, 'parameter')}, as the role says; "
                 f"it declares {len(e.params)}",
             )
         if e.source is not None and verb != "decode":

@@ -16,7 +16,7 @@ import math
 from typing import TYPE_CHECKING
 
 from serq import ir
-from serq.diagnostics import Edit, Fix, Label, Span, codes, spelling
+from serq.diagnostics import Edit, Fix, Label, Span, codes, counted, spelling
 from serq.diagnostics.suggest import close_names
 from serq.expand.walk import walk
 from serq.ir import arith
@@ -463,7 +463,7 @@ class _Expr:
             return self.r.fail(
                 codes.ARITY,
                 e.func.span,
-                f"`{func}` takes {_count(arity, 'argument')}, not {len(e.args)}",
+                f"`{func}` takes {counted(arity, 'argument')}, not {len(e.args)}",
             )
         if func in arith.FUNCTIONS:
             return ir.Call(func, tuple(self.visit(a) for a in e.args))
@@ -570,7 +570,7 @@ class _Expr:
             return self.r.fail(
                 codes.ARITY,
                 e.dist.span,
-                f"`~{dist}` takes {_count(arity, 'argument')}, not {len(e.args)}",
+                f"`~{dist}` takes {counted(arity, 'argument')}, not {len(e.args)}",
             )
         if self.constant and not self.draws:
             return self.not_constant(e.span, "a draw is random")
@@ -612,8 +612,3 @@ def _number(value: float) -> str:
     if math.isinf(value):
         return "inf" if value > 0 else "-inf"
     return f"{value:g}"
-
-
-def _count(n: int, noun: str) -> str:
-    return f"{n} {noun}{'s' if n != 1 else ''}"
-

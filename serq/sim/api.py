@@ -71,7 +71,6 @@ def _no_trace_to_replace(trace: str) -> Diagnostic:
     )
 
 
-
 def _in_file(found: Any, path: str | None) -> list[Diagnostic]:
     """`found`, where a finding about a program with no construct to point at (a file of a
     `run` block alone, `serq.sim._fallback_span`) points at the start of the file `path`."""
