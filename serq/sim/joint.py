@@ -41,7 +41,8 @@ from bisect import bisect_left
 from heapq import heapify
 from typing import Any
 
-from serq.sim.step import StepStage, _first, _started, grow_at_instants
+from serq.sim.step import StepStage
+from serq.sim.step_spans import _first, _started, grow_at_instants
 
 INF = float("inf")
 SHORTEST = 4  # the fewest iterations of `first` a window is tried for

@@ -516,7 +516,7 @@ def test_a_span_lists_no_crossing_past_the_one_that_overflows_its_pool(monkeypat
     made fast-forwarding 3.4x slower than stepping (mutant m120 of round 14,
     ff_clock_fractional.sq with outputs of 1e6 * serial: 14,462 crossings found to 3000,
     1.8 s against 0.53 s to 30000); the report stays that of stepping."""
-    from serq.sim import step
+    from serq.sim import step_spans as step
 
     found = []
     crossing = step._crossing

@@ -30,7 +30,7 @@ from pathlib import Path
 import pytest
 
 import serq
-from serq.sim.step import _count_steps, _count_stretches
+from serq.sim.step_spans import _count_steps, _count_stretches
 
 HEAD = """\
 pool kv { cap 1000; block 4; preempt lifo; }
