@@ -253,11 +253,11 @@ def test_a_clock_that_stops_is_a_stall_on_both_paths(monkeypatch):
     """Positive work too small to move a large clock ends at the same instant; a loop of
     it fires events at one instant for ever. Both event paths count the events of an
     instant and stop at the same one (the limit lowered here for speed)."""
-    from serq.sim import compiled, core
+    from serq.sim import compiled_loop, core
 
     assert CLOCK_STOPS in DOC
     monkeypatch.setattr(core, "INSTANT_LIMIT", 1000)
-    monkeypatch.setattr(compiled, "INSTANT_LIMIT", 1000)
+    monkeypatch.setattr(compiled_loop, "INSTANT_LIMIT", 1000)
     code, span, message = failure_on_both_paths(CLOCK_STOPS, "<stop>")[0]
     assert code == "E-run"
     assert message.startswith("the clock stops at 1e+20: 1,001 events at that instant")
@@ -286,10 +286,10 @@ def test_a_loop_at_a_ps_stage_of_capacity_inf_stops_the_clock_on_both_paths(monk
     """A ps stage of capacity inf serves a job at once: a loop of runs there is a run of
     events at one instant, stopped as a clock that stops, with the same words on both
     paths (the limit lowered here for speed)."""
-    from serq.sim import compiled, core
+    from serq.sim import compiled_loop, core
 
     monkeypatch.setattr(core, "INSTANT_LIMIT", 1000)
-    monkeypatch.setattr(compiled, "INSTANT_LIMIT", 1000)
+    monkeypatch.setattr(compiled_loop, "INSTANT_LIMIT", 1000)
     text = (
         "stage s : ps(inf);\nworkload { arrive poisson(1); }\n"
         "session { loop { run s (1); } }\nrun { horizon 100; }\n"
@@ -308,10 +308,10 @@ def test_a_clock_that_stops_names_the_loop_that_repeats(monkeypatch, arrive):
     (one of those ready, pending or at the ps stage), the same on both paths; a session
     in no loop (a closed population whose sessions end at once and come back) leaves it
     at the workload, which repeats them."""
-    from serq.sim import compiled, core
+    from serq.sim import compiled_loop, core
 
     monkeypatch.setattr(core, "INSTANT_LIMIT", 1000)
-    monkeypatch.setattr(compiled, "INSTANT_LIMIT", 1000)
+    monkeypatch.setattr(compiled_loop, "INSTANT_LIMIT", 1000)
     text = (
         f"stage s : ps(inf);\nstage d : delay;\nworkload {{ arrive {arrive}; }}\n"
         "session {\n  run d (1);\n  loop {\n    run s (1);\n    run d (0);\n  }\n}\n"
@@ -352,11 +352,11 @@ def test_a_clock_stopped_by_iterations_of_no_time_names_the_engine(monkeypatch, 
     prefill of 10^8 tokens at a budget of 1 is 10^8 events there. With no session in a
     loop the clock-stop error points at the engine's cost and names the engine, the same
     on both paths, stepped or not (it pointed at the workload's `arrive`)."""
-    from serq.sim import compiled, core
+    from serq.sim import compiled_loop, core
 
     assert ZERO_COST_ENGINE in DOC
     monkeypatch.setattr(core, "INSTANT_LIMIT", 1000)
-    monkeypatch.setattr(compiled, "INSTANT_LIMIT", 1000)
+    monkeypatch.setattr(compiled_loop, "INSTANT_LIMIT", 1000)
     text = ZERO_COST_ENGINE
     for a, b in edit:
         text = text.replace(a, b)
