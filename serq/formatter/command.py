@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from serq import api
-from serq.diagnostics import Diagnostic, print_diagnostics
+from serq.diagnostics import Diagnostic, counted, print_diagnostics
 from serq.formatter import format_source
 from serq.syntax.source_text import decode
 
@@ -43,8 +43,9 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
             print_diagnostics(
                 list(formatted.diagnostics), {name: text}, file=sys.stderr, color=color
             )
+            errors = "a syntax error" if formatted.kept == 1 else "syntax errors"
             print(
-                f"{name}: {formatted.kept} item(s) with syntax errors left as written",
+                f"{name}: {counted(formatted.kept, 'item')} with {errors} left as written",
                 file=sys.stderr,
             )
             status = max(status, EXIT_CHANGED)
