@@ -638,7 +638,7 @@ def _run_program(args: argparse.Namespace) -> int:
         from serq.report import render_text
 
         color = _color(args)
-        render_text(report, _console(force_terminal=color, no_color=color is False))
+        render_text(report, stdout_console(force_terminal=color, no_color=color is False))
     if args.dump is not None:
         status = _dump(report, args)
         if status != EXIT_OK:
@@ -738,7 +738,7 @@ class _ProgressBar:
             self._bar = None
 
 
-def _console(**options: Any) -> Any:
+def stdout_console(**options: Any) -> Any:
     """A rich console on stdout whose closed pipe ends the command as `main` says."""
     from rich.console import Console
 

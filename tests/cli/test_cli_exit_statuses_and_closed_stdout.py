@@ -80,3 +80,29 @@ def test_fmt_counts_the_items_left_as_written(tmp_path: Path, items: int, words:
     done = _serq(f"fmt {source}")
     assert done.returncode == 1
     assert done.stderr.endswith(f"{source}: {words} left as written\n")
+
+
+SWEEP = f"sweep {EXAMPLE} --set lambda=0.2,0.4 --seeds 2 --jobs 1 --horizon 3000"
+
+
+@pytest.mark.parametrize("reader", ["| true", ">&-"], ids=["pipe closed by its reader", "closed"])
+def test_a_sweep_writes_its_out_files_before_its_table(tmp_path: Path, reader: str) -> None:
+    """The table went to stdout first: with its reader gone, rich exited 1 (`| true`) or the
+    command stopped (`>&-`) before `--out` was written, and the runs' results were lost."""
+    out = tmp_path / "r.csv"
+    done = subprocess.run(
+        [
+            "sh",
+            "-c",
+            f"{{ {sys.executable} -m serq.cli {SWEEP} --out {out}; echo status=$? >&2; }} {reader}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=ENV,
+        timeout=300,
+    )
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().endswith("status=141" if reader == "| true" else "status=2")
+    assert out.is_file() and (tmp_path / "r.runs.csv").is_file()
+    assert out.read_text().count("\n") == 3  # a header and the two points
