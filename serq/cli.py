@@ -632,6 +632,9 @@ def _run_program(args: argparse.Namespace) -> int:
     print_diagnostics(diagnostics, sources, file=sys.stderr, color=_color(args))
     if report is None:
         return EXIT_USAGE if _bad_override(diagnostics) else EXIT_ERRORS
+    # the dump first: a report whose reader went away (`| head`, `>&-`) ends the command,
+    # and the run's samples must not go with it
+    dumped = _dump(report, args) if args.dump is not None else EXIT_OK
     if args.json:
         print(report.json(indent=2))
     else:
@@ -639,10 +642,8 @@ def _run_program(args: argparse.Namespace) -> int:
 
         color = _color(args)
         render_text(report, stdout_console(force_terminal=color, no_color=color is False))
-    if args.dump is not None:
-        status = _dump(report, args)
-        if status != EXIT_OK:
-            return status
+    if dumped != EXIT_OK:
+        return dumped
     if args.claims_fail and report.claims_failed():
         return EXIT_CLAIMS
     return EXIT_OK

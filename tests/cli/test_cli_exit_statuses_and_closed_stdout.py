@@ -106,3 +106,26 @@ def test_a_sweep_writes_its_out_files_before_its_table(tmp_path: Path, reader: s
     assert done.stderr.strip().endswith("status=141" if reader == "| true" else "status=2")
     assert out.is_file() and (tmp_path / "r.runs.csv").is_file()
     assert out.read_text().count("\n") == 3  # a header and the two points
+
+
+@pytest.mark.parametrize("reader", ["| true", ">&-"], ids=["pipe closed by its reader", "closed"])
+def test_a_run_writes_its_dump_before_its_report(tmp_path: Path, reader: str) -> None:
+    """The report went to stdout first: with its reader gone the command ended (141, or 2)
+    before `--dump DIR` was written."""
+    dump = tmp_path / "dump"
+    done = subprocess.run(
+        [
+            "sh",
+            "-c",
+            f"{{ {sys.executable} -m serq.cli run {EXAMPLE} --dump {dump}; "
+            f"echo status=$? >&2; }} {reader}",
+        ],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        env=ENV,
+        timeout=300,
+    )
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().endswith("status=141" if reader == "| true" else "status=2")
+    assert [p.name for p in (dump / "observe").iterdir()] == ["sojourn.csv"]
