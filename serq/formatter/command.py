@@ -13,6 +13,7 @@ opened for writing, so nothing can fail between emptying a file and filling it.
 from __future__ import annotations
 
 import difflib
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -53,8 +54,8 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
         if check:
             if changed:
                 diff = difflib.unified_diff(
-                    text.splitlines(keepends=True),
-                    formatted.text.splitlines(keepends=True),
+                    _lines(text),
+                    _lines(formatted.text),
                     fromfile=name,
                     tofile=f"{name} (formatted)",
                 )
@@ -77,6 +78,16 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
 
 
 _BOM = b"\xef\xbb\xbf"
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of `text` with their ends, cut where serq and an editor cut them (`\n`,
+    `\r\n`, `\r`): not at a form feed, U+0085 or U+2028 in a comment, where
+    `str.splitlines` cuts too, which made a diff `patch` refuses."""
+    return _LINE.findall(text)
 
 
 def _line_ends(text: str) -> str:
