@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+import serq
 from serq import api
 from serq.formatter import format_source
 from tests.sim.both_paths import report_json
@@ -82,9 +83,7 @@ def test_what_is_no_letter_is_still_refused(name: str, column: int) -> None:
 NAMED = "stage s : delay;\nworkload { arrive batch(1); }\nsession { run s (1); end; }\n"
 
 
-@pytest.mark.parametrize(
-    "name", ["मान", "கி", "வரி", "x²", "a٣", "Ⓐb", "ⅷ", "ʰx", "_٣"], ids=repr
-)
+@pytest.mark.parametrize("name", ["मान", "கி", "வரி", "x²", "a٣", "Ⓐb", "ⅷ", "ʰx", "_٣"], ids=repr)
 def test_names_the_reference_reads(name: str) -> None:
     source = NAMED + f"let {name} = 1;\nlet y_{name} = {name} + 1;\nrun {{ horizon 1; }}\n"
     assert api.check_source(source, "p.sq") == []
@@ -122,3 +121,32 @@ def test_the_grammar_reads_names_and_blanks_as_source_text_does() -> None:
     lark = (Path(__file__).resolve().parents[2] / "grammar" / "serq.lark").read_text("utf-8")
     assert re.search(r"^NAME: /(.*)/$", lark, re.M).group(1) == source_text.NAME
     assert re.search(r"^WS: /(.*)/$", lark, re.M).group(1) == source_text.BLANK + "+"
+
+
+ARGUMENT = """\
+use "std/args";
+fn main() {
+  let a = args.number("{name}", 1);
+  stage s : delay;
+  workload { arrive batch(1); }
+  session { run s (1); observe v = a; end; }
+  run { horizon 10; }
+}
+"""
+
+
+@pytest.mark.parametrize("name", ["x²", "Ⓐb", "मान", "λ"])
+def test_a_program_argument_is_named_as_a_let_is(name: str) -> None:
+    """`args.number("x²", 1)` was "`x²` is not a name an argument can have" (Python's
+    `isidentifier`, which refuses `²` and `Ⓐ`); pyserq 0.1.4 takes the names its `let`s
+    take, and `--set x²=7` gives it."""
+    source = ARGUMENT.replace("{name}", name)
+    assert api.check_source(source, "p.sq") == []
+    compiled = serq.compile(source=source, sets={name: "7"})
+    assert serq.run(compiled).observes["v"].mean == 7
+
+
+@pytest.mark.parametrize("name", ["²x", "1a", "a-b", "é\u0301"[1:] + "x"])
+def test_what_is_no_name_is_no_argument(name: str) -> None:
+    (d,) = api.check_source(ARGUMENT.replace("{name}", name), "p.sq")
+    assert d.message == f"`{name}` is not a name an argument can have"
