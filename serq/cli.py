@@ -12,6 +12,7 @@ Whatever the input, the command reports diagnostics, never a Python traceback.
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -50,10 +51,12 @@ OVERRIDE_ERRORS = (
     "its program argument, a name the program does not declare or a def of statements, a "
     "value that does not parse, reads a name it may not read or is of the wrong kind)"
 )
+# every command: Ctrl-C, and a reader that closed the output's pipe (`serq run x.sq | head`)
+STOPPED = "; 130 interrupted (Ctrl-C); 141 the reader of the output closed it (| head)"
 EXIT_STATUS = (
     "exit status: 0 success; 1 the program has errors{run} (a --set value out of the range "
     "of the constant it gives is one, at its let); 2 a usage error: a bad option, a file "
-    "that cannot be read, or " + OVERRIDE_ERRORS + "{claims}"
+    "that cannot be read, or " + OVERRIDE_ERRORS + "{claims}" + STOPPED
 )
 
 
@@ -61,6 +64,9 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="serq",
         description="serQ: programs that describe LLM-serving deployments.",
+        epilog="exit status: 0 success; 1 the program has errors, or its run failed; 2 a "
+        "usage error (a bad option, a file that cannot be read)" + STOPPED + "; each "
+        "command's --help says more",
     )
     parser.add_argument("--version", action="version", version=f"serq {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -78,6 +84,8 @@ def _parser() -> argparse.ArgumentParser:
         "expand",
         help="print the kernel program a file's sugar expands to",
         description="Expand a serQ file's sugar and print the kernel program it stands for.",
+        epilog="exit status: 0 success; 1 the program has errors; 2 a usage error: a bad "
+        "option or a file that cannot be read" + STOPPED,
     )
     expand.add_argument("file", metavar="FILE", help="a .sq file, or - for stdin")
     expand.add_argument(
@@ -178,6 +186,7 @@ def _parser() -> argparse.ArgumentParser:
         help="explain a diagnostic code: what it means and how to fix it",
         description="Print the explanation of a diagnostic code (docs/diagnostics.md has "
         "them all); with no code, list every code with its one-line summary.",
+        epilog="exit status: 0 success; 2 a code serq does not have" + STOPPED,
     )
     explain.add_argument(
         "code", nargs="?", metavar="CODE", help="a code such as E-hidden (the E- may be left out)"
@@ -187,6 +196,9 @@ def _parser() -> argparse.ArgumentParser:
         help="format files in the canonical layout",
         description="Rewrite serQ files in the canonical layout, comments kept; `-` reads "
         "stdin and writes stdout. Items with syntax errors are left as written.",
+        epilog="exit status: 0 success; 1 a file has syntax errors (its other items are "
+        "formatted), or with --check a file would change; 2 a usage error: a bad option, a "
+        "file that cannot be read or written" + STOPPED,
     )
     fmt.add_argument("files", nargs="+", metavar="FILE", help="a .sq file, or - for stdin")
     fmt.add_argument(
@@ -207,7 +219,7 @@ def _sweep_parser(commands: Any) -> None:
         "product), once per seed, on a local process pool or a Dask cluster; print a table "
         "of the points (mean and Student-t 95 percent interval over the replications) and write "
         "the point and run rows with --out.",
-        epilog=EXIT_STATUS.format(run=" or a run failed", claims="; 130 interrupted"),
+        epilog=EXIT_STATUS.format(run=" or a run failed", claims=""),
     )
     sweep.add_argument("file", metavar="FILE", help="a .sq file, or - for stdin")
     sweep.add_argument(
@@ -271,6 +283,9 @@ def _plot_parser(commands: Any) -> None:
         description="Plot the mean of --y against --x with its interval from a sweep's "
         "results file, or with --dump DIR a run's gauges over time and an observation's "
         "histogram and empirical CDF. PNG or SVG, by the suffix of -o.",
+        epilog="exit status: 0 the picture is written; 1 there is nothing to draw (a column "
+        "the results do not have, no finite value to plot); 2 a usage error: a bad option, "
+        "a file that cannot be read or written, matplotlib not installed" + STOPPED,
     )
     plot.add_argument("results", nargs="?", metavar="RESULTS", help="a serq sweep --out file")
     plot.add_argument("--x", metavar="NAME", help="the swept value on the x axis")
@@ -317,13 +332,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line `argv` (default: `sys.argv[1:]`) and return the exit status.
 
     Ctrl-C stops it with one line and status 130; a closed stdout (`serq run | head`)
-    ends it quietly with status 141, as a program killed by SIGPIPE; running out of memory
-    outside a run (which says so itself) is one line and status 1."""
+    ends it quietly with status 141, as a program killed by SIGPIPE; a stdout closed before
+    the start (`>&-`) is one line and status 2 when the command has output to write there,
+    as a closed stdin is; running out of memory outside a run (which says so itself) is one
+    line and status 1."""
+    if sys.stdout is None:  # Python's stand-in for a file descriptor 1 closed at the start
+        sys.stdout = _ClosedStdout()
     try:
         _load()
         status = _main(argv)
         sys.stdout.flush()  # here, not at exit, where a closed pipe would print a warning
         return status
+    except _StdoutClosed:
+        print("serq: cannot write the output: standard output is closed", file=sys.stderr)
+        return EXIT_USAGE
     except KeyboardInterrupt:
         print("serq: interrupted", file=sys.stderr)
         return EXIT_INTERRUPTED
@@ -333,6 +355,27 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_BROKEN_PIPE
+
+
+class _StdoutClosed(Exception):
+    """A write to a standard output that was closed before the command began."""
+
+
+class _ClosedStdout(io.TextIOBase):
+    """`sys.stdout` when file descriptor 1 was closed at the start (Python makes it None, and
+    `print` then drops its text in silence): a write stops the command, which says so; a
+    command with nothing to write there (a clean `serq check`) runs as usual."""
+
+    def writable(self) -> bool:
+        return True
+
+    def write(self, text: str) -> int:
+        if not text:
+            return 0
+        raise _StdoutClosed
+
+    def isatty(self) -> bool:
+        return False
 
 
 def _silence_stdout() -> None:
@@ -589,17 +632,18 @@ def _run_program(args: argparse.Namespace) -> int:
     print_diagnostics(diagnostics, sources, file=sys.stderr, color=_color(args))
     if report is None:
         return EXIT_USAGE if _bad_override(diagnostics) else EXIT_ERRORS
+    # the dump first: a report whose reader went away (`| head`, `>&-`) ends the command,
+    # and the run's samples must not go with it
+    dumped = _dump(report, args) if args.dump is not None else EXIT_OK
     if args.json:
         print(report.json(indent=2))
     else:
         from serq.report import render_text
 
         color = _color(args)
-        render_text(report, _console(force_terminal=color, no_color=color is False))
-    if args.dump is not None:
-        status = _dump(report, args)
-        if status != EXIT_OK:
-            return status
+        render_text(report, stdout_console(force_terminal=color, no_color=color is False))
+    if dumped != EXIT_OK:
+        return dumped
     if args.claims_fail and report.claims_failed():
         return EXIT_CLAIMS
     return EXIT_OK
@@ -695,7 +739,7 @@ class _ProgressBar:
             self._bar = None
 
 
-def _console(**options: Any) -> Any:
+def stdout_console(**options: Any) -> Any:
     """A rich console on stdout whose closed pipe ends the command as `main` says."""
     from rich.console import Console
 

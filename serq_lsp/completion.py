@@ -12,6 +12,7 @@ from lsprotocol import types
 
 from serq.expand.walk import walk
 from serq.syntax import ast
+from serq.syntax.source_text import in_name
 from serq_lsp import words
 from serq_lsp.analysis import Analysis
 from serq_lsp.expected import expected_at
@@ -188,7 +189,7 @@ def _ends_in_number(text: str) -> bool:
     """Whether the word `text` ends in (letters, digits, `_` and `.`) is a number literal
     (`16`, `0.5`, `1e9`): what is typed after it is more of the number."""
     start = end = len(text)
-    while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."):
+    while start > 0 and (in_name(text[start - 1]) or text[start - 1] == "."):
         start -= 1
     return start < end and text[start].isdigit()
 

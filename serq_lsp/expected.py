@@ -27,7 +27,7 @@ from serq.syntax.lalr import (
 )
 from serq.syntax.parser import Grammar, grammar
 from serq.syntax.scanner import FN_CLOSE, FN_HEAD, Chunk, scan
-from serq.syntax.source_text import NAME, lines_ended
+from serq.syntax.source_text import NAME, in_name, lines_ended
 
 log = logging.getLogger("serq_lsp")
 
@@ -53,8 +53,8 @@ NOTHING = Expected()
 
 
 def _is_word_char(char: str) -> bool:
-    """Whether `char` may be in a name: a letter or digit of any script, or `_` (`\\w`)."""
-    return char.isalnum() or char == "_"
+    """Whether `char` may be in a name: a letter, mark or number of any script, or `_`."""
+    return in_name(char)
 
 
 def expected_at(text: str, offset: int, chunks: Sequence[Chunk] | None = None) -> Expected | None:

@@ -10,7 +10,7 @@ from lsprotocol import types
 from serq import builtins
 from serq.expand.walk import walk_children
 from serq.syntax import ast
-from serq.syntax.source_text import NAME
+from serq.syntax.source_text import NAME, in_name
 from serq_lsp import crossfile, results, words
 from serq_lsp.analysis import Analysis
 from serq_lsp.convert import lsp_range
@@ -240,7 +240,7 @@ def with_rows(found: types.Hover | None, rows: str | None) -> types.Hover | None
 def word_at(text: str, offset: int) -> tuple[str, int] | None:
     """The word around `offset` and its start, or None."""
     start = offset
-    while start > 0 and (text[start - 1].isalnum() or text[start - 1] == "_"):
+    while start > 0 and in_name(text[start - 1]):
         start -= 1
     match = _WORD.match(text, start)
     if match is None or match.end() < offset:

@@ -36,7 +36,7 @@ LEGEND = types.SemanticTokensLegend(token_types=TOKEN_TYPES, token_modifiers=TOK
 
 _LEXEME = re.compile(
     r"(?P<comment>//[^\n]*|/\*(?:.|\n)*?\*/)|(?P<string>\"[^\"\n]*\")"
-    r"|(?P<number>\d[\d_]*\.?[\d_]*(?:[eE][+-]?\d+)?)"
+    r"|(?P<number>[0-9][0-9_]*\.?[0-9_]*(?:[eE][+-]?[0-9]+)?)"
     r"|(?P<library>(?<![\w.])args\.number)|(?P<word>" + NAME + ")"
 )
 # `args.number` is one token of the grammar (ARGS_NUMBER), the library's one function, not

@@ -10,6 +10,7 @@ from lsprotocol import types
 
 from serq import builtins
 from serq.syntax import ast
+from serq.syntax.source_text import in_name
 from serq_lsp import words
 from serq_lsp.analysis import Analysis
 from serq_lsp.guard import guarded
@@ -88,7 +89,7 @@ def open_call(text: str, offset: int, start: int = 0) -> tuple[str, str, int] | 
                 while end > 0 and text[end - 1] == " ":
                     end -= 1
                 start = end
-                while start > 0 and (text[start - 1].isalnum() or text[start - 1] in "_."):
+                while start > 0 and (in_name(text[start - 1]) or text[start - 1] == "."):
                     start -= 1
                 if start == end:
                     return None

@@ -13,12 +13,13 @@ opened for writing, so nothing can fail between emptying a file and filling it.
 from __future__ import annotations
 
 import difflib
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from serq import api
-from serq.diagnostics import Diagnostic, print_diagnostics
+from serq.diagnostics import Diagnostic, counted, print_diagnostics
 from serq.formatter import format_source
 from serq.syntax.source_text import decode
 
@@ -43,8 +44,9 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
             print_diagnostics(
                 list(formatted.diagnostics), {name: text}, file=sys.stderr, color=color
             )
+            errors = "a syntax error" if formatted.kept == 1 else "syntax errors"
             print(
-                f"{name}: {formatted.kept} item(s) with syntax errors left as written",
+                f"{name}: {counted(formatted.kept, 'item')} with {errors} left as written",
                 file=sys.stderr,
             )
             status = max(status, EXIT_CHANGED)
@@ -52,8 +54,8 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
         if check:
             if changed:
                 diff = difflib.unified_diff(
-                    text.splitlines(keepends=True),
-                    formatted.text.splitlines(keepends=True),
+                    _lines(text),
+                    _lines(formatted.text),
                     fromfile=name,
                     tofile=f"{name} (formatted)",
                 )
@@ -76,6 +78,16 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
 
 
 _BOM = b"\xef\xbb\xbf"
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def _lines(text: str) -> list[str]:
+    """The lines of `text` with their ends, cut where serq and an editor cut them (`\n`,
+    `\r\n`, `\r`): not at a form feed, U+0085 or U+2028 in a comment, where
+    `str.splitlines` cuts too, which made a diff `patch` refuses."""
+    return _LINE.findall(text)
 
 
 def _line_ends(text: str) -> str:

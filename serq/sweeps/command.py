@@ -85,12 +85,10 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
     finally:
         bar.close()
     elapsed = time.monotonic() - start
-    from rich.console import Console
+    from serq.cli import stdout_console
 
-    console = Console(file=sys.stdout, force_terminal=color, no_color=color is False)
-    if not console.is_terminal:  # piped: the whole table, not cut at 80 columns
-        console.width = max(console.width, 200)
-    console.print(result.table(), highlight=False)
+    # the files first: a table whose reader went away (`| head`, `>&-`) ends the command
+    # (status 141, or 2), and the runs' results must not go with it
     written: list[Path] = []
     if args.out is not None:
         try:
@@ -100,6 +98,10 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
             failed = Diagnostic.error(codes.IO, Span.point(args.out, 0, 1, 1), message)
             print_diagnostics([failed], {}, file=sys.stderr, color=color)
             return EXIT_USAGE
+    console = stdout_console(force_terminal=color, no_color=color is False)
+    if not console.is_terminal:  # piped: the whole table, not cut at 80 columns
+        console.width = max(console.width, 200)
+    console.print(result.table(), highlight=False)
     done = len(result.runs)
     points, seeds = len(checked.grid), len(checked.seeds)
     shape = f"{points} point{'s' * (points != 1)} × {seeds} seed{'s' * (seeds != 1)}"

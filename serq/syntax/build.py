@@ -7,11 +7,15 @@ optional part is missing, so each method reads its children by position.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 
 from serq.diagnostics import Diagnostic, Span, codes
 from serq.syntax import ast
 from serq.syntax.lalr import Token, Tree
+from serq.syntax.source_text import NAME
+
+_NAME = re.compile(NAME)
 
 
 class Builder:
@@ -105,7 +109,7 @@ class Builder:
             self.error(self.span(call), 'write `args.number("name", default)`')
             return ast.Let(self.ident(name), ast.Number(0.0, "0", self.span(call)), self.span(t))
         arg = ast.Ident(str(given[0])[1:-1], self.span(given[0]))
-        if not arg.name.isidentifier():
+        if not _NAME.fullmatch(arg.name):  # a name as the program's are (`x²`, `मान`)
             self.error(arg.span, f"`{arg.name}` is not a name an argument can have")
         return ast.Let(self.ident(name), self.build(given[1]), self.span(t), arg)
 

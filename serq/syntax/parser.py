@@ -42,7 +42,7 @@ from serq.syntax.lalr import (
     UnexpectedCharacters,
     UnexpectedToken,
 )
-from serq.syntax.source_text import NAME
+from serq.syntax.source_text import NAME, in_name
 
 GRAMMAR_NAME = "serq.lark"
 START_SYMBOLS = ("program", "chunk", "fn_head")
@@ -642,9 +642,9 @@ def _word_before(text: str, at: int) -> tuple[int, int] | None:
     while end > 0 and text[end - 1].isspace():
         end -= 1
     begin = end
-    while begin > 0 and (text[begin - 1].isalnum() or text[begin - 1] == "_"):
+    while begin > 0 and in_name(text[begin - 1]):
         begin -= 1
-    if begin == end or text[begin].isdigit():
+    if begin == end or not re.match(NAME, text[begin:end]):
         return None
     return begin, end
 

@@ -24,7 +24,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from serq.syntax.source_text import NAME, NAME_START
+from serq.syntax.source_text import BLANK, NAME, NAME_START
 
 ITEM = "item"
 FN_HEAD = "fn_head"
@@ -33,7 +33,7 @@ FN_CLOSE = "fn_close"
 # the keywords that only ever begin an item, each with what follows it there (a name,
 # a string, a brace), as the lines that begin items inside an open brace must show them
 _ITEM_ONLY = (
-    r"(?:let|def|stage|gauge|fn)\b(?=[ \t\r\n]+" + NAME_START + ")",
+    r"(?:let|def|stage|gauge|fn)\b(?=" + BLANK + "+" + NAME_START + ")",
     r'use\b(?=\s*")',
     r"(?:workload|server)\b(?=\s*\{)",
 )

@@ -76,6 +76,7 @@ async def keywords(client, docs, tmp_path, marked: str) -> set[str]:
         ("stage s : fi|", {"fifo", "ps", "delay", "step"}),  # the word being typed is not read
         ("stage s : dé|", {"fifo", "ps", "delay", "step"}),  # ... in any script (§66's names)
         ("stage s : λ|", {"fifo", "ps", "delay", "step"}),
+        ("stage s : मा|", {"fifo", "ps", "delay", "step"}),  # a vowel sign (§68)
         ("pool p {\n  |\n}", POOL_OPTIONS),
         ("pool p {\n  cap 64;\n  |\n}", POOL_OPTIONS),
         ("pool p { evict | }", {"lru", "by"}),

@@ -39,3 +39,29 @@ async def test_definition_and_rename_of_names_of_any_script(client, docs):
     assert renamed.count("vitesse_é") == 3 and "λ" not in renamed
     assert await docs.replace(uri, renamed) == []
     docs.close(uri)
+
+
+MARKS = """\
+let मान = 0.5;\u3000let x² = मान * 2;
+stage s : delay;
+workload { arrive poisson(मान); }
+session { run s (x²); end; }
+run { horizon 20; }
+"""
+
+
+async def test_names_with_vowel_signs_and_blanks_beyond_ascii(client, docs):
+    """§68: `मान` (a vowel sign inside) and `x²` are names, U+3000 a blank, as in pyserq:
+    no diagnostic, and the definition of `मान` is the whole name."""
+    uri = (EXAMPLES / "names_with_marks.sq").as_uri()
+    assert await docs.open(uri, MARKS) == []
+    doc = types.TextDocumentIdentifier(uri=uri)
+    (found,) = await client.text_document_definition_async(
+        types.DefinitionParams(text_document=doc, position=position_of(MARKS, "मान", nth=2))
+    )
+    assert found.range == types.Range(types.Position(0, 4), types.Position(0, 7))
+    hover = await client.text_document_hover_async(
+        types.HoverParams(text_document=doc, position=position_of(MARKS, "x²", nth=1))
+    )
+    assert hover is not None and "x²" in str(hover.contents)
+    docs.close(uri)

@@ -73,7 +73,9 @@ const AFTER_OPERATOR = `(?<=${[
   OPERATOR, `${OPERATOR}\\s`, `${OPERATOR}\\s\\s`,
   ...EXPRESSION_OPTIONS.flatMap((w) => [`\\b${w}\\s`, `\\b${w}\\s\\s`]),
 ].join('|')})`;
-const NAME = '[A-Za-z_][A-Za-z0-9_]*';
+// serq.lark's NAME: a character of Unicode's Alphabetic property or `_`, then those,
+// numbers of any kind (`x²`, `a٣`) and `_`; no number begins one (`²x`, `٣`).
+const NAME = '[\\p{Alphabetic}_][\\p{Alphabetic}\\p{N}_]*';
 const DOTTED = `${NAME}(?:\\s*\\.\\s*${NAME})*`;
 
 /** The quoted words of a Lark grammar, sorted: its keywords. */
@@ -194,11 +196,11 @@ function buildGrammar(keywords, vocab) {
           // Lark's BAD_NUMBER (a second `.`) before NUMBER, as its priority says.
           {
             name: 'invalid.illegal.number.serq',
-            match: '(?<![A-Za-z0-9_.])(?:\\d[\\d_]*)?\\.[\\d_]*\\.[\\d._]*',
+            match: '(?<![\\p{Alphabetic}\\p{N}_.])(?:[0-9][0-9_]*)?\\.[0-9_]*\\.[0-9._]*',
           },
           {
             name: 'constant.numeric.serq',
-            match: '(?<![A-Za-z0-9_.])(?:\\d[\\d_]*\\.?[\\d_]*|\\.\\d[\\d_]*)(?:[eE][+-]?\\d+)?',
+            match: '(?<![\\p{Alphabetic}\\p{N}_.])(?:[0-9][0-9_]*\\.?[0-9_]*|\\.[0-9][0-9_]*)(?:[eE][+-]?[0-9]+)?',
           },
         ],
       },

@@ -31,9 +31,12 @@ test('a line that opens a block indents the next, a closing brace outdents', () 
 });
 
 test('a word is a NAME or a NUMBER of serq.lark', () => {
-  const word = new RegExp(`^(?:${config.wordPattern})$`);
+  const { pattern, flags } = config.wordPattern;
+  const word = new RegExp(`^(?:${pattern})$`, flags);
   for (const w of ['budget_left', 'P', 'x0', '1e-3', '.5', '2.5E+2']) assert.ok(word.test(w), w);
-  assert.ok(!word.test('a.b'));
+  // names of any script, as serq.lark's NAME reads them (a vowel sign inside `मान`)
+  for (const w of ['λ', 'séjour', '思考', 'मान', 'x²', 'ⅷ', '_1']) assert.ok(word.test(w), w);
+  for (const w of ['a.b', '²x', '٣', 'e\u0301']) assert.ok(!word.test(w), w);
 });
 
 test('every pattern compiles', () => {

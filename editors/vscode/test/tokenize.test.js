@@ -37,7 +37,9 @@ function larkLexemes(text) {
   const terminal = (name) => {
     const match = lark.match(new RegExp(`^${name}(?:\\.\\d+)?:\\s*/(.*)/\\s*$`, 'm'));
     assert.ok(match, `serq.lark defines ${name}`);
-    return new RegExp(match[1], 'y');
+    // Python's `\UXXXXXXXX` is JavaScript's `\u{XXXXXXXX}` (with the `u` flag); the
+    // examples these lex are ASCII, where Python's `\w` and `\d` are JavaScript's
+    return new RegExp(match[1].replace(/\\U([0-9a-fA-F]{8})/g, '\\u{$1}'), 'yu');
   };
   const kinds = [
     ['comment', terminal('BLOCK_COMMENT')],
@@ -188,6 +190,34 @@ describe('contextual words', () => {
       const scopes = token.scopes.slice(1);
       if (scope) assert.ok(scopes.includes(scope), `got ${scopes.join(' ')}`);
       else assert.deepEqual(scopes, []);
+    });
+  }
+});
+
+// Names of any script, as serq.lark's NAME reads them (a character of Unicode's
+// Alphabetic property or `_`, then those and numbers): the whole name is one token of
+// the name's scope, not an ASCII prefix of it.
+const NAMES = [
+  ['let λ = 0.5;', 'λ', 'variable.other.constant.serq'],
+  ['let मान = 2;', 'मान', 'variable.other.constant.serq'],
+  ['stage 思考 : delay;', '思考', 'entity.name.type.serq'],
+  ['set séjour_2 = 1;', 'séjour_2', 'variable.other.attribute.serq'],
+  ['set x² = 1;', 'x²', 'variable.other.attribute.serq'],
+  ['let ⅷ = 8;', 'ⅷ', 'variable.other.constant.serq'],
+  ['run வரி (1);', 'வரி', 'variable.other.reference.serq'],
+];
+
+describe('names of any script', () => {
+  let grammar;
+  before(async () => {
+    grammar = await loadGrammar();
+  });
+  for (const [line, word, scope] of NAMES) {
+    test(`${word} in \`${line}\` is one ${scope}`, () => {
+      const at = line.indexOf(word);
+      const token = tokenize(grammar, line).tokens.find((t) => t.start <= at && at < t.end);
+      assert.equal(line.slice(token.start, token.end), word);
+      assert.ok(token.scopes.includes(scope), `got ${token.scopes.join(' ')}`);
     });
   }
 });
