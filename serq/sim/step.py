@@ -1681,15 +1681,11 @@ class StepStage(StageBase):
         eager = batch is None  # each crossing told at once (the invariants checked at each)
         if eager:
             state = recorder.pool_state
-            engine = self.engine
 
             def batch(index: int, rows: list[tuple], queued: int, holders: int) -> None:
                 for t, u, c in rows:
                     state(index, t, u, c, queued, holders)
-                    if check:  # not a flush of the pools: at the crossing's own time, the
-                        # clock an eviction that reads it is given (`cross_quietly` puts
-                        # the span's end back), so the checked clock does not go back
-                        engine.now = t
+                    if check:  # not a flush of the pools: the clock is the span's end
                         world.check()
 
         timed = bool(cache.keys) or cache.on_evict is not None  # an eviction reads the clock
@@ -1722,6 +1718,7 @@ class StepStage(StageBase):
         evict_to = cache.evict_to
         count = recorder.pool_count
         evicted: list[float] = []
+        end = engine.now  # the span's end: an eviction that reads the clock is given its own
         block = cache.block
         entries = cache.entries
         oldest = None  # the oldest entry, which only this loop changes (while not None)
@@ -1758,6 +1755,8 @@ class StepStage(StageBase):
                 pool.allocated = allocated
                 cache.total = total
                 removed, units = evict_to(cap - allocated)  # counted at each, as one at a time
+                if eager:  # `batch` checks the invariants at the span's end, the clock
+                    engine.now = end  # of every other crossing's check (and of the event)
                 if units:
                     if removed:
                         count(index, "evicted_entries", removed)
