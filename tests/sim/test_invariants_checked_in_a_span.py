@@ -4,10 +4,12 @@ A span of a step engine's iterations applies the block crossings of its growing 
 together at its end (`StepStage._cross_quietly`), each at its own time; under
 `check_invariants` each crossing's pool level is told, and the invariants checked, at
 once. An eviction that reads the clock (an `evict by` key; a pool that spills does not
-span, and is here as the case that never did this) is given the crossing's time, while a crossing that evicted nothing was checked at the span's end:
-the check after the next eviction found the clock gone back and stopped a correct run
-with "invariant broken (a bug in serq)" (tests/sim/NOTES.md §67, every `evict by` variant
-of the step template). Each check is now at its crossing's time.
+span, and is here as the case that never did this) is given the crossing's time, while a
+crossing that evicted nothing was checked at the span's end: the check after the next
+eviction found the clock gone back and stopped a correct run with "invariant broken (a
+bug in serq)" (tests/sim/NOTES.md §67, every `evict by` variant of the step template).
+Every check is at the span's end, the clock put back after such an eviction (not at the
+crossings' times: beside another engine's events, tutorial/07_pd.sq, those go back too).
 """
 
 from __future__ import annotations
