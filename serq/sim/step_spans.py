@@ -833,6 +833,7 @@ class Spans:
         evict_to = cache.evict_to
         count = recorder.pool_count
         evicted: list[float] = []
+        end = engine.now  # the span's end: an eviction that reads the clock is given its own
         block = cache.block
         entries = cache.entries
         oldest = None  # the oldest entry, which only this loop changes (while not None)
@@ -869,6 +870,8 @@ class Spans:
                 pool.allocated = allocated
                 cache.total = total
                 removed, units = evict_to(cap - allocated)  # counted at each, as one at a time
+                if eager:  # `batch` checks the invariants at the span's end, the clock
+                    engine.now = end  # of every other crossing's check (and of the event)
                 if units:
                     if removed:
                         count(index, "evicted_entries", removed)
