@@ -7,15 +7,14 @@ optional part is missing, so each method reads its children by position.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
 
 from serq.diagnostics import Diagnostic, Span, codes
 from serq.syntax import ast
 from serq.syntax.lalr import Token, Tree
-from serq.syntax.source_text import NAME
+from serq.syntax.source_text import NamePattern
 
-_NAME = re.compile(NAME)
+_NAME = NamePattern(lambda start, part: start + part + "*")
 
 
 class Builder:
@@ -109,7 +108,7 @@ class Builder:
             self.error(self.span(call), 'write `args.number("name", default)`')
             return ast.Let(self.ident(name), ast.Number(0.0, "0", self.span(call)), self.span(t))
         arg = ast.Ident(str(given[0])[1:-1], self.span(given[0]))
-        if not _NAME.fullmatch(arg.name):  # a name as the program's are (`x²`, `मान`)
+        if not _NAME.of(arg.name).fullmatch(arg.name):  # a name as the program's are (`x²`, `मान`)
             self.error(arg.span, f"`{arg.name}` is not a name an argument can have")
         return ast.Let(self.ident(name), self.build(given[1]), self.span(t), arg)
 

@@ -27,7 +27,7 @@ from serq.syntax.layout import Layout, Parsed, Splice, fresh_layout, relayout, t
 from serq.syntax.parser import parse_range
 from serq.syntax.scanner import FN_CLOSE, FN_HEAD, Chunk, scan_from
 from serq.syntax.source_text import (
-    NAME,
+    NamePattern,
     byte_value,
     first_bad_byte,
     is_bad_byte,
@@ -35,7 +35,7 @@ from serq.syntax.source_text import (
     text_start,
 )
 
-FIRST_TOKEN = re.compile(NAME + r"|[0-9][0-9A-Za-z_.]*|\S")
+FIRST_TOKEN = NamePattern(lambda start, part: start + part + r"*|[0-9][0-9A-Za-z_.]*|\S")
 _OUTSIDE_MAIN = (ast.Let, ast.Use, ast.DefExpr, ast.DefBlock, ast.ErrorItem)
 
 

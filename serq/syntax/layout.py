@@ -431,7 +431,7 @@ def first_token(text: str, at: int) -> str:
     """The token at offset `at` of `text`, as the parse of the chunk before it sees it."""
     from serq.syntax.document import FIRST_TOKEN
 
-    return FIRST_TOKEN.match(text, at).group()
+    return FIRST_TOKEN.of(text).match(text, at).group()
 
 
 OUTSIDE_MAIN = (ast.Let, ast.Use, ast.DefExpr, ast.DefBlock, ast.ErrorItem)

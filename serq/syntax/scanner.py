@@ -24,31 +24,34 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from serq.syntax.source_text import BLANK, NAME, NAME_START
+from serq.syntax.source_text import BLANK, NamePattern
 
 ITEM = "item"
 FN_HEAD = "fn_head"
 FN_CLOSE = "fn_close"
 
-# the keywords that only ever begin an item, each with what follows it there (a name,
-# a string, a brace), as the lines that begin items inside an open brace must show them
-_ITEM_ONLY = (
-    r"(?:let|def|stage|gauge|fn)\b(?=" + BLANK + "+" + NAME_START + ")",
-    r'use\b(?=\s*")',
-    r"(?:workload|server)\b(?=\s*\{)",
-)
-
-_TOKENS = re.compile(
-    r"""
+def _tokens(start: str, part: str) -> str:
+    """The scanner's tokens, with names of the classes `start` and `part`."""
+    # the keywords that only ever begin an item, each with what follows it there (a name,
+    # a string, a brace), as the lines that begin items inside an open brace must show them
+    item_only = (
+        r"(?:let|def|stage|gauge|fn)\b(?=" + BLANK + "+" + start + ")",
+        r'use\b(?=\s*")',
+        r"(?:workload|server)\b(?=\s*\{)",
+    )
+    return (
+        r"""
       (?P<comment>//[^\n]*|/\*[\s\S]*?\*/)
     | (?P<string>"[^"\n]*"?)
     | (?P<lead>(?<![^\n])[ \t]*(?:LEAD))
     | (?P<word>NAME|[0-9][0-9.eE+-]*)
     | (?P<punct>[{};])
     | (?P<other>[^\s])
-    """.replace("LEAD", "|".join(_ITEM_ONLY)).replace("NAME", NAME),
-    re.VERBOSE,
-)
+    """.replace("LEAD", "|".join(item_only)).replace("NAME", start + part + "*")
+    )
+
+
+_TOKENS = NamePattern(_tokens, re.VERBOSE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,7 +110,7 @@ def scan_from(
         start = -1
 
     pending_semicolon = False  # an item closed its braces; a `;` right after is still its own
-    for m in _TOKENS.finditer(text, begin):
+    for m in _TOKENS.of(text).finditer(text, begin):
         group = m.lastgroup
         if group == "comment":
             continue

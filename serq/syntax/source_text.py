@@ -17,6 +17,7 @@ ends there too and every span's line and column agree with the line index.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 BOM = "\ufeff"
 # A name, as a regular expression, as the reference reads one (Rust's `is_alphabetic`
@@ -97,7 +98,7 @@ NAME = NAME_START + NAME_PART + "*"
 # WS is the same class.
 BLANK = r"[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3000]"
 _BAD = re.compile("[\udc80-\udcff]")
-_NAME_PART = re.compile(NAME_PART)
+_NAME_PART = None  # `re.compile(NAME_PART)`, made on the first non-ASCII character asked
 _LONE_RETURN = re.compile("\r(?!\n)")
 
 
@@ -139,4 +140,35 @@ def byte_value(char: str) -> int:
 
 def in_name(char: str) -> bool:
     """Whether `char` may stand in a name (after its first character): `NAME_PART`."""
+    global _NAME_PART
+    if char.isascii():
+        return char.isalnum() or char == "_"
+    if _NAME_PART is None:
+        _NAME_PART = re.compile(NAME_PART)
     return _NAME_PART.fullmatch(char) is not None
+
+
+class NamePattern:
+    """A regular expression that reads names, compiled for ASCII text at once and for
+    any other text when first asked: `pattern(start, part)` writes it from the classes of
+    a name's first character and of the rest. The classes of names in every script
+    (NAME_START, NAME_PART) are some 8 KB of ranges, and compiling a pattern with them
+    takes milliseconds; on ASCII text they are `[A-Za-z_]` and `\\w`, which a `serq check`
+    of an ASCII file compiles instead. `of(text)` is the pattern to apply to `text`."""
+
+    __slots__ = ("_source", "_flags", "_ascii", "_full")
+
+    def __init__(self, pattern: Callable[[str, str], str], flags: int = 0) -> None:
+        self._source = pattern
+        self._flags = flags
+        self._ascii = re.compile(pattern(r"[A-Za-z_]", r"\w"), flags)
+        self._full: re.Pattern[str] | None = None
+
+    def of(self, text: str) -> re.Pattern[str]:
+        """The pattern for `text`: the same matches as the full classes would give."""
+        if text.isascii():
+            return self._ascii
+        full = self._full
+        if full is None:
+            full = self._full = re.compile(self._source(NAME_START, NAME_PART), self._flags)
+        return full
