@@ -27,11 +27,10 @@ from serq.syntax.lalr import (
 )
 from serq.syntax.parser import Grammar, grammar
 from serq.syntax.scanner import FN_CLOSE, FN_HEAD, Chunk, scan
-from serq.syntax.source_text import NAME, in_name, lines_ended
+from serq.syntax.source_text import in_name, is_name, lines_ended
 
 log = logging.getLogger("serq_lsp")
 
-_WORD = re.compile(NAME)
 _CLOSED_BLOCK_COMMENT = re.compile(r"/\*[\s\S]*?\*/")
 
 
@@ -52,18 +51,13 @@ class Expected:
 NOTHING = Expected()
 
 
-def _is_word_char(char: str) -> bool:
-    """Whether `char` may be in a name: a letter, mark or number of any script, or `_`."""
-    return in_name(char)
-
-
 def expected_at(text: str, offset: int, chunks: Sequence[Chunk] | None = None) -> Expected | None:
     """What the grammar accepts at code-point `offset` of `text` (the word there excluded),
     or None when the current item does not lex or parse up to there. `chunks` are the
     scanner's items of `text` when the caller has them (the parse's); else it scans."""
     text = lines_ended(text)  # a lone `\r` ends a `//` comment, as for the parser
     word_start = offset
-    while word_start > 0 and _is_word_char(text[word_start - 1]):
+    while word_start > 0 and in_name(text[word_start - 1]):
         word_start -= 1
     prefix, symbol, top_level = _context(text, word_start, scan(text) if chunks is None else chunks)
     g = grammar()
@@ -139,7 +133,7 @@ def _feed(g: Grammar, prefix: str, symbol: str) -> ParserState:
         try:
             state = _fed(state, token)
         except UnexpectedToken:
-            if token.type == "NAME" or not _WORD.fullmatch(token.value):
+            if token.type == "NAME" or not is_name(token.value):
                 raise
             # a keyword the lookaheads listed but the reductions refuse: the name it spells
             state = _fed(state, Token.new_borrow_pos("NAME", token.value, token))

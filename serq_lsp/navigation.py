@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import os
-import re
 
 from lsprotocol import types
 from pygls.exceptions import JsonRpcInvalidParams
@@ -12,7 +11,7 @@ from serq.expand.defs import words as def_words
 from serq.expand.serving import FORM_STAGES
 from serq.link.index import Occurrence
 from serq.syntax import ast
-from serq.syntax.source_text import NAME
+from serq.syntax.source_text import is_name
 from serq.vocabulary import BUILTIN_ATTRS, CONTEXT_VARS
 from serq_lsp import crossfile
 from serq_lsp.analysis import Analysis
@@ -25,7 +24,6 @@ from serq_lsp.state import SerqServer
 # Not "entry": a queue's entries are named by its roles (`route`, `prefill`, `decode`,
 # `transfer`), and one renamed is no entry of its role any more.
 RENAMEABLE = frozenset({"value", "def", "res", "mark", "stat", "local"})
-_NAME = re.compile(NAME + r"\Z")
 
 
 def register(server: SerqServer) -> None:
@@ -87,7 +85,7 @@ def register(server: SerqServer) -> None:
         reason = refusal(ls, uri, analysis, occ)
         if reason is not None:
             raise JsonRpcInvalidParams(reason)
-        if not _NAME.match(params.new_name):
+        if not is_name(params.new_name):
             raise JsonRpcInvalidParams(f"`{params.new_name}` is not a name")
         if occ.key[0] == "def" and params.new_name in def_words():
             raise JsonRpcInvalidParams(

@@ -22,7 +22,7 @@ import re
 from collections.abc import Callable
 
 from serq.syntax import ast
-from serq.syntax.source_text import NamePattern
+from serq.syntax.source_text import is_name
 
 INDENT = "  "
 _WIDTH = 100  # a hold's head longer than this is written over several lines
@@ -49,7 +49,6 @@ _LEVEL = {
     "^": _POWER,
 }
 _NUMBER = re.compile(r"(\d[\d_]*\.?[\d_]*|\.\d[\d_]*)([eE][+-]?\d+)?")
-_NAME = NamePattern(lambda start, part: start + part + "*")
 
 
 def print_module(module: ast.Module) -> str:
@@ -455,7 +454,7 @@ class _Printer:
 
     def _count(self, count: ast.Expr) -> str:
         """An aggregate's count: a number, a plain name, or any expression in parentheses."""
-        if isinstance(count, ast.Name) and _NAME.of(count.name).fullmatch(count.name):
+        if isinstance(count, ast.Name) and is_name(count.name):
             return count.name
         if isinstance(count, ast.Number):
             text, level = self._number(count)

@@ -12,9 +12,7 @@ from collections.abc import Callable
 from serq.diagnostics import Diagnostic, Span, codes
 from serq.syntax import ast
 from serq.syntax.lalr import Token, Tree
-from serq.syntax.source_text import NamePattern
-
-_NAME = NamePattern(lambda start, part: start + part + "*")
+from serq.syntax.source_text import is_name
 
 
 class Builder:
@@ -108,7 +106,7 @@ class Builder:
             self.error(self.span(call), 'write `args.number("name", default)`')
             return ast.Let(self.ident(name), ast.Number(0.0, "0", self.span(call)), self.span(t))
         arg = ast.Ident(str(given[0])[1:-1], self.span(given[0]))
-        if not _NAME.of(arg.name).fullmatch(arg.name):  # a name as the program's are (`x²`, `मान`)
+        if not is_name(arg.name):  # a name as the program's are (`x²`, `मान`)
             self.error(arg.span, f"`{arg.name}` is not a name an argument can have")
         return ast.Let(self.ident(name), self.build(given[1]), self.span(t), arg)
 

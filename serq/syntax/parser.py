@@ -42,7 +42,7 @@ from serq.syntax.lalr import (
     UnexpectedCharacters,
     UnexpectedToken,
 )
-from serq.syntax.source_text import NamePattern, in_name
+from serq.syntax.source_text import NamePattern, in_name, is_name
 
 GRAMMAR_NAME = "serq.lark"
 START_SYMBOLS = ("program", "chunk", "fn_head")
@@ -128,7 +128,7 @@ class Grammar:
         self.states = self.table.states
         spellings = {t.name: t.pattern.value for t in lark.terminals if t.pattern.type == "str"}
         self.words = Words(spellings, self._list_members())
-        self.keywords = {v: n for n, v in spellings.items() if _is_word(v)}
+        self.keywords = {v: n for n, v in spellings.items() if is_name(v)}
         # the keywords that begin a statement and no item (`observe`, `set`; not `run`)
         items = self._first_words(
             lark.rules, spellings, lambda rule: rule == "item" or rule.endswith("_item")
@@ -165,7 +165,7 @@ class Grammar:
                 first = expansion[0]
                 if first.is_term:
                     spelled = spellings.get(first.name)
-                    if spelled is not None and _is_word(spelled):
+                    if spelled is not None and is_name(spelled):
                         words.add(spelled)
                 elif first.name not in seen:
                     seen.add(first.name)
@@ -425,7 +425,7 @@ class _Driver:
         state can list a keyword that the reductions then refuse (`decode`
         after an entry's `}` in a queue, where an entry named `decode` is
         meant). Such a word is the name it spells."""
-        if token.type == "NAME" or not _is_word(token.value):
+        if token.type == "NAME" or not is_name(token.value):
             return None
         name = Token.new_borrow_pos("NAME", token.value, token)
         if not self._accepts(self._probe(), name):
@@ -460,7 +460,7 @@ class _Driver:
         else:
             span = self.lines.span(self.file, at, at)
         extra = {}
-        if token is not None and _is_word(str(token.value)) and token.type != "ERROR":
+        if token is not None and is_name(str(token.value)) and token.type != "ERROR":
             # a misspelled keyword: `stage s : fifoo;`, `hlod`, `evict lur;`
             spelled = [w for w, n in self.g.keywords.items() if n in expected]
             extra = did_you_mean(
@@ -610,13 +610,6 @@ def _start_of(value) -> int | None:
     return None
 
 
-_WORD = NamePattern(lambda start, part: start + part + "*")
-
-
-def _is_word(text: str) -> bool:
-    """Whether `text` is a name, as the grammar's NAME reads one."""
-    return _WORD.of(text).fullmatch(text) is not None
-
 _SKIP = re.compile(r'//[^\n]*|/\*[\s\S]*?(?:\*/|\Z)|"[^"\n]*"?|[{}()\[\];]')
 _FOLLOW_GROUP = re.compile(r"(?:\s|//[^\n]*|/\*[\s\S]*?\*/)*(else\b|cache\b|lease\b|;)")
 # `admit via engine[...]` or `memory kv[...]`: the option names a family whole
@@ -652,8 +645,7 @@ def _word_before(text: str, at: int) -> tuple[int, int] | None:
     begin = end
     while begin > 0 and in_name(text[begin - 1]):
         begin -= 1
-    word = text[begin:end]
-    if not word or not _WORD.of(word).match(word):
+    if begin == end or not is_name(text[begin:end]):
         return None
     return begin, end
 

@@ -172,3 +172,11 @@ class NamePattern:
         if full is None:
             full = self._full = re.compile(self._source(NAME_START, NAME_PART), self._flags)
         return full
+
+
+_NAME_ALONE = NamePattern(lambda start, part: start + part + "*")
+
+
+def is_name(text: str) -> bool:
+    """Whether `text` is a name, as the grammar's NAME reads one (`x²`, `मान`; not `²x`)."""
+    return _NAME_ALONE.of(text).fullmatch(text) is not None

@@ -10,13 +10,13 @@ import re
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from serq.syntax import document, parser, scanner
-from serq.syntax.source_text import NAME_PART, NAME_START, NamePattern, in_name
+from serq.syntax import document, parser, scanner, source_text
+from serq.syntax.source_text import NAME_PART, NAME_START, NamePattern, in_name, is_name
 
 PATTERNS = {
     "scanner": scanner._TOKENS,
     "first token": document.FIRST_TOKEN,
-    "word": parser._WORD,
+    "word": source_text._NAME_ALONE,
     "family option": parser._FAMILY_OPTION,
 }
 ASCII_TEXT = st.lists(
@@ -44,11 +44,13 @@ def test_ascii_text_reads_alike_with_either_classes(text):
 
 
 def test_other_text_takes_the_classes_of_every_script():
-    word = parser._WORD
+    word = source_text._NAME_ALONE
     assert word.of("मान").fullmatch("मान")  # a vowel sign, Alphabetic, not `\w`
     assert not word.of("²x").fullmatch("²x")  # a number, `\w`, not Alphabetic
     assert word.of("x²").fullmatch("x²")
     assert word.of("abc") is word._ascii and word.of("é") is not word._ascii
+    assert is_name("x²") and is_name("_a") and is_name("मान")
+    assert not is_name("²x") and not is_name("1a") and not is_name("")
 
 
 def test_in_name_on_either_side_of_ascii():
