@@ -7,31 +7,21 @@ the others as written; the answer is the changed runs of lines only.
 from __future__ import annotations
 
 import difflib
-import re
 
 from lsprotocol import types
 
 from serq.formatter import format_source
-from serq.syntax.source_text import BOM
+from serq.syntax.source_text import BOM, lines_with_ends
 from serq_lsp import convert
 from serq_lsp.documents import open_document
 from serq_lsp.guard import guarded
 from serq_lsp.state import SerqServer, _source
 
 
-def lines_of(text: str) -> list[str]:
-    """`text`'s lines, each with its line break, cut where LSP cuts them (`\n`, `\r\n`,
-    `\r`; not at a form feed or `U+2028`, which `str.splitlines` cuts at too)."""
-    return _LINE.findall(text)
-
-
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-
-
 def line_edits(old: str, new: str) -> list[tuple[int, int, str]]:
     """The edits that turn `old` into `new`, as (first line, end line, replacement) over lines."""
-    a = lines_of(old)
-    b = lines_of(new)
+    a = lines_with_ends(old)
+    b = lines_with_ends(new)
     matcher = difflib.SequenceMatcher(None, a, b, autojunk=False)
     return [
         (i1, i2, "".join(b[j1:j2]))
@@ -42,7 +32,7 @@ def line_edits(old: str, new: str) -> list[tuple[int, int, str]]:
 
 def text_edits(old: str, new: str) -> list[types.TextEdit]:
     """LSP edits from `old` to `new`, one for each run of changed lines."""
-    lines = lines_of(old)
+    lines = lines_with_ends(old)
     count = len(lines)
     edits = []
     for first, end, replacement in line_edits(old, new):

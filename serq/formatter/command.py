@@ -13,7 +13,6 @@ opened for writing, so nothing can fail between emptying a file and filling it.
 from __future__ import annotations
 
 import difflib
-import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,7 +20,7 @@ from pathlib import Path
 from serq import api
 from serq.diagnostics import Diagnostic, counted, print_diagnostics
 from serq.formatter import format_source
-from serq.syntax.source_text import decode
+from serq.syntax.source_text import decode, lines_with_ends
 
 EXIT_OK, EXIT_CHANGED, EXIT_USAGE = 0, 1, 2
 STDIN = "-"
@@ -54,8 +53,8 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
         if check:
             if changed:
                 diff = difflib.unified_diff(
-                    _lines(text),
-                    _lines(formatted.text),
+                    lines_with_ends(text),
+                    lines_with_ends(formatted.text),
                     fromfile=name,
                     tofile=f"{name} (formatted)",
                 )
@@ -80,14 +79,6 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
 _BOM = b"\xef\xbb\xbf"
 
 
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
-
-
-def _lines(text: str) -> list[str]:
-    """The lines of `text` with their ends, cut where serq and an editor cut them (`\n`,
-    `\r\n`, `\r`): not at a form feed, U+0085 or U+2028 in a comment, where
-    `str.splitlines` cuts too, which made a diff `patch` refuses."""
-    return _LINE.findall(text)
 
 
 def _line_ends(text: str) -> str:

@@ -100,6 +100,7 @@ BLANK = r"[\t\n\x0b\x0c\r \x85\xa0\u1680\u2000-\u200a\u2028\u2029\u202f\u205f\u3
 _BAD = re.compile("[\udc80-\udcff]")
 _NAME_PART = None  # `re.compile(NAME_PART)`, made on the first non-ASCII character asked
 _LONE_RETURN = re.compile("\r(?!\n)")
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
 
 def decode(data: bytes) -> str:
@@ -115,6 +116,13 @@ def lines_ended(text: str) -> str:
     if text.count("\r") == text.count("\r\n"):
         return text
     return _LONE_RETURN.sub("\n", text)
+
+
+def lines_with_ends(text: str) -> list[str]:
+    """`text`'s lines, each with its line break, cut where serq, LSP and an editor cut
+    them (`\n`, `\r\n`, `\r`): not at a form feed, U+0085 or U+2028, where
+    `str.splitlines` cuts too."""
+    return _LINE.findall(text)
 
 
 def text_start(text: str) -> int:
