@@ -23,8 +23,17 @@ EXAMPLE = "examples/tutorial/01_mm1.sq"
 
 
 def _serq(args: str, redirect: str = "") -> subprocess.CompletedProcess[str]:
+    return _sh(f"{sys.executable} -m serq.cli {args} {redirect}")
+
+
+def _status_to_stderr(args: str, reader: str) -> subprocess.CompletedProcess[str]:
+    """`serq ARGS`, its exit status written to stderr, its stdout to `reader`."""
+    return _sh(f"{{ {sys.executable} -m serq.cli {args}; echo status=$? >&2; }} {reader}")
+
+
+def _sh(command: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        ["sh", "-c", f"{sys.executable} -m serq.cli {args} {redirect}"],
+        ["sh", "-c", command],
         capture_output=True,
         text=True,
         cwd=ROOT,
@@ -90,18 +99,7 @@ def test_a_sweep_writes_its_out_files_before_its_table(tmp_path: Path, reader: s
     """The table went to stdout first: with its reader gone, rich exited 1 (`| true`) or the
     command stopped (`>&-`) before `--out` was written, and the runs' results were lost."""
     out = tmp_path / "r.csv"
-    done = subprocess.run(
-        [
-            "sh",
-            "-c",
-            f"{{ {sys.executable} -m serq.cli {SWEEP} --out {out}; echo status=$? >&2; }} {reader}",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=ENV,
-        timeout=300,
-    )
+    done = _status_to_stderr(f"{SWEEP} --out {out}", reader)
     assert "Traceback" not in done.stderr
     assert done.stderr.strip().endswith("status=141" if reader == "| true" else "status=2")
     assert out.is_file() and (tmp_path / "r.runs.csv").is_file()
@@ -113,19 +111,7 @@ def test_a_run_writes_its_dump_before_its_report(tmp_path: Path, reader: str) ->
     """The report went to stdout first: with its reader gone the command ended (141, or 2)
     before `--dump DIR` was written."""
     dump = tmp_path / "dump"
-    done = subprocess.run(
-        [
-            "sh",
-            "-c",
-            f"{{ {sys.executable} -m serq.cli run {EXAMPLE} --dump {dump}; "
-            f"echo status=$? >&2; }} {reader}",
-        ],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        env=ENV,
-        timeout=300,
-    )
+    done = _status_to_stderr(f"run {EXAMPLE} --dump {dump}", reader)
     assert "Traceback" not in done.stderr
     assert done.stderr.strip().endswith("status=141" if reader == "| true" else "status=2")
     assert [p.name for p in (dump / "observe").iterdir()] == ["sojourn.csv"]
