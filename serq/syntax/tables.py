@@ -82,7 +82,9 @@ def _rule(rule: Any, callback: Any) -> Rule:
         f = f.node_builder
     if not (isinstance(f, partial) and f.func is Tree and len(f.args) == 1 and not f.keywords):
         raise TableError(f"{rule}: a callback that does not build a Tree: {f!r}")
-    return Rule(rule.origin.name, len(rule.expansion), f.args[0], include, nones, expand1)
+    # plain strings: Lark's names are its `Token`s, which would make the pickled parser
+    # (`serq.syntax.grammar_cache`) import Lark, and with it `regex`, to load
+    return Rule(str(rule.origin.name), len(rule.expansion), str(f.args[0]), include, nones, expand1)
 
 
 def _lexer(basic: Any) -> StateLexer:
