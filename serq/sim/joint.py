@@ -38,7 +38,7 @@ another's resident).
 from __future__ import annotations
 
 from bisect import bisect_left
-from heapq import heapify
+from heapq import heapify, heappop, heappush
 from typing import Any
 
 from serq.sim.step import StepStage
@@ -67,19 +67,17 @@ def extend(first: StepStage) -> bool:
             return False
     heap = first.engine._heap
     candidates = {st._pending: st for st in world.steps if st.verdict is not None}
+    now = first.engine.now
+    other = _first_other(heap, candidates)  # the first pending event not a member's end
+    if other - now < SHORTEST * (first._pending_end - now):
+        return False  # a window this short costs more than stepping through it
     members: dict[StepStage, tuple] = {}
-    other = INF  # the first pending event that is not a member's iteration end
     for entry in heap:
         st = candidates.get(entry[1])
         if st is not None:
             members[st] = entry
-        elif entry[0] < other:
-            other = entry[0]
     if first not in members or len(members) < 2:
         return False
-    now = first.engine.now
-    if other - now < SHORTEST * (first._pending_end - now):
-        return False  # a window this short costs more than stepping through it
     if len({entry[0] for entry in members.values()}) < len(members):
         return False  # two iterations end together: engines in step (costs of whole numbers)
     spans = _spans(members, other, first.engine.until)
@@ -94,6 +92,29 @@ def extend(first: StepStage) -> bool:
         st._pending = -1
     first.engine.schedule(window[-1][1][1][-2], _apply, window)
     return True
+
+
+def _first_other(heap: list[tuple], candidates: dict[int, StepStage]) -> float:
+    """The time of the first event of `heap` whose sequence number is no candidate's (inf
+    when none). The heap's order puts it at the root or below candidates' entries only,
+    so it is found walking down from the root through those, the least first: a few
+    entries, where the candidates are few, rather than the whole heap."""
+    if not heap:
+        return INF
+    top = heap[0]
+    if top[1] not in candidates:
+        return top[0]
+    n = len(heap)
+    frontier = [(heap[i][0], i) for i in (1, 2) if i < n]
+    heapify(frontier)
+    while frontier:
+        time, i = heappop(frontier)
+        if heap[i][1] not in candidates:
+            return time
+        for j in (2 * i + 1, 2 * i + 2):
+            if j < n:
+                heappush(frontier, (heap[j][0], j))
+    return INF
 
 
 def _last_start(item: tuple[StepStage, tuple]) -> float:
