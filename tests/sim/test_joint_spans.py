@@ -47,7 +47,9 @@ def everything(report) -> str:
         name: [repr(list(getattr(o, a))) for a in ("times", "sessions", "turns", "samples")]
         for name, o in report.observes.items()
     }
-    gauges = {name: [repr(list(g.times)), repr(list(g.values))] for name, g in report.gauges.items()}
+    gauges = {
+        name: [repr(list(g.times)), repr(list(g.values))] for name, g in report.gauges.items()
+    }
     return json.dumps([_stripped(json.loads(report.json())), samples, gauges], sort_keys=True)
 
 
@@ -77,7 +79,9 @@ def generate(k: int) -> str:
     budget = r.choice(("16", "64", "512", "512", "max(8, 4 * residents)", "2", "1.5"))
     cost = r.choice(STEP_COSTS if step_clock else COSTS)
     chunk = r.choice(("", "chunk 0; ", "chunk -1; ", "chunk 16; ", "chunk 0.5; ", "chunk 64; "))
-    serve = r.choice(("", "serve decode first; ", "serve by (remaining); ", "serve by (-remaining); "))
+    serve = r.choice(
+        ("", "serve decode first; ", "serve by (remaining); ", "serve by (-remaining); ")
+    )
     gauge = r.random() < 0.4
     fractional = r.random() < 0.25
     multi_turn = r.random() < 0.6
@@ -257,3 +261,26 @@ def test_what_may_not_be_fast_forwarded_together(monkeypatch):
     assert windows(shared, monkeypatch) == 0
     assert windows(four, monkeypatch) > 100
     assert everything(serq.run(shared)) == everything(serq.run(shared, fast_forward=False))
+
+
+@pytest.mark.parametrize("k", range(200))
+def test_the_first_other_event_is_the_least_that_is_no_candidates(k):
+    """`joint._first_other` walks down the heap from its root through candidates' entries
+    only: it finds the time a scan of the whole heap finds, on heaps of any size with
+    candidates anywhere in them, at the root, in runs of equal times, or none."""
+    import heapq
+
+    rng = random.Random(k)
+    times = [
+        rng.choice([0.0, 0.5, 1.0, 2.0, 3.25]) if rng.random() < 0.3 else rng.random()
+        for _ in range(rng.randrange(0, 60))
+    ]
+    heap = [(t, seq, None, None) for seq, t in enumerate(times)]
+    heapq.heapify(heap)
+    seqs = [entry[1] for entry in heap]
+    chosen = rng.sample(seqs, min(len(seqs), rng.randrange(0, 6)))
+    if heap and rng.random() < 0.5:
+        chosen.append(heap[0][1])  # the root a candidate's
+    candidates = {seq: None for seq in chosen}
+    scanned = min((e[0] for e in heap if e[1] not in candidates), default=float("inf"))
+    assert joint._first_other(heap, candidates) == scanned
