@@ -132,6 +132,8 @@ def main() -> None:
         "--timeout", type=float, default=60.0, help="seconds the reference may run a program"
     )
     args = ap.parse_args()
+    if args.dialect == "main" and args.against == "reference" and not differential.have_014():
+        ap.error(differential.missing_014())
     tally: collections.Counter[str] = collections.Counter()
     with ProcessPoolExecutor(
         args.jobs, initializer=signal.signal, initargs=(signal.SIGALRM, _over)

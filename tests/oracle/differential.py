@@ -97,6 +97,16 @@ WALL_FACTOR = 4
 PYSERQ_014 = os.environ.get("PYSERQ_014_PATH", str(HERE.parents[1] / ".cache" / "pyserq-0.1.4"))
 
 
+def have_014() -> bool:
+    """Whether pyserq 0.1.4 is where `PYSERQ_014` says (scripts/test.sh installs it)."""
+    return (Path(PYSERQ_014) / "pyserq").is_dir()
+
+
+def missing_014() -> str:
+    """What a comparison with 0.1.4 says when `have_014` is false."""
+    return f"pyserq 0.1.4 not found in {PYSERQ_014} (run scripts/test.sh or set PYSERQ_014_PATH)"
+
+
 def reference(
     path: str, timeout: float = 60.0, main: bool = False, full: bool = False, **settings: Any
 ) -> dict[str, Any]:
@@ -104,6 +114,8 @@ def reference(
     of its compile and run} or {"error": ...}: pyserq 0.1.2, or 0.1.4 for a `fn main`
     program (`main`), compiled with `settings`; `full` the whole report (`outcome`)."""
     side = PYSERQ_014 if main else ""
+    if main and not have_014():  # else 0.1.2 would read it and refuse `fn main`
+        return {"error": missing_014()}
     cpu = max(1, math.ceil(timeout))
     child = _CHILD.format(here=str(HERE), side=side, settings=settings, full=full, cpu=cpu)
     try:

@@ -501,7 +501,7 @@ def base_settings(source: Source, cache: dict[str, Any]) -> dict[str, Any] | Non
 
 def draw(count: int, seed: int, scratch: Path, cache: dict[str, Any], only: str | None = None):
     """`count` mutants (the same for the same `seed` and programs), in order."""
-    have_014 = (Path(differential.PYSERQ_014) / "pyserq").is_dir()
+    have_014 = differential.have_014()
     found = [
         s
         for s in sources(scratch)
@@ -548,9 +548,13 @@ def save(out: Path, verdict: str, i: int, mutant: Mutant, detail: str) -> Path:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--count", type=int, default=200)
+    parser.add_argument(
+        "--count", type=int, default=200, help="how many mutants to run, from --start on"
+    )
     parser.add_argument("--seed", type=int, default=1)
-    parser.add_argument("--start", type=int, default=0, help="skip the first mutants")
+    parser.add_argument(
+        "--start", type=int, default=0, help="skip the first mutants (m0 ... m<start - 1>)"
+    )
     parser.add_argument("--out", type=Path, default=None, help="write mutants that differ")
     parser.add_argument("--scratch", type=Path, default=None, help="keep the tree and cache")
     parser.add_argument("--only", default=None, help="programs whose name matches a regex")
@@ -561,6 +565,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--verbose", action="store_true", help="a line for every mutant")
     parser.add_argument("--times", type=Path, default=None, help="CPU times, a JSON line each")
     args = parser.parse_args(argv)
+    if not differential.have_014():  # the draw then differs from a run with it
+        print(f"{differential.missing_014()}: the `fn main` programs are left out", file=sys.stderr)
     scratch = args.scratch or Path(tempfile.mkdtemp(prefix="serq-mutants-"))
     scratch.mkdir(parents=True, exist_ok=True)
     cache_file = scratch / "settings.json"
