@@ -82,6 +82,8 @@ def unwritable(file: str | os.PathLike) -> str | None:
     if text.endswith(tuple(sep for sep in (os.sep, os.altsep) if sep)):
         return "it names a directory (it ends with a separator)"  # `Path` would drop it
     path = Path(file)
+    if path.is_symlink():  # its target is what gets written, in the target's folder
+        path = Path(os.path.realpath(path))
     folder = path.parent
     if not folder.is_dir():
         return f"`{folder}` is not a directory" if folder.exists() else (
