@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from serq.diagnostics import Edit, Fix, Label, Span, codes
+from serq.diagnostics import Edit, Fix, Label, Severity, Span, codes
 from serq.expand.context import Context
 from serq.syntax import ItemCache, ParseResult, ast, parse
 from serq.syntax.source_text import decode
@@ -222,6 +222,7 @@ def _use(
     seen.add(key)
     result = load(path)
     if isinstance(result, str):
+        ctx.library_lost = True
         ctx.error(
             codes.USE,
             item.path_span,
@@ -230,6 +231,8 @@ def _use(
         )
         return []
     ctx.diagnostics.extend(result.diagnostics)
+    if any(d.severity >= Severity.ERROR for d in result.diagnostics):
+        ctx.library_lost = True  # its broken items are left out, their defs with them
     loaded = result.module
     if loaded.main is not None:
         ctx.error(codes.USE, item.span, f"`{item.path}` has `fn main`: a library cannot")
