@@ -53,8 +53,9 @@ def write_file(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -> 
             os.fsync(f.fileno())
         if old is not None:
             os.chmod(temporary, stat.S_IMODE(old.st_mode))
-            with suppress(OSError):  # keep the owner and group where the writer may
-                os.chown(temporary, old.st_uid, old.st_gid)
+            if hasattr(os, "chown"):  # POSIX: keep the owner and group where the writer may
+                with suppress(OSError):
+                    os.chown(temporary, old.st_uid, old.st_gid)
         os.replace(temporary, target)
     except BaseException:
         with suppress(OSError):

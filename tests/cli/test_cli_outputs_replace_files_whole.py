@@ -111,3 +111,14 @@ def test_a_new_file_gets_the_umask_and_a_device_is_written_in_place(tmp_path: Pa
     write_bytes(os.devnull, b"nothing")  # no rename over a device, even as root
     assert stat.S_ISCHR(os.stat(os.devnull).st_mode)
     assert sorted(os.listdir(tmp_path)) == ["new.csv"]
+
+
+def test_a_system_without_chown_still_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # Windows has no os.chown: keeping an old file's owner is skipped there, not an error.
+    from serq.file_output import write_bytes
+
+    (tmp_path / "r.csv").write_text(OLD, encoding="utf-8")
+    monkeypatch.delattr(os, "chown")
+    write_bytes(tmp_path / "r.csv", b"a,b\n")
+    assert (tmp_path / "r.csv").read_bytes() == b"a,b\n"
+    assert sorted(os.listdir(tmp_path)) == ["r.csv"]
