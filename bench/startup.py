@@ -6,7 +6,8 @@ Run by hand from the repository root:
 
 Each command runs R times (10 by default) as a fresh process; its CPU time from process
 start to exit (user + system, from `os.wait4`) is measured, and the least and the median
-are printed. FILE is bench/shapes/mm1.sq by default. `python -c pass` gives the
+are printed. FILE is bench/shapes/mm1.sq by default; `serq check FILE, script` runs it
+as the `serq` console script does (through `serq_entry`). `python -c pass` gives the
 interpreter's own start (site and .pth files included), the floor under both. The goal
 of issue 18 is at most 150 ms for `serq check`. Run `python -X importtime -m serq.cli
 check FILE` to see where the imports go.
@@ -32,6 +33,7 @@ import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
+SCRIPT = "import sys; from serq_entry import entry; sys.exit(entry())"  # pip's, in short
 
 
 def cpu(argv: list[str], env: dict[str, str]) -> float:
@@ -61,6 +63,8 @@ def main() -> None:
         ("python -c pass", [py, "-c", "pass"], env),
         ('python -c "import pyserq"', [py, "-c", "import pyserq"], env),
         ("serq check FILE", [py, "-m", "serq.cli", "check", args.file], env),
+        # what the console script runs (`serq_entry`, which catches a Ctrl-C in the imports)
+        ("serq check FILE, script", [py, "-c", SCRIPT, "check", args.file], env),
         ("serq check FILE, no cache", [py, "-m", "serq.cli", "check", args.file], cold),
     )
     for _, argv, environment in cases:

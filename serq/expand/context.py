@@ -145,6 +145,9 @@ class Context:
     origins: list[Origin] = field(default_factory=list)
     fn_main: bool = False
     std_args: bool = False  # the program has `use "std/args";`
+    # a `use`d library was not read whole (unreadable, or items with syntax errors): a
+    # call of an unknown function may be of one of its defs, and is no error of its own
+    library_lost: bool = False
 
     def error(
         self,

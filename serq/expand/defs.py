@@ -193,7 +193,10 @@ class _Expander:
     def _misspelt(self, name: ast.Ident) -> None:
         """An error at a call of `name`, which no `def` declares, when the one name close to
         it is a `def`'s (the linker, which knows no `def`s, would only say "unknown
-        function"); a name close to a built-in function's, or to none, is the linker's."""
+        function"); a name close to a built-in function's, or to none, is the linker's.
+        None when a library was not read whole: the name may be one of its lost defs."""
+        if self.ctx.library_lost:
+            return
         kw = self._close_def(name, _FUNCTIONS) if name.name not in _FUNCTIONS else {}
         if kw:
             self.ctx.error(codes.UNKNOWN_NAME, name.span, f"unknown function `{name.name}`", **kw)

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 
-from serq.diagnostics import Edit, Fix, Label, Span, codes
+from serq.diagnostics import Edit, Fix, Label, Severity, Span, codes
 from serq.expand.context import Context
 from serq.syntax import ItemCache, ParseResult, ast, parse
 from serq.syntax.source_text import decode
@@ -82,6 +82,8 @@ def unwritable(file: str | os.PathLike) -> str | None:
     if text.endswith(tuple(sep for sep in (os.sep, os.altsep) if sep)):
         return "it names a directory (it ends with a separator)"  # `Path` would drop it
     path = Path(file)
+    if path.is_symlink():  # its target is what gets written, in the target's folder
+        path = Path(os.path.realpath(path))
     folder = path.parent
     if not folder.is_dir():
         return f"`{folder}` is not a directory" if folder.exists() else (
@@ -220,6 +222,7 @@ def _use(
     seen.add(key)
     result = load(path)
     if isinstance(result, str):
+        ctx.library_lost = True
         ctx.error(
             codes.USE,
             item.path_span,
@@ -228,6 +231,8 @@ def _use(
         )
         return []
     ctx.diagnostics.extend(result.diagnostics)
+    if any(d.severity >= Severity.ERROR for d in result.diagnostics):
+        ctx.library_lost = True  # its broken items are left out, their defs with them
     loaded = result.module
     if loaded.main is not None:
         ctx.error(codes.USE, item.span, f"`{item.path}` has `fn main`: a library cannot")

@@ -6,8 +6,9 @@ broken items are left as written and reported), 2 when a file cannot be read.
 
 Files and stdin are read as bytes and written back as bytes: UTF-8 whatever the locale,
 an invalid byte (which the parser reports as `E-utf8`) written back as it was, and a
-byte-order mark kept where the file had one. The new text is encoded before the file is
-opened for writing, so nothing can fail between emptying a file and filling it.
+byte-order mark kept where the file had one. A file is replaced whole or not at all
+(`serq.file_output`: a temporary file beside it, renamed over it with its permissions),
+so a full disk or a Ctrl-C in the write leaves it as it was.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 
 from serq import api
 from serq.diagnostics import Diagnostic, counted, print_diagnostics
+from serq.file_output import write_bytes
 from serq.formatter import format_source
 from serq.syntax.source_text import decode, lines_with_ends
 
@@ -67,7 +69,7 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
             _write_stdout(mark + _encode(formatted.text))
         elif changed:
             try:
-                Path(path).write_bytes(mark + _encode(formatted.text))
+                write_bytes(path, mark + _encode(formatted.text))
             except OSError as error:
                 print(
                     f"serq fmt: cannot write `{path}`: {error.strerror or error}", file=sys.stderr

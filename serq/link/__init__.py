@@ -75,10 +75,12 @@ def combine(
 ) -> tuple[Diagnostic, ...]:
     """The linker's diagnostics: the lowering's (with `declare`'s), the rule checks'
     `found` but those at a place the lowering reported (one error per place, as parso
-    does), and the rule checks that `failed`, in source order."""
+    does), and the rule checks that `failed`, in source order, each once: a def's body is
+    lowered at every call, and an error in it was reported at every one (the calls in
+    different places may give it different help, and those stay apart)."""
     spots = {d.span for d in lowering}
     merged = [*lowering, *(d for d in found if d.span not in spots), *failed]
-    return tuple(sorted(merged, key=Diagnostic.sort_key))
+    return tuple(dict.fromkeys(sorted(merged, key=Diagnostic.sort_key)))
 
 
 def rule_failed(file: str, rule: Rule, error: Exception) -> Diagnostic:

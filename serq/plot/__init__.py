@@ -17,6 +17,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from serq.file_output import write_file
+
 FORMATS = (".png", ".svg")
 DPI = 120
 
@@ -172,8 +174,9 @@ def save(figure: Any, path: str | Path) -> Path:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
 
     FigureCanvasAgg(figure)  # attaches itself to the figure: no pyplot, no display
+    kind = path.suffix.lower().lstrip(".")
     with rc_context({"svg.fonttype": "none"}):  # SVG text stays text: searchable, editable
-        figure.savefig(path, dpi=DPI)
+        write_file(path, lambda f: figure.savefig(f, format=kind, dpi=DPI))  # whole or not at all
     return path
 
 

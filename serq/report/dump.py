@@ -3,15 +3,18 @@
 `DIR/observe/NAME.csv` has a header `time,session,turn,value` and one line per sample
 taken after warm-up; `DIR/gauge/NAME.csv` has `time,value` and one line per change
 point of the gauge over the whole run (the value holds until the next line). Numbers are
-written so that they read back exactly.
+written so that they read back exactly. Each file is replaced whole or not at all.
 """
 
 from __future__ import annotations
 
 import csv
+import io
 from collections.abc import Iterable
 from pathlib import Path
+from typing import BinaryIO
 
+from serq.file_output import write_file
 from serq.report.model import Report
 
 OBSERVE_HEADER = ("time", "session", "turn", "value")
@@ -34,11 +37,17 @@ def write_dump(report: Report, directory: str | Path) -> list[Path]:
 
 
 def _write(path: Path, header: tuple[str, ...], rows: Iterable[tuple]) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w", encoding="utf-8", newline="") as f:
-        out = csv.writer(f, lineterminator="\n")
+    """Write one CSV file, whole or not at all (`serq.file_output`)."""
+
+    def write(f: BinaryIO) -> None:
+        text = io.TextIOWrapper(f, encoding="utf-8", newline="")
+        out = csv.writer(text, lineterminator="\n")
         out.writerow(header)
         out.writerows(tuple(_cell(v) for v in row) for row in rows)
+        text.detach()  # flushes; `write_file` closes `f` itself
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_file(path, write)
     return path
 
 

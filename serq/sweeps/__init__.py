@@ -159,7 +159,8 @@ def execute(
     stopped moving by then (in this process, the local pool or on Dask: see `executors`).
     A local pool whose worker was killed from outside (out of memory) stops the same way,
     with `broken` saying so. A Dask scheduler that cannot be reached raises
-    `executors.SchedulerUnreachable`, an `OSError`."""
+    `executors.SchedulerUnreachable`, and a local pool that cannot be started (no shared
+    memory, no process) `executors.WorkersUnavailable`, both `OSError`s."""
     from concurrent.futures import BrokenExecutor
     from dataclasses import replace
 

@@ -34,7 +34,12 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
     """Run `serq sweep` with the parsed `args`; return the exit status."""
     from serq import api
     from serq.sweeps import execute, plan
-    from serq.sweeps.executors import SchedulerUnreachable, default_jobs, describe
+    from serq.sweeps.executors import (
+        SchedulerUnreachable,
+        WorkersUnavailable,
+        default_jobs,
+        describe,
+    )
 
     file, loaded = api.read_program(args.file)
     if isinstance(loaded, Diagnostic):
@@ -81,6 +86,12 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
             help = "is the scheduler running? `dask scheduler` prints its address"
         unreachable = Diagnostic.error(codes.IO, where, str(error), help=help)
         print_diagnostics([unreachable], {}, file=sys.stderr, color=color)
+        return EXIT_USAGE
+    except WorkersUnavailable as error:
+        bar.close()
+        help = "`--jobs 1` runs the points in this process, one after the other"
+        unavailable = Diagnostic.error(codes.IO, Span.point(file, 0, 1, 1), str(error), help=help)
+        print_diagnostics([unavailable], {}, file=sys.stderr, color=color)
         return EXIT_USAGE
     finally:
         bar.close()

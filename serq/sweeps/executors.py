@@ -121,15 +121,21 @@ def _local_pool(
 
     # which runs have begun and ended, marked by the workers: after Ctrl-C, the runs a
     # worker that never answered was in (`_stop_pool`)
-    progress = multiprocessing.get_context().Array(
-        "b", max((task.index for task in tasks), default=-1) + 1, lock=False
-    )
+    workers_wanted = min(jobs, max(len(tasks), 1))
+    try:
+        progress = multiprocessing.get_context().Array(
+            "b", max((task.index for task in tasks), default=-1) + 1, lock=False
+        )
+    except OSError as error:  # its shared memory: a full /dev/shm, a file size limit
+        raise WorkersUnavailable(workers_wanted, error) from error
     pool = ProcessPoolExecutor(
-        max_workers=min(jobs, max(len(tasks), 1)),
-        initializer=pool_worker,
-        initargs=(progress,),
+        max_workers=workers_wanted, initializer=pool_worker, initargs=(progress,)
     )
-    futures = {pool.submit(interruptible, function, task): task for task in tasks}
+    try:
+        futures = {pool.submit(interruptible, function, task): task for task in tasks}
+    except OSError as error:  # the workers start here: no fork (EAGAIN, ENOMEM)
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise WorkersUnavailable(workers_wanted, error) from error
     workers = dict(getattr(pool, "_processes", None) or {})  # pid -> Process, all started
     state = "running"
     try:
@@ -268,6 +274,15 @@ class SchedulerUnreachable(OSError):
     def __init__(self, address: str, why: str, malformed: bool = False) -> None:
         super().__init__(f"cannot reach the Dask scheduler `{address}`: {why}")
         self.address, self.why, self.malformed = address, why, malformed
+
+
+class WorkersUnavailable(OSError):
+    """The local pool of `jobs` worker processes could not be started (`error`)."""
+
+    def __init__(self, jobs: int, error: OSError) -> None:
+        why = error.strerror or str(error)
+        super().__init__(f"cannot start {jobs} worker processes: {why}")
+        self.jobs, self.why = jobs, why
 
 
 def _dask(

@@ -15,7 +15,7 @@ Files (chosen by the suffix): `.csv` holds the point rows and `STEM.runs.csv` be
 the run rows, numbers written so that they read back exactly (`nan`, `inf`); `.json`
 holds both (`{"points": [...], "runs": [...]}`, NaN and inf as null, as `serq run --json`
 writes them); `.parquet` (pyarrow) is written like `.csv`. The same sweep gives the same
-bytes whatever executed it.
+bytes whatever executed it. Each file is replaced whole or not at all (`serq.file_output`).
 """
 
 from __future__ import annotations
@@ -30,6 +30,7 @@ from html import escape
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from serq.file_output import write_bytes, write_file
 from serq.sweeps.grid import Point
 from serq.sweeps.tstat import interval
 from serq.sweeps.worker import RunOutcome
@@ -117,12 +118,12 @@ class SweepResult:
         path = Path(path)
         suffix = path.suffix.lower()
         if suffix == ".json":
-            path.write_text(self.to_json(), encoding="utf-8")
+            write_bytes(path, self.to_json().encode("utf-8"))
             return [path]
         beside = path.with_name(f"{path.stem}.runs{path.suffix}")
         if suffix == ".csv":
-            path.write_text(self.to_csv(), encoding="utf-8", newline="")
-            beside.write_text(self.to_csv(runs=True), encoding="utf-8", newline="")
+            write_bytes(path, self.to_csv().encode("utf-8"))
+            write_bytes(beside, self.to_csv(runs=True).encode("utf-8"))
             return [path, beside]
         if suffix == ".parquet":
             _write_parquet(self.points, self.columns(), path)
@@ -349,4 +350,5 @@ def _write_parquet(rows: list[Row], columns: list[str], path: Path) -> None:
             arrays[column] = pa.array([float(v) for v in values], pa.float64())
         else:
             arrays[column] = pa.array([_plain(v) for v in values], pa.string())
-    pq.write_table(pa.table(arrays), path)
+    table = pa.table(arrays)
+    write_file(path, lambda f: pq.write_table(table, f))
