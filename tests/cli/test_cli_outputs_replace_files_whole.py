@@ -10,37 +10,19 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import resource
 import stat
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from serq.cli import main
+from tests.file_size_limit import serq_limited
 
 ROOT = Path(__file__).resolve().parents[2]
 MM1 = (ROOT / "examples" / "mm1.sq").read_text(encoding="utf-8")
 OLD = "an older file that a failed write must leave whole\n" * 40
 PLOT = pytest.mark.skipif(importlib.util.find_spec("matplotlib") is None, reason="no matplotlib")
-
-
-def _limit_file_size() -> None:
-    resource.setrlimit(resource.RLIMIT_FSIZE, (256, 256))  # Python ignores SIGXFSZ
-
-
-def _serq(args: list[str], cwd: Path) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "serq.cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=cwd,
-        # no bytecode: under the limit Python would write its .pyc files cut short
-        env={"PYTHONPATH": str(ROOT), "PATH": "/usr/bin:/bin", "PYTHONDONTWRITEBYTECODE": "1"},
-        preexec_fn=_limit_file_size,
-        timeout=300,
-    )
 
 
 def _files(folder: Path) -> list[str]:
@@ -58,7 +40,7 @@ def test_sweep_out(tmp_path: Path) -> None:
     (tmp_path / "mm1.sq").write_text(MM1, encoding="utf-8")
     (tmp_path / "r.csv").write_text(OLD, encoding="utf-8")
     args = ["sweep", "mm1.sq", "--set", "lambda=0.1:0.9:0.1", "--horizon", "200"]
-    done = _serq([*args, "--warmup", "10", "--jobs", "1", "--out", "r.csv"], tmp_path)
+    done = serq_limited([*args, "--warmup", "10", "--jobs", "1", "--out", "r.csv"], tmp_path)
     _fails_and_keeps(done, tmp_path / "r.csv", "r.csv")
     assert _files(tmp_path) == ["mm1.sq", "r.csv"]
 
@@ -68,7 +50,9 @@ def test_run_dump(tmp_path: Path) -> None:
     (tmp_path / "d" / "observe").mkdir(parents=True)
     old = tmp_path / "d" / "observe" / "sojourn.csv"
     old.write_text(OLD, encoding="utf-8")
-    done = _serq(["run", "mm1.sq", "--horizon", "2000", "--warmup", "10", "--dump", "d"], tmp_path)
+    done = serq_limited(
+        ["run", "mm1.sq", "--horizon", "2000", "--warmup", "10", "--dump", "d"], tmp_path
+    )
     _fails_and_keeps(done, old, "d")
     assert _files(tmp_path) == ["d", "d/observe", "d/observe/sojourn.csv", "mm1.sq"]
 
@@ -79,7 +63,7 @@ def test_plot_output(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None
     args = ["run", str(tmp_path / "mm1.sq"), "--horizon", "2000", "--warmup", "10"]
     assert main([*args, "--dump", str(tmp_path / "d")]) == 0
     (tmp_path / "p.png").write_text(OLD, encoding="utf-8")
-    done = _serq(["plot", "--dump", "d", "-o", "p.png"], tmp_path)
+    done = serq_limited(["plot", "--dump", "d", "-o", "p.png"], tmp_path)
     _fails_and_keeps(done, tmp_path / "p.png", "p.png")
     assert not any(".tmp" in f for f in _files(tmp_path))
 
@@ -113,7 +97,9 @@ def test_a_new_file_gets_the_umask_and_a_device_is_written_in_place(tmp_path: Pa
     assert sorted(os.listdir(tmp_path)) == ["new.csv"]
 
 
-def test_a_system_without_chown_still_writes(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_system_without_chown_still_writes(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     # Windows has no os.chown: keeping an old file's owner is skipped there, not an error.
     from serq.file_output import write_bytes
 
