@@ -19,7 +19,11 @@ directory, written by a first run of each command); `--source` measures without 
 
 The first `serq check` after the grammar changes builds the parser tables and caches
 them (serq/syntax/parser.py); the runs measured start from a warm cache, and the last
-line disables it (SERQ_GRAMMAR_CACHE=0) to show the cold cost.
+line disables it (SERQ_GRAMMAR_CACHE=0) to show the cold cost. The caches are made
+afresh in temporary directories, serq's (SERQ_CACHE_DIR) and Lark's (TMPDIR), by the
+first run, as on a machine where serq has never run: what that first run writes is what
+every later run reads (a parser pickled with Lark's objects in it once made every later
+check import Lark).
 """
 
 from __future__ import annotations
@@ -57,6 +61,8 @@ def main() -> None:
     if not args.source:
         env.pop("PYTHONDONTWRITEBYTECODE", None)
         env["PYTHONPYCACHEPREFIX"] = tempfile.mkdtemp(prefix="serq-startup-pycache-")
+    env["SERQ_CACHE_DIR"] = tempfile.mkdtemp(prefix="serq-startup-cache-")
+    env["TMPDIR"] = tempfile.mkdtemp(prefix="serq-startup-tmp-")  # Lark's cache
     cold = dict(env, SERQ_GRAMMAR_CACHE="0")
     py = sys.executable
     cases = (
