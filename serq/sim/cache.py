@@ -180,7 +180,9 @@ class Cache:
 
     def consume(self, session: Any, reuse: float) -> float:
         """Take at most `reuse` units of `session`'s live entry, in whole blocks; the rest
-        stays, dead. Returns the units taken."""
+        stays, dead. Returns the units taken. A reuse that covers the entry takes whole
+        blocks of it too: an entry that lost blocks of a fractional size can be its blocks
+        less float noise, and both references round that hit down (NOTES.md §71)."""
         entry = self.live.pop(session, None)
         if entry is None:
             return 0.0
@@ -188,7 +190,7 @@ class Cache:
         # `max(reuse, 0.0)`, as max takes it (the first unless the second is greater)
         taken = units if reuse >= units else (0.0 if 0.0 > reuse else reuse)
         b = self.block
-        if b is not None and taken < units and _isfinite(taken / b):
+        if b is not None and _isfinite(taken / b):
             taken = _floor(taken / b) * b  # a hit is whole blocks
         self.total -= taken
         entry.units = units = units - taken
