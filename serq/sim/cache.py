@@ -180,16 +180,21 @@ class Cache:
 
     def consume(self, session: Any, reuse: float) -> float:
         """Take at most `reuse` units of `session`'s live entry, in whole blocks; the rest
-        stays, dead. Returns the units taken."""
+        stays, dead. Returns the units taken. The reuse is rounded down to whole blocks
+        before it meets the entry, as both references do: an entry that lost blocks of a
+        fractional size can be its blocks less float noise (7.919999999999998 for eight
+        of 0.99), which a reuse that reads it then covers by seven; one a little above
+        its blocks leaves that noise behind, dead (NOTES.md §71)."""
         entry = self.live.pop(session, None)
         if entry is None:
             return 0.0
         units = entry.units
         # `max(reuse, 0.0)`, as max takes it (the first unless the second is greater)
-        taken = units if reuse >= units else (0.0 if 0.0 > reuse else reuse)
+        hit = 0.0 if 0.0 > reuse else reuse
         b = self.block
-        if b is not None and taken < units and _isfinite(taken / b):
-            taken = _floor(taken / b) * b  # a hit is whole blocks
+        if b is not None and _isfinite(hit / b):
+            hit = _floor(hit / b) * b  # a hit is whole blocks
+        taken = units if hit >= units else hit
         self.total -= taken
         entry.units = units = units - taken
         entry.owner = None

@@ -82,6 +82,13 @@ EVENT_LIMIT = 4_000  # events of the unswept program at the horizon the sweep ru
 SERQ_LIMIT = 4.0  # seconds a serq path may take on one value
 REFERENCE_LIMIT = 6.0
 REFUSED_LIMIT = 2.0  # the reference's limit on a value serq refuses (it often runs on)
+# `--every-way`: two more serq runs of the generated code, each compared with the others
+# (the report without `skipped`, every sample, every diagnostic)
+EVERY_WAY = False
+MORE_WAYS = (
+    ("no-fast-forward", {"fast_forward": False}),
+    ("invariants", {"check_invariants": True}),
+)
 # the positions users size, each holding a literal number: lifted into a `let`
 _LIFTABLE = re.compile(
     r"\b(?:poisson|renewal|closed|batch|fifo|ps)\s*\(\s*(?=[\d.])"
@@ -238,21 +245,27 @@ def serq_paths(text: str, path: str, overrides: dict[str, Any], settings: dict[s
             return "no-position", "compile: " + missing, None, diagnostics
         return "serq-error", "compile: " + differential._first_error(diagnostics), None, diagnostics
     runs = []
-    for name, codegen, straight_on in (
-        ("generated", True, True),
-        ("no-straight", True, False),
-        ("interpreter", False, True),
-    ):
+    ways = [
+        ("generated", True, True, {}),
+        ("no-straight", True, False, {}),
+        ("interpreter", False, True, {}),
+    ]
+    if EVERY_WAY:
+        ways += [(name, True, True, options) for name, options in MORE_WAYS]
+    for name, codegen, straight_on, options in ways:
         straight.ENABLED = straight_on
         try:
-            report, said = mutants._timed(SERQ_LIMIT, execute, compiled, codegen=codegen)
+            report, said = mutants._timed(SERQ_LIMIT, execute, compiled, codegen=codegen, **options)
         except mutants._Timeout:
             return "serq-timeout", name, None, []
         except Exception as error:  # noqa: BLE001
             return "serq-crash", f"{name}: {mutants._crash(error)}", None, []
         finally:
             straight.ENABLED = True
-        whole = None if report is None else (json.loads(report.json()), _samples(report))
+        whole = None
+        if report is not None:
+            data = json.loads(report.json())
+            whole = (differential._unskipped(data) if EVERY_WAY else data, _samples(report))
         runs.append((name, report, whole, said))
     first = runs[0]
     for other in runs[1:]:
@@ -413,9 +426,20 @@ def sweep_check(outcomes: list[Outcome], rows: Any) -> str | None:
 # ---------------------------------------------------------------- driving it
 
 
-def programs(scratch: Path, only: str | None) -> list[mutants.Source]:
-    """The programs of the module docstring, copied into `scratch`."""
-    mutants.FOLDERS = FOLDERS
+def programs(
+    scratch: Path, only: str | None, folders: list[str] | None = None
+) -> list[mutants.Source]:
+    """The programs of the module docstring, copied into `scratch`; with `folders`
+    (relative to the repository), those folders' programs alone."""
+    mutants.FOLDERS = tuple(folders) if folders else FOLDERS
+    if folders:
+        return [
+            s
+            for s in mutants.sources(scratch)
+            if any(s.name.startswith(f.rstrip("/") + "/") for f in folders)
+            and (only is None or re.search(only, s.name))
+            and (differential.have_014() or not s.main)
+        ]
     have_014 = (Path(differential.PYSERQ_014) / "pyserq").is_dir()
     return [
         s
@@ -502,7 +526,20 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--dialect", choices=("all", "classic", "main"), default="all")
     parser.add_argument("--params", type=int, default=None, help="parameters per program")
     parser.add_argument("--verbose", action="store_true", help="a line for every value")
+    parser.add_argument(
+        "--folder",
+        action="append",
+        default=None,
+        help="sweep this folder's programs (relative to the repository) instead; repeatable",
+    )
+    parser.add_argument(
+        "--every-way",
+        action="store_true",
+        help="also run each value with fast_forward=False and check_invariants=True",
+    )
     args = parser.parse_args(argv)
+    global EVERY_WAY
+    EVERY_WAY = args.every_way
     scratch = args.scratch or Path(tempfile.mkdtemp(prefix="serq-sweep-"))
     scratch.mkdir(parents=True, exist_ok=True)
     cache_file = scratch / "settings.json"
@@ -511,7 +548,7 @@ def main(argv: list[str] | None = None) -> int:
     tally: dict[str, collections.Counter[str]] = collections.defaultdict(collections.Counter)
     log = args.out.open("a", encoding="utf-8") if args.out else None
     started = time.monotonic()
-    for source in programs(scratch, args.only):
+    for source in programs(scratch, args.only, args.folder):
         if args.dialect != "all" and source.main != (args.dialect == "main"):
             continue
         dialect = "fn main (0.1.4)" if source.main else "classic (0.1.2)"

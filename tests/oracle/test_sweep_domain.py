@@ -91,3 +91,20 @@ def test_the_parameters_a_user_sweeps():
     main = (ROOT / "examples/vocabulary/mg1_args.sq").read_text(encoding="utf-8")
     assert [p.name for p in sweep_domain.parameters(main, True)][:3] == ["rate", "mean", "scv"]
     assert sweep_domain.values("0.8")[:1] == ["0.8"] and "1" in sweep_domain.values("0.8")
+
+
+def test_a_folder_alone_every_way(tmp_path, monkeypatch):
+    """`--folder` lists that folder's programs alone (not the spec's), and `--every-way`
+    runs each value twice more, stepped and checking the invariants, as the others."""
+    found = sweep_domain.programs(tmp_path, None, ["tests/oracle/spec_walk"])
+    names = {s.name for s in found}
+    assert "tests/oracle/spec_walk/w_closed_ps.sq" in names
+    assert all(n.startswith("tests/oracle/spec_walk/") for n in names)
+    assert not any(n.endswith(".csv") or "/lib/" in n for n in names)
+    monkeypatch.setattr(sweep_domain, "EVERY_WAY", True)
+    text = (ROOT / "tests/oracle/spec_walk/step_clauses.sq").read_text(encoding="utf-8")
+    for value in ("8", "0", "inf"):
+        verdict, detail, _, _ = sweep_domain.serq_paths(
+            text, "step_clauses.sq", {"sets": {"ch": value}}, {"horizon": 2.0}
+        )
+        assert verdict == "ok", (value, detail)

@@ -93,11 +93,12 @@ def test_a_large_eviction_takes_whole_blocks_from_the_oldest():
 
 def consumed_by_hand(units: float, reuse: float, block: float | None) -> tuple[float, float]:
     """What `Cache.consume` takes of an entry of `units` for a `reuse`, and what stays:
-    all of it when the reuse covers it, else `max(reuse, 0.0)` (the sign of a zero kept)
-    rounded down to whole blocks."""
-    taken = units if reuse >= units else max(reuse, 0.0)
-    if block is not None and taken < units and math.isfinite(taken / block):
-        taken = math.floor(taken / block) * block
+    `max(reuse, 0.0)` (the sign of a zero kept) rounded down to whole blocks, or all of
+    the entry when that covers it (NOTES.md §71: the reuse is rounded, not the entry)."""
+    hit = max(reuse, 0.0)
+    if block is not None and math.isfinite(hit / block):
+        hit = math.floor(hit / block) * block
+    taken = units if hit >= units else hit
     return taken, units - taken
 
 
