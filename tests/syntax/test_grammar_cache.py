@@ -151,7 +151,9 @@ def test_reading_the_cache_imports_no_lark(tmp_path):
     check` on this machine)."""
     program = tmp_path / "mm1.sq"
     program.write_text((ROOT / "bench" / "shapes" / "mm1.sq").read_text())
+    (tmp_path / "t").mkdir()
     env = dict(os.environ, SERQ_CACHE_DIR=str(tmp_path / "c"), PYTHONPATH=str(ROOT))
+    env["TMPDIR"] = str(tmp_path / "t")  # no Lark cache yet: a new machine's first run
     env.pop("SERQ_GRAMMAR_CACHE", None)
     script = (
         "import sys\n"
