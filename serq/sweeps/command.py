@@ -77,21 +77,19 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
     start = time.monotonic()
     try:
         result = execute(checked, dask, jobs, bar.advance)
-    except SchedulerUnreachable as error:
-        bar.close()
-        where = Span.point(f"<--dask {error.address}>", 0, 1, 1)
-        if error.malformed:
-            help = "a scheduler's address is `tcp://HOST:PORT`, as `dask scheduler` prints it"
+    except (SchedulerUnreachable, WorkersUnavailable) as error:
+        bar.close()  # before the diagnostic, which the bar would otherwise overwrite
+        if isinstance(error, SchedulerUnreachable):
+            where = Span.point(f"<--dask {error.address}>", 0, 1, 1)
+            if error.malformed:
+                help = "a scheduler's address is `tcp://HOST:PORT`, as `dask scheduler` prints it"
+            else:
+                help = "is the scheduler running? `dask scheduler` prints its address"
         else:
-            help = "is the scheduler running? `dask scheduler` prints its address"
-        unreachable = Diagnostic.error(codes.IO, where, str(error), help=help)
-        print_diagnostics([unreachable], {}, file=sys.stderr, color=color)
-        return EXIT_USAGE
-    except WorkersUnavailable as error:
-        bar.close()
-        help = "`--jobs 1` runs the points in this process, one after the other"
-        unavailable = Diagnostic.error(codes.IO, Span.point(file, 0, 1, 1), str(error), help=help)
-        print_diagnostics([unavailable], {}, file=sys.stderr, color=color)
+            where = Span.point(file, 0, 1, 1)
+            help = "`--jobs 1` runs the points in this process, one after the other"
+        cannot = Diagnostic.error(codes.IO, where, str(error), help=help)
+        print_diagnostics([cannot], {}, file=sys.stderr, color=color)
         return EXIT_USAGE
     finally:
         bar.close()
