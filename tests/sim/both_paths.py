@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import warnings
+from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 from serq.sim import api as sim_api
@@ -92,3 +94,61 @@ def runs_on_every_path(text: str, path: str = "t.sq", **settings: float) -> list
         assert report is not None, [d.message for d in ran]
         out.append((report, ran))
     return out
+
+
+EVENTS = 20_000  # about the events a run is cut to (by its horizon)
+
+
+def program_at(path: Path, seed: int) -> sim_api.Compiled | None:
+    """The program at `path` with `seed`; a program without a horizon (a library, a
+    `fn main` run from the command line) gets one of 200."""
+    text = path.read_text(encoding="utf-8")
+    program, _ = sim_api.compile_program(text, str(path), seed=seed)
+    if program is None:
+        program, _ = sim_api.compile_program(text, str(path), seed=seed, horizon=200.0)
+    return program
+
+
+def run_once(program: sim_api.Compiled, codegen: bool) -> tuple:
+    """The JSON report (None without one) and the diagnostics of one run of `program`, on
+    the generated code or on the interpreter."""
+    report, diagnostics = sim_api.execute(program, codegen=codegen)
+    rendered = tuple((d.code, d.severity, d.span, d.message, tuple(d.notes)) for d in diagnostics)
+    return (None if report is None else report.json()), rendered
+
+
+def cut_to_events(program: sim_api.Compiled) -> sim_api.Compiled:
+    """`program` with its horizon cut so that the run fires about EVENTS events (from a
+    probe run to a tenth of its horizon), keeping its warm-up below it."""
+    ir_program = program.program
+    horizon, warmup = ir_program.horizon, ir_program.warmup
+    if ir_program.arrivals is not None or horizon is None:
+        return program
+    probe = replace(ir_program, horizon=warmup + (horizon - warmup) / 10)
+    report, _ = sim_api.execute(replace(program, program=probe))
+    if report is None or report.events * 10 <= EVENTS:
+        return program
+    scale = EVENTS / (report.events * 10)
+    cut = warmup + (horizon - warmup) * scale
+    return replace(program, program=replace(ir_program, horizon=cut))
+
+
+def assert_paths_agree(path: Path, seeds: tuple[int, ...], monkeypatch: Any) -> None:
+    """The program at `path`, cut to about `EVENTS` events, gives the same report and
+    diagnostics on the generated code (which must take it, not fall back) and on the
+    interpreter, at each of `seeds`; `straight.py`'s loop is off, so its shapes run on the
+    generated code too."""
+    from serq.sim import compiled, straight
+
+    monkeypatch.setattr(straight, "ENABLED", False)
+    installed: list[bool] = []
+    install = compiled.install
+    monkeypatch.setattr(compiled, "install", lambda w: installed.append(install(w)) or True)
+    for seed in seeds:
+        program = program_at(path, seed)
+        assert program is not None, "the program does not compile"
+        program = cut_to_events(program)
+        installed.clear()
+        ours = run_once(program, True)
+        assert installed == [True], "the program fell back to the interpreter"
+        assert ours == run_once(program, False), f"seed {seed}"

@@ -18,7 +18,8 @@ import pytest
 
 import serq
 from serq.sim import api as sim_api
-from serq.sim import compiled, straight
+from serq.sim import straight
+from tests.sim.both_paths import assert_paths_agree, run_once
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAMS = sorted(
@@ -29,41 +30,6 @@ PROGRAMS = sorted(
     ]
 )
 SEEDS = (1, 7, 2026)
-EVENTS = 20_000  # about the events a run is cut to (by its horizon)
-
-
-def _compiled(path: Path, seed: int) -> sim_api.Compiled | None:
-    """The program at `path` with `seed`; a program without a horizon (a library, a
-    `fn main` run from the command line) gets one of 200."""
-    text = path.read_text(encoding="utf-8")
-    program, _ = sim_api.compile_program(text, str(path), seed=seed)
-    if program is None:
-        program, _ = sim_api.compile_program(text, str(path), seed=seed, horizon=200.0)
-    return program
-
-
-def _run(program: sim_api.Compiled, codegen: bool) -> tuple:
-    report, diagnostics = sim_api.execute(program, codegen=codegen)
-    rendered = tuple((d.code, d.severity, d.span, d.message, tuple(d.notes)) for d in diagnostics)
-    return (None if report is None else report.json()), rendered
-
-
-def _cut(program: sim_api.Compiled) -> sim_api.Compiled:
-    """`program` with its horizon cut so that the run fires about EVENTS events (from a
-    probe run to a tenth of its horizon), keeping its warm-up below it."""
-    from dataclasses import replace
-
-    ir_program = program.program
-    horizon, warmup = ir_program.horizon, ir_program.warmup
-    if ir_program.arrivals is not None or horizon is None:
-        return program
-    probe = replace(ir_program, horizon=warmup + (horizon - warmup) / 10)
-    report, _ = sim_api.execute(replace(program, program=probe))
-    if report is None or report.events * 10 <= EVENTS:
-        return program
-    scale = EVENTS / (report.events * 10)
-    cut = warmup + (horizon - warmup) * scale
-    return replace(program, program=replace(ir_program, horizon=cut))
 
 
 # Programs for the corners of the generated code: each of its run-time errors, holds
@@ -176,25 +142,13 @@ def test_compiled_equals_interpreter_at_corners(name, monkeypatch):
     for seed in SEEDS:
         program, diagnostics = sim_api.compile_program(CORNERS[name], f"<{name}>", seed=seed)
         assert program is not None, [d.message for d in diagnostics]
-        ours = _run(program, True)
-        assert ours == _run(program, False), f"seed {seed}"
+        ours = run_once(program, True)
+        assert ours == run_once(program, False), f"seed {seed}"
 
 
 @pytest.mark.parametrize("path", PROGRAMS, ids=lambda p: str(p.relative_to(ROOT)))
 def test_compiled_equals_interpreter(path, monkeypatch):
-    monkeypatch.setattr(straight, "ENABLED", False)
-    installed = []
-    install = compiled.install
-    monkeypatch.setattr(compiled, "install", lambda w: installed.append(install(w)) or True)
-    for seed in SEEDS:
-        program = _compiled(path, seed)
-        if program is None:
-            pytest.fail("the program does not compile")
-        program = _cut(program)
-        installed.clear()
-        ours = _run(program, True)
-        assert installed == [True], "the program fell back to the interpreter"
-        assert ours == _run(program, False), f"seed {seed}"
+    assert_paths_agree(path, SEEDS, monkeypatch)
 
 
 def test_straight_shapes_equal():
