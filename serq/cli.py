@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import gc
+import importlib
 import io
 import json
 import os
@@ -30,20 +31,23 @@ if TYPE_CHECKING:
     from serq.report import Report
 
 
-def _load() -> None:
-    """Import the pipeline (the parser, the diagnostics) into this module's names.
+def _load(command: str | None = None) -> None:
+    """Import the pipeline (the parser, the diagnostics) into this module's names, and the
+    modules `command` runs (`_PIPELINE`: the expander, the linker, the simulator).
 
     `main` calls it inside its Ctrl-C handling: a Ctrl-C while a third of a second of
     imports runs stops the command with its one line, not with a traceback (the module
     itself imports only what argparse needs).
 
-    The first call imports with the cyclic garbage collector paused, then freezes what
-    the imports made (`gc.freeze`: modules, classes, code, the parser's tables, all kept
-    for the process's life), so that no collection while the imports allocate, nor any
-    full one later (the command's own), walks them again: some 24 million instructions
-    of a `serq check`'s 460, a twentieth of its start-up."""
+    It imports with the cyclic garbage collector paused, then freezes what the imports
+    made (`gc.freeze`: modules, classes, code, the parser's tables, all kept for the
+    process's life), so that no collection while the imports allocate, nor any full one
+    later (the command's own), walks them again: 33 million instructions of the 460 of
+    a `serq check` of a small file. Modules imported before are not imported again, nor
+    anything frozen again."""
     global api, Diagnostic, Severity, print_diagnostics, to_json
-    if _loaded:
+    wanted = ("serq.api", *_PIPELINE.get(command or "", ()))
+    if all(name in sys.modules for name in wanted) and "api" in globals():
         return
     collecting = gc.isenabled()
     gc.disable()
@@ -51,14 +55,21 @@ def _load() -> None:
         from serq import api
         from serq.diagnostics import Diagnostic, Severity, print_diagnostics, to_json
 
+        for name in wanted:
+            importlib.import_module(name)
         gc.freeze()
-        _loaded.append(True)
     finally:
         if collecting:
             gc.enable()
 
 
-_loaded: list[bool] = []  # `_load` ran (its imports done, what they made frozen)
+# the modules a command imports when it runs, beyond `_load`'s own (loaded by it first)
+_PIPELINE = {
+    "check": ("serq.expand", "serq.link"),
+    "expand": ("serq.expand", "serq.expand.printer"),
+    "ir": ("serq.expand", "serq.link"),
+    "run": ("serq.expand", "serq.link", "serq.sim"),
+}
 
 EXIT_OK = 0
 EXIT_ERRORS = 1
@@ -417,6 +428,7 @@ def _main(argv: Sequence[str] | None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return EXIT_USAGE
+    _load(args.command)
     if args.command == "check":
         return _check(args)
     if args.command == "expand":
