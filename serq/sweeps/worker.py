@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from serq.diagnostics import Diagnostic
     from serq.sim.api import Compiled
 
-CACHE_SIZE = 8  # compiled points kept per worker process
+CACHE_SIZE = 256  # compiled points kept per process (examples/vllm.sq: about 21 KiB each)
 
 
 @dataclass(frozen=True, slots=True)
