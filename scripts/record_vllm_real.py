@@ -68,6 +68,7 @@ FAMILIES = {
     # two hand-made scenarios of the priority policy (record with --count 2)
     "victim": vllm_scenarios.scheduled_victim,
 }
+SIZES = {"victim": 2}  # the families of a fixed number of scenarios, 0 to size - 1
 
 
 def main() -> None:
@@ -93,6 +94,12 @@ def main() -> None:
         help="no recording: write to --out the scenarios SEEDS (k,k,...) of a recorded FILE",
     )
     args = parser.parse_args()
+    size = SIZES.get(args.family)
+    if size is not None and not 0 <= args.start < args.start + args.count <= size:
+        parser.error(
+            f"family {args.family} has {size} scenarios, 0 to {size - 1}: "
+            f"--start {args.start} --count {args.count} asks for others"
+        )
     if args.keep:
         keep(Path(args.keep[0]), {int(k) for k in args.keep[1].split(",")}, Path(args.out))
         return
