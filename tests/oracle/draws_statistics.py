@@ -77,20 +77,27 @@ def load_parameter(text: str, main: bool) -> sweep_domain.Parameter | None:
     return None
 
 
-def scaled(p: sweep_domain.Parameter, factor: float) -> str:
-    """`p`'s value times `factor` (divided, for a gap), a whole number for a population."""
+def scaled(p: sweep_domain.Parameter, factor: float, text: str = "") -> str:
+    """`p`'s value times `factor` (divided, for a gap), a whole number for a population:
+    by its name, or by what reads it in `text` (`closed(…)`, `batch(…)`, `renewal(…)`)."""
     try:
         base = float(p.base)
     except ValueError:
         base = None
-    inverse = _INVERSE.search(p.name) is not None
-    whole = _WHOLE.search(p.name) is not None
+    inverse = _INVERSE.search(p.name) is not None or _reads(text, p.name, "renewal")
+    whole = _WHOLE.search(p.name) is not None or _reads(text, p.name, "closed|batch")
     if base is None:
         return f"({p.base}) {'/' if inverse else '*'} {factor:.6g}"
     value = base / factor if inverse else base * factor
     if whole:
         return str(max(1, round(value)))
     return f"{value:.6g}"
+
+
+def _reads(text: str, name: str, laws: str) -> bool:
+    """Whether an arrival law of `laws` in `text` reads `name` in its argument."""
+    pattern = rf"\b(?:{laws})\s*\([^;]*\b{re.escape(name)}\b"
+    return any(re.search(pattern, m.group(1)) for m in _ARRIVE.finditer(text))
 
 
 def _body(source: mutants.Source, p: sweep_domain.Parameter | None, value: str | None):
@@ -243,7 +250,7 @@ def main(argv: list[str] | None = None) -> int:
         if p is not None and not args.no_edge:
             targets = [t / rho for t in EDGE] if rho > 0.05 else [2.0, 4.0]
             for factor in targets:
-                value = scaled(p, factor)
+                value = scaled(p, factor, p.text or text)
                 body, sets = _body(source, p, value)
                 rows.append(one(source, settings, f"{p.name}={value}", body, sets, args))
         for row in rows:

@@ -58,3 +58,11 @@ def test_vllm_main_agrees_in_distribution() -> None:
     path = ROOT / "tests/corpus/valid_main/vllm_main.sq"
     verdict, detail = differential.compare_statistics(str(path), 6, main=True, horizon=60.0)
     assert verdict == "same", detail
+
+
+def test_a_population_is_known_by_what_reads_it() -> None:
+    """spec_walk/b_serve_orders.sq's `n0` is a batch's population: it stays whole."""
+    text = (HERE / "spec_walk" / "b_serve_orders.sq").read_text(encoding="utf-8")
+    p = draws_statistics.load_parameter(text, False)
+    assert p is not None and p.name == "n0"
+    assert draws_statistics.scaled(p, 1.37, text) == str(round(float(p.base) * 1.37))
