@@ -4,7 +4,8 @@ side only.
 
 A program with draws cannot be compared sample for sample (serq and pyserq draw from
 different streams). Each program (`mutants.RANDOM`) of the folders given runs over
-seeds 1..N on both sides (`differential.compare_statistics`'s rule: every mean within
+N seeds on both sides (`differential.statistics_seeds`, far apart: 0.1.4's runs at
+consecutive seeds share their sessions' draws; `compare_statistics`'s rule: every mean within
 `z` standard errors, Welch), at the horizon `mutants.base_settings` chooses, first at
 its own parameters, then with its load parameter (an arrival rate, gap or population:
 a `let`, an `args.number` or a lifted literal, `sweep_domain.parameters`) scaled so that
@@ -196,7 +197,7 @@ def one(
     source: mutants.Source, settings: dict[str, Any], label: str, text: str, sets: dict, args
 ) -> dict[str, Any]:
     """Both sides' runs of `text` (the program of `source`) and what parts them."""
-    seeds = list(range(1, args.seeds + 1))
+    seeds = differential.statistics_seeds(args.seeds)
     run = {**{k: v for k, v in settings.items() if k != "seed"}, **sets}
     path = source.path.with_name(f"_stat_{source.path.stem}.sq")
     path.write_text(text, encoding="utf-8")
