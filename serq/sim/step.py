@@ -146,6 +146,7 @@ class StepStage(Spans, StageBase):
         "scheduled",
         "preempted",
         "admitting",
+        "joining",
         "admitted",
         "verdict",
         "spans",
@@ -237,6 +238,9 @@ class StepStage(Spans, StageBase):
         self.scheduled: list[Resident] = []
         self.preempted = False
         self.admitting = False
+        # under `serve exclusive prefill`, what the decode batch leaves of the budget to a
+        # decode that joins it as it is admitted (None: no such batch is being planned)
+        self.joining: float | None = None
         self.admitted = False  # the plan admitted a session
         self.verdict: Any = None  # a fastforward.Verdict when spans may be skipped
         self.spans: list[StepStage] = []  # the world's candidates for `extend`
@@ -720,6 +724,8 @@ class StepStage(Spans, StageBase):
         if self.left <= 0 or r.tokens:
             return
         t = self._tokens(r, self._chunk)
+        if r.decoding and self.joining is not None and t > self.joining:
+            t = self.joining  # it joins the decode batch, within what the batch left
         if t > 0 and self._grow(r, t, preempt=True):
             r.tokens = t
             self.left -= t
@@ -876,11 +882,21 @@ class StepStage(Spans, StageBase):
         tentative = self.scheduled
         self.scheduled = []
         self.admitting = True
+        try:
+            return self._admit_exclusive(tentative, budget)
+        finally:
+            self.joining = None
+
+    def _admit_exclusive(self, tentative: list[Resident], budget: float) -> None:
+        """Admit under `serve exclusive prefill` beside the decode batch `tentative`: the
+        first admitted prefill runs alone; a request that only decodes joins the batch,
+        within the budget the batch left (spec §7: the budget caps an iteration's tokens)."""
         holds = self.holds
         world = self.world
         for pool in self.served:
             while True:
                 self.left = budget  # a waiting prefill sees the full budget
+                self.joining = budget - sum(r.tokens for r in tentative)
                 run = pool.head()
                 if run is None:
                     break
@@ -1096,7 +1112,6 @@ def _steady_serve_key(key: ir.Expr) -> bool:
 
 def _by_admission(r: Resident) -> tuple[float, int]:
     return (r.admission, r.order)
-
 
 
 def _first_three(item: tuple) -> tuple:
