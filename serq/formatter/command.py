@@ -20,6 +20,7 @@ from pathlib import Path
 
 from serq import api
 from serq.diagnostics import Diagnostic, counted, print_diagnostics
+from serq.diagnostics.render import shown_file
 from serq.file_output import write_bytes
 from serq.formatter import format_source
 from serq.syntax.source_text import decode, lines_with_ends
@@ -47,7 +48,8 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
             )
             errors = "a syntax error" if formatted.kept == 1 else "syntax errors"
             print(
-                f"{name}: {counted(formatted.kept, 'item')} with {errors} left as written",
+                f"{shown_file(name)}: {counted(formatted.kept, 'item')} with {errors} left as "
+                "written",
                 file=sys.stderr,
             )
             status = max(status, EXIT_CHANGED)
@@ -63,7 +65,8 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
                 _write_stdout(_encode("".join(diff)))
                 ends = _line_ends(text)
                 if ends:  # else the diff's lines look the same where only these change
-                    print(f"serq fmt: {name}: its {ends} line ends become \\n", file=sys.stderr)
+                    shown = shown_file(name)
+                    print(f"serq fmt: {shown}: its {ends} line ends become \\n", file=sys.stderr)
                 status = max(status, EXIT_CHANGED)
         elif path == STDIN:
             _write_stdout(mark + _encode(formatted.text))
@@ -72,15 +75,14 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
                 write_bytes(path, mark + _encode(formatted.text))
             except OSError as error:
                 print(
-                    f"serq fmt: cannot write `{path}`: {error.strerror or error}", file=sys.stderr
+                    f"serq fmt: cannot write `{shown_file(path)}`: {error.strerror or error}",
+                    file=sys.stderr,
                 )
                 status = EXIT_USAGE
     return status
 
 
 _BOM = b"\xef\xbb\xbf"
-
-
 
 
 def _line_ends(text: str) -> str:
