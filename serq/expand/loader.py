@@ -54,10 +54,18 @@ def read_file(path: str, items: ItemCache | None = None) -> ParseResult | str:
     try:
         text = read_text(path)
     except OSError as e:
-        return unreadable(e)
+        return unreadable_text(path, e)
     except ValueError as e:  # a path the system cannot name: "embedded null byte"
         return str(e)
     return parse(text, path, items)
+
+
+def unreadable_text(path: str, error: OSError) -> str:
+    """Why the text of the file at `path` cannot be read (`unreadable`), naming the copy
+    it was read from when `--buffer` gave one."""
+    copy = text_path(path)
+    reason = unreadable(error)
+    return reason if copy == path else f"its --buffer copy `{copy}`: {reason}"
 
 
 def unreadable(error: OSError) -> str:
