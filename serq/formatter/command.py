@@ -8,9 +8,10 @@ Files and stdin are read as bytes and written back as bytes: UTF-8 whatever the 
 an invalid byte (which the parser reports as `E-utf8`) written back as it was, and a
 byte-order mark kept where the file had one. A file is replaced whole or not at all
 (`serq.file_output`: a temporary file beside it, renamed over it with its permissions),
-so a full disk or a Ctrl-C in the write leaves it as it was. A file that holds a NUL byte is
-no program text (a binary file named by mistake) and is left as it was (stdin is copied
-to stdout), with its syntax errors reported and status 1.
+so a full disk or a Ctrl-C in the write leaves it as it was. A file with syntax errors that
+holds a NUL byte is taken for no program text (a binary file named by mistake) and left as
+it was (stdin is copied to stdout), its errors reported, status 1; a NUL in a comment of a
+program without errors is formatted as any text.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
                 file=sys.stderr,
             )
             status = max(status, EXIT_CHANGED)
-        if "\0" in text:  # no program text: a binary file given by mistake
+        if formatted.diagnostics and "\0" in text:  # a binary file given by mistake
             line = text.count("\n", 0, text.index("\0")) + 1
             print(
                 f"serq fmt: {shown_file(name)}: left as it was: it holds a NUL byte (line "

@@ -49,7 +49,11 @@ def test_stdin_with_a_nul_byte_is_copied_to_stdout(monkeypatch, capsys) -> None:
 
 @pytest.mark.parametrize(
     ("text", "after"),
-    [("let  a =1;\n", "let a = 1;\n"), ("let a = ;\nlet  b = 2;\n", "let a = ;\nlet b = 2;\n")],
+    [
+        ("let  a =1;\n", "let a = 1;\n"),
+        ("let a = ;\nlet  b = 2;\n", "let a = ;\nlet b = 2;\n"),
+        ("let  a = 1; // a\x00b\n", "let a = 1; // a\x00b\n"),  # a NUL in a valid program
+    ],
 )
 def test_program_text_is_still_formatted(tmp_path: Path, text: str, after: str) -> None:
     target = tmp_path / "p.sq"
