@@ -60,3 +60,16 @@ def test_a_failure_at_the_second_file_keeps_both(
     monkeypatch.setattr("serq.file_output.os.fsync", real_fsync)
     assert main([*args, "--jobs", "1", "--out", points.name]) == 0
     assert points.read_bytes() != OLD and runs.read_bytes() != OLD
+
+
+def test_the_files_written_are_named_as_positions_name_them(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An escape in `--out`'s name reached the terminal raw in the "wrote" line."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mm1.sq").write_text(MM1, encoding="utf-8")
+    args = ["sweep", "mm1.sq", "--set", "lambda=0.5", "--horizon", "100", "--warmup", "10"]
+    assert main([*args, "--jobs", "1", "--out", "r\x1b[2J.csv"]) == 0
+    err = capsys.readouterr().err
+    assert '; wrote "r\\u001b[2J.csv", "r\\u001b[2J.runs.csv"' in err
+    assert "\x1b" not in err
