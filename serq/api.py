@@ -33,9 +33,9 @@ def read_source(path: str) -> str | Diagnostic:
 
         return decode(Path(text_path(path)).read_bytes())
     except OSError as e:  # the empty path too, raised above
-        from serq.expand.loader import unreadable
+        from serq.expand.loader import unreadable_text
 
-        reason = unreadable(e)
+        reason = unreadable_text(path, e)
     except ValueError as e:  # a path the system cannot name: "embedded null byte"
         reason = str(e)
     return Diagnostic.error(codes.IO, Span.point(path, 0, 1, 1), f"cannot read `{path}`: {reason}")

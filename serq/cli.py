@@ -20,7 +20,7 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from serq import __version__
 from serq.vocabulary import ARRIVALS_MAX, SEED_MAX, SEED_MIN
@@ -71,6 +71,7 @@ _PIPELINE = {
     "run": ("serq.expand", "serq.link", "serq.sim"),
 }
 
+
 EXIT_OK = 0
 EXIT_ERRORS = 1
 EXIT_USAGE = 2
@@ -92,8 +93,43 @@ EXIT_STATUS = (
 )
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose usage errors end with a help line where a usual slip
+    explains them: a file whose name begins with `-` given before `--`, or an option spelt
+    nearly as one of the command's. `_main` sets `given`, the arguments being parsed."""
+
+    given: Sequence[str] = ()
+    commands: dict[str, argparse.ArgumentParser]
+
+    def error(self, message: str) -> NoReturn:
+        hint = _usage_hint(self, self.given)
+        super().error(f"{message}\nhelp: {hint}" if hint else message)
+
+
+def _usage_hint(parser: argparse.ArgumentParser, given: Sequence[str]) -> str:
+    """The help a usage error of `parser` on the arguments `given` ends with, or ""."""
+    options = [o for action in parser._actions for o in action.option_strings]
+    unknown = []
+    for word in given:
+        if word == "--":
+            break
+        name = word.split("=", 1)[0]
+        if word.startswith("-") and word != "-" and not any(o.startswith(name) for o in options):
+            unknown.append(word)
+    for word in unknown:
+        if os.path.lexists(word):
+            return f"a file whose name begins with `-` goes after `--`: {parser.prog} -- {word}"
+    import difflib
+
+    for word in unknown:
+        close = difflib.get_close_matches(word.split("=", 1)[0], options, n=1, cutoff=0.7)
+        if close:
+            return f"`{word}` is no option of {parser.prog}; did you mean `{close[0]}`?"
+    return ""
+
+
+def _parser() -> _Parser:
+    parser = _Parser(
         prog="serq",
         description="serQ: programs that describe LLM-serving deployments.",
         epilog="exit status: 0 success; 1 the program has errors, or its run failed; 2 a "
@@ -102,6 +138,7 @@ def _parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"serq {__version__}")
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
+    parser.commands = commands.choices
     check = commands.add_parser(
         "check",
         help="report every error of the given files (syntax, names, kinds, domains)",
@@ -421,8 +458,17 @@ def _silence_stdout() -> None:
 
 def _main(argv: Sequence[str] | None) -> int:
     parser = _parser()
+    _Parser.given = list(sys.argv[1:] if argv is None else argv)
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        # what the command's own parser does not take, it reports with its own usage
+        command = parser.commands.get(args.command or "", parser)
+        if extra:
+            command.error(f"unrecognized arguments: {' '.join(extra)}")
+        read = [given for given in getattr(args, "files", ()) if given == "-"]
+        if len(read) > 1:
+            times = "twice" if len(read) == 2 else f"{len(read)} times"
+            command.error(f"`-` (standard input) is given {times}: it can be read only once")
     except SystemExit as exit_:  # argparse exits 2 on a usage error, 0 on --help
         return int(exit_.code or 0)
     if args.command is None:

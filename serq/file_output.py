@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import secrets
 import stat
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from contextlib import suppress
 from pathlib import Path
 from typing import BinaryIO
@@ -31,6 +31,32 @@ _ATTEMPTS = 100  # names tried for the temporary file before giving up (each is 
 def write_file(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -> None:
     """Replace the file at `path` with what `write(f)` writes to the binary file `f`, whole
     or not at all. Raises `OSError` (and whatever `write` raises) with the old file kept."""
+    write_files([(path, write)])
+
+
+def write_files(writes: Sequence[tuple[str | os.PathLike, Callable[[BinaryIO], object]]]) -> None:
+    """Replace several files, each as `write_file` does, so that a failure in the writing
+    of any (a full disk, Ctrl-C) leaves them all as they were: every new content goes to
+    its temporary file first, and the renames follow once all are written. (Only a failure
+    among the renames themselves, which write nothing, could leave the first ones new.)"""
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, write in writes:
+            temporary = _stage(path, write)
+            if temporary is not None:
+                staged.append(temporary)
+        for temporary, target in staged:
+            os.replace(temporary, target)
+    except BaseException:
+        for temporary, _ in staged:  # those renamed already are gone: nothing to remove
+            with suppress(OSError):
+                os.unlink(temporary)
+        raise
+
+
+def _stage(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -> tuple[str, Path] | None:
+    """The temporary file written with `path`'s new content and the file it will replace,
+    or None when `path` was written in place (see the module docstring)."""
     target = Path(os.path.realpath(path))  # a symlink's target, not the link itself
     try:
         old: os.stat_result | None = os.stat(target)
@@ -38,14 +64,14 @@ def write_file(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -> 
         old = None
     if old is not None and not stat.S_ISREG(old.st_mode):
         _in_place(target, write)
-        return
+        return None
     try:
         fd, temporary = _temporary(target, old)
     except PermissionError:
         if old is None or not os.access(target, os.W_OK):
             raise
         _in_place(target, write)  # the folder is read-only, the file is not
-        return
+        return None
     try:
         with os.fdopen(fd, "wb") as f:
             write(f)
@@ -56,11 +82,11 @@ def write_file(path: str | os.PathLike, write: Callable[[BinaryIO], object]) -> 
             if hasattr(os, "chown"):  # POSIX: keep the owner and group where the writer may
                 with suppress(OSError):
                     os.chown(temporary, old.st_uid, old.st_gid)
-        os.replace(temporary, target)
     except BaseException:
         with suppress(OSError):
             os.unlink(temporary)
         raise
+    return temporary, target
 
 
 def write_bytes(path: str | os.PathLike, data: bytes) -> None:

@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import asyncio
 import gc
+import io
 import logging
 import os
 import queue
@@ -39,7 +40,7 @@ from lsprotocol import types
 from pygls.lsp.server import LanguageServer
 
 from serq import __version__
-from serq.expand.loader import read_file
+from serq.expand.loader import open_library, read_file
 from serq.incremental import Cache
 from serq.syntax import ItemCache, ParseResult, parse
 from serq_lsp.analysis import Analysis, Stopped, analyze
@@ -263,7 +264,7 @@ class SerqServer(LanguageServer):
         if document is not None:
             return document.source
         try:  # read as the loader reads a library, so that its spans fall on the same lines
-            with open(path, encoding="utf-8", errors="replace") as f:
+            with io.TextIOWrapper(open_library(path), encoding="utf-8", errors="replace") as f:
                 return f.read()
         except (OSError, ValueError):  # ValueError: a path with a NUL byte
             return None

@@ -17,13 +17,18 @@ A label whose span equals the primary span gives the text after the carets. A sp
 lines is underlined to the end of its first line. Labels in another file get their own `:::`
 header; when no source text is given for a file, its locations are printed with their label
 texts and no source lines. Tabs are expanded to `TAB_WIDTH` columns and control characters are
-shown as control pictures, so carets line up and no raw escape reaches the terminal.
+shown as control pictures, so carets line up and no raw escape reaches the terminal. The same
+holds for the texts serq writes around them (message, labels, notes, help), which may quote a
+file's name. A file name is shown as it is unless it holds a character that would break the
+`FILE:LINE:COLUMN` line or reach the terminal raw, or begins with `"`: then it is shown as a
+JSON string (`shown_file`).
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from collections import Counter
 from collections.abc import Iterable, Mapping
@@ -73,7 +78,8 @@ def render_full(
     width = max((len(str(m.span.line)) for m in visible), default=1)
     pad = " " * width
 
-    out: list[_Line] = [[(f"{severity}[{diag.code}]", style), (f": {diag.message}", _MESSAGE)]]
+    message = _safe(diag.message)
+    out: list[_Line] = [[(f"{severity}[{diag.code}]", style), (f": {message}", _MESSAGE)]]
     for file in dict.fromkeys(m.span.file for m in marks):  # primary file first
         group = [m for m in marks if m.span.file == file]
         seen = {id(m) for m in visible}  # by identity: `in` a list compares every field
@@ -87,11 +93,11 @@ def render_full(
             out.extend(_snippet(indexes[file], shown, pad, style))  # type: ignore[arg-type]
         out.extend(_location(m, pad, m.text) for m in hidden if not m.primary)
 
-    trailer = [("note", note) for note in diag.notes]
+    trailer = [("note", _safe(note)) for note in diag.notes]
     if diag.help is not None:
-        trailer.append(("help", diag.help))
+        trailer.append(("help", _safe(diag.help)))
     if diag.fix is not None and diag.fix.title != diag.help:
-        trailer.append(("help", diag.fix.title))
+        trailer.append(("help", _safe(diag.fix.title)))
     if trailer:
         out.append([(pad + " |", _GUTTER)])
         for kind, text in trailer:
@@ -104,8 +110,9 @@ def render_full(
 def render_concise(diag: Diagnostic) -> str:
     """Return `diag` as one line: `file:line:column: severity[code]: message`."""
     span = diag.span
-    message = " ".join(diag.message.splitlines())
-    return f"{span.file}:{span.line}:{span.column}: {diag.severity.label}[{diag.code}]: {message}"
+    message = _safe(" ".join(diag.message.splitlines()))
+    where = f"{shown_file(span.file)}:{span.line}:{span.column}"
+    return f"{where}: {diag.severity.label}[{diag.code}]: {message}"
 
 
 def to_json(diag: Diagnostic) -> dict[str, Any]:
@@ -170,7 +177,7 @@ def _summary(diags: list[Diagnostic], color: bool) -> str:
         count = counts[severity]
         parts.append(f"{count} {severity.label}{'' if count == 1 else 's'}")
     files = sorted({d.span.file for d in diags})
-    where = files[0] if len(files) == 1 else f"{len(files)} files"
+    where = shown_file(files[0]) if len(files) == 1 else f"{len(files)} files"
     line = [(worst.label, _SEVERITY_STYLE[worst.label]), (f": {', '.join(parts)} in {where}", "")]
     return _join([line], color)
 
@@ -210,9 +217,9 @@ def _is_visible(mark: _Mark, index: LineIndex | None) -> bool:
 def _location(mark: _Mark, pad: str, text: str) -> _Line:
     span = mark.span
     arrow = "-->" if mark.primary else ":::"
-    line = [(pad + arrow, _GUTTER), (f" {span.file}:{span.line}:{span.column}", "")]
+    line = [(pad + arrow, _GUTTER), (f" {shown_file(span.file)}:{span.line}:{span.column}", "")]
     if text:
-        line.append((f": {text}", ""))
+        line.append((f": {_safe(text)}", ""))
     return line
 
 
@@ -253,7 +260,7 @@ def _underline(raw: str, mark: _Mark, pad: str, style: str) -> _Line:
     return [
         (pad + " |", _GUTTER),
         (" " * (before + 1), ""),
-        (f"{marker} {mark.text}" if mark.text else marker, style),
+        (f"{marker} {_safe(mark.text)}" if mark.text else marker, style),
     ]
 
 
@@ -275,10 +282,57 @@ def _display(text: str) -> str:
             char = chr(0x2400 + ord(char))
         elif ord(char) == 0x7F:
             char = "\u2421"
+        elif 0x80 <= ord(char) <= 0x9F:  # C1 controls: U+009B is an escape to some terminals
+            char = "\ufffd"
         elif "\ud800" <= char <= "\udfff" or char == "\ufeff":  # an invalid byte, a BOM
             char = "\ufffd" if char != "\ufeff" else ""
         out.append(char)
         column += cell_len(char)
+    return "".join(out)
+
+
+# what a file name may not show raw: C0 and C1 controls and DEL (a newline would break its
+# position in two, an escape would reach the terminal), line and paragraph separators, and
+# the lone surrogates that stand for bytes that are not UTF-8
+_UNSHOWN = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]")
+_ESCAPED = re.compile(r'["\\\x00-\x1f\x7f-\x9f\u2028\u2029\ud800-\udfff]')  # in a quoted name
+_ESCAPES = {"\n": "\\n", "\t": "\\t", "\r": "\\r", '"': '\\"', "\\": "\\\\"}
+
+
+def shown_file(name: str) -> str:
+    """`name` as a diagnostic's position shows it: as it is, or, when it holds a character
+    of `_UNSHOWN` or begins with `"`, as a JSON string (`"a\\nb.sq"`), so that the position
+    still reads as `FILE:LINE:COLUMN` and no control character reaches the terminal."""
+    if not name.startswith('"') and not _UNSHOWN.search(name):
+        return name
+    return '"' + _ESCAPED.sub(_escape, name) + '"'
+
+
+def _escape(found: re.Match[str]) -> str:
+    char = found.group()
+    return _ESCAPES.get(char) or f"\\u{ord(char):04x}"
+
+
+def _safe(text: str) -> str:
+    """`text` (a message, a label, a note or a help, which may quote a file's name) with its
+    control characters but the newline shown as `_display` shows them, so none reaches the
+    terminal raw."""
+    if text.isascii() and text.isprintable():
+        return text
+    return "\n".join(_control_pictures(line) for line in text.split("\n"))
+
+
+def _control_pictures(text: str) -> str:
+    out = []
+    for char in text:
+        code = ord(char)
+        if code < 0x20:
+            char = chr(0x2400 + code)
+        elif code == 0x7F:
+            char = "\u2421"
+        elif 0x80 <= code <= 0x9F:
+            char = "\ufffd"
+        out.append(char)
     return "".join(out)
 
 

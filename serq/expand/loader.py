@@ -8,10 +8,13 @@ read once; a file that uses itself through a chain is a cycle, reported at the
 
 from __future__ import annotations
 
+import errno
 import os
+import stat
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
+from typing import BinaryIO
 
 from serq.diagnostics import Edit, Fix, Label, Severity, Span, codes
 from serq.expand.context import Context
@@ -42,10 +45,34 @@ def text_path(path: str) -> str:
 
 
 def read_text(path: str) -> str:
-    """The text of the file at `path` as serq reads a program (`decode`); OSError, or
-    ValueError for a path the system cannot name, when it cannot be read."""
-    with open(text_path(path), "rb") as f:
+    """The text of the library at `path` as serq reads a program (`decode`); OSError, or
+    ValueError for a path the system cannot name, when it cannot be read (`open_library`)."""
+    with open_library(text_path(path)) as f:
         return decode(f.read())
+
+
+def open_library(path: str) -> BinaryIO:
+    """The file at `path` open for reading as bytes; `OSError` when it cannot be, or when it
+    is no regular file: a named pipe would hold the reader until a writer came (the editor's
+    server with it, every request unanswered), a device such as `/dev/zero` never ends. A
+    program given on the command line may still be a pipe (`serq check <(...)`, `-`)."""
+    flags = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0)
+    fd = os.open(path, flags)  # O_NONBLOCK: a named pipe opens at once, for fstat to see
+    try:
+        mode = os.fstat(fd).st_mode
+        if stat.S_ISDIR(mode):
+            raise IsADirectoryError(errno.EISDIR, os.strerror(errno.EISDIR), path)
+        if not stat.S_ISREG(mode):
+            kind = "a named pipe" if stat.S_ISFIFO(mode) else "a socket"
+            if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+                kind = "a device"
+            raise OSError(errno.EINVAL, f"it is {kind}, not a file", path)
+        if hasattr(os, "set_blocking"):
+            os.set_blocking(fd, True)
+        return os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
 
 
 def read_file(path: str, items: ItemCache | None = None) -> ParseResult | str:
@@ -54,10 +81,18 @@ def read_file(path: str, items: ItemCache | None = None) -> ParseResult | str:
     try:
         text = read_text(path)
     except OSError as e:
-        return unreadable(e)
+        return unreadable_text(path, e)
     except ValueError as e:  # a path the system cannot name: "embedded null byte"
         return str(e)
     return parse(text, path, items)
+
+
+def unreadable_text(path: str, error: OSError) -> str:
+    """Why the text of the file at `path` cannot be read (`unreadable`), naming the copy
+    it was read from when `--buffer` gave one."""
+    copy = text_path(path)
+    reason = unreadable(error)
+    return reason if copy == path else f"its --buffer copy `{copy}`: {reason}"
 
 
 def unreadable(error: OSError) -> str:
@@ -86,8 +121,10 @@ def unwritable(file: str | os.PathLike) -> str | None:
         path = Path(os.path.realpath(path))
     folder = path.parent
     if not folder.is_dir():
-        return f"`{folder}` is not a directory" if folder.exists() else (
-            f"the directory `{folder}` does not exist"
+        return (
+            f"`{folder}` is not a directory"
+            if folder.exists()
+            else (f"the directory `{folder}` does not exist")
         )
     if not os.access(folder, os.W_OK | os.X_OK):
         return f"the directory `{folder}` is not writable"

@@ -8,7 +8,10 @@ Files and stdin are read as bytes and written back as bytes: UTF-8 whatever the 
 an invalid byte (which the parser reports as `E-utf8`) written back as it was, and a
 byte-order mark kept where the file had one. A file is replaced whole or not at all
 (`serq.file_output`: a temporary file beside it, renamed over it with its permissions),
-so a full disk or a Ctrl-C in the write leaves it as it was.
+so a full disk or a Ctrl-C in the write leaves it as it was. A file with syntax errors that
+holds a NUL byte is taken for no program text (a binary file named by mistake) and left as
+it was (stdin is copied to stdout), its errors reported, status 1; a NUL in a comment of a
+program without errors is formatted as any text.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from pathlib import Path
 
 from serq import api
 from serq.diagnostics import Diagnostic, counted, print_diagnostics
+from serq.diagnostics.render import shown_file
 from serq.file_output import write_bytes
 from serq.formatter import format_source
 from serq.syntax.source_text import decode, lines_with_ends
@@ -47,10 +51,22 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
             )
             errors = "a syntax error" if formatted.kept == 1 else "syntax errors"
             print(
-                f"{name}: {counted(formatted.kept, 'item')} with {errors} left as written",
+                f"{shown_file(name)}: {counted(formatted.kept, 'item')} with {errors} left as "
+                "written",
                 file=sys.stderr,
             )
             status = max(status, EXIT_CHANGED)
+        if formatted.diagnostics and "\0" in text:  # a binary file given by mistake
+            line = text.count("\n", 0, text.index("\0")) + 1
+            print(
+                f"serq fmt: {shown_file(name)}: left as it was: it holds a NUL byte (line "
+                f"{line}), so it is no program text",
+                file=sys.stderr,
+            )
+            if path == STDIN and not check:
+                _write_stdout(data)
+            status = max(status, EXIT_CHANGED)
+            continue
         changed = formatted.text != text
         if check:
             if changed:
@@ -63,7 +79,8 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
                 _write_stdout(_encode("".join(diff)))
                 ends = _line_ends(text)
                 if ends:  # else the diff's lines look the same where only these change
-                    print(f"serq fmt: {name}: its {ends} line ends become \\n", file=sys.stderr)
+                    shown = shown_file(name)
+                    print(f"serq fmt: {shown}: its {ends} line ends become \\n", file=sys.stderr)
                 status = max(status, EXIT_CHANGED)
         elif path == STDIN:
             _write_stdout(mark + _encode(formatted.text))
@@ -72,15 +89,14 @@ def fmt(files: Sequence[str], check: bool = False, color: bool | None = None) ->
                 write_bytes(path, mark + _encode(formatted.text))
             except OSError as error:
                 print(
-                    f"serq fmt: cannot write `{path}`: {error.strerror or error}", file=sys.stderr
+                    f"serq fmt: cannot write `{shown_file(path)}`: {error.strerror or error}",
+                    file=sys.stderr,
                 )
                 status = EXIT_USAGE
     return status
 
 
 _BOM = b"\xef\xbb\xbf"
-
-
 
 
 def _line_ends(text: str) -> str:

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from serq.diagnostics import Diagnostic, Span, codes, print_diagnostics
+from serq.diagnostics.render import shown_file
 from serq.expand.loader import unreadable, unwritable
 
 EXIT_OK, EXIT_ERRORS, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
@@ -121,7 +122,7 @@ def run_sweep(args: argparse.Namespace, color: bool | None) -> int:
         summary += f"; {result.failed} failed"
     _say_interrupted(result, args, loaded, color, file)
     if written:
-        summary += "; wrote " + ", ".join(str(p) for p in written)
+        summary += "; wrote " + ", ".join(shown_file(str(p)) for p in written)
     print(summary, file=sys.stderr)
     if result.broken:
         print(f"serq sweep: {result.broken}; the runs done are kept", file=sys.stderr)

@@ -15,7 +15,8 @@ Files (chosen by the suffix): `.csv` holds the point rows and `STEM.runs.csv` be
 the run rows, numbers written so that they read back exactly (`nan`, `inf`); `.json`
 holds both (`{"points": [...], "runs": [...]}`, NaN and inf as null, as `serq run --json`
 writes them); `.parquet` (pyarrow) is written like `.csv`. The same sweep gives the same
-bytes whatever executed it. Each file is replaced whole or not at all (`serq.file_output`).
+bytes whatever executed it. Each file is replaced whole or not at all (`serq.file_output`),
+and the two of `.csv` or `.parquet` are both written before either replaces its old file.
 """
 
 from __future__ import annotations
@@ -24,13 +25,13 @@ import csv
 import io
 import json
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from html import escape
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, BinaryIO
 
-from serq.file_output import write_bytes, write_file
+from serq.file_output import write_bytes, write_files
 from serq.sweeps.grid import Point
 from serq.sweeps.tstat import interval
 from serq.sweeps.worker import RunOutcome
@@ -121,13 +122,17 @@ class SweepResult:
             write_bytes(path, self.to_json().encode("utf-8"))
             return [path]
         beside = path.with_name(f"{path.stem}.runs{path.suffix}")
-        if suffix == ".csv":
-            write_bytes(path, self.to_csv().encode("utf-8"))
-            write_bytes(beside, self.to_csv(runs=True).encode("utf-8"))
+        if suffix == ".csv":  # both files written before either is replaced
+            points, runs = self.to_csv().encode("utf-8"), self.to_csv(runs=True).encode("utf-8")
+            write_files([(path, lambda f: f.write(points)), (beside, lambda f: f.write(runs))])
             return [path, beside]
         if suffix == ".parquet":
-            _write_parquet(self.points, self.columns(), path)
-            _write_parquet(self.runs, self.columns(runs=True), beside)
+            write_files(
+                [
+                    (path, _parquet_writer(self.points, self.columns())),
+                    (beside, _parquet_writer(self.runs, self.columns(runs=True))),
+                ]
+            )
             return [path, beside]
         raise ValueError(f"cannot write `{path}`: the suffix is none of {', '.join(SUFFIXES)}")
 
@@ -337,7 +342,8 @@ def _plain(value: Any) -> str:
     return repr(value) if isinstance(value, float) else str(value)
 
 
-def _write_parquet(rows: list[Row], columns: list[str], path: Path) -> None:
+def _parquet_writer(rows: list[Row], columns: list[str]) -> Callable[[BinaryIO], None]:
+    """What writes `rows` as a Parquet table of `columns` to a binary file."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -351,4 +357,4 @@ def _write_parquet(rows: list[Row], columns: list[str], path: Path) -> None:
         else:
             arrays[column] = pa.array([_plain(v) for v in values], pa.string())
     table = pa.table(arrays)
-    write_file(path, lambda f: pq.write_table(table, f))
+    return lambda f: pq.write_table(table, f)
