@@ -69,6 +69,7 @@ _PIPELINE = {
     "expand": ("serq.expand", "serq.expand.printer"),
     "ir": ("serq.expand", "serq.link"),
     "run": ("serq.expand", "serq.link", "serq.sim"),
+    "sweep": ("serq.expand", "serq.link", "serq.sim", "serq.sweeps"),
 }
 
 
