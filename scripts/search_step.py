@@ -17,7 +17,8 @@ stages (tests/oracle/pool_family.py). Run by hand; the CI runs a sample of each
         serving vocabulary, tests/oracle/serving_family.py; `--family queues`: queues,
         entries, pulls and links, queue_family.py; both compared on the whole report,
         with `--dialect main` against pyserq 0.1.4, and with `--dialect random`
-        statistically over `--seeds` seeds)
+        statistically over `--seeds` seeds, `--dialect main-random` the same in the
+        `fn main` dialect against 0.1.4)
     PYTHONPATH=. python scripts/search_step.py --family ties ...   (many events at one
         instant, tests/oracle/ties_family.py, on the whole report; `--dialect random`
         with `--against interpreter`)
@@ -74,6 +75,10 @@ FAMILIES = {
 }
 # the families compared on the whole report (every pool and stage figure, the gauges)
 WHOLE = {"serving", "queues", "turns", "ties", "inline", "joint"}
+# the dialects compared in distribution (`differential.compare_statistics`): the items
+# programs against pyserq 0.1.2, the `fn main` ones (serving and queues) against 0.1.4
+RANDOM = ("random", "main-random")
+MAIN_RANDOM = ("serving", "queues")  # the families that draw in the `fn main` dialect
 # the families whose `--against interpreter` also steps every engine iteration
 # (`fast_forward=False`) and compares the three runs, every sample
 STEPPED = {"joint"}
@@ -117,7 +122,7 @@ def one(
     with tempfile.NamedTemporaryFile("w", suffix=".sq", delete=False) as f:
         f.write(text)
     # serq runs here, without the reference's child timeout
-    signal.alarm(SERQ_TIMEOUT * (seeds if dialect == "random" else 1))
+    signal.alarm(SERQ_TIMEOUT * (seeds if dialect in RANDOM else 1))
     try:
         if against == "interpreter":
             settings = {"horizon": 400.0, "seed": 1} if dialect == "main" else {}
@@ -129,6 +134,12 @@ def one(
             verdict, detail = differential.compare(
                 f.name, wait, main=True, full=whole, horizon=horizon, seed=1
             )
+        elif dialect == "main-random":  # against pyserq 0.1.4, over `seeds` spread seeds
+            found = HORIZON.search(text)
+            settings = {"horizon": float(found.group(1)) if found else 300.0}
+            if horizon is not None:
+                settings["horizon"] = horizon
+            verdict, detail = differential.compare_statistics(f.name, seeds, main=True, **settings)
         elif dialect == "random" and family in WHOLE:
             settings = {} if horizon is None else {"horizon": horizon}
             verdict, detail = differential.compare_statistics(f.name, seeds, **settings)
@@ -148,7 +159,7 @@ def main() -> None:
     ap.add_argument("--count", type=int, default=200)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out", type=Path, default=None)
-    ap.add_argument("--dialect", choices=("items", "main", "random"), default="items")
+    ap.add_argument("--dialect", choices=("items", "main", *RANDOM), default="items")
     ap.add_argument("--family", choices=tuple(FAMILIES), default="step")
     ap.add_argument("--against", choices=("reference", "interpreter"), default="reference")
     ap.add_argument("--seeds", type=int, default=8, help="seeds a side, for --dialect random")
@@ -157,7 +168,18 @@ def main() -> None:
         "--timeout", type=float, default=60.0, help="seconds the reference may run a program"
     )
     args = ap.parse_args()
-    if args.dialect == "main" and args.against == "reference" and not differential.have_014():
+    if args.dialect == "main-random" and (
+        args.family not in MAIN_RANDOM or args.against != "reference"
+    ):
+        ap.error(
+            f"--dialect main-random is for --family {' or '.join(MAIN_RANDOM)}"
+            " against the reference"
+        )
+    if (
+        args.dialect.startswith("main")
+        and args.against == "reference"
+        and not differential.have_014()
+    ):
         ap.error(differential.missing_014())
     tally: collections.Counter[str] = collections.Counter()
     with ProcessPoolExecutor(

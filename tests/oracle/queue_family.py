@@ -344,8 +344,9 @@ class _Queues:
 def program(k: int, dialect: str = "det") -> str:
     """The k-th program of the family from its seed alone: deterministic (`det`, or its
     alias `items`), drawing its arrivals and turns (`random`), or deterministic in the
-    `fn main` dialect (`main`; the module docstring)."""
-    main = dialect == "main"
+    `fn main` dialect (`main`; the module docstring), or drawing in that dialect
+    (`main-random`, for pyserq 0.1.4's statistical comparison)."""
+    main = dialect in ("main", "main-random")
     det = dialect in ("det", "items", "main")
     r = random.Random(9_176_543 * k + 11)
     q = _Queues(r, det, main)
@@ -448,12 +449,13 @@ def program(k: int, dialect: str = "det") -> str:
         horizon = r.choice(("60", "200", "30"))
         run = f"run {{ horizon {horizon}; warmup {r.choice(('0', '0', '1'))}; seed 1; }}"
     else:
-        run = "run { horizon 300; warmup 20; seed 1; }"
+        horizon = "300"
+        run = f"run {{ horizon {horizon}; warmup 20; seed 1; }}"
     if main:  # no run block there: the horizon is the caller's (seed 1)
         body = [*decls, *gauges, "", *workload, "", "server {", "  gw.route();", "}"]
         text = "\n".join(
             [
-                f"// queue family program {k} (fn main)",
+                f"// queue family program {k} (fn main{'' if det else ', random'})",
                 f"// horizon: {horizon}",
                 *lets,
                 *defs,

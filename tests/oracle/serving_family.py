@@ -460,8 +460,9 @@ class _Serving:
 def program(k: int, dialect: str = "det") -> str:
     """The k-th program of the family from its seed alone: deterministic (`det`, or its
     alias `items`), drawing (`random`), or deterministic in the `fn main` dialect
-    (`main`; the module docstring)."""
-    main = dialect == "main"
+    (`main`; the module docstring), or drawing in that dialect (`main-random`, the same
+    choices as `random` for pyserq 0.1.4's statistical comparison)."""
+    main = dialect in ("main", "main-random")
     det = dialect in ("det", "items", "main")
     r = random.Random(5_000_011 * k + 29)
     s = _Serving(r, det, main)
@@ -579,7 +580,9 @@ def program(k: int, dialect: str = "det") -> str:
         *("  " + x for x in server),
         "}",
     ]
-    kind = "fn main" if main else "deterministic" if det else "random"
+    kind = (
+        ("fn main" if det else "fn main, random") if main else "deterministic" if det else "random"
+    )
     head = [f"// serving family program {k} ({s.shape}, {kind})"]
     if main:  # no run block there: the horizon is the caller's (seed 1)
         head.append(f"// horizon: {horizon}")

@@ -95,6 +95,19 @@ def test_random_serving_program_agrees_in_distribution(k, tmp_path):
     assert verdict == "same", detail
 
 
+@pytest.mark.parametrize(("family", "k"), [(serving_family, 2), (queue_family, 0)])
+def test_fn_main_random_program_agrees_with_pyserq_014_in_distribution(family, k, tmp_path, run014):
+    """`main-random` draws in the `fn main` dialect (no run block, `turn;` runs the
+    server); seeds 1 and 1_000_004, ... a side (NOTES §73: 0.1.4's consecutive seeds share
+    their sessions' streams): every mean within 5 standard errors."""
+    text = family.program(k, "main-random")
+    assert "fn main() {" in text and "run {" not in text and "~exp(" in text
+    path = tmp_path / f"r{k}.sq"
+    path.write_text(text)
+    verdict, detail = differential.compare_statistics(str(path), 4, main=True, horizon=200.0)
+    assert verdict == "same", detail
+
+
 def test_the_families_draw_the_whole_vocabulary_and_domain():
     """Every form the brief names, and constants of 0, below 0, inf and fractions, occur
     in the first programs of the families."""
