@@ -1,5 +1,6 @@
-"""What the stall, deadlock and statistics tests share: what a run says, or its report,
-on one event path or the same on both."""
+"""What the stall, deadlock, statistics and path-equality tests share: what a run says,
+or its report, on one event path or the same on both (the generated code and the
+interpreter)."""
 
 from __future__ import annotations
 
