@@ -13,9 +13,9 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[2]
 MM1 = str(ROOT / "examples" / "mm1.sq")
-# 400 points, the negative rates among them fail the check: the sweep stops after
-# checking every point (a few seconds), with no run
-COMMAND = [sys.executable, "-m", "serq.cli", "sweep", MM1, "--set", "lambda=-1:0.995:0.005"]
+# 2,000 points, the negative rates among them fail the check: the sweep stops after
+# checking every point (about 2.5 s here, well past the bar's half second), with no run
+COMMAND = [sys.executable, "-m", "serq.cli", "sweep", MM1, "--set", "lambda=-1:0.999:0.001"]
 
 
 def _on_a_terminal() -> tuple[int, str]:
