@@ -278,17 +278,24 @@ def _display(text: str) -> str:
             out.append(" " * spaces)
             column += spaces
             continue
-        if ord(char) < 0x20:
-            char = chr(0x2400 + ord(char))
-        elif ord(char) == 0x7F:
-            char = "\u2421"
-        elif 0x80 <= ord(char) <= 0x9F:  # C1 controls: U+009B is an escape to some terminals
-            char = "\ufffd"
-        elif "\ud800" <= char <= "\udfff" or char == "\ufeff":  # an invalid byte, a BOM
-            char = "\ufffd" if char != "\ufeff" else ""
+        char = _picture(char)
         out.append(char)
         column += cell_len(char)
     return "".join(out)
+
+
+def _picture(char: str) -> str:
+    """`char` as a terminal is given it: a C0 control or DEL as its control picture, a C1
+    control (U+009B is an escape to some terminals) or a lone surrogate (a byte that is not
+    UTF-8) as U+FFFD, a byte-order mark as nothing, any other character as it is."""
+    code = ord(char)
+    if code < 0x20:
+        return chr(0x2400 + code)
+    if code == 0x7F:
+        return "\u2421"
+    if 0x80 <= code <= 0x9F or 0xD800 <= code <= 0xDFFF:
+        return "\ufffd"
+    return "" if code == 0xFEFF else char
 
 
 # what a file name may not show raw: C0 and C1 controls and DEL (a newline would break its
@@ -314,26 +321,12 @@ def _escape(found: re.Match[str]) -> str:
 
 
 def _safe(text: str) -> str:
-    """`text` (a message, a label, a note or a help, which may quote a file's name) with its
-    control characters but the newline shown as `_display` shows them, so none reaches the
-    terminal raw."""
+    """`text` (a message, a label, a note or a help, which may quote a file's name) with
+    every character but the newline shown as `_picture` shows it (a tab as its control
+    picture, where a source line's is expanded), so no control reaches the terminal raw."""
     if text.isascii() and text.isprintable():
         return text
-    return "\n".join(_control_pictures(line) for line in text.split("\n"))
-
-
-def _control_pictures(text: str) -> str:
-    out = []
-    for char in text:
-        code = ord(char)
-        if code < 0x20:
-            char = chr(0x2400 + code)
-        elif code == 0x7F:
-            char = "\u2421"
-        elif 0x80 <= code <= 0x9F:
-            char = "\ufffd"
-        out.append(char)
-    return "".join(out)
+    return "\n".join("".join(map(_picture, line)) for line in text.split("\n"))
 
 
 @cache
